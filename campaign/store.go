@@ -1,0 +1,113 @@
+package campaign
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// Store is what the campaign use cases need from storage. Every method
+// that takes a companyID only sees that company's rows: another company's
+// resource is reported as NotFound. Errors are *messaging.Error where the
+// caller can act on them (NotFound, Invalid on a field, Conflict,
+// RateLimited); anything else is wrapped and treated as Internal.
+type Store interface {
+	AccountStore
+	TemplateStore
+	CampaignStore
+}
+
+// AccountStore holds companies, their API key hashes, SMS senders and chat
+// services.
+type AccountStore interface {
+	// CreateCompany inserts c (ID and CreatedAt set by the caller).
+	CreateCompany(ctx context.Context, c *messaging.Company) error
+	// GetCompany returns the company or NotFound.
+	GetCompany(ctx context.Context, id messaging.ID) (messaging.Company, error)
+	// SetCompanyActive switches a company on or off; NotFound when unknown.
+	SetCompanyActive(ctx context.Context, id messaging.ID, active bool) error
+	// SetAPIKeyHash stores the hash of the company's API key, replacing
+	// (and so revoking) any previous one; NotFound when unknown.
+	SetAPIKeyHash(ctx context.Context, companyID messaging.ID, hash []byte) error
+	// CompanyByAPIKeyHash finds the company whose current key has this
+	// hash; NotFound when none.
+	CompanyByAPIKeyHash(ctx context.Context, hash []byte) (messaging.Company, error)
+
+	// CreateSMSSender inserts s and sets its ID.
+	CreateSMSSender(ctx context.Context, s *messaging.SMSSender) error
+	// ApproveSMSSender approves a sender; NotFound when unknown.
+	ApproveSMSSender(ctx context.Context, id int64) error
+	// GetSMSSender returns the company's sender or NotFound.
+	GetSMSSender(ctx context.Context, companyID messaging.ID, id int64) (messaging.SMSSender, error)
+	// ListSMSSenders lists the company's senders by id, only approved ones
+	// when approvedOnly.
+	ListSMSSenders(ctx context.Context, companyID messaging.ID, approvedOnly bool) ([]messaging.SMSSender, error)
+
+	// CreateChatService inserts s and sets its ID.
+	CreateChatService(ctx context.Context, s *messaging.ChatService) error
+	// GetChatService returns the company's chat service or NotFound.
+	GetChatService(ctx context.Context, companyID messaging.ID, id int64) (messaging.ChatService, error)
+	// ListChatServices lists the company's chat services by id.
+	ListChatServices(ctx context.Context, companyID messaging.ID) ([]messaging.ChatService, error)
+}
+
+// TemplateStore holds templates. Names are unique per company across SMS
+// and chat templates: a duplicate is an Invalid error on field "name".
+type TemplateStore interface {
+	CreateTemplate(ctx context.Context, t *messaging.Template) error
+	GetTemplate(ctx context.Context, companyID, id messaging.ID) (messaging.Template, error)
+	// ListTemplates returns one page, newest first, and the total count.
+	ListTemplates(ctx context.Context, companyID messaging.ID, page messaging.PageRequest) ([]messaging.Template, int, error)
+	// UpdateTemplate replaces every field of the stored template t.ID of
+	// company t.CompanyID but ID, CompanyID, Channel and CreatedAt.
+	UpdateTemplate(ctx context.Context, t *messaging.Template) error
+	DeleteTemplate(ctx context.Context, companyID, id messaging.ID) error
+}
+
+// CampaignStore holds campaigns and their messages, and keeps the
+// company's pending count: the number of messages admitted but not yet
+// handed to a provider (Pending or Sending), plus capacity reserved by
+// campaigns still Queuing for messages not inserted yet.
+type CampaignStore interface {
+	// CreateCampaign inserts c and reserves c.Planned messages of the
+	// company's pending capacity, atomically: when pending + c.Planned
+	// would pass maxPending nothing is written and a RateLimited error
+	// with Capacity (all but RetryAfterSeconds) is returned. c.Counts and
+	// c.FallbackCounts are ignored (a new campaign has no messages).
+	CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPending int) error
+	GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error)
+	// ListCampaigns returns one page of the company's visible campaigns,
+	// newest first, and the total count.
+	ListCampaigns(ctx context.Context, companyID messaging.ID, f messaging.CampaignFilter) ([]messaging.Campaign, int, error)
+	// TransitionCampaign moves a campaign from one of the statuses in from
+	// to status to, at time at, as one compare-and-set. It sets StartedAt
+	// when to is InProgress and CompletedAt when to is Completed, and
+	// FailureReason when to is Failed. It returns NotFound, or Conflict
+	// when the campaign is in none of from. Moving a Queuing campaign to
+	// Failed deletes the messages inserted for it and releases its
+	// reservation; leaving Queuing releases whatever part of Planned was
+	// not inserted.
+	TransitionCampaign(ctx context.Context, companyID, id messaging.ID, from []messaging.CampaignStatus, to messaging.CampaignStatus, at time.Time, reason string) error
+
+	// InsertMessages writes messages of campaigns created with a
+	// reservation (their Planned covers them): it counts them in their
+	// campaigns' Counts and does not change the pending count. It is
+	// meant for large batches and is all or nothing.
+	InsertMessages(ctx context.Context, msgs []*messaging.Message) error
+	// AdmitMessages writes messages outside any reservation (transactional
+	// adds), atomically with the capacity check of CreateCampaign: the
+	// pending count grows by len(msgs) or nothing is written.
+	AdmitMessages(ctx context.Context, companyID messaging.ID, msgs []*messaging.Message, maxPending int) error
+	// ListMessages returns one page of the company's messages matching f,
+	// newest first, and the total count.
+	ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) ([]messaging.Message, int, error)
+	// GetMessage returns the company's message or NotFound.
+	GetMessage(ctx context.Context, companyID, id messaging.ID) (messaging.Message, error)
+	// PendingCount returns the company's pending count.
+	PendingCount(ctx context.Context, companyID messaging.ID) (int, error)
+	// ReconcilePending recomputes every company's pending count from the
+	// campaigns' counters and reservations (after a crash), and returns how
+	// many companies had a different count.
+	ReconcilePending(ctx context.Context) (int, error)
+}

@@ -1,0 +1,24 @@
+// Package herald is a messaging platform library: it sends SMS over SMPP
+// and rich chat-channel messages to phone numbers, from templates with
+// {{placeholders}} or raw text, tracks every message from Pending to
+// Delivered, Seen or Failed, falls back from chat to SMS, and summarises
+// survey answers. Many companies share one deployment, each behind its own
+// API key.
+//
+// The module is shaped library first, with adapters at the edge:
+//
+//	messaging   the vocabulary: IDs, channels, statuses, resources, the error type
+//	template    template validation, placeholders, GSM-7/UCS-2 segmentation (pure)
+//	campaign    campaign state machine, admission, sending use cases, the Store port
+//	delivery    the dispatcher, provider ports, fallback rules, crash recovery
+//	survey      survey answers and their summary
+//	store       Store adapters: memstore (in-memory), sqlstore (SQLite, Postgres), storetest
+//	transport   provider adapters: SMPP, chat over HTTP, media probing, simulators
+//	server      the HTTP API v1 and the admin API; server/cmd/herald is the binary
+//	examples    programs that embed the library
+//
+// Imports point down that list only: the domain packages (messaging,
+// template, campaign, delivery, survey) never import a database driver, a
+// router or an SMPP library; the adapters implement the ports the domain
+// packages declare, and only server/cmd/herald and examples compose them.
+package herald

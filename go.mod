@@ -1,0 +1,3 @@
+module github.com/heraldhq/herald
+
+go 1.26

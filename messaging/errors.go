@@ -1,0 +1,165 @@
+package messaging
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Code classifies an Error. The HTTP layer maps each code to one status in
+// a single table.
+type Code string
+
+// Error codes.
+const (
+	Invalid      Code = "invalid"      // 400: the request breaks a rule
+	NotFound     Code = "not_found"    // 404: unknown, or another company's
+	Unauthorized Code = "unauthorized" // 401: missing, invalid or revoked key
+	Conflict     Code = "conflict"     // 409: the state changed underneath
+	RateLimited  Code = "rate_limited" // 429: pending capacity exhausted
+	Unavailable  Code = "unavailable"  // 503: company not set up
+	Internal     Code = "internal"     // 500: never echoed to callers
+)
+
+// The spec's `error` names.
+const (
+	NameBadRequest               = "Bad Request"
+	NameNotFound                 = "Not Found"
+	NameUnauthorized             = "Unauthorized"
+	NameServiceUnavailable       = "Service Unavailable"
+	NameInternal                 = "Internal Server Error"
+	NameConflict                 = "Conflict"
+	NameTooManyPending           = "Too many pending messages"
+	NameInvalidTemplateChannel   = "Invalid template channel type"
+	NameNoValidPhoneNumbers      = "No valid phone numbers"
+	NameTooManyRecipients        = "Too many recipients"
+	NameCampaignNotActive        = "Campaign is not active"
+	NameCannotAddToBulk          = "Cannot add messages to bulk campaign"
+	NameNotSMSCampaign           = "Campaign is not an SMS campaign"
+	NameNotChatCampaign          = "Campaign is not a Chat campaign"
+	NameInvalidSMSSender         = "Invalid SMS Sender"
+	NameInvalidChatService       = "Invalid Chat Service"
+	NameFallbackUnsupportedChars = "SMS fallback text contains unsupported characters"
+	NameFallbackSenderRequired   = "SMS fallback sender required"
+	NameInvalidFallbackSender    = "Invalid SMS fallback sender"
+	NameCampaignNotReady         = "Campaign is not ready"
+)
+
+// Capacity is the detail of a RateLimited error: the numbers of the spec's
+// 429 body.
+type Capacity struct {
+	CurrentPending    int
+	RequestedCount    int
+	MaxAllowed        int
+	AvailableCapacity int
+	RetryAfterSeconds int
+}
+
+// Error is Herald's one error type. Name is the spec's `error` string,
+// Message the human sentence, Fields the per-field validation messages keyed
+// by JSON field path (e.g. "typeSpecificConfig.items[0].imageUrl").
+type Error struct {
+	Code     Code
+	Name     string
+	Message  string
+	Fields   map[string]string
+	Capacity *Capacity
+	Err      error // wrapped cause, never shown to callers
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Name)
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if len(e.Fields) > 0 {
+		keys := make([]string, 0, len(e.Fields))
+		for k := range e.Fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteString(" (")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "%s: %s", k, e.Fields[k])
+		}
+		b.WriteString(")")
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an Error with the given code, spec name and message.
+func Errorf(code Code, name, format string, args ...any) *Error {
+	return &Error{Code: code, Name: name, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalidf returns a validation error on one field.
+func Invalidf(field, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	return &Error{Code: Invalid, Name: NameBadRequest, Message: "Validation failed", Fields: map[string]string{field: msg}}
+}
+
+// NotFoundf returns a NotFound error.
+func NotFoundf(format string, args ...any) *Error {
+	return &Error{Code: NotFound, Name: NameNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err: the Code of the first *Error in its
+// chain, or Internal.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	if err == nil {
+		return ""
+	}
+	return Internal
+}
+
+// IsCode reports whether err carries code.
+func IsCode(err error, code Code) bool { return err != nil && ErrorCode(err) == code }
+
+// FieldErrors collects validation messages field by field. The zero value
+// is ready to use.
+type FieldErrors map[string]string
+
+// Add records msg for field unless the field already has a message (the
+// first problem found on a field is the one reported).
+func (f *FieldErrors) Add(field, format string, args ...any) {
+	if *f == nil {
+		*f = FieldErrors{}
+	}
+	if _, ok := (*f)[field]; !ok {
+		(*f)[field] = fmt.Sprintf(format, args...)
+	}
+}
+
+// Merge adds every entry of other, prefixing its keys with prefix.
+func (f *FieldErrors) Merge(prefix string, other FieldErrors) {
+	for k, v := range other {
+		f.Add(prefix+k, "%s", v)
+	}
+}
+
+// Err returns nil when no field failed, else an Invalid *Error carrying the
+// fields.
+func (f FieldErrors) Err() error {
+	if len(f) == 0 {
+		return nil
+	}
+	return &Error{Code: Invalid, Name: NameBadRequest, Message: "Validation failed", Fields: map[string]string(f)}
+}

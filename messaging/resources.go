@@ -1,0 +1,296 @@
+package messaging
+
+import "time"
+
+// Company is a tenant. Every resource belongs to exactly one company and
+// is invisible to the others. A new company is inactive until an operator
+// activates it; requests under an inactive company's key get 503.
+type Company struct {
+	ID        ID
+	Name      string
+	Active    bool
+	CreatedAt time.Time
+}
+
+// SMSSender is an alphanumeric SMS sender name (at most 11 characters)
+// registered for a company. Only approved senders may send.
+type SMSSender struct {
+	ID        int64
+	CompanyID ID
+	SenderID  string
+	Approved  bool
+	CreatedAt time.Time
+}
+
+// MaxSenderIDLen is the longest SMS sender name.
+const MaxSenderIDLen = 11
+
+// ChatService is a company's brand account at the chat provider.
+// ProviderServiceID is the provider-side id sent as `service_id`.
+type ChatService struct {
+	ID                int64
+	CompanyID         ID
+	BrandName         string
+	ProviderServiceID string
+	CreatedAt         time.Time
+}
+
+// CarouselItem is one card of a Carousel (type 5) chat message.
+type CarouselItem struct {
+	Title               string `json:"title"`
+	ImageURL            string `json:"imageUrl"`
+	ButtonText          string `json:"buttonText"`
+	ButtonURL           string `json:"buttonUrl"`
+	SecondaryButtonText string `json:"secondaryButtonText,omitempty"`
+	SecondaryButtonURL  string `json:"secondaryButtonUrl,omitempty"`
+}
+
+// SurveyOption is one answer of a Survey (type 6) chat message.
+type SurveyOption struct {
+	OptionText  string `json:"optionText"`
+	OptionValue string `json:"optionValue"`
+}
+
+// ChatConfig is the `typeSpecificConfig` of a chat template: which fields
+// matter depends on the message type. Its JSON form is the spec's.
+type ChatConfig struct {
+	ImageURL     string         `json:"imageUrl,omitempty"`
+	ButtonText   string         `json:"buttonText,omitempty"`
+	ButtonURL    string         `json:"buttonUrl,omitempty"`
+	Items        []CarouselItem `json:"items,omitempty"`
+	Options      []SurveyOption `json:"options,omitempty"`
+	VideoURL     string         `json:"videoUrl,omitempty"`
+	ThumbnailURL string         `json:"thumbnailUrl,omitempty"`
+	FileSize     int64          `json:"fileSize,omitempty"`
+	Duration     int            `json:"duration,omitempty"`
+	FileURL      string         `json:"fileUrl,omitempty"`
+	FileName     string         `json:"fileName,omitempty"`
+	FileType     string         `json:"fileType,omitempty"`
+}
+
+// Template is an SMS or chat message template. SMS templates have
+// MessageType 1 and may name an SMSSenderID; chat templates name a
+// ChatServiceID, a MessageType 1-8, an optional Config and an optional SMS
+// fallback. Zero integer ids mean "none".
+type Template struct {
+	ID                  ID
+	CompanyID           ID
+	Name                string
+	Description         string
+	Channel             Channel
+	MessageType         MessageType
+	Content             string
+	SMSSenderID         int64
+	ChatServiceID       int64
+	Config              *ChatConfig
+	SMSFallbackEnabled  bool
+	SMSFallbackContent  string
+	SMSFallbackSenderID int64
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+}
+
+// StatusCounts counts messages by status.
+type StatusCounts struct {
+	Pending   int
+	Sending   int
+	Sent      int
+	Delivered int
+	Seen      int
+	Failed    int
+}
+
+// Add adds n to the count of status s.
+func (c *StatusCounts) Add(s MessageStatus, n int) {
+	switch s {
+	case StatusPending:
+		c.Pending += n
+	case StatusSending:
+		c.Sending += n
+	case StatusSent:
+		c.Sent += n
+	case StatusDelivered:
+		c.Delivered += n
+	case StatusSeen:
+		c.Seen += n
+	case StatusFailed:
+		c.Failed += n
+	}
+}
+
+// Of returns the count of status s.
+func (c StatusCounts) Of(s MessageStatus) int {
+	switch s {
+	case StatusPending:
+		return c.Pending
+	case StatusSending:
+		return c.Sending
+	case StatusSent:
+		return c.Sent
+	case StatusDelivered:
+		return c.Delivered
+	case StatusSeen:
+		return c.Seen
+	case StatusFailed:
+		return c.Failed
+	}
+	return 0
+}
+
+// Total is the number of messages counted.
+func (c StatusCounts) Total() int {
+	return c.Pending + c.Sending + c.Sent + c.Delivered + c.Seen + c.Failed
+}
+
+// Unsent is the number of messages not yet handed to a provider.
+func (c StatusCounts) Unsent() int { return c.Pending + c.Sending }
+
+// Campaign groups messages sent from one template (or one direct send).
+//
+// Counts count the campaign's own messages (for a chat campaign, its chat
+// messages); FallbackCounts count the SMS sent as fallback for them.
+// Planned is the number of messages the campaign was admitted with: for a
+// campaign still Queuing, Planned minus Counts.Total() is capacity reserved
+// for messages not inserted yet.
+type Campaign struct {
+	ID             ID
+	CompanyID      ID
+	Name           string
+	Description    string
+	Channel        Channel
+	Mode           SendingMode
+	Status         CampaignStatus
+	Hidden         bool // created by a direct send: left out of campaign lists
+	TemplateID     ID   // zero for direct sends
+	TemplateName   string
+	MessageType    MessageType // what its messages are (1 for SMS)
+	Config         *ChatConfig // chat extras as rendered at creation, shared by its messages
+	SMSSenderID    int64
+	ChatServiceID  int64
+	FallbackSender int64 // SMS sender of the chat -> SMS fallback, zero when none
+	Planned        int
+	Counts         StatusCounts
+	FallbackCounts StatusCounts
+	FailureReason  string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	StartedAt      *time.Time
+	CompletedAt    *time.Time
+}
+
+// Message is one message to one phone number.
+//
+// A chat message may carry the rendered text of its SMS fallback
+// (FallbackContent). A fallback SMS carries the id of the chat message it
+// stands in for (FallbackFor). Config, when not nil, overrides the
+// campaign's chat extras for this message (placeholders rendered in
+// buttonUrl or fileUrl).
+type Message struct {
+	ID                ID
+	CompanyID         ID
+	CampaignID        ID
+	Channel           Channel
+	Phone             string
+	ExternalUserID    string
+	Content           string
+	Config            *ChatConfig
+	FallbackContent   string
+	FallbackFor       ID
+	Status            MessageStatus
+	Details           string
+	SMSErrorCode      string
+	ProviderMessageID string
+	Attempts          int
+	DueAt             time.Time // when a Pending message may be claimed next
+	LeaseUntil        time.Time // when a Sending message's claim expires
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	SentAt            *time.Time
+	DeliveredAt       *time.Time
+	SeenAt            *time.Time
+}
+
+// IsFallback reports whether m is an SMS sent in place of a chat message.
+func (m *Message) IsFallback() bool { return !m.FallbackFor.IsZero() }
+
+// SurveyResult is the first answer of a recipient to a Survey message.
+type SurveyResult struct {
+	ID             ID
+	CompanyID      ID
+	CampaignID     ID
+	MessageID      ID
+	Phone          string
+	ExternalUserID string
+	OptionIndex    int
+	OptionText     string
+	TrackingData   string
+	RespondedAt    time.Time
+}
+
+// PageRequest asks for one page of a list: Page is 1-based, PageSize at
+// most MaxPageSize.
+type PageRequest struct {
+	Page     int
+	PageSize int
+}
+
+// Paging limits of the spec.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)
+
+// Offset is the number of rows before the page.
+func (p PageRequest) Offset() int { return (p.Page - 1) * p.PageSize }
+
+// Normalize fills defaults and checks the limits.
+func (p PageRequest) Normalize() (PageRequest, error) {
+	if p.Page == 0 {
+		p.Page = 1
+	}
+	if p.PageSize == 0 {
+		p.PageSize = DefaultPageSize
+	}
+	var fe FieldErrors
+	if p.Page < 1 {
+		fe.Add("page", "page must be at least 1")
+	}
+	if p.PageSize < 1 || p.PageSize > MaxPageSize {
+		fe.Add("pageSize", "pageSize must be between 1 and %d", MaxPageSize)
+	}
+	return p, fe.Err()
+}
+
+// TotalPages is the number of pages needed for total rows.
+func (p PageRequest) TotalPages(total int) int {
+	if p.PageSize <= 0 || total <= 0 {
+		return 0
+	}
+	return (total + p.PageSize - 1) / p.PageSize
+}
+
+// CampaignFilter selects campaigns of GET /campaigns. Hidden (direct-send)
+// campaigns are never listed.
+type CampaignFilter struct {
+	Mode SendingMode // empty: every mode
+	PageRequest
+}
+
+// MessageFilter selects messages of GET /messages: by phone number and/or
+// external user id, created between From and To (inclusive; zero: open).
+type MessageFilter struct {
+	Phone          string
+	ExternalUserID string
+	From, To       time.Time
+	PageRequest
+}
+
+// SurveyResultFilter selects survey results of one campaign.
+type SurveyResultFilter struct {
+	CampaignID     ID
+	Phone          string
+	ExternalUserID string
+	From, To       time.Time // respondedAt bounds, inclusive; zero: open
+	OptionIndex    *int
+	PageRequest
+}

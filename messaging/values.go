@@ -1,0 +1,170 @@
+package messaging
+
+import "fmt"
+
+// Channel is the channel a message travels on. The values are the spec's
+// wire values.
+type Channel string
+
+// Channels.
+const (
+	ChannelSMS  Channel = "Smpp" // SMS over SMPP
+	ChannelChat Channel = "Chat" // the rich chat-application channel
+)
+
+// Valid reports whether c is a known channel.
+func (c Channel) Valid() bool { return c == ChannelSMS || c == ChannelChat }
+
+// SendingMode tells bulk campaigns from transactional ones.
+type SendingMode string
+
+// Sending modes.
+const (
+	ModeBulk          SendingMode = "Bulk"
+	ModeTransactional SendingMode = "Transactional"
+)
+
+// ParseSendingMode checks a wire value.
+func ParseSendingMode(s string) (SendingMode, error) {
+	switch m := SendingMode(s); m {
+	case ModeBulk, ModeTransactional:
+		return m, nil
+	}
+	return "", Invalidf("sendingMode", "sendingMode must be Bulk or Transactional")
+}
+
+// CampaignStatus is the lifecycle state of a campaign.
+type CampaignStatus string
+
+// Campaign statuses.
+const (
+	CampaignDraft      CampaignStatus = "Draft"
+	CampaignQueuing    CampaignStatus = "Queuing"
+	CampaignReady      CampaignStatus = "Ready"
+	CampaignInProgress CampaignStatus = "InProgress"
+	CampaignPaused     CampaignStatus = "Paused"
+	CampaignCompleted  CampaignStatus = "Completed"
+	CampaignFailed     CampaignStatus = "Failed"
+)
+
+// CampaignStatuses lists every campaign status.
+func CampaignStatuses() []CampaignStatus {
+	return []CampaignStatus{CampaignDraft, CampaignQueuing, CampaignReady, CampaignInProgress,
+		CampaignPaused, CampaignCompleted, CampaignFailed}
+}
+
+// MessageStatus is the delivery state of one message.
+type MessageStatus string
+
+// Message statuses, in their forward order. Failed is final and can be
+// reached from any status before Delivered.
+const (
+	StatusPending   MessageStatus = "Pending"
+	StatusSending   MessageStatus = "Sending"
+	StatusSent      MessageStatus = "Sent"
+	StatusDelivered MessageStatus = "Delivered"
+	StatusSeen      MessageStatus = "Seen"
+	StatusFailed    MessageStatus = "Failed"
+)
+
+// MessageStatuses lists every message status in forward order.
+func MessageStatuses() []MessageStatus {
+	return []MessageStatus{StatusPending, StatusSending, StatusSent, StatusDelivered, StatusSeen, StatusFailed}
+}
+
+// rank orders the statuses on the path Pending -> Sending -> Sent ->
+// Delivered -> Seen.
+func (s MessageStatus) rank() int {
+	switch s {
+	case StatusPending:
+		return 1
+	case StatusSending:
+		return 2
+	case StatusSent:
+		return 3
+	case StatusDelivered:
+		return 4
+	case StatusSeen:
+		return 5
+	case StatusFailed:
+		return 6
+	}
+	return 0
+}
+
+// Valid reports whether s is a known status.
+func (s MessageStatus) Valid() bool { return s.rank() > 0 }
+
+// Final reports whether nothing more happens to a message in s as far as
+// the send goes (Delivered may still become Seen).
+func (s MessageStatus) Final() bool {
+	return s == StatusDelivered || s == StatusSeen || s == StatusFailed
+}
+
+// Unsent reports whether a message in s has not been handed to a provider
+// yet: it still counts against the company's pending capacity and keeps a
+// bulk campaign from completing.
+func (s MessageStatus) Unsent() bool { return s == StatusPending || s == StatusSending }
+
+// CanAdvance reports whether a message may move from s to next. Statuses
+// only move forward: Pending -> Sending -> Sent -> Delivered -> Seen, any
+// status before Delivered may become Failed, and steps may be skipped (a
+// receipt can be applied to a message whose Sent was not recorded yet).
+// Sending -> Pending is the one step back: the recovery of a message whose
+// send was interrupted. Nothing leaves Failed or Seen.
+func (s MessageStatus) CanAdvance(next MessageStatus) bool {
+	if !s.Valid() || !next.Valid() {
+		return false
+	}
+	switch {
+	case s == StatusFailed || s == StatusSeen:
+		return false
+	case next == StatusFailed:
+		return s.rank() < StatusDelivered.rank()
+	case s == StatusSending && next == StatusPending:
+		return true
+	}
+	return next.rank() > s.rank()
+}
+
+// MessageType is the chat message type, 1 to 8. SMS templates always
+// carry MessageType 1.
+type MessageType int
+
+// Chat message types.
+const (
+	TypeSimpleText     MessageType = 1
+	TypeImageOnly      MessageType = 2
+	TypeButtonPlusText MessageType = 3
+	TypeImagePlusText  MessageType = 4
+	TypeCarousel       MessageType = 5
+	TypeSurvey         MessageType = 6
+	TypeVideo          MessageType = 7
+	TypeFile           MessageType = 8
+)
+
+// Valid reports whether t is one of the eight chat message types.
+func (t MessageType) Valid() bool { return t >= TypeSimpleText && t <= TypeFile }
+
+// String returns the spec's name of the type.
+func (t MessageType) String() string {
+	switch t {
+	case TypeSimpleText:
+		return "SimpleText"
+	case TypeImageOnly:
+		return "ImageOnly"
+	case TypeButtonPlusText:
+		return "ButtonPlusText"
+	case TypeImagePlusText:
+		return "ImagePlusText"
+	case TypeCarousel:
+		return "Carousel"
+	case TypeSurvey:
+		return "Survey"
+	case TypeVideo:
+		return "Video"
+	case TypeFile:
+		return "File"
+	}
+	return fmt.Sprintf("MessageType(%d)", int(t))
+}

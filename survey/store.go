@@ -1,0 +1,20 @@
+package survey
+
+import (
+	"context"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// Store is what the survey use cases need from storage.
+type Store interface {
+	// RecordResult stores r unless its message already has a result: the
+	// first answer counts. It reports whether r was stored.
+	RecordResult(ctx context.Context, r *messaging.SurveyResult) (bool, error)
+	// ListResults returns one page of the company's results of one
+	// campaign matching f, oldest answer first, and the total count.
+	ListResults(ctx context.Context, companyID messaging.ID, f messaging.SurveyResultFilter) ([]messaging.SurveyResult, int, error)
+	// CountByOption returns, for one campaign, how many results chose each
+	// option index.
+	CountByOption(ctx context.Context, companyID, campaignID messaging.ID) (map[int]int, error)
+}
