@@ -1,0 +1,105 @@
+package campaign
+
+import "github.com/heraldhq/herald/messaging"
+
+// Event is something that happens to a campaign.
+type Event string
+
+// Campaign events of the spec's state table.
+const (
+	// EventCreateTransactional creates a transactional campaign, open at once.
+	EventCreateTransactional Event = "create-transactional"
+	// EventCreateBulk accepts a bulk (or direct) send; its messages are
+	// inserted in the background.
+	EventCreateBulk Event = "create-bulk"
+	// EventPrepared: every message of a queuing campaign was inserted.
+	EventPrepared Event = "prepared"
+	// EventPreparationFailed: inserting the messages failed.
+	EventPreparationFailed Event = "preparation-failed"
+	// EventStart: the caller starts a Ready campaign.
+	EventStart Event = "start"
+	// EventAutoStart: a direct send's campaign starts as soon as it is
+	// prepared, without waiting for the caller.
+	EventAutoStart Event = "auto-start"
+	// EventDrained: every message of a bulk campaign was handed to a
+	// provider or failed.
+	EventDrained Event = "drained"
+)
+
+// none is the state before a campaign exists.
+const none messaging.CampaignStatus = ""
+
+// Transition is one row of the campaign state table.
+type Transition struct {
+	From  messaging.CampaignStatus
+	Event Event
+	To    messaging.CampaignStatus
+}
+
+// Transitions returns the campaign state table: the moves of the spec, plus
+// the auto-start of direct sends. Draft and Paused have no moves.
+func Transitions() []Transition {
+	return []Transition{
+		{none, EventCreateTransactional, messaging.CampaignInProgress},
+		{none, EventCreateBulk, messaging.CampaignQueuing},
+		{messaging.CampaignQueuing, EventPrepared, messaging.CampaignReady},
+		{messaging.CampaignQueuing, EventAutoStart, messaging.CampaignInProgress},
+		{messaging.CampaignQueuing, EventPreparationFailed, messaging.CampaignFailed},
+		{messaging.CampaignReady, EventStart, messaging.CampaignInProgress},
+		{messaging.CampaignInProgress, EventDrained, messaging.CampaignCompleted},
+	}
+}
+
+// Next returns the status a campaign in from moves to on ev. A move the
+// table does not have is an Invalid *messaging.Error with the spec's name
+// for it: "Campaign is not ready" for a start outside Ready, "Campaign is
+// not active" for an event that needs InProgress.
+func Next(from messaging.CampaignStatus, ev Event) (messaging.CampaignStatus, error) {
+	for _, t := range Transitions() {
+		if t.From == from && t.Event == ev {
+			return t.To, nil
+		}
+	}
+	switch ev {
+	case EventStart:
+		return from, messaging.Errorf(messaging.Invalid, messaging.NameCampaignNotReady,
+			"Campaign is %s; only a Ready campaign can be started", from)
+	case EventDrained:
+		return from, messaging.Errorf(messaging.Invalid, messaging.NameCampaignNotActive,
+			"Campaign is %s, not InProgress", from)
+	}
+	return from, messaging.Errorf(messaging.Conflict, messaging.NameConflict,
+		"campaign in status %q cannot take event %q", from, ev)
+}
+
+// Sources returns every status from which ev is allowed, for
+// compare-and-set updates in a store.
+func Sources(ev Event) []messaging.CampaignStatus {
+	var out []messaging.CampaignStatus
+	for _, t := range Transitions() {
+		if t.Event == ev && t.From != none {
+			out = append(out, t.From)
+		}
+	}
+	return out
+}
+
+// CanAddMessages tells whether a transactional add-message is allowed on c,
+// with the spec's error when not: the campaign must be of channel ch,
+// transactional and InProgress.
+func CanAddMessages(c messaging.Campaign, ch messaging.Channel) error {
+	switch {
+	case c.Channel != ch && ch == messaging.ChannelSMS:
+		return messaging.Errorf(messaging.Invalid, messaging.NameNotSMSCampaign, "Campaign %s is a %s campaign", c.ID, c.Channel)
+	case c.Channel != ch:
+		return messaging.Errorf(messaging.Invalid, messaging.NameNotChatCampaign, "Campaign %s is a %s campaign", c.ID, c.Channel)
+	case c.Mode != messaging.ModeTransactional:
+		return messaging.Errorf(messaging.Invalid, messaging.NameCannotAddToBulk, "Campaign %s is a bulk campaign", c.ID)
+	case c.Status != messaging.CampaignInProgress:
+		return messaging.Errorf(messaging.Invalid, messaging.NameCampaignNotActive, "Campaign %s is %s, not InProgress", c.ID, c.Status)
+	}
+	return nil
+}
+
+// String returns the event name.
+func (e Event) String() string { return string(e) }

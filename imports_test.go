@@ -1,0 +1,142 @@
+package herald_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/heraldhq/herald"
+
+// adapterLibs are the libraries only adapters (store/*, transport/*) may
+// import.
+var adapterLibs = []string{"github.com/uptrace/bun", "github.com/linxGnu/gosmpp", "github.com/gorilla/mux", "modernc.org/sqlite"}
+
+// importsOf returns, for every directory holding Go code, the imports of
+// its non-test files.
+func importsOf(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			out[dir] = append(out[dir], p)
+		}
+		if _, ok := out[dir]; !ok {
+			out[dir] = nil
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return out
+}
+
+func isStd(p string) bool { return !strings.Contains(strings.SplitN(p, "/", 2)[0], ".") }
+
+func under(dir, root string) bool { return dir == root || strings.HasPrefix(dir, root+"/") }
+
+// allowed tells whether package dir may import p, following DESIGN.md.
+func allowed(dir, p string) (bool, string) {
+	internal := strings.HasPrefix(p, module+"/")
+	rel := strings.TrimPrefix(p, module+"/")
+	domain := map[string][]string{
+		"messaging": {},
+		"template":  {"messaging"},
+		"campaign":  {"messaging", "template"},
+		"delivery":  {"messaging"},
+		"survey":    {"messaging"},
+	}
+	if deps, ok := domain[dir]; ok {
+		if isStd(p) {
+			if p == "net/http" || strings.HasPrefix(p, "net/http/") || p == "database/sql" || p == "os/exec" {
+				return false, "domain packages do no I/O of this kind"
+			}
+			return true, ""
+		}
+		for _, d := range deps {
+			if internal && rel == d {
+				return true, ""
+			}
+		}
+		return false, "domain packages import the standard library and the packages below them only"
+	}
+	for _, lib := range adapterLibs {
+		if p == lib || strings.HasPrefix(p, lib+"/") {
+			if under(dir, "store") || under(dir, "transport") || (lib == "github.com/gorilla/mux" && under(dir, "server")) {
+				return true, ""
+			}
+			return false, "only adapters import " + lib
+		}
+	}
+	if under(dir, "server") && !under(dir, "server/cmd") && internal && (under(rel, "store") || under(rel, "transport")) {
+		return false, "server imports the domain services, never an adapter"
+	}
+	if (under(dir, "store") || under(dir, "transport")) && internal && (under(rel, "server") || under(rel, "examples")) {
+		return false, "adapters never import the server or examples"
+	}
+	return true, ""
+}
+
+func TestImportRules(t *testing.T) {
+	imports := importsOf(t)
+	require.Contains(t, imports, "messaging", "the walk must find the packages")
+	for dir, ps := range imports {
+		for _, p := range ps {
+			ok, why := allowed(dir, p)
+			require.True(t, ok, "%s imports %s: %s", dir, p, why)
+		}
+	}
+}
+
+func TestImportRulesCatchViolations(t *testing.T) {
+	bad := [][2]string{
+		{"messaging", module + "/template"},
+		{"template", "github.com/uptrace/bun"},
+		{"campaign", "net/http"},
+		{"delivery", "github.com/linxGnu/gosmpp/pdu"},
+		{"survey", module + "/store/memstore"},
+		{"server", module + "/store/sqlstore"},
+		{"server", "github.com/uptrace/bun"},
+		{"examples/basic", "github.com/linxGnu/gosmpp"},
+		{"store/sqlstore", module + "/server"},
+	}
+	for _, b := range bad {
+		ok, _ := allowed(b[0], b[1])
+		require.False(t, ok, "%s importing %s must be refused", b[0], b[1])
+	}
+	good := [][2]string{
+		{"campaign", module + "/template"},
+		{"campaign", "context"},
+		{"store/sqlstore", "github.com/uptrace/bun/dialect/pgdialect"},
+		{"server", "github.com/gorilla/mux"},
+		{"server/cmd/herald", module + "/store/sqlstore"},
+	}
+	for _, g := range good {
+		ok, why := allowed(g[0], g[1])
+		require.True(t, ok, "%s importing %s: %s", g[0], g[1], why)
+	}
+	_, err := os.Stat("go.mod")
+	require.NoError(t, err, "the test runs from the module root")
+}
