@@ -1,0 +1,118 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// RegisterSMSSender registers an SMS sender name for a company: 1 to 11
+// letters, digits or spaces (an alphanumeric originator). It starts
+// unapproved.
+func (s *Service) RegisterSMSSender(ctx context.Context, companyID messaging.ID, senderID string) (messaging.SMSSender, error) {
+	var fe messaging.FieldErrors
+	switch {
+	case senderID == "":
+		fe.Add("senderId", "senderId is required")
+	case len(senderID) > messaging.MaxSenderIDLen:
+		fe.Add("senderId", "senderId must be at most %d characters", messaging.MaxSenderIDLen)
+	case strings.TrimFunc(senderID, isSenderChar) != "":
+		fe.Add("senderId", "senderId may hold only letters, digits and spaces")
+	}
+	if err := fe.Err(); err != nil {
+		return messaging.SMSSender{}, err
+	}
+	if _, err := s.store.GetCompany(ctx, companyID); err != nil {
+		return messaging.SMSSender{}, fmt.Errorf("register sender: %w", err)
+	}
+	sd := messaging.SMSSender{CompanyID: companyID, SenderID: senderID, CreatedAt: s.clock()}
+	if err := s.store.CreateSMSSender(ctx, &sd); err != nil {
+		return messaging.SMSSender{}, fmt.Errorf("register sender: %w", err)
+	}
+	return sd, nil
+}
+
+func isSenderChar(r rune) bool {
+	return r == ' ' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+}
+
+// ApproveSMSSender approves a sender so its company can send with it.
+func (s *Service) ApproveSMSSender(ctx context.Context, id int64) error {
+	if err := s.store.ApproveSMSSender(ctx, id); err != nil {
+		return fmt.Errorf("approve sender: %w", err)
+	}
+	return nil
+}
+
+// ListSMSSenders lists the company's approved senders.
+func (s *Service) ListSMSSenders(ctx context.Context, companyID messaging.ID) ([]messaging.SMSSender, error) {
+	out, err := s.store.ListSMSSenders(ctx, companyID, true)
+	if err != nil {
+		return nil, fmt.Errorf("list senders: %w", err)
+	}
+	return out, nil
+}
+
+// AddChatService registers a company's brand account at the chat
+// provider.
+func (s *Service) AddChatService(ctx context.Context, companyID messaging.ID, brandName, providerServiceID string) (messaging.ChatService, error) {
+	var fe messaging.FieldErrors
+	if strings.TrimSpace(brandName) == "" {
+		fe.Add("brandName", "brandName is required")
+	} else if len([]rune(brandName)) > 200 {
+		fe.Add("brandName", "brandName must be at most 200 characters")
+	}
+	if strings.TrimSpace(providerServiceID) == "" {
+		fe.Add("providerServiceId", "providerServiceId is required")
+	} else if len(providerServiceID) > 200 {
+		fe.Add("providerServiceId", "providerServiceId must be at most 200 characters")
+	}
+	if err := fe.Err(); err != nil {
+		return messaging.ChatService{}, err
+	}
+	if _, err := s.store.GetCompany(ctx, companyID); err != nil {
+		return messaging.ChatService{}, fmt.Errorf("add chat service: %w", err)
+	}
+	cs := messaging.ChatService{CompanyID: companyID, BrandName: brandName, ProviderServiceID: providerServiceID, CreatedAt: s.clock()}
+	if err := s.store.CreateChatService(ctx, &cs); err != nil {
+		return messaging.ChatService{}, fmt.Errorf("add chat service: %w", err)
+	}
+	return cs, nil
+}
+
+// ListChatServices lists the company's chat services.
+func (s *Service) ListChatServices(ctx context.Context, companyID messaging.ID) ([]messaging.ChatService, error) {
+	out, err := s.store.ListChatServices(ctx, companyID)
+	if err != nil {
+		return nil, fmt.Errorf("list chat services: %w", err)
+	}
+	return out, nil
+}
+
+// approvedSender returns the company's approved sender id, or the error
+// named name (the spec's names differ by endpoint).
+func (s *Service) approvedSender(ctx context.Context, companyID messaging.ID, id int64, name string) (messaging.SMSSender, error) {
+	sd, err := s.store.GetSMSSender(ctx, companyID, id)
+	if messaging.IsCode(err, messaging.NotFound) || (err == nil && !sd.Approved) {
+		return messaging.SMSSender{}, messaging.Errorf(messaging.Invalid, name, "SMS sender %d is unknown or not approved", id)
+	}
+	if err != nil {
+		return messaging.SMSSender{}, fmt.Errorf("look up sender: %w", err)
+	}
+	return sd, nil
+}
+
+// chatService returns the company's chat service id, or the error named
+// name.
+func (s *Service) chatService(ctx context.Context, companyID messaging.ID, id int64, name string) (messaging.ChatService, error) {
+	cs, err := s.store.GetChatService(ctx, companyID, id)
+	if messaging.IsCode(err, messaging.NotFound) {
+		return messaging.ChatService{}, messaging.Errorf(messaging.Invalid, name, "Chat service %d is unknown", id)
+	}
+	if err != nil {
+		return messaging.ChatService{}, fmt.Errorf("look up chat service: %w", err)
+	}
+	return cs, nil
+}
