@@ -1,12 +1,16 @@
 package campaign
 
 import (
+	"context"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/template"
 )
 
 // Config configures a Service. Store is required; every other field has a
@@ -23,6 +27,9 @@ type Config struct {
 	IDs *messaging.IDGenerator
 	// Rand is the randomness of API keys. Default crypto/rand.
 	Rand io.Reader
+	// Media probes the media URLs of chat templates (HTTP HEAD). Nil: media
+	// URLs are checked for their form only.
+	Media template.MediaProber
 	// Logger receives what the use cases log. Default: discard.
 	Logger *slog.Logger
 }
@@ -35,12 +42,18 @@ type Service struct {
 	now    func() time.Time
 	ids    *messaging.IDGenerator
 	rand   io.Reader
+	media  template.MediaProber
 	log    *slog.Logger
+
+	// Background preparation of bulk campaigns.
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	bg       sync.WaitGroup
 }
 
 // New returns a Service for cfg.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, limits: cfg.Limits.WithDefaults(), now: cfg.Now, ids: cfg.IDs, rand: cfg.Rand, log: cfg.Logger}
+	s := &Service{store: cfg.Store, limits: cfg.Limits.WithDefaults(), now: cfg.Now, ids: cfg.IDs, rand: cfg.Rand, media: cfg.Media, log: cfg.Logger}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -53,7 +66,31 @@ func New(cfg Config) *Service {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	return s
+}
+
+// Wait blocks until every background preparation started so far has
+// finished, or ctx ends. Preparations keep running after Wait returns on
+// ctx: call Close to abandon them.
+func (s *Service) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for preparations: %w", ctx.Err())
+	}
+}
+
+// Close cancels the preparations still running and waits for them to
+// stop. A cancelled preparation leaves its campaign Failed when the store
+// can still be reached, else Queuing, which RecoverPreparations fails on
+// the next start.
+func (s *Service) Close() {
+	s.bgCancel()
+	s.bg.Wait()
 }
 
 // Limits returns the limits in force.

@@ -1,0 +1,518 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/template"
+)
+
+// Field limits of the sending endpoints.
+const (
+	MaxCampaignNameLen        = 200
+	MaxCampaignDescriptionLen = 1000
+	MaxDirectSMSLen           = 1600
+	MaxDirectChatLen          = 1000
+	MaxFallbackTextLen        = 1600
+	MaxExternalUserIDLen      = 100
+)
+
+// insertChunk is how many messages a preparation writes per store call.
+const insertChunk = 10_000
+
+// Recipient is one addressee of a send.
+type Recipient struct {
+	Phone          string
+	ExternalUserID string
+	Placeholders   map[string]string
+}
+
+// SendResult is the answer to a bulk or direct send.
+type SendResult struct {
+	Campaign            messaging.Campaign
+	MessageCount        int
+	SkippedCount        int
+	InvalidPhoneNumbers []string
+	QueuedAt            time.Time
+}
+
+// NewCampaign is a transactional campaign to create.
+type NewCampaign struct {
+	Name        string
+	Description string
+	TemplateID  messaging.ID
+}
+
+// CreateTransactional creates an InProgress transactional campaign of
+// channel ch from one of the company's templates of that channel.
+func (s *Service) CreateTransactional(ctx context.Context, companyID messaging.ID, ch messaging.Channel, nc NewCampaign) (messaging.Campaign, error) {
+	var fe messaging.FieldErrors
+	checkLen(&fe, "name", nc.Name, 1, MaxCampaignNameLen)
+	checkLen(&fe, "description", nc.Description, 0, MaxCampaignDescriptionLen)
+	if nc.TemplateID.IsZero() {
+		fe.Add("templateId", "templateId is required")
+	}
+	if err := fe.Err(); err != nil {
+		return messaging.Campaign{}, err
+	}
+	t, err := s.channelTemplate(ctx, companyID, ch, nc.TemplateID)
+	if err != nil {
+		return messaging.Campaign{}, err
+	}
+	status, err := Next("", EventCreateTransactional)
+	if err != nil {
+		return messaging.Campaign{}, err
+	}
+	c, err := s.campaignFor(ctx, t, status, messaging.ModeTransactional)
+	if err != nil {
+		return messaging.Campaign{}, err
+	}
+	c.Name, c.Description = nc.Name, nc.Description
+	c.StartedAt = &c.CreatedAt
+	if err := s.store.CreateCampaign(ctx, &c, s.limits.MaxPending); err != nil {
+		return messaging.Campaign{}, s.limits.RetryHint(fmt.Errorf("create campaign: %w", err))
+	}
+	return c, nil
+}
+
+// AddMessage queues one message on a transactional campaign of channel ch,
+// rendered from the campaign's template as it is now.
+func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch messaging.Channel, campaignID messaging.ID, r Recipient) (messaging.Message, error) {
+	c, err := s.store.GetCampaign(ctx, companyID, campaignID)
+	if err != nil {
+		return messaging.Message{}, fmt.Errorf("add message: %w", err)
+	}
+	if err := CanAddMessages(c, ch); err != nil {
+		return messaging.Message{}, err
+	}
+	phone, ok := messaging.NormalizePhone(r.Phone)
+	var fe messaging.FieldErrors
+	if !ok {
+		fe.Add("phoneNumber", "phoneNumber must be 10 to 15 digits, optionally after a '+'")
+	}
+	checkLen(&fe, "externalUserId", r.ExternalUserID, 0, MaxExternalUserIDLen)
+	if err := fe.Err(); err != nil {
+		return messaging.Message{}, err
+	}
+	t, err := s.store.GetTemplate(ctx, companyID, c.TemplateID)
+	if messaging.IsCode(err, messaging.NotFound) {
+		return messaging.Message{}, messaging.Errorf(messaging.Invalid, messaging.NameBadRequest, "The campaign's template %s no longer exists", c.TemplateID)
+	}
+	if err != nil {
+		return messaging.Message{}, fmt.Errorf("add message: %w", err)
+	}
+	now := s.clock()
+	rendered := template.CompileTemplate(&t).Render(r.Placeholders, nil)
+	m := &messaging.Message{
+		ID: s.ids.New(), CompanyID: companyID, CampaignID: c.ID, Channel: c.Channel,
+		Phone: phone, ExternalUserID: r.ExternalUserID, Content: rendered.Content,
+		Config: rendered.Config, FallbackContent: rendered.FallbackContent,
+		Status: messaging.StatusPending, DueAt: now, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.store.AdmitMessages(ctx, companyID, []*messaging.Message{m}, s.limits.MaxPending); err != nil {
+		return messaging.Message{}, s.limits.RetryHint(fmt.Errorf("add message: %w", err))
+	}
+	return *m, nil
+}
+
+// SendBulk accepts a bulk send of channel ch from one of the company's
+// templates: it checks the request, admits its valid recipients against
+// the pending capacity, creates the campaign Queuing and returns at once;
+// the messages are rendered and written in the background, after which the
+// campaign is Ready (or Failed). Request-level placeholders fill what a
+// recipient's own placeholders do not.
+func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, ch messaging.Channel, templateID messaging.ID, recipients []Recipient, placeholders map[string]string) (SendResult, error) {
+	if templateID.IsZero() {
+		return SendResult{}, messaging.Invalidf("templateId", "templateId is required")
+	}
+	valid, res, err := s.screen(recipients, 0)
+	if err != nil {
+		return SendResult{}, err
+	}
+	t, err := s.channelTemplate(ctx, companyID, ch, templateID)
+	if err != nil {
+		return SendResult{}, err
+	}
+	status, err := Next("", EventCreateBulk)
+	if err != nil {
+		return SendResult{}, err
+	}
+	c, err := s.campaignFor(ctx, t, status, messaging.ModeBulk)
+	if err != nil {
+		return SendResult{}, err
+	}
+	c.Name = fmt.Sprintf("%s %s", t.Name, c.CreatedAt.Format("2006-01-02 15:04:05"))
+	c.Planned = len(valid)
+	if err := s.store.CreateCampaign(ctx, &c, s.limits.MaxPending); err != nil {
+		return SendResult{}, s.limits.RetryHint(fmt.Errorf("create campaign: %w", err))
+	}
+	compiled := template.CompileTemplate(&t)
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		s.prepare(s.bgCtx, c, valid, func(r Recipient) template.Rendered { return compiled.Render(r.Placeholders, placeholders) }, EventPrepared)
+	}()
+	res.Campaign, res.QueuedAt = c, c.CreatedAt
+	return res, nil
+}
+
+// DirectSMS is a direct SMS send: raw text, no template.
+type DirectSMS struct {
+	Content     string
+	SMSSenderID int64
+	Recipients  []Recipient
+}
+
+// SendDirectSMS sends raw text to many numbers through an approved sender:
+// the messages are written before it returns, Pending, in a hidden
+// campaign that is started at once.
+func (s *Service) SendDirectSMS(ctx context.Context, companyID messaging.ID, d DirectSMS) (SendResult, error) {
+	var fe messaging.FieldErrors
+	checkLen(&fe, "messageContent", d.Content, 1, MaxDirectSMSLen)
+	if d.SMSSenderID <= 0 {
+		fe.Add("smsSenderId", "smsSenderId is required")
+	}
+	if err := fe.Err(); err != nil {
+		return SendResult{}, err
+	}
+	valid, res, err := s.screen(d.Recipients, MaxExternalUserIDLen)
+	if err != nil {
+		return SendResult{}, err
+	}
+	sd, err := s.approvedSender(ctx, companyID, d.SMSSenderID, messaging.NameInvalidSMSSender)
+	if err != nil {
+		return SendResult{}, err
+	}
+	c := s.directCampaign(companyID, messaging.ChannelSMS, len(valid))
+	c.SMSSenderID = sd.ID
+	c.Name = "Direct SMS " + c.CreatedAt.Format("2006-01-02 15:04:05")
+	rendered := template.Rendered{Content: d.Content}
+	return s.sendDirect(ctx, c, valid, rendered, res)
+}
+
+// DirectChat is a direct chat text send with an optional SMS fallback.
+type DirectChat struct {
+	Content             string
+	ChatServiceID       int64
+	SMSFallbackText     string
+	SMSFallbackSenderID int64
+	Recipients          []Recipient
+}
+
+// SendDirectChat sends raw chat text to many numbers through one of the
+// company's chat services, with an optional GSM-7 SMS fallback; see
+// SendDirectSMS.
+func (s *Service) SendDirectChat(ctx context.Context, companyID messaging.ID, d DirectChat) (SendResult, error) {
+	var fe messaging.FieldErrors
+	checkLen(&fe, "messageContent", d.Content, 1, MaxDirectChatLen)
+	if d.ChatServiceID <= 0 {
+		fe.Add("chatServiceId", "chatServiceId is required")
+	}
+	checkLen(&fe, "smsFallbackText", d.SMSFallbackText, 0, MaxFallbackTextLen)
+	if err := fe.Err(); err != nil {
+		return SendResult{}, err
+	}
+	if d.SMSFallbackText != "" {
+		if !template.IsGSM7(d.SMSFallbackText) {
+			return SendResult{}, messaging.Errorf(messaging.Invalid, messaging.NameFallbackUnsupportedChars,
+				"smsFallbackText may hold GSM-7 characters only")
+		}
+		if d.SMSFallbackSenderID <= 0 {
+			return SendResult{}, messaging.Errorf(messaging.Invalid, messaging.NameFallbackSenderRequired,
+				"smsFallbackSenderId is required with smsFallbackText")
+		}
+	}
+	valid, res, err := s.screen(d.Recipients, MaxExternalUserIDLen)
+	if err != nil {
+		return SendResult{}, err
+	}
+	cs, err := s.chatService(ctx, companyID, d.ChatServiceID, messaging.NameInvalidChatService)
+	if err != nil {
+		return SendResult{}, err
+	}
+	c := s.directCampaign(companyID, messaging.ChannelChat, len(valid))
+	c.ChatServiceID = cs.ID
+	c.Name = "Direct chat " + c.CreatedAt.Format("2006-01-02 15:04:05")
+	if d.SMSFallbackText != "" {
+		sd, err := s.approvedSender(ctx, companyID, d.SMSFallbackSenderID, messaging.NameInvalidFallbackSender)
+		if err != nil {
+			return SendResult{}, err
+		}
+		c.FallbackSender = sd.ID
+	}
+	rendered := template.Rendered{Content: d.Content, FallbackContent: d.SMSFallbackText}
+	return s.sendDirect(ctx, c, valid, rendered, res)
+}
+
+func (s *Service) directCampaign(companyID messaging.ID, ch messaging.Channel, n int) messaging.Campaign {
+	now := s.clock()
+	return messaging.Campaign{
+		ID: s.ids.New(), CompanyID: companyID, Channel: ch, Mode: messaging.ModeBulk,
+		Status: messaging.CampaignQueuing, Hidden: true, MessageType: messaging.TypeSimpleText,
+		Planned: n, CreatedAt: now, UpdatedAt: now,
+	}
+}
+
+// sendDirect creates the hidden campaign, writes its messages and starts
+// it before returning.
+func (s *Service) sendDirect(ctx context.Context, c messaging.Campaign, valid []Recipient, r template.Rendered, res SendResult) (SendResult, error) {
+	if err := s.store.CreateCampaign(ctx, &c, s.limits.MaxPending); err != nil {
+		return SendResult{}, s.limits.RetryHint(fmt.Errorf("create campaign: %w", err))
+	}
+	if err := s.prepare(ctx, c, valid, func(Recipient) template.Rendered { return r }, EventAutoStart); err != nil {
+		return SendResult{}, fmt.Errorf("direct send: %w", err)
+	}
+	c, err := s.store.GetCampaign(ctx, c.CompanyID, c.ID)
+	if err != nil {
+		return SendResult{}, fmt.Errorf("direct send: %w", err)
+	}
+	res.Campaign, res.QueuedAt = c, c.CreatedAt
+	return res, nil
+}
+
+// prepare renders and writes the messages of a Queuing campaign in chunks,
+// then moves it on ev (Ready, or InProgress for direct sends). On a failure
+// the campaign ends Failed, its written messages are removed and its
+// reservation released.
+func (s *Service) prepare(ctx context.Context, c messaging.Campaign, recipients []Recipient, render func(Recipient) template.Rendered, ev Event) error {
+	err := s.insertAll(ctx, c, recipients, render)
+	if err == nil {
+		to, nerr := Next(c.Status, ev)
+		if nerr != nil {
+			return nerr
+		}
+		err = s.store.TransitionCampaign(ctx, c.CompanyID, c.ID, Sources(ev), to, s.clock(), "")
+		if err == nil {
+			return nil
+		}
+	}
+	s.log.Error("campaign preparation failed", "campaign", c.ID, "company", c.CompanyID, "err", err)
+	to, _ := Next(c.Status, EventPreparationFailed)
+	// The request context may be gone; the failure must still be recorded.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if ferr := s.store.TransitionCampaign(fctx, c.CompanyID, c.ID, Sources(EventPreparationFailed), to, s.clock(), "Preparation failed: the messages could not be written"); ferr != nil {
+		s.log.Error("recording the preparation failure", "campaign", c.ID, "err", ferr)
+	}
+	return fmt.Errorf("prepare campaign %s: %w", c.ID, err)
+}
+
+func (s *Service) insertAll(ctx context.Context, c messaging.Campaign, recipients []Recipient, render func(Recipient) template.Rendered) error {
+	batch := make([]messaging.Message, 0, min(insertChunk, len(recipients)))
+	ptrs := make([]*messaging.Message, 0, cap(batch))
+	for start := 0; start < len(recipients); start += insertChunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		end := min(start+insertChunk, len(recipients))
+		now := s.clock()
+		batch, ptrs = batch[:0], ptrs[:0]
+		for _, r := range recipients[start:end] {
+			rd := render(r)
+			batch = append(batch, messaging.Message{
+				ID: s.ids.New(), CompanyID: c.CompanyID, CampaignID: c.ID, Channel: c.Channel,
+				Phone: r.Phone, ExternalUserID: r.ExternalUserID, Content: rd.Content, Config: rd.Config,
+				FallbackContent: rd.FallbackContent, Status: messaging.StatusPending,
+				DueAt: now, CreatedAt: now, UpdatedAt: now,
+			})
+		}
+		for i := range batch {
+			ptrs = append(ptrs, &batch[i])
+		}
+		if err := s.store.InsertMessages(ctx, ptrs); err != nil {
+			return fmt.Errorf("insert messages %d-%d: %w", start, end, err)
+		}
+	}
+	return nil
+}
+
+// screen applies the recipient rules: at most MaxRecipients, numbers
+// normalised (invalid ones skipped and reported as sent), externalUserId at
+// most maxExternal characters when maxExternal > 0, at least one valid.
+func (s *Service) screen(recipients []Recipient, maxExternal int) ([]Recipient, SendResult, error) {
+	if err := s.limits.CheckRecipients(len(recipients)); err != nil {
+		return nil, SendResult{}, err
+	}
+	var res SendResult
+	res.InvalidPhoneNumbers = []string{}
+	valid := recipients[:0:0]
+	for i, r := range recipients {
+		if maxExternal > 0 && len([]rune(r.ExternalUserID)) > maxExternal {
+			return nil, SendResult{}, messaging.Invalidf(fmt.Sprintf("recipients[%d].externalUserId", i),
+				"externalUserId must be at most %d characters", maxExternal)
+		}
+		phone, ok := messaging.NormalizePhone(r.Phone)
+		if !ok {
+			res.InvalidPhoneNumbers = append(res.InvalidPhoneNumbers, r.Phone)
+			continue
+		}
+		r.Phone = phone
+		if valid == nil {
+			valid = make([]Recipient, 0, len(recipients)-i)
+		}
+		valid = append(valid, r)
+	}
+	res.SkippedCount = len(res.InvalidPhoneNumbers)
+	res.MessageCount = len(valid)
+	if len(valid) == 0 {
+		return nil, SendResult{}, messaging.Errorf(messaging.Invalid, messaging.NameNoValidPhoneNumbers,
+			"None of the %d recipients has a valid phone number", len(recipients))
+	}
+	return valid, res, nil
+}
+
+// channelTemplate returns the company's template, which must be of channel
+// ch.
+func (s *Service) channelTemplate(ctx context.Context, companyID messaging.ID, ch messaging.Channel, id messaging.ID) (messaging.Template, error) {
+	t, err := s.store.GetTemplate(ctx, companyID, id)
+	if messaging.IsCode(err, messaging.NotFound) {
+		return messaging.Template{}, messaging.NotFoundf("Template %s not found or access denied", id)
+	}
+	if err != nil {
+		return messaging.Template{}, fmt.Errorf("get template: %w", err)
+	}
+	if t.Channel != ch {
+		return messaging.Template{}, messaging.Errorf(messaging.Invalid, messaging.NameInvalidTemplateChannel,
+			"Template %s is a %s template; this endpoint needs a %s template", id, t.Channel, ch)
+	}
+	return t, nil
+}
+
+// campaignFor builds a campaign of template t. An SMS campaign sends with
+// the template's sender, or the company's first approved sender when the
+// template names none; a chat campaign with the template's chat service and
+// fallback sender.
+func (s *Service) campaignFor(ctx context.Context, t messaging.Template, status messaging.CampaignStatus, mode messaging.SendingMode) (messaging.Campaign, error) {
+	now := s.clock()
+	c := messaging.Campaign{
+		ID: s.ids.New(), CompanyID: t.CompanyID, Channel: t.Channel, Mode: mode, Status: status,
+		TemplateID: t.ID, TemplateName: t.Name, MessageType: t.MessageType, Config: t.Config,
+		ChatServiceID: t.ChatServiceID, CreatedAt: now, UpdatedAt: now,
+	}
+	switch {
+	case t.Channel == messaging.ChannelSMS && t.SMSSenderID != 0:
+		sd, err := s.approvedSender(ctx, t.CompanyID, t.SMSSenderID, messaging.NameInvalidSMSSender)
+		if err != nil {
+			return c, err
+		}
+		c.SMSSenderID = sd.ID
+	case t.Channel == messaging.ChannelSMS:
+		senders, err := s.store.ListSMSSenders(ctx, t.CompanyID, true)
+		if err != nil {
+			return c, fmt.Errorf("list senders: %w", err)
+		}
+		if len(senders) == 0 {
+			return c, messaging.Errorf(messaging.Invalid, messaging.NameInvalidSMSSender,
+				"The template names no SMS sender and the company has no approved one")
+		}
+		c.SMSSenderID = senders[0].ID
+	case t.SMSFallbackEnabled:
+		sd, err := s.approvedSender(ctx, t.CompanyID, t.SMSFallbackSenderID, messaging.NameInvalidFallbackSender)
+		if err != nil {
+			return c, err
+		}
+		c.FallbackSender = sd.ID
+	}
+	return c, nil
+}
+
+// Start starts a Ready campaign.
+func (s *Service) Start(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error) {
+	c, err := s.store.GetCampaign(ctx, companyID, id)
+	if err != nil {
+		return messaging.Campaign{}, fmt.Errorf("start campaign: %w", err)
+	}
+	to, err := Next(c.Status, EventStart)
+	if err != nil {
+		return messaging.Campaign{}, err
+	}
+	err = s.store.TransitionCampaign(ctx, companyID, id, Sources(EventStart), to, s.clock(), "")
+	if messaging.IsCode(err, messaging.Conflict) { // someone moved it meanwhile
+		c, gerr := s.store.GetCampaign(ctx, companyID, id)
+		if gerr != nil {
+			return messaging.Campaign{}, fmt.Errorf("start campaign: %w", gerr)
+		}
+		_, err = Next(c.Status, EventStart)
+		if err == nil {
+			err = errors.New("campaign changed while starting")
+		}
+		return messaging.Campaign{}, err
+	}
+	if err != nil {
+		return messaging.Campaign{}, fmt.Errorf("start campaign: %w", err)
+	}
+	return s.GetCampaign(ctx, companyID, id)
+}
+
+// GetCampaign returns one of the company's campaigns, hidden ones
+// included.
+func (s *Service) GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error) {
+	c, err := s.store.GetCampaign(ctx, companyID, id)
+	if messaging.IsCode(err, messaging.NotFound) {
+		return messaging.Campaign{}, messaging.NotFoundf("Campaign %s not found", id)
+	}
+	if err != nil {
+		return messaging.Campaign{}, fmt.Errorf("get campaign: %w", err)
+	}
+	return c, nil
+}
+
+// ListCampaigns lists the company's visible campaigns, newest first.
+func (s *Service) ListCampaigns(ctx context.Context, companyID messaging.ID, f messaging.CampaignFilter) ([]messaging.Campaign, int, error) {
+	p, err := f.PageRequest.Normalize()
+	if err != nil {
+		return nil, 0, err
+	}
+	f.PageRequest = p
+	cs, total, err := s.store.ListCampaigns(ctx, companyID, f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list campaigns: %w", err)
+	}
+	return cs, total, nil
+}
+
+// ListMessages finds the company's messages by phone number and/or
+// external user id (one of them is required), newest first.
+func (s *Service) ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) ([]messaging.Message, int, error) {
+	if f.Phone == "" && f.ExternalUserID == "" {
+		return nil, 0, messaging.Errorf(messaging.Invalid, messaging.NameBadRequest, "phoneNumber or externalUserId is required")
+	}
+	if f.Phone != "" {
+		phone, ok := messaging.NormalizePhone(f.Phone)
+		if !ok {
+			return nil, 0, messaging.Invalidf("phoneNumber", "phoneNumber must be 10 to 15 digits, optionally after a '+'")
+		}
+		f.Phone = phone
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
+		return nil, 0, messaging.Invalidf("endDate", "endDate must not be before startDate")
+	}
+	p, err := f.PageRequest.Normalize()
+	if err != nil {
+		return nil, 0, err
+	}
+	f.PageRequest = p
+	ms, total, err := s.store.ListMessages(ctx, companyID, f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list messages: %w", err)
+	}
+	return ms, total, nil
+}
+
+// checkLen adds a field error when s is not between lo and hi code points
+// (lo 1 means required).
+func checkLen(fe *messaging.FieldErrors, field, s string, lo, hi int) {
+	n := len([]rune(s))
+	switch {
+	case lo > 0 && strings.TrimSpace(s) == "":
+		fe.Add(field, "%s is required", field)
+	case n < lo:
+		fe.Add(field, "%s must be at least %d characters", field, lo)
+	case n > hi:
+		fe.Add(field, "%s must be at most %d characters", field, hi)
+	}
+}
