@@ -3,7 +3,7 @@ package campaign
 import (
 	"context"
 	"crypto/sha256"
-		"fmt"
+	"fmt"
 	"strings"
 
 	"github.com/heraldhq/herald/messaging"
