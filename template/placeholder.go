@@ -134,42 +134,57 @@ func (t *Text) AppendRender(dst []byte, recipient, request map[string]string) []
 	return dst
 }
 
-// render writes the text into b, growing it once: the values are looked
-// up in a first pass that sizes the result.
+// render writes the text into b, growing it once: a first pass looks the
+// values up and sizes the result. The values of up to 16 placeholders are
+// kept on the stack between the passes; beyond that they are looked up
+// again.
 func (t *Text) render(b *strings.Builder, recipient, request map[string]string, url bool) {
-	var small [8]value
-	vals := small[:0]
-	n := t.litLen
+	var small [16]value
+	cached := t.vars <= len(small)
+	n, vi := t.litLen, 0
 	for _, p := range t.parts {
 		if p.name == "" {
 			continue
 		}
-		v, ok := lookup(p.name, recipient, request)
-		if !ok {
-			v = p.text
+		v := t.value(p, recipient, request)
+		if cached {
+			small[vi] = v
+			vi++
 		}
-		vals = append(vals, value{v, ok})
-		if ok && url {
-			n += escapedLen(v)
+		if v.found && url {
+			n += escapedLen(v.s)
 		} else {
-			n += len(v)
+			n += len(v.s)
 		}
 	}
 	b.Grow(n)
-	vi := 0
+	vi = 0
 	for _, p := range t.parts {
 		if p.name == "" {
 			b.WriteString(p.text)
 			continue
 		}
-		v := vals[vi]
-		vi++
+		var v value
+		if cached {
+			v = small[vi]
+			vi++
+		} else {
+			v = t.value(p, recipient, request)
+		}
 		if url && v.found {
 			writeEscaped(b, v.s)
 		} else {
 			b.WriteString(v.s)
 		}
 	}
+}
+
+// value returns the rendering of placeholder p.
+func (t *Text) value(p part, recipient, request map[string]string) value {
+	if v, ok := lookup(p.name, recipient, request); ok {
+		return value{v, true}
+	}
+	return value{p.text, false}
 }
 
 // value is a placeholder's rendering: the value found, or the
