@@ -8,6 +8,8 @@ import (
 
 // Store is what the survey use cases need from storage.
 type Store interface {
+	// GetCampaign returns the company's campaign or NotFound.
+	GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error)
 	// RecordResult stores r unless its message already has a result: the
 	// first answer counts. It reports whether r was stored.
 	RecordResult(ctx context.Context, r *messaging.SurveyResult) (bool, error)

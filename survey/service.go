@@ -1,0 +1,98 @@
+package survey
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// Config configures a Service. Store is required.
+type Config struct {
+	Store Store
+	// IDs makes result ids. Default: a UUIDv7 generator on the clock.
+	IDs *messaging.IDGenerator
+}
+
+// Service records survey answers and reports on them.
+type Service struct {
+	store Store
+	ids   *messaging.IDGenerator
+}
+
+// New returns a Service for cfg.
+func New(cfg Config) *Service {
+	s := &Service{store: cfg.Store, ids: cfg.IDs}
+	if s.ids == nil {
+		s.ids = messaging.NewIDGenerator(time.Now)
+	}
+	return s
+}
+
+// surveyCampaign returns the company's campaign, which must be a survey
+// campaign (sent with a Survey template).
+func (s *Service) surveyCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error) {
+	c, err := s.store.GetCampaign(ctx, companyID, id)
+	if messaging.IsCode(err, messaging.NotFound) {
+		return messaging.Campaign{}, messaging.NotFoundf("Campaign %s not found", id)
+	}
+	if err != nil {
+		return messaging.Campaign{}, fmt.Errorf("get campaign: %w", err)
+	}
+	if c.Channel != messaging.ChannelChat || c.MessageType != messaging.TypeSurvey {
+		return messaging.Campaign{}, messaging.Errorf(messaging.Invalid, messaging.NameBadRequest, "Campaign %s is not a survey campaign", id)
+	}
+	return c, nil
+}
+
+// ListResults returns a page of the answers to a survey campaign matching
+// f, oldest first. The campaign must be a survey campaign of the company.
+func (s *Service) ListResults(ctx context.Context, companyID messaging.ID, f messaging.SurveyResultFilter) ([]messaging.SurveyResult, int, error) {
+	if f.CampaignID.IsZero() {
+		return nil, 0, messaging.Errorf(messaging.Invalid, messaging.NameBadRequest, "campaignId is required")
+	}
+	p, err := f.PageRequest.Normalize()
+	if err != nil {
+		return nil, 0, err
+	}
+	f.PageRequest = p
+	if f.Phone != "" {
+		phone, ok := messaging.NormalizePhone(f.Phone)
+		if !ok {
+			return nil, 0, messaging.Invalidf("phoneNumber", "phoneNumber must be 10 to 15 digits, optionally after a '+'")
+		}
+		f.Phone = phone
+	}
+	if f.OptionIndex != nil && *f.OptionIndex < 0 {
+		return nil, 0, messaging.Invalidf("selectedOptionIndex", "selectedOptionIndex must not be negative")
+	}
+	if _, err := s.surveyCampaign(ctx, companyID, f.CampaignID); err != nil {
+		return nil, 0, err
+	}
+	rs, total, err := s.store.ListResults(ctx, companyID, f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list survey results: %w", err)
+	}
+	return rs, total, nil
+}
+
+// Summarize returns the summary of a survey campaign. Messages sent are
+// those handed to the provider: Sent, Delivered or Seen.
+func (s *Service) Summarize(ctx context.Context, companyID, campaignID messaging.ID) (Summary, error) {
+	c, err := s.surveyCampaign(ctx, companyID, campaignID)
+	if err != nil {
+		return Summary{}, err
+	}
+	counts, err := s.store.CountByOption(ctx, companyID, campaignID)
+	if err != nil {
+		return Summary{}, fmt.Errorf("count survey answers: %w", err)
+	}
+	var options []messaging.SurveyOption
+	if c.Config != nil {
+		options = c.Config.Options
+	}
+	sum := Aggregate(options, counts, c.Counts.Sent+c.Counts.Delivered+c.Counts.Seen)
+	sum.CampaignID, sum.CampaignName = c.ID, c.Name
+	return sum, nil
+}
