@@ -1,0 +1,48 @@
+package campaign
+
+import (
+	"math"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// Stats are the counters a campaign reports.
+type Stats struct {
+	TotalMessages int // messages of the campaign (planned ones while Queuing)
+	Pending       int // not yet final: Pending, Sending or Sent
+	Delivered     int // Delivered or Seen
+	Seen          int
+	Failed        int
+
+	FallbackCount     int // SMS sent in place of chat messages
+	FallbackDelivered int
+	FallbackFailed    int
+	// OverallDeliveryRate is (chat messages Delivered or Seen + fallback
+	// SMS Delivered) / total messages, as a percentage with two decimals;
+	// 0 when there are no messages.
+	OverallDeliveryRate float64
+}
+
+// StatsOf derives the reported counters of c from its status counts.
+func StatsOf(c messaging.Campaign) Stats {
+	n := c.Counts
+	s := Stats{
+		TotalMessages:     n.Total(),
+		Pending:           n.Pending + n.Sending + n.Sent,
+		Delivered:         n.Delivered + n.Seen,
+		Seen:              n.Seen,
+		Failed:            n.Failed,
+		FallbackCount:     c.FallbackCounts.Total(),
+		FallbackDelivered: c.FallbackCounts.Delivered + c.FallbackCounts.Seen,
+		FallbackFailed:    c.FallbackCounts.Failed,
+	}
+	if c.Status == messaging.CampaignQueuing && c.Planned > s.TotalMessages {
+		s.Pending += c.Planned - s.TotalMessages
+		s.TotalMessages = c.Planned
+	}
+	if s.TotalMessages > 0 {
+		ok := s.Delivered + s.FallbackDelivered
+		s.OverallDeliveryRate = math.Round(float64(ok)*10000/float64(s.TotalMessages)) / 100
+	}
+	return s
+}
