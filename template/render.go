@@ -21,9 +21,9 @@ type Rendered struct {
 	Content string
 	// Config is nil when the template's Config applies unchanged; else a
 	// copy of it with buttonUrl or fileUrl rendered for this recipient,
-	// to be stored as the message's own Config. Its Items and Options
-	// are shared by every message rendered from the same Compiled and must
-	// not be modified.
+	// to be stored as the message's own Config. It is a shallow copy: its
+	// Items and Options slices (unused by the types that get one) are the
+	// template's.
 	Config *messaging.ChatConfig
 	// FallbackContent is the rendered SMS fallback text of a chat
 	// template with the fallback enabled, else "".
@@ -34,7 +34,8 @@ type Rendered struct {
 // thumbnailUrl, carousel URLs and fileName are never rendered: the spec
 // supports placeholders in templateContent, buttonUrl (types 3 and 4) and
 // fileUrl (type 8) only, and in smsFallbackTemplateContent. Later changes
-// to t do not affect the compiled form.
+// to t's fields (but not to the elements of its Items and Options) do not
+// affect the compiled form.
 func CompileTemplate(t *messaging.Template) *Compiled {
 	c := &Compiled{content: Compile(t.Content)}
 	if t.Channel != messaging.ChannelChat {
@@ -47,8 +48,6 @@ func CompileTemplate(t *messaging.Template) *Compiled {
 		return c
 	}
 	cfg := *t.Config
-	cfg.Items = append([]messaging.CarouselItem(nil), cfg.Items...)
-	cfg.Options = append([]messaging.SurveyOption(nil), cfg.Options...)
 	c.config = &cfg
 	switch t.MessageType {
 	case messaging.TypeButtonPlusText, messaging.TypeImagePlusText:

@@ -61,7 +61,8 @@ func TestCompileTemplateRender(t *testing.T) {
 		{
 			name: "video button url never rendered",
 			tmpl: &messaging.Template{Channel: messaging.ChannelChat, MessageType: messaging.TypeVideo,
-				Config: &messaging.ChatConfig{VideoURL: "https://v.example/{{x}}.mp4", ButtonText: "Go", ButtonURL: "https://t.example/{{id}}"}},
+				Config: &messaging.ChatConfig{VideoURL: "https://v.example/{{x}}.mp4", ButtonText: "Go", ButtonURL: "https://t.example/{{id}}",
+					FileURL: "https://f.example/{{id}}"}},
 		},
 		{
 			name: "carousel urls never rendered",
