@@ -148,6 +148,14 @@ func TestSegment(t *testing.T) {
 	}
 }
 
+func TestCountingDoesNotAllocate(t *testing.T) {
+	long := strings.Repeat("Grüße aus Herald € ", 40)
+	require.Zero(t, testing.AllocsPerRun(50, func() { template.CountSegments(long) }))
+	require.Zero(t, testing.AllocsPerRun(50, func() { template.IsGSM7(long) }))
+	almost := long + "{{x} {{ y}} {{}}"
+	require.Zero(t, testing.AllocsPerRun(50, func() { template.HasPlaceholders(almost) }))
+}
+
 func TestEncodeGSM7(t *testing.T) {
 	cases := []struct {
 		text string

@@ -1,6 +1,7 @@
 package template
 
 import (
+	"errors"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -262,10 +263,12 @@ func checkURL(fe *messaging.FieldErrors, field, raw string, required, placeholde
 // CheckHTTPSURL returns nil when raw is an absolute https URL with a valid
 // host, no credentials, no white space or control characters and at most
 // MaxURLLen bytes. Placeholders are left in while checking: they may
-// appear in the path, query or fragment, never in the scheme or host.
+// appear in the path, query or fragment, never in the scheme or host. The
+// error is a plain error saying what is wrong, for the caller to attach to
+// its own field.
 func CheckHTTPSURL(raw string) error {
 	if msg := urlProblem(raw); msg != "" {
-		return messaging.Invalidf("url", "URL %s", msg)
+		return errors.New("URL " + msg)
 	}
 	return nil
 }
