@@ -13,28 +13,31 @@ import (
 
 // Limits of templates, in Unicode code points unless stated otherwise.
 const (
-	MaxNameLen            = 200  // template name (the spec sets none; Herald's choice)
-	MaxDescriptionLen     = 500  // template description
-	MaxSMSContentLen      = 1600 // SMS template content and SMS fallback content
-	MaxChatContentLen     = 1000 // templateContent of every chat type but Survey
-	MaxSurveyQuestionLen  = 85   // templateContent of a Survey
-	MaxButtonTextLen      = 30   // buttonText of ButtonPlusText, ImagePlusText and Video
-	MinCarouselItems      = 2
-	MaxCarouselItems      = 5
-	MinCarouselTitleLen   = 2
-	MaxCarouselTitleLen   = 38
-	MaxCarouselButtonLen  = 10 // primary button text of a carousel item
-	MaxCarouselSecondLen  = 12 // secondary button text of a carousel item
-	MinSurveyOptions      = 2
-	MaxSurveyOptions      = 5
-	MaxSurveyOptionLen    = 50   // optionText
-	MaxSurveyValueLen     = 100  // optionValue (the spec sets none; Herald's choice)
-	MaxFileNameLen        = 255  // fileName (the spec sets none; Herald's choice)
-	MaxURLLen             = 2048 // every URL, in bytes (the spec sets none; Herald's choice)
-	MaxImageBytes         = 1 << 20
-	MaxVideoBytes         = 200 << 20
-	MaxFileBytes          = 200 << 20
-	MaxThumbnailBytes     = MaxImageBytes
+	MaxNameLen           = 200  // template name (the spec sets none; Herald's choice)
+	MaxDescriptionLen    = 500  // template description
+	MaxSMSContentLen     = 1600 // SMS template content and SMS fallback content
+	MaxChatContentLen    = 1000 // templateContent of every chat type but Survey
+	MaxSurveyQuestionLen = 85   // templateContent of a Survey
+	MaxButtonTextLen     = 30   // buttonText of ButtonPlusText, ImagePlusText and Video
+	MinCarouselItems     = 2
+	MaxCarouselItems     = 5
+	MinCarouselTitleLen  = 2
+	MaxCarouselTitleLen  = 38
+	MaxCarouselButtonLen = 10 // primary button text of a carousel item
+	MaxCarouselSecondLen = 12 // secondary button text of a carousel item
+	MinSurveyOptions     = 2
+	MaxSurveyOptions     = 5
+	MaxSurveyOptionLen   = 50   // optionText
+	MaxSurveyValueLen    = 100  // optionValue (the spec sets none; Herald's choice)
+	MaxFileNameLen       = 255  // fileName (the spec sets none; Herald's choice)
+	MaxURLLen            = 2048 // every URL, in bytes (the spec sets none; Herald's choice)
+	MaxImageBytes        = 1 << 20
+	MaxVideoBytes        = 200 << 20
+	MaxFileBytes         = 200 << 20
+	MaxThumbnailBytes    = MaxImageBytes
+)
+
+const (
 	configPrefix          = "typeSpecificConfig."
 	placeholdersForbidden = "placeholders are not supported in %s"
 )
