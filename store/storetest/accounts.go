@@ -1,0 +1,172 @@
+package storetest
+
+import (
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// testCompanies: companies round-trip, the active flag switches, unknown
+// ids are NotFound.
+func testCompanies(f *fixture) {
+	t := f.t
+	inactive := messaging.Company{ID: f.id(), Name: "Acme Café", CreatedAt: base.Add(123456 * time.Microsecond)}
+	active := messaging.Company{ID: f.id(), Name: "Globex", Active: true, CreatedAt: at(60)}
+	require.NoError(t, f.s.CreateCompany(f.ctx, &inactive))
+	require.NoError(t, f.s.CreateCompany(f.ctx, &active))
+
+	for _, want := range []messaging.Company{inactive, active} {
+		got, err := f.s.GetCompany(f.ctx, want.ID)
+		require.NoError(t, err)
+		requireSame(t, want, got)
+	}
+	_, err := f.s.GetCompany(f.ctx, f.id())
+	requireNotFound(t, err)
+
+	require.NoError(t, f.s.SetCompanyActive(f.ctx, inactive.ID, true))
+	got, err := f.s.GetCompany(f.ctx, inactive.ID)
+	require.NoError(t, err)
+	require.True(t, got.Active)
+	require.NoError(t, f.s.SetCompanyActive(f.ctx, active.ID, false))
+	got, err = f.s.GetCompany(f.ctx, active.ID)
+	require.NoError(t, err)
+	require.False(t, got.Active)
+	got, err = f.s.GetCompany(f.ctx, inactive.ID)
+	require.NoError(t, err)
+	require.True(t, got.Active, "switching one company must not touch another")
+
+	requireNotFound(t, f.s.SetCompanyActive(f.ctx, f.id(), true))
+}
+
+// testAPIKeys: a key hash finds its company; a new hash revokes the old
+// one; unknown hashes and companies are NotFound; the store keeps its own
+// copy of the hash.
+func testAPIKeys(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	h1, h2, h3 := hash("om_key1"), hash("om_key2"), hash("om_key3")
+
+	_, err := f.s.CompanyByAPIKeyHash(f.ctx, h1)
+	requireNotFound(t, err)
+
+	require.NoError(t, f.s.SetAPIKeyHash(f.ctx, a.ID, h1))
+	require.NoError(t, f.s.SetAPIKeyHash(f.ctx, b.ID, h2))
+	got, err := f.s.CompanyByAPIKeyHash(f.ctx, h1)
+	require.NoError(t, err)
+	requireSame(t, a, got)
+	got, err = f.s.CompanyByAPIKeyHash(f.ctx, h2)
+	require.NoError(t, err)
+	requireSame(t, b, got)
+
+	// Replacing the hash revokes the previous key.
+	h3copy := append([]byte(nil), h3...)
+	require.NoError(t, f.s.SetAPIKeyHash(f.ctx, a.ID, h3))
+	h3[0] ^= 0xff // the caller's slice is not the store's
+	_, err = f.s.CompanyByAPIKeyHash(f.ctx, h1)
+	requireNotFound(t, err, "the replaced key must stop working")
+	got, err = f.s.CompanyByAPIKeyHash(f.ctx, h3copy)
+	require.NoError(t, err)
+	require.Equal(t, a.ID, got.ID)
+	_, err = f.s.CompanyByAPIKeyHash(f.ctx, h3)
+	requireNotFound(t, err)
+	got, err = f.s.CompanyByAPIKeyHash(f.ctx, h2)
+	require.NoError(t, err)
+	require.Equal(t, b.ID, got.ID, "another company's key is untouched")
+
+	// The company found carries its current state.
+	require.NoError(t, f.s.SetCompanyActive(f.ctx, b.ID, false))
+	got, err = f.s.CompanyByAPIKeyHash(f.ctx, h2)
+	require.NoError(t, err)
+	require.False(t, got.Active)
+
+	requireNotFound(t, f.s.SetAPIKeyHash(f.ctx, f.id(), hash("om_key4")))
+	_, err = f.s.CompanyByAPIKeyHash(f.ctx, hash("om_key4"))
+	requireNotFound(t, err)
+}
+
+// testSMSSenders: increasing ids, approval, approvedOnly lists, tenant
+// isolation.
+func testSMSSenders(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	s1 := messaging.SMSSender{CompanyID: a.ID, SenderID: "HERALD", CreatedAt: at(1)}
+	s2 := messaging.SMSSender{CompanyID: a.ID, SenderID: "PROMO", CreatedAt: at(2)}
+	s3 := messaging.SMSSender{CompanyID: b.ID, SenderID: "OTHER", CreatedAt: at(3)}
+	for _, s := range []*messaging.SMSSender{&s1, &s2, &s3} {
+		require.NoError(t, f.s.CreateSMSSender(f.ctx, s))
+	}
+	require.Positive(t, s1.ID)
+	require.Greater(t, s2.ID, s1.ID)
+	require.Greater(t, s3.ID, s2.ID)
+
+	got, err := f.s.GetSMSSender(f.ctx, a.ID, s1.ID)
+	require.NoError(t, err)
+	requireSame(t, s1, got)
+	_, err = f.s.GetSMSSender(f.ctx, b.ID, s1.ID)
+	requireNotFound(t, err, "another company's sender")
+	_, err = f.s.GetSMSSender(f.ctx, a.ID, s3.ID+1000)
+	requireNotFound(t, err)
+
+	list, err := f.s.ListSMSSenders(f.ctx, a.ID, false)
+	require.NoError(t, err)
+	requireSameList(t, []messaging.SMSSender{s1, s2}, list)
+	list, err = f.s.ListSMSSenders(f.ctx, a.ID, true)
+	require.NoError(t, err)
+	require.Empty(t, list, "no sender is approved yet")
+
+	require.NoError(t, f.s.ApproveSMSSender(f.ctx, s2.ID))
+	s2.Approved = true
+	got, err = f.s.GetSMSSender(f.ctx, a.ID, s2.ID)
+	require.NoError(t, err)
+	requireSame(t, s2, got)
+	list, err = f.s.ListSMSSenders(f.ctx, a.ID, true)
+	require.NoError(t, err)
+	requireSameList(t, []messaging.SMSSender{s2}, list)
+	list, err = f.s.ListSMSSenders(f.ctx, a.ID, false)
+	require.NoError(t, err)
+	requireSameList(t, []messaging.SMSSender{s1, s2}, list)
+
+	list, err = f.s.ListSMSSenders(f.ctx, b.ID, true)
+	require.NoError(t, err)
+	require.Empty(t, list)
+	list, err = f.s.ListSMSSenders(f.ctx, b.ID, false)
+	require.NoError(t, err)
+	requireSameList(t, []messaging.SMSSender{s3}, list)
+
+	requireNotFound(t, f.s.ApproveSMSSender(f.ctx, s3.ID+1000))
+}
+
+// testChatServices: increasing ids, lists by id, tenant isolation.
+func testChatServices(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	c1 := messaging.ChatService{CompanyID: a.ID, BrandName: "Herald Café", ProviderServiceID: "svc-1", CreatedAt: at(1)}
+	c2 := messaging.ChatService{CompanyID: b.ID, BrandName: "Globex", ProviderServiceID: "svc-2", CreatedAt: at(2)}
+	c3 := messaging.ChatService{CompanyID: a.ID, BrandName: "Herald News", ProviderServiceID: "svc-3", CreatedAt: at(3)}
+	for _, c := range []*messaging.ChatService{&c1, &c2, &c3} {
+		require.NoError(t, f.s.CreateChatService(f.ctx, c))
+	}
+	require.Positive(t, c1.ID)
+	require.Greater(t, c2.ID, c1.ID)
+	require.Greater(t, c3.ID, c2.ID)
+
+	got, err := f.s.GetChatService(f.ctx, a.ID, c3.ID)
+	require.NoError(t, err)
+	requireSame(t, c3, got)
+	_, err = f.s.GetChatService(f.ctx, b.ID, c1.ID)
+	requireNotFound(t, err, "another company's chat service")
+	_, err = f.s.GetChatService(f.ctx, a.ID, c3.ID+1000)
+	requireNotFound(t, err)
+
+	list, err := f.s.ListChatServices(f.ctx, a.ID)
+	require.NoError(t, err)
+	requireSameList(t, []messaging.ChatService{c1, c3}, list)
+	list, err = f.s.ListChatServices(f.ctx, b.ID)
+	require.NoError(t, err)
+	requireSameList(t, []messaging.ChatService{c2}, list)
+	list, err = f.s.ListChatServices(f.ctx, f.id())
+	require.NoError(t, err)
+	require.Empty(t, list)
+}

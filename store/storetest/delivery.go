@@ -1,0 +1,515 @@
+package storetest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+)
+
+// claimedAs returns m as ClaimDue should return it: Sending, one more
+// attempt, leased. UpdatedAt is left to the store (taken from got).
+func claimedAs(m, got messaging.Message, lease time.Time) messaging.Message {
+	m.Status = messaging.StatusSending
+	m.Attempts++
+	m.LeaseUntil = lease
+	m.UpdatedAt = got.UpdatedAt
+	return m
+}
+
+// ids returns the ids of ms.
+func ids(ms []messaging.Message) []messaging.ID {
+	out := make([]messaging.ID, len(ms))
+	for i, m := range ms {
+		out[i] = m.ID
+	}
+	return out
+}
+
+// testClaimDue: only due Pending messages of the channel, of InProgress
+// campaigns, oldest first, up to the limit; they become Sending with one
+// more attempt and the lease.
+func testClaimDue(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+
+	c := f.createCampaign(f.newCampaign(a.ID, messaging.ChannelSMS, messaging.ModeBulk, messaging.CampaignQueuing, 5, at(0)))
+	due := []int{1, 1, 5, 100, 2} // DueAt of m0..m4
+	msgs := make([]*messaging.Message, len(due))
+	for i, d := range due {
+		msgs[i] = f.newMessage(c, f.nextPhone(), at(d))
+	}
+	require.NoError(t, f.s.InsertMessages(f.ctx, []*messaging.Message{msgs[3], msgs[2], msgs[0], msgs[4], msgs[1]}))
+
+	// Campaigns whose messages are never claimed: Queuing, Ready, Paused,
+	// Completed.
+	queuing, _ := f.bulk(a.ID, messaging.ChannelSMS, 1, at(0), messaging.CampaignQueuing)
+	ready, _ := f.bulk(a.ID, messaging.ChannelSMS, 1, at(0), messaging.CampaignReady)
+	paused, _ := f.bulk(a.ID, messaging.ChannelSMS, 1, at(0), messaging.CampaignInProgress)
+	f.transition(paused, messaging.CampaignInProgress, messaging.CampaignPaused, at(0))
+	completed, _ := f.bulk(a.ID, messaging.ChannelSMS, 1, at(0), messaging.CampaignInProgress)
+	f.transition(completed, messaging.CampaignInProgress, messaging.CampaignCompleted, at(0))
+
+	f.transition(c, messaging.CampaignQueuing, messaging.CampaignReady, at(0))
+	f.transition(c, messaging.CampaignReady, messaging.CampaignInProgress, at(0))
+	txB := f.transactional(b.ID, messaging.ChannelSMS)
+	mb := f.newMessage(txB, f.nextPhone(), at(3))
+	f.admit(b.ID, mb)
+	chat, chatMsgs := f.bulk(a.ID, messaging.ChannelChat, 2, at(0), messaging.CampaignInProgress)
+
+	requireClaimed := func(want []*messaging.Message, got []messaging.Message, lease int) {
+		t.Helper()
+		require.Equal(t, idsOf(want), ids(got), "claimed messages, oldest first")
+		for i, m := range want {
+			exp := claimedAs(*m, got[i], at(lease))
+			requireSame(t, exp, got[i])
+			requireSame(t, exp, f.getMessage(m.CompanyID, m.ID), "a claimed message is stored Sending")
+		}
+	}
+
+	got := f.claim(messaging.ChannelSMS, at(10), at(70), 2)
+	requireClaimed([]*messaging.Message{msgs[0], msgs[1]}, got, 70)
+	got = f.claim(messaging.ChannelSMS, at(10), at(71), 10)
+	requireClaimed([]*messaging.Message{msgs[4], mb, msgs[2]}, got, 71)
+	require.Empty(t, f.claim(messaging.ChannelSMS, at(10), at(72), 10), "nothing else is due")
+
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 1, Sending: 4}, messaging.StatusCounts{})
+	f.requireCounts(b.ID, txB.ID, messaging.StatusCounts{Sending: 1}, messaging.StatusCounts{})
+	require.Equal(t, 11, f.pending(a.ID), "claiming does not change the pending count")
+	require.Equal(t, 1, f.pending(b.ID), "claiming does not change the pending count")
+
+	got = f.claim(messaging.ChannelChat, at(10), at(73), 10)
+	requireClaimed(chatMsgs, got, 73)
+	f.requireCounts(a.ID, chat.ID, messaging.StatusCounts{Sending: 2}, messaging.StatusCounts{})
+
+	got = f.claim(messaging.ChannelSMS, at(100), at(160), 10)
+	requireClaimed([]*messaging.Message{msgs[3]}, got, 160)
+	require.Empty(t, f.claim(messaging.ChannelSMS, at(100000), at(100060), 100))
+	require.Empty(t, f.claim(messaging.ChannelChat, at(100000), at(100060), 100))
+	for _, other := range []messaging.Campaign{queuing, ready, paused, completed} {
+		f.requireCounts(a.ID, other.ID, messaging.StatusCounts{Pending: 1}, messaging.StatusCounts{})
+	}
+	f.requireReconciled()
+}
+
+// idsOf returns the ids of ms.
+func idsOf(ms []*messaging.Message) []messaging.ID {
+	out := make([]messaging.ID, len(ms))
+	for i, m := range ms {
+		out[i] = m.ID
+	}
+	return out
+}
+
+// testClaimDueConcurrent: concurrent claimers never get the same message
+// and together get all of them.
+func testClaimDueConcurrent(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	const n, workers, limit = 2000, 8, 25
+	c1, _ := f.bulk(a.ID, messaging.ChannelSMS, n/2, at(0), messaging.CampaignInProgress)
+	c2, _ := f.bulk(a.ID, messaging.ChannelSMS, n/2, at(1), messaging.CampaignInProgress)
+
+	got := make([][]messaging.Message, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for {
+				ms, err := f.s.ClaimDue(f.ctx, messaging.ChannelSMS, at(10), at(70), limit)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				if len(ms) > limit {
+					errs[w] = fmt.Errorf("claimed %d messages with limit %d", len(ms), limit)
+					return
+				}
+				if len(ms) == 0 {
+					return
+				}
+				got[w] = append(got[w], ms...)
+			}
+		})
+	}
+	wg.Wait()
+	seen := make(map[messaging.ID]int, n)
+	for w := range workers {
+		require.NoError(t, errs[w], "worker %d", w)
+		for _, m := range got[w] {
+			seen[m.ID]++
+			require.Equal(t, messaging.StatusSending, m.Status)
+			require.Equal(t, 1, m.Attempts, "message %s claimed more than once", m.ID)
+		}
+	}
+	require.Len(t, seen, n, "together the claimers get every message")
+	for id, k := range seen {
+		require.Equal(t, 1, k, "message %s claimed %d times", id, k)
+	}
+	f.requireCounts(a.ID, c1.ID, messaging.StatusCounts{Sending: n / 2}, messaging.StatusCounts{})
+	f.requireCounts(a.ID, c2.ID, messaging.StatusCounts{Sending: n / 2}, messaging.StatusCounts{})
+	require.Equal(t, n, f.pending(a.ID))
+}
+
+// testApplyUpdatesRules: forward-only moves with their timestamps and
+// provider fields; the result tells exactly which updates applied.
+func testApplyUpdatesRules(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	c, msgs := f.bulk(a.ID, messaging.ChannelSMS, 8, at(0), messaging.CampaignInProgress)
+	claimed := f.claim(messaging.ChannelSMS, at(1), at(61), 8)
+	require.Equal(t, idsOf(msgs), ids(claimed))
+	id := func(i int) messaging.ID { return msgs[i].ID }
+	up := func(i int, s messaging.MessageStatus, sec int) delivery.StatusUpdate {
+		return delivery.StatusUpdate{MessageID: id(i), Status: s, At: at(sec)}
+	}
+	withPID := func(u delivery.StatusUpdate, pid string) delivery.StatusUpdate { u.ProviderMessageID = pid; return u }
+	withDetails := func(u delivery.StatusUpdate, details, code string) delivery.StatusUpdate {
+		u.Details, u.SMSErrorCode = details, code
+		return u
+	}
+	retry := up(3, messaging.StatusPending, 3)
+	retry.DueAt = at(50)
+
+	ok := f.apply(
+		withPID(up(0, messaging.StatusSent, 2), "p0"),
+		up(1, messaging.StatusSeen, 3), // Delivered skipped
+		up(2, messaging.StatusSeen, 4),
+		up(2, messaging.StatusDelivered, 5), // late Delivered after Seen, same batch
+		retry,                               // Sending -> Pending
+		withPID(up(4, messaging.StatusSent, 2), "p4"),
+		withDetails(up(5, messaging.StatusFailed, 3), "chat error 9", ""),
+		delivery.StatusUpdate{MessageID: f.id(), Status: messaging.StatusSent, At: at(2)}, // unknown message
+	)
+	require.Equal(t, []bool{true, true, true, false, true, true, true, false}, ok)
+
+	ok = f.apply(
+		up(0, messaging.StatusSent, 6), // repeated
+		up(0, messaging.StatusDelivered, 7),
+		withDetails(up(0, messaging.StatusFailed, 8), "too late", "099"), // Delivered -> Failed
+		up(0, messaging.StatusSeen, 9),
+		up(0, messaging.StatusDelivered, 10), // late Delivered after Seen
+		withDetails(up(4, messaging.StatusFailed, 11), "UNDELIVERED", "005"),
+		up(5, messaging.StatusPending, 12), // nothing leaves Failed
+		up(5, messaging.StatusSent, 12),
+		up(6, messaging.StatusSending, 12),                  // repeated
+		withPID(up(7, messaging.StatusDelivered, 12), "p7"), // Sent skipped
+	)
+	require.Equal(t, []bool{false, true, false, true, false, true, false, false, false, true}, ok)
+
+	expect := func(i int, edit func(m *messaging.Message)) {
+		t.Helper()
+		got := f.getMessage(a.ID, id(i))
+		want := claimedAs(*msgs[i], got, claimed[i].LeaseUntil)
+		want.LeaseUntil = got.LeaseUntil // left to the store once the send is over
+		edit(&want)
+		requireSame(t, want, got, "message %d", i)
+	}
+	expect(0, func(m *messaging.Message) {
+		m.Status, m.ProviderMessageID = messaging.StatusSeen, "p0"
+		m.SentAt, m.DeliveredAt, m.SeenAt = ptr(at(2)), ptr(at(7)), ptr(at(9))
+	})
+	expect(1, func(m *messaging.Message) {
+		m.Status, m.DeliveredAt, m.SeenAt = messaging.StatusSeen, ptr(at(3)), ptr(at(3))
+	})
+	expect(2, func(m *messaging.Message) {
+		m.Status, m.DeliveredAt, m.SeenAt = messaging.StatusSeen, ptr(at(4)), ptr(at(4))
+	})
+	expect(3, func(m *messaging.Message) {
+		m.Status, m.DueAt = messaging.StatusPending, at(50)
+	})
+	expect(4, func(m *messaging.Message) {
+		m.Status, m.ProviderMessageID, m.SentAt = messaging.StatusFailed, "p4", ptr(at(2))
+		m.Details, m.SMSErrorCode = "UNDELIVERED", "005"
+	})
+	expect(5, func(m *messaging.Message) { m.Status, m.Details = messaging.StatusFailed, "chat error 9" })
+	expect(6, func(m *messaging.Message) {})
+	got7 := f.getMessage(a.ID, id(7))
+	expect(7, func(m *messaging.Message) {
+		m.Status, m.ProviderMessageID, m.DeliveredAt = messaging.StatusDelivered, "p7", ptr(at(12))
+		m.SentAt = got7.SentAt // the port does not say whether a skipped Sent is dated
+	})
+
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 1, Sending: 1, Delivered: 1, Seen: 3, Failed: 2}, messaging.StatusCounts{})
+	require.Equal(t, 2, f.pending(a.ID))
+
+	// The retried message is due again at its new DueAt.
+	require.Empty(t, f.claim(messaging.ChannelSMS, at(49), at(109), 10))
+	again := f.claim(messaging.ChannelSMS, at(50), at(110), 10)
+	require.Equal(t, []messaging.ID{id(3)}, ids(again))
+	require.Equal(t, 2, again[0].Attempts)
+	f.requireReconciled()
+}
+
+// modelMessage is what testApplyUpdatesModel knows of a message.
+type modelMessage struct {
+	companyID, campaignID messaging.ID
+	channel               messaging.Channel
+	fallback              bool
+	status                messaging.MessageStatus
+}
+
+// testApplyUpdatesModel: after a random sequence of claims and updates,
+// campaign counters, fallback counters and pending counts equal what a
+// model of the messages says, and every result was exact.
+func testApplyUpdatesModel(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	model := map[messaging.ID]*modelMessage{}
+	var order []messaging.ID
+	add := func(ms ...*messaging.Message) {
+		for _, m := range ms {
+			model[m.ID] = &modelMessage{m.CompanyID, m.CampaignID, m.Channel, m.IsFallback(), m.Status}
+			order = append(order, m.ID)
+		}
+	}
+	chat, chatMsgs := f.bulk(a.ID, messaging.ChannelChat, 40, at(0), messaging.CampaignInProgress)
+	add(chatMsgs...)
+	var fallbacks []*messaging.Message
+	for _, m := range chatMsgs[:20] {
+		fallbacks = append(fallbacks, f.fallbackFor(m, at(1)))
+	}
+	f.admit(a.ID, fallbacks...)
+	add(fallbacks...)
+	tx := f.transactional(a.ID, messaging.ChannelSMS)
+	txMsgs := f.newMessages(tx, 30, at(2))
+	f.admit(a.ID, txMsgs...)
+	add(txMsgs...)
+	other, otherMsgs := f.bulk(b.ID, messaging.ChannelSMS, 10, at(3), messaging.CampaignInProgress)
+	add(otherMsgs...)
+	campaigns := []messaging.Campaign{chat, tx, other}
+
+	check := func(round int) {
+		t.Helper()
+		for _, c := range campaigns {
+			var counts, fallback messaging.StatusCounts
+			for _, m := range model {
+				if m.campaignID != c.ID {
+					continue
+				}
+				if m.fallback {
+					fallback.Add(m.status, 1)
+				} else {
+					counts.Add(m.status, 1)
+				}
+			}
+			got := f.getCampaign(c.CompanyID, c.ID)
+			require.Equal(t, counts, got.Counts, "round %d, campaign %s", round, c.ID)
+			require.Equal(t, fallback, got.FallbackCounts, "round %d, campaign %s fallback", round, c.ID)
+		}
+		for _, co := range []messaging.ID{a.ID, b.ID} {
+			want := 0
+			for _, m := range model {
+				if m.companyID == co && m.status.Unsent() {
+					want++
+				}
+			}
+			require.Equal(t, want, f.pending(co), "round %d: pending count", round)
+		}
+	}
+	check(0)
+
+	rng := rand.New(rand.NewPCG(7, 8))
+	statuses := messaging.MessageStatuses()
+	for round := 1; round <= 30; round++ {
+		ch := messaging.ChannelSMS
+		if round%2 == 0 {
+			ch = messaging.ChannelChat
+		}
+		for _, m := range f.claim(ch, at(10_000), at(10_060), 1+rng.IntN(4)) {
+			mm := model[m.ID]
+			require.NotNil(t, mm, "claimed an unknown message")
+			require.Equal(t, messaging.StatusPending, mm.status, "round %d: claimed a message that was not Pending", round)
+			require.Equal(t, ch, mm.channel)
+			mm.status = messaging.StatusSending
+		}
+		n := 1 + rng.IntN(15)
+		updates := make([]delivery.StatusUpdate, n)
+		want := make([]bool, n)
+		for i := range updates {
+			u := delivery.StatusUpdate{Status: statuses[rng.IntN(len(statuses))], At: at(round), DueAt: at(round)}
+			if rng.IntN(20) == 0 {
+				u.MessageID = f.id() // unknown
+			} else {
+				u.MessageID = order[rng.IntN(len(order))]
+				if i > 0 && rng.IntN(5) == 0 {
+					u.MessageID = updates[rng.IntN(i)].MessageID // the same message twice in a batch
+				}
+			}
+			if mm := model[u.MessageID]; mm != nil && mm.status.CanAdvance(u.Status) {
+				mm.status = u.Status
+				want[i] = true
+			}
+			updates[i] = u
+		}
+		require.Equal(t, want, f.apply(updates...), "round %d: applied updates", round)
+		check(round)
+	}
+	for _, id := range order {
+		mm := model[id]
+		require.Equal(t, mm.status, f.getMessage(mm.companyID, id).Status, "message %s", id)
+	}
+	f.requireReconciled()
+}
+
+// testApplyUpdatesConcurrent: concurrent updates of one campaign's
+// messages keep its counters exact.
+func testApplyUpdatesConcurrent(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	const workers, each = 8, 25
+	c, msgs := f.bulk(a.ID, messaging.ChannelSMS, workers*each, at(0), messaging.CampaignInProgress)
+	require.Len(t, f.claim(messaging.ChannelSMS, at(1), at(61), workers*each), workers*each)
+
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for _, s := range []messaging.MessageStatus{messaging.StatusSent, messaging.StatusDelivered} {
+				updates := make([]delivery.StatusUpdate, each)
+				for i := range updates {
+					updates[i] = delivery.StatusUpdate{MessageID: msgs[w*each+i].ID, Status: s, At: at(2)}
+				}
+				ok, err := f.s.ApplyUpdates(f.ctx, updates)
+				if err == nil && slices.Contains(ok, false) {
+					err = fmt.Errorf("an update was not applied: %v", ok)
+				}
+				if err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for w, err := range errs {
+		require.NoError(t, err, "worker %d", w)
+	}
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Delivered: workers * each}, messaging.StatusCounts{})
+	require.Zero(t, f.pending(a.ID))
+	f.requireReconciled()
+}
+
+// testRecoverExpired: Sending messages whose lease ended before now go
+// back to Pending, due now; nothing else moves.
+func testRecoverExpired(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	c, msgs := f.bulk(a.ID, messaging.ChannelSMS, 5, at(0), messaging.CampaignInProgress)
+	require.Equal(t, idsOf(msgs[:3]), ids(f.claim(messaging.ChannelSMS, at(1), at(60), 3)))
+	require.Equal(t, idsOf(msgs[3:4]), ids(f.claim(messaging.ChannelSMS, at(1), at(120), 1)))
+	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: msgs[2].ID, Status: messaging.StatusSent, At: at(2)}))
+	require.Equal(t, 4, f.pending(a.ID))
+
+	n, err := f.s.RecoverExpired(f.ctx, at(60))
+	require.NoError(t, err)
+	require.Zero(t, n, "a lease ending at now has not ended before now")
+
+	n, err = f.s.RecoverExpired(f.ctx, at(61))
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	for _, m := range msgs[:2] {
+		got := f.getMessage(a.ID, m.ID)
+		require.Equal(t, messaging.StatusPending, got.Status)
+		requireTime(t, "DueAt", at(61), got.DueAt, nil)
+		require.Equal(t, 1, got.Attempts)
+	}
+	require.Equal(t, messaging.StatusSent, f.getMessage(a.ID, msgs[2].ID).Status)
+	still := f.getMessage(a.ID, msgs[3].ID)
+	require.Equal(t, messaging.StatusSending, still.Status)
+	requireTime(t, "LeaseUntil", at(120), still.LeaseUntil, nil)
+	untouched := f.getMessage(a.ID, msgs[4].ID)
+	requireSame(t, *msgs[4], untouched)
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 3, Sending: 1, Sent: 1}, messaging.StatusCounts{})
+	require.Equal(t, 4, f.pending(a.ID), "recovery does not change the pending count")
+
+	n, err = f.s.RecoverExpired(f.ctx, at(61))
+	require.NoError(t, err)
+	require.Zero(t, n)
+
+	again := f.claim(messaging.ChannelSMS, at(61), at(121), 10)
+	require.Equal(t, []messaging.ID{msgs[4].ID, msgs[0].ID, msgs[1].ID}, ids(again), "oldest due first")
+	require.Equal(t, []int{1, 2, 2}, []int{again[0].Attempts, again[1].Attempts, again[2].Attempts})
+	f.requireReconciled()
+}
+
+// testCompleteDrained: InProgress bulk campaigns with nothing Pending or
+// Sending (fallback SMS included) complete; transactional, Queuing and
+// Ready ones never do; later receipts still count.
+func testCompleteDrained(f *fixture) {
+	t := f.t
+	co := f.company("A")
+	drained, dMsgs := f.bulk(co.ID, messaging.ChannelSMS, 2, at(0), messaging.CampaignInProgress)
+	sending, sMsgs := f.bulk(co.ID, messaging.ChannelSMS, 1, at(0), messaging.CampaignInProgress)
+	retrying, rMsgs := f.bulk(co.ID, messaging.ChannelSMS, 1, at(0), messaging.CampaignInProgress)
+	chat, cMsgs := f.bulk(co.ID, messaging.ChannelChat, 1, at(0), messaging.CampaignInProgress)
+	tx := f.transactional(co.ID, messaging.ChannelSMS)
+	txMsg := f.newMessage(tx, f.nextPhone(), at(0))
+	f.admit(co.ID, txMsg)
+	queuing, _ := f.bulk(co.ID, messaging.ChannelSMS, 0, at(0), messaging.CampaignQueuing)
+	ready, _ := f.bulk(co.ID, messaging.ChannelSMS, 0, at(0), messaging.CampaignReady)
+
+	require.Len(t, f.claim(messaging.ChannelSMS, at(1), at(61), 100), 5)
+	require.Len(t, f.claim(messaging.ChannelChat, at(1), at(61), 100), 1)
+	retry := delivery.StatusUpdate{MessageID: rMsgs[0].ID, Status: messaging.StatusPending, At: at(2), DueAt: at(1000)}
+	require.Equal(t, []bool{true, true, true, true, true}, f.apply(
+		delivery.StatusUpdate{MessageID: dMsgs[0].ID, Status: messaging.StatusSent, At: at(2)},
+		delivery.StatusUpdate{MessageID: dMsgs[1].ID, Status: messaging.StatusFailed, At: at(2)},
+		delivery.StatusUpdate{MessageID: cMsgs[0].ID, Status: messaging.StatusFailed, At: at(2), Details: "chat error 9"},
+		delivery.StatusUpdate{MessageID: txMsg.ID, Status: messaging.StatusSent, At: at(2)},
+		retry,
+	))
+	fb := f.fallbackFor(cMsgs[0], at(3))
+	f.admit(co.ID, fb)
+
+	status := func(c messaging.Campaign) messaging.CampaignStatus { return f.getCampaign(co.ID, c.ID).Status }
+	complete := func(sec, want int) {
+		t.Helper()
+		n, err := f.s.CompleteDrained(f.ctx, at(sec))
+		require.NoError(t, err)
+		require.Equal(t, want, n, "campaigns completed at %d", sec)
+	}
+
+	complete(9, 1)
+	got := f.getCampaign(co.ID, drained.ID)
+	require.Equal(t, messaging.CampaignCompleted, got.Status)
+	require.NotNil(t, got.CompletedAt)
+	requireTime(t, "CompletedAt", at(9), *got.CompletedAt, nil)
+	for _, c := range []messaging.Campaign{sending, retrying, chat, tx} {
+		require.Equal(t, messaging.CampaignInProgress, status(c), "campaign %s", c.ID)
+	}
+	require.Equal(t, messaging.CampaignQueuing, status(queuing))
+	require.Equal(t, messaging.CampaignReady, status(ready))
+
+	require.Equal(t, []bool{true, true}, f.apply(
+		delivery.StatusUpdate{MessageID: sMsgs[0].ID, Status: messaging.StatusSent, At: at(10)},
+		delivery.StatusUpdate{MessageID: fb.ID, Status: messaging.StatusSent, At: at(10)},
+	))
+	complete(11, 2)
+	for _, c := range []messaging.Campaign{sending, chat} {
+		got := f.getCampaign(co.ID, c.ID)
+		require.Equal(t, messaging.CampaignCompleted, got.Status)
+		requireTime(t, "CompletedAt", at(11), *got.CompletedAt, nil)
+	}
+	complete(12, 0)
+	require.Equal(t, messaging.CampaignInProgress, status(retrying))
+	require.Equal(t, messaging.CampaignInProgress, status(tx), "transactional campaigns never complete")
+
+	// Receipts after completion still count.
+	require.Equal(t, []bool{true, true}, f.apply(
+		delivery.StatusUpdate{MessageID: dMsgs[0].ID, Status: messaging.StatusDelivered, At: at(20)},
+		delivery.StatusUpdate{MessageID: fb.ID, Status: messaging.StatusDelivered, At: at(20)},
+	))
+	got = f.getCampaign(co.ID, drained.ID)
+	require.Equal(t, messaging.CampaignCompleted, got.Status)
+	require.Equal(t, messaging.StatusCounts{Delivered: 1, Failed: 1}, got.Counts)
+	requireTime(t, "CompletedAt", at(9), *got.CompletedAt, nil)
+	f.requireCounts(co.ID, chat.ID, messaging.StatusCounts{Failed: 1}, messaging.StatusCounts{Delivered: 1})
+	f.requireReconciled()
+}
