@@ -30,6 +30,7 @@ func testMessageRoundTrip(f *fixture) {
 	}
 	want := *full
 	want.Config = fullConfig()
+	want.SentAt, want.DeliveredAt, want.SeenAt = ptr(sent), ptr(delivered), ptr(seen)
 	f.admit(a.ID, full)
 	requireSame(t, want, f.getMessage(a.ID, full.ID))
 	requireSame(t, *chat, f.getMessage(a.ID, chat.ID))

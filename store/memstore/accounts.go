@@ -1,0 +1,289 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// CreateCompany implements campaign.AccountStore.
+func (s *Store) CreateCompany(ctx context.Context, c *messaging.Company) error {
+	if err := s.lock(ctx, "create company"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.companies[c.ID]; ok {
+		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "company %s already exists", c.ID)
+	}
+	s.companies[c.ID] = &company{c: *c}
+	return nil
+}
+
+// GetCompany implements campaign.AccountStore.
+func (s *Store) GetCompany(ctx context.Context, id messaging.ID) (messaging.Company, error) {
+	if err := s.lock(ctx, "get company"); err != nil {
+		return messaging.Company{}, err
+	}
+	defer s.mu.Unlock()
+	co := s.companies[id]
+	if co == nil {
+		return messaging.Company{}, messaging.NotFoundf("Company %s not found", id)
+	}
+	return co.c, nil
+}
+
+// SetCompanyActive implements campaign.AccountStore.
+func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bool) error {
+	if err := s.lock(ctx, "set company active"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	co := s.companies[id]
+	if co == nil {
+		return messaging.NotFoundf("Company %s not found", id)
+	}
+	co.c.Active = active
+	return nil
+}
+
+// SetAPIKeyHash implements campaign.AccountStore: the previous hash stops
+// finding the company.
+func (s *Store) SetAPIKeyHash(ctx context.Context, companyID messaging.ID, hash []byte) error {
+	if err := s.lock(ctx, "set API key hash"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	co := s.companies[companyID]
+	if co == nil {
+		return messaging.NotFoundf("Company %s not found", companyID)
+	}
+	if co.keyHash != "" {
+		delete(s.keyHashes, co.keyHash)
+	}
+	co.keyHash = string(hash) // a copy of the caller's bytes
+	s.keyHashes[co.keyHash] = companyID
+	return nil
+}
+
+// CompanyByAPIKeyHash implements campaign.AccountStore.
+func (s *Store) CompanyByAPIKeyHash(ctx context.Context, hash []byte) (messaging.Company, error) {
+	if err := s.lock(ctx, "find company by API key"); err != nil {
+		return messaging.Company{}, err
+	}
+	defer s.mu.Unlock()
+	id, ok := s.keyHashes[string(hash)]
+	if !ok || len(hash) == 0 {
+		return messaging.Company{}, messaging.NotFoundf("No company has this API key")
+	}
+	return s.companies[id].c, nil
+}
+
+// CreateSMSSender implements campaign.AccountStore.
+func (s *Store) CreateSMSSender(ctx context.Context, sd *messaging.SMSSender) error {
+	if err := s.lock(ctx, "create SMS sender"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if s.companies[sd.CompanyID] == nil {
+		return messaging.NotFoundf("Company %s not found", sd.CompanyID)
+	}
+	s.lastSender++
+	sd.ID = s.lastSender
+	s.senders[sd.ID] = *sd
+	return nil
+}
+
+// ApproveSMSSender implements campaign.AccountStore.
+func (s *Store) ApproveSMSSender(ctx context.Context, id int64) error {
+	if err := s.lock(ctx, "approve SMS sender"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	sd, ok := s.senders[id]
+	if !ok {
+		return messaging.NotFoundf("SMS sender %d not found", id)
+	}
+	sd.Approved = true
+	s.senders[id] = sd
+	return nil
+}
+
+// GetSMSSender implements campaign.AccountStore.
+func (s *Store) GetSMSSender(ctx context.Context, companyID messaging.ID, id int64) (messaging.SMSSender, error) {
+	if err := s.lock(ctx, "get SMS sender"); err != nil {
+		return messaging.SMSSender{}, err
+	}
+	defer s.mu.Unlock()
+	sd, ok := s.senders[id]
+	if !ok || sd.CompanyID != companyID {
+		return messaging.SMSSender{}, messaging.NotFoundf("SMS sender %d not found", id)
+	}
+	return sd, nil
+}
+
+// ListSMSSenders implements campaign.AccountStore.
+func (s *Store) ListSMSSenders(ctx context.Context, companyID messaging.ID, approvedOnly bool) ([]messaging.SMSSender, error) {
+	if err := s.lock(ctx, "list SMS senders"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []messaging.SMSSender
+	for _, sd := range s.senders {
+		if sd.CompanyID == companyID && (sd.Approved || !approvedOnly) {
+			out = append(out, sd)
+		}
+	}
+	slices.SortFunc(out, func(a, b messaging.SMSSender) int { return compareInt(a.ID, b.ID) })
+	return out, nil
+}
+
+// CreateChatService implements campaign.AccountStore.
+func (s *Store) CreateChatService(ctx context.Context, cs *messaging.ChatService) error {
+	if err := s.lock(ctx, "create chat service"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if s.companies[cs.CompanyID] == nil {
+		return messaging.NotFoundf("Company %s not found", cs.CompanyID)
+	}
+	s.lastChat++
+	cs.ID = s.lastChat
+	s.chats[cs.ID] = *cs
+	return nil
+}
+
+// GetChatService implements campaign.AccountStore.
+func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id int64) (messaging.ChatService, error) {
+	if err := s.lock(ctx, "get chat service"); err != nil {
+		return messaging.ChatService{}, err
+	}
+	defer s.mu.Unlock()
+	cs, ok := s.chats[id]
+	if !ok || cs.CompanyID != companyID {
+		return messaging.ChatService{}, messaging.NotFoundf("Chat service %d not found", id)
+	}
+	return cs, nil
+}
+
+// ListChatServices implements campaign.AccountStore.
+func (s *Store) ListChatServices(ctx context.Context, companyID messaging.ID) ([]messaging.ChatService, error) {
+	if err := s.lock(ctx, "list chat services"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []messaging.ChatService
+	for _, cs := range s.chats {
+		if cs.CompanyID == companyID {
+			out = append(out, cs)
+		}
+	}
+	slices.SortFunc(out, func(a, b messaging.ChatService) int { return compareInt(a.ID, b.ID) })
+	return out, nil
+}
+
+func compareInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// CreateTemplate implements campaign.TemplateStore.
+func (s *Store) CreateTemplate(ctx context.Context, t *messaging.Template) error {
+	if err := s.lock(ctx, "create template"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if s.companies[t.CompanyID] == nil {
+		return messaging.NotFoundf("Company %s not found", t.CompanyID)
+	}
+	if _, ok := s.templates[t.ID]; ok {
+		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "template %s already exists", t.ID)
+	}
+	key := lookupKey{t.CompanyID, t.Name}
+	if _, taken := s.templateNames[key]; taken {
+		return nameTaken()
+	}
+	v := cloneTemplate(t)
+	s.templates[t.ID] = &v
+	s.templateNames[key] = t.ID
+	return nil
+}
+
+func nameTaken() error { return messaging.Invalidf("name", "name must be unique") }
+
+// GetTemplate implements campaign.TemplateStore.
+func (s *Store) GetTemplate(ctx context.Context, companyID, id messaging.ID) (messaging.Template, error) {
+	if err := s.lock(ctx, "get template"); err != nil {
+		return messaging.Template{}, err
+	}
+	defer s.mu.Unlock()
+	t := s.templates[id]
+	if t == nil || t.CompanyID != companyID {
+		return messaging.Template{}, messaging.NotFoundf("Template %s not found or access denied", id)
+	}
+	return cloneTemplate(t), nil
+}
+
+// ListTemplates implements campaign.TemplateStore.
+func (s *Store) ListTemplates(ctx context.Context, companyID messaging.ID, p messaging.PageRequest) ([]messaging.Template, int, error) {
+	if err := s.lock(ctx, "list templates"); err != nil {
+		return nil, 0, err
+	}
+	defer s.mu.Unlock()
+	var all []*messaging.Template
+	for _, t := range s.templates {
+		if t.CompanyID == companyID {
+			all = append(all, t)
+		}
+	}
+	slices.SortFunc(all, func(a, b *messaging.Template) int { return newestFirst(a.CreatedAt, b.CreatedAt, a.ID, b.ID) })
+	rows := page(all, p)
+	out := make([]messaging.Template, len(rows))
+	for i, t := range rows {
+		out[i] = cloneTemplate(t)
+	}
+	return out, len(all), nil
+}
+
+// UpdateTemplate implements campaign.TemplateStore.
+func (s *Store) UpdateTemplate(ctx context.Context, t *messaging.Template) error {
+	if err := s.lock(ctx, "update template"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	old := s.templates[t.ID]
+	if old == nil || old.CompanyID != t.CompanyID {
+		return messaging.NotFoundf("Template %s not found or access denied", t.ID)
+	}
+	newKey := lookupKey{t.CompanyID, t.Name}
+	if owner, taken := s.templateNames[newKey]; taken && owner != t.ID {
+		return nameTaken()
+	}
+	delete(s.templateNames, lookupKey{old.CompanyID, old.Name})
+	s.templateNames[newKey] = t.ID
+	v := cloneTemplate(t)
+	v.Channel, v.CreatedAt = old.Channel, old.CreatedAt
+	*old = v
+	return nil
+}
+
+// DeleteTemplate implements campaign.TemplateStore. Campaigns made from
+// the template keep its id and name.
+func (s *Store) DeleteTemplate(ctx context.Context, companyID, id messaging.ID) error {
+	if err := s.lock(ctx, "delete template"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	t := s.templates[id]
+	if t == nil || t.CompanyID != companyID {
+		return messaging.NotFoundf("Template %s not found or access denied", id)
+	}
+	delete(s.templateNames, lookupKey{t.CompanyID, t.Name})
+	delete(s.templates, id)
+	return nil
+}

@@ -1,0 +1,312 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// CreateCampaign implements campaign.CampaignStore: it reserves c.Planned
+// of the company's pending capacity or writes nothing.
+func (s *Store) CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPending int) error {
+	if err := s.lock(ctx, "create campaign"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	co := s.companies[c.CompanyID]
+	if co == nil {
+		return messaging.NotFoundf("Company %s not found", c.CompanyID)
+	}
+	if _, ok := s.campaigns[c.ID]; ok {
+		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "campaign %s already exists", c.ID)
+	}
+	if co.pending+c.Planned > maxPending {
+		return capacityError(co.pending, c.Planned, maxPending)
+	}
+	v := cloneCampaign(c)
+	v.Counts, v.FallbackCounts = messaging.StatusCounts{}, messaging.StatusCounts{}
+	s.campaigns[c.ID] = &campaignRow{c: v}
+	co.pending += c.Planned
+	return nil
+}
+
+// GetCampaign implements campaign.CampaignStore and survey.Store.
+func (s *Store) GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error) {
+	if err := s.lock(ctx, "get campaign"); err != nil {
+		return messaging.Campaign{}, err
+	}
+	defer s.mu.Unlock()
+	cr := s.campaigns[id]
+	if cr == nil || cr.c.CompanyID != companyID {
+		return messaging.Campaign{}, messaging.NotFoundf("Campaign %s not found", id)
+	}
+	return cloneCampaign(&cr.c), nil
+}
+
+// ListCampaigns implements campaign.CampaignStore.
+func (s *Store) ListCampaigns(ctx context.Context, companyID messaging.ID, f messaging.CampaignFilter) ([]messaging.Campaign, int, error) {
+	if err := s.lock(ctx, "list campaigns"); err != nil {
+		return nil, 0, err
+	}
+	defer s.mu.Unlock()
+	var all []*messaging.Campaign
+	for _, cr := range s.campaigns {
+		c := &cr.c
+		if c.CompanyID == companyID && !c.Hidden && (f.Mode == "" || c.Mode == f.Mode) {
+			all = append(all, c)
+		}
+	}
+	slices.SortFunc(all, func(a, b *messaging.Campaign) int { return newestFirst(a.CreatedAt, b.CreatedAt, a.ID, b.ID) })
+	rows := page(all, f.PageRequest)
+	out := make([]messaging.Campaign, len(rows))
+	for i, c := range rows {
+		out[i] = cloneCampaign(c)
+	}
+	return out, len(all), nil
+}
+
+// TransitionCampaign implements campaign.CampaignStore.
+func (s *Store) TransitionCampaign(ctx context.Context, companyID, id messaging.ID, from []messaging.CampaignStatus, to messaging.CampaignStatus, at time.Time, reason string) error {
+	if err := s.lock(ctx, "transition campaign"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	cr := s.campaigns[id]
+	if cr == nil || cr.c.CompanyID != companyID {
+		return messaging.NotFoundf("Campaign %s not found", id)
+	}
+	c := &cr.c
+	if !slices.Contains(from, c.Status) {
+		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "campaign %s is %s, not one of %v", id, c.Status, from)
+	}
+	co := s.companies[c.CompanyID]
+	if c.Status == messaging.CampaignQueuing && to != messaging.CampaignQueuing {
+		if to == messaging.CampaignFailed {
+			co.pending -= pendingOf(c)
+			s.deleteMessages(cr)
+			c.Counts, c.FallbackCounts = messaging.StatusCounts{}, messaging.StatusCounts{}
+		} else {
+			co.pending -= reserved(c)
+		}
+	}
+	c.Status, c.UpdatedAt = to, at
+	switch to {
+	case messaging.CampaignInProgress:
+		c.StartedAt = cloneTime(&at)
+		for _, mid := range cr.messages {
+			if m := s.messages[mid]; m.Status == messaging.StatusPending {
+				s.pushDue(m)
+			}
+		}
+	case messaging.CampaignCompleted:
+		c.CompletedAt = cloneTime(&at)
+	case messaging.CampaignFailed:
+		c.FailureReason = reason
+	}
+	return nil
+}
+
+// deleteMessages removes every message of cr from the store and its
+// indexes. Entries left in the due heaps are dropped when popped.
+func (s *Store) deleteMessages(cr *campaignRow) {
+	gone := make(map[messaging.ID]struct{}, len(cr.messages))
+	phones := map[lookupKey]struct{}{}
+	externals := map[lookupKey]struct{}{}
+	for _, id := range cr.messages {
+		m := s.messages[id]
+		gone[id] = struct{}{}
+		phones[lookupKey{m.CompanyID, m.Phone}] = struct{}{}
+		if m.ExternalUserID != "" {
+			externals[lookupKey{m.CompanyID, m.ExternalUserID}] = struct{}{}
+		}
+		delete(s.messages, id)
+		delete(s.sending, id)
+	}
+	prune := func(index map[lookupKey][]messaging.ID, keys map[lookupKey]struct{}) {
+		for k := range keys {
+			left := slices.DeleteFunc(index[k], func(id messaging.ID) bool { _, ok := gone[id]; return ok })
+			if len(left) == 0 {
+				delete(index, k)
+			} else {
+				index[k] = left
+			}
+		}
+	}
+	prune(s.byPhone, phones)
+	prune(s.byExternal, externals)
+	cr.messages = nil
+}
+
+// InsertMessages implements campaign.CampaignStore: all or nothing, counted
+// in the campaigns' counters, without changing the pending count.
+func (s *Store) InsertMessages(ctx context.Context, msgs []*messaging.Message) error {
+	if err := s.lock(ctx, "insert messages"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	return s.insert(msgs, messaging.NilID)
+}
+
+// AdmitMessages implements campaign.CampaignStore: the pending count grows
+// by len(msgs) within maxPending, or nothing is written.
+func (s *Store) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs []*messaging.Message, maxPending int) error {
+	if err := s.lock(ctx, "admit messages"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	co := s.companies[companyID]
+	if co == nil {
+		return messaging.NotFoundf("Company %s not found", companyID)
+	}
+	for _, m := range msgs {
+		if cr := s.campaigns[m.CampaignID]; cr == nil || cr.c.CompanyID != companyID {
+			return messaging.NotFoundf("Campaign %s not found", m.CampaignID)
+		}
+	}
+	if co.pending+len(msgs) > maxPending {
+		return capacityError(co.pending, len(msgs), maxPending)
+	}
+	if err := s.insert(msgs, companyID); err != nil {
+		return err
+	}
+	co.pending += len(msgs)
+	return nil
+}
+
+// insert writes msgs, all or nothing. A non-zero companyID requires every
+// message to belong to that company.
+func (s *Store) insert(msgs []*messaging.Message, companyID messaging.ID) error {
+	rows := make([]messaging.Message, len(msgs)) // one allocation for the batch
+	var cr *campaignRow
+	for i, m := range msgs {
+		if cr == nil || cr.c.ID != m.CampaignID {
+			cr = s.campaigns[m.CampaignID]
+		}
+		var err error
+		switch {
+		case cr == nil || cr.c.CompanyID != m.CompanyID || (!companyID.IsZero() && m.CompanyID != companyID):
+			err = messaging.NotFoundf("Campaign %s not found", m.CampaignID)
+		case s.messages[m.ID] != nil:
+			err = messaging.Errorf(messaging.Conflict, messaging.NameConflict, "message %s already exists", m.ID)
+		}
+		if err != nil {
+			for _, done := range msgs[:i] {
+				delete(s.messages, done.ID)
+			}
+			return err
+		}
+		copyMessage(&rows[i], m)
+		s.messages[m.ID] = &rows[i]
+	}
+	cr = nil
+	for i := range rows {
+		m := &rows[i]
+		if cr == nil || cr.c.ID != m.CampaignID {
+			cr = s.campaigns[m.CampaignID]
+		}
+		cr.messages = append(cr.messages, m.ID)
+		count(cr, m, "", m.Status)
+		k := lookupKey{m.CompanyID, m.Phone}
+		s.byPhone[k] = append(s.byPhone[k], m.ID)
+		if m.ExternalUserID != "" {
+			k = lookupKey{m.CompanyID, m.ExternalUserID}
+			s.byExternal[k] = append(s.byExternal[k], m.ID)
+		}
+		switch m.Status {
+		case messaging.StatusSending:
+			s.sending[m.ID] = struct{}{}
+		case messaging.StatusPending:
+			if cr.c.Status == messaging.CampaignInProgress {
+				s.pushDue(m)
+			}
+		}
+	}
+	return nil
+}
+
+// ListMessages implements campaign.CampaignStore.
+func (s *Store) ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) ([]messaging.Message, int, error) {
+	if err := s.lock(ctx, "list messages"); err != nil {
+		return nil, 0, err
+	}
+	defer s.mu.Unlock()
+	match := func(m *messaging.Message) bool {
+		return m.CompanyID == companyID && (f.Phone == "" || m.Phone == f.Phone) &&
+			(f.ExternalUserID == "" || m.ExternalUserID == f.ExternalUserID) && inRange(m.CreatedAt, f.From, f.To)
+	}
+	var all []*messaging.Message
+	collect := func(ids []messaging.ID) {
+		for _, id := range ids {
+			if m := s.messages[id]; m != nil && match(m) {
+				all = append(all, m)
+			}
+		}
+	}
+	switch {
+	case f.Phone != "":
+		collect(s.byPhone[lookupKey{companyID, f.Phone}])
+	case f.ExternalUserID != "":
+		collect(s.byExternal[lookupKey{companyID, f.ExternalUserID}])
+	default:
+		for _, m := range s.messages {
+			if match(m) {
+				all = append(all, m)
+			}
+		}
+	}
+	slices.SortFunc(all, func(a, b *messaging.Message) int { return newestFirst(a.CreatedAt, b.CreatedAt, a.ID, b.ID) })
+	rows := page(all, f.PageRequest)
+	out := make([]messaging.Message, len(rows))
+	for i, m := range rows {
+		copyMessage(&out[i], m)
+	}
+	return out, len(all), nil
+}
+
+// GetMessage implements campaign.CampaignStore.
+func (s *Store) GetMessage(ctx context.Context, companyID, id messaging.ID) (messaging.Message, error) {
+	if err := s.lock(ctx, "get message"); err != nil {
+		return messaging.Message{}, err
+	}
+	defer s.mu.Unlock()
+	m := s.messages[id]
+	if m == nil || m.CompanyID != companyID {
+		return messaging.Message{}, messaging.NotFoundf("Message %s not found", id)
+	}
+	return cloneMessage(m), nil
+}
+
+// PendingCount implements campaign.CampaignStore. An unknown company has
+// nothing pending.
+func (s *Store) PendingCount(ctx context.Context, companyID messaging.ID) (int, error) {
+	if err := s.lock(ctx, "pending count"); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	if co := s.companies[companyID]; co != nil {
+		return co.pending, nil
+	}
+	return 0, nil
+}
+
+// ReconcilePending implements campaign.CampaignStore.
+func (s *Store) ReconcilePending(ctx context.Context) (int, error) {
+	if err := s.lock(ctx, "reconcile pending"); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	want := make(map[messaging.ID]int, len(s.companies))
+	for _, cr := range s.campaigns {
+		want[cr.c.CompanyID] += pendingOf(&cr.c)
+	}
+	fixed := 0
+	for id, co := range s.companies {
+		if co.pending != want[id] {
+			co.pending = want[id]
+			fixed++
+		}
+	}
+	return fixed, nil
+}

@@ -1,0 +1,142 @@
+package memstore
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+)
+
+// ClaimDue implements delivery.Store: oldest due first (DueAt, then id).
+func (s *Store) ClaimDue(ctx context.Context, channel messaging.Channel, now, leaseUntil time.Time, limit int) ([]messaging.Message, error) {
+	if err := s.lock(ctx, "claim due messages"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	h := s.due[channel]
+	if h == nil || limit <= 0 {
+		return nil, nil
+	}
+	var out []messaging.Message
+	for len(out) < limit && h.Len() > 0 && !(*h)[0].due.After(now) {
+		e := heap.Pop(h).(dueEntry)
+		m, cr, ok := s.claimable(e)
+		if !ok {
+			continue
+		}
+		count(cr, m, m.Status, messaging.StatusSending)
+		m.Status = messaging.StatusSending
+		m.Attempts++
+		m.LeaseUntil = leaseUntil
+		m.UpdatedAt = now
+		s.sending[m.ID] = struct{}{}
+		out = append(out, cloneMessage(m))
+	}
+	return out, nil
+}
+
+// ApplyUpdates implements delivery.Store. Updates apply in order; an
+// update of an unknown message is not applied.
+func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdate) ([]bool, error) {
+	if err := s.lock(ctx, "apply status updates"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	applied := make([]bool, len(updates))
+	for i, u := range updates {
+		m := s.messages[u.MessageID]
+		if m == nil || !m.Status.CanAdvance(u.Status) {
+			continue
+		}
+		applied[i] = true
+		old := m.Status
+		cr := s.campaigns[m.CampaignID]
+		count(cr, m, old, u.Status)
+		if old.Unsent() && !u.Status.Unsent() {
+			s.companies[m.CompanyID].pending--
+		}
+		m.Status, m.UpdatedAt = u.Status, u.At
+		switch u.Status {
+		case messaging.StatusSent:
+			m.SentAt = cloneTime(&u.At)
+		case messaging.StatusDelivered:
+			m.DeliveredAt = cloneTime(&u.At)
+		case messaging.StatusSeen:
+			m.SeenAt = cloneTime(&u.At)
+			if old != messaging.StatusDelivered {
+				m.DeliveredAt = cloneTime(&u.At)
+			}
+		}
+		if u.ProviderMessageID != "" {
+			m.ProviderMessageID = u.ProviderMessageID
+		}
+		if u.Details != "" {
+			m.Details = u.Details
+		}
+		if u.SMSErrorCode != "" {
+			m.SMSErrorCode = u.SMSErrorCode
+		}
+		switch {
+		case u.Status == messaging.StatusSending:
+			s.sending[m.ID] = struct{}{}
+		case old == messaging.StatusSending:
+			delete(s.sending, m.ID)
+		}
+		if u.Status == messaging.StatusPending {
+			m.DueAt = u.DueAt
+			if cr.c.Status == messaging.CampaignInProgress {
+				s.pushDue(m)
+			}
+		}
+	}
+	return applied, nil
+}
+
+// RecoverExpired implements delivery.Store: leases ending strictly before
+// now have expired.
+func (s *Store) RecoverExpired(ctx context.Context, now time.Time) (int, error) {
+	if err := s.lock(ctx, "recover expired claims"); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	var expired []*messaging.Message
+	for id := range s.sending {
+		if m := s.messages[id]; m.LeaseUntil.Before(now) {
+			expired = append(expired, m)
+		}
+	}
+	// Pushed in id order so that equal due times keep a stable order.
+	slices.SortFunc(expired, func(a, b *messaging.Message) int { return bytes.Compare(a.ID[:], b.ID[:]) })
+	for _, m := range expired {
+		cr := s.campaigns[m.CampaignID]
+		count(cr, m, m.Status, messaging.StatusPending)
+		m.Status, m.DueAt, m.UpdatedAt = messaging.StatusPending, now, now
+		delete(s.sending, m.ID)
+		if cr.c.Status == messaging.CampaignInProgress {
+			s.pushDue(m)
+		}
+	}
+	return len(expired), nil
+}
+
+// CompleteDrained implements delivery.Store.
+func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (int, error) {
+	if err := s.lock(ctx, "complete drained campaigns"); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	n := 0
+	for _, cr := range s.campaigns {
+		c := &cr.c
+		if c.Status == messaging.CampaignInProgress && c.Mode == messaging.ModeBulk &&
+			c.Counts.Unsent() == 0 && c.FallbackCounts.Unsent() == 0 {
+			c.Status, c.UpdatedAt, c.CompletedAt = messaging.CampaignCompleted, now, cloneTime(&now)
+			n++
+		}
+	}
+	return n, nil
+}

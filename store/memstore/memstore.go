@@ -1,0 +1,270 @@
+// Package memstore is Herald's in-memory store: it implements
+// campaign.Store, delivery.Store and survey.Store with maps under one
+// mutex, and passes the same conformance suite (store/storetest) as the SQL
+// stores. It serves unit tests, examples and embedders who need no
+// persistence; everything is lost when the process ends.
+//
+// Values are copied in and out: a caller never shares memory with the
+// store. Lookups that would otherwise scan everything are indexed: API key
+// hashes, template names per company, messages per campaign, per phone
+// number and per external user id, due messages per channel (a heap
+// ordered by DueAt) and messages in flight.
+//
+// Where the ports leave a detail open, memstore follows the choices
+// documented in package storetest.
+package memstore
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// Store is the in-memory store. The zero value is not usable; use New.
+type Store struct {
+	mu sync.Mutex
+
+	companies map[messaging.ID]*company
+	keyHashes map[string]messaging.ID // API key hash -> company
+
+	senders    map[int64]messaging.SMSSender
+	lastSender int64
+	chats      map[int64]messaging.ChatService
+	lastChat   int64
+
+	templates     map[messaging.ID]*messaging.Template
+	templateNames map[lookupKey]messaging.ID // (company, name) -> template
+
+	campaigns map[messaging.ID]*campaignRow
+
+	messages   map[messaging.ID]*messaging.Message
+	byPhone    map[lookupKey][]messaging.ID
+	byExternal map[lookupKey][]messaging.ID
+	sending    map[messaging.ID]struct{}
+	due        map[messaging.Channel]*dueHeap
+
+	results           map[messaging.ID]*messaging.SurveyResult // by message id: the first answer
+	resultsByCampaign map[messaging.ID][]*messaging.SurveyResult
+}
+
+// company is a company with its current API key hash and pending count.
+type company struct {
+	c       messaging.Company
+	keyHash string
+	pending int
+}
+
+// campaignRow is a campaign with the ids of its messages.
+type campaignRow struct {
+	c        messaging.Campaign
+	messages []messaging.ID
+}
+
+// lookupKey indexes a company's rows by a string value.
+type lookupKey struct {
+	company messaging.ID
+	value   string
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		companies:         map[messaging.ID]*company{},
+		keyHashes:         map[string]messaging.ID{},
+		senders:           map[int64]messaging.SMSSender{},
+		chats:             map[int64]messaging.ChatService{},
+		templates:         map[messaging.ID]*messaging.Template{},
+		templateNames:     map[lookupKey]messaging.ID{},
+		campaigns:         map[messaging.ID]*campaignRow{},
+		messages:          map[messaging.ID]*messaging.Message{},
+		byPhone:           map[lookupKey][]messaging.ID{},
+		byExternal:        map[lookupKey][]messaging.ID{},
+		sending:           map[messaging.ID]struct{}{},
+		due:               map[messaging.Channel]*dueHeap{},
+		results:           map[messaging.ID]*messaging.SurveyResult{},
+		resultsByCampaign: map[messaging.ID][]*messaging.SurveyResult{},
+	}
+}
+
+// lock takes the store's mutex unless ctx is already done.
+func (s *Store) lock(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memstore %s: %w", op, err)
+	}
+	s.mu.Lock()
+	return nil
+}
+
+// dueEntry is a Pending message of an InProgress campaign waiting in a
+// channel's heap. Entries are checked when popped: one whose message has
+// moved on since (claimed, failed, deleted, re-dated) is dropped.
+type dueEntry struct {
+	due time.Time
+	id  messaging.ID
+}
+
+// dueHeap orders entries by due time, then id: oldest first.
+type dueHeap []dueEntry
+
+func (h dueHeap) Len() int { return len(h) }
+func (h dueHeap) Less(i, j int) bool {
+	if c := h[i].due.Compare(h[j].due); c != 0 {
+		return c < 0
+	}
+	return bytes.Compare(h[i].id[:], h[j].id[:]) < 0
+}
+func (h dueHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)   { *h = append(*h, x.(dueEntry)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// pushDue queues m for claiming.
+func (s *Store) pushDue(m *messaging.Message) {
+	h := s.due[m.Channel]
+	if h == nil {
+		h = &dueHeap{}
+		s.due[m.Channel] = h
+	}
+	heap.Push(h, dueEntry{due: m.DueAt, id: m.ID})
+}
+
+// claimable reports whether entry e still stands for a Pending message of
+// an InProgress campaign, due when e says.
+func (s *Store) claimable(e dueEntry) (*messaging.Message, *campaignRow, bool) {
+	m := s.messages[e.id]
+	if m == nil || m.Status != messaging.StatusPending || !m.DueAt.Equal(e.due) {
+		return nil, nil, false
+	}
+	cr := s.campaigns[m.CampaignID]
+	if cr == nil || cr.c.Status != messaging.CampaignInProgress {
+		return nil, nil, false
+	}
+	return m, cr, true
+}
+
+// count moves one message of campaign cr from status old to status new in
+// its counters (old or new may be empty: no status).
+func count(cr *campaignRow, m *messaging.Message, old, new messaging.MessageStatus) {
+	counts := &cr.c.Counts
+	if m.IsFallback() {
+		counts = &cr.c.FallbackCounts
+	}
+	if old != "" {
+		counts.Add(old, -1)
+	}
+	if new != "" {
+		counts.Add(new, 1)
+	}
+}
+
+// reserved is the part of a Queuing campaign's Planned not inserted yet.
+func reserved(c *messaging.Campaign) int {
+	if c.Status != messaging.CampaignQueuing {
+		return 0
+	}
+	return max(0, c.Planned-c.Counts.Total())
+}
+
+// pendingOf is what a campaign contributes to its company's pending count.
+func pendingOf(c *messaging.Campaign) int {
+	return c.Counts.Unsent() + c.FallbackCounts.Unsent() + reserved(c)
+}
+
+// capacityError is the RateLimited error of an admission that would pass
+// maxPending.
+func capacityError(pending, requested, maxPending int) error {
+	return &messaging.Error{
+		Code: messaging.RateLimited, Name: messaging.NameTooManyPending,
+		Message: fmt.Sprintf("Pending message capacity exceeded: %d pending, %d requested, %d allowed", pending, requested, maxPending),
+		Capacity: &messaging.Capacity{
+			CurrentPending: pending, RequestedCount: requested, MaxAllowed: maxPending,
+			AvailableCapacity: max(0, maxPending-pending),
+		},
+	}
+}
+
+// page returns the rows of one page of items.
+func page[T any](items []T, p messaging.PageRequest) []T {
+	if p.Page < 1 {
+		p.Page = 1
+	}
+	if p.PageSize < 1 {
+		p.PageSize = messaging.DefaultPageSize
+	}
+	off := p.Offset()
+	if off >= len(items) {
+		return nil
+	}
+	return items[off:min(len(items), off+p.PageSize)]
+}
+
+// newestFirst orders by creation time, then id, both descending.
+func newestFirst(ca, cb time.Time, ia, ib messaging.ID) int {
+	if c := cb.Compare(ca); c != 0 {
+		return c
+	}
+	return bytes.Compare(ib[:], ia[:])
+}
+
+// inRange reports whether t is within the inclusive bounds from and to
+// (zero: open).
+func inRange(t, from, to time.Time) bool {
+	return (from.IsZero() || !t.Before(from)) && (to.IsZero() || !t.After(to))
+}
+
+func cloneConfig(c *messaging.ChatConfig) *messaging.ChatConfig {
+	if c == nil {
+		return nil
+	}
+	v := *c
+	v.Items = slices.Clone(c.Items)
+	v.Options = slices.Clone(c.Options)
+	return &v
+}
+
+func cloneTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := *t
+	return &v
+}
+
+func cloneTemplate(t *messaging.Template) messaging.Template {
+	v := *t
+	v.Config = cloneConfig(t.Config)
+	return v
+}
+
+func cloneCampaign(c *messaging.Campaign) messaging.Campaign {
+	v := *c
+	v.Config = cloneConfig(c.Config)
+	v.StartedAt = cloneTime(c.StartedAt)
+	v.CompletedAt = cloneTime(c.CompletedAt)
+	return v
+}
+
+// copyMessage copies m into dst, sharing nothing with m.
+func copyMessage(dst, m *messaging.Message) {
+	*dst = *m
+	dst.Config = cloneConfig(m.Config)
+	dst.SentAt = cloneTime(m.SentAt)
+	dst.DeliveredAt = cloneTime(m.DeliveredAt)
+	dst.SeenAt = cloneTime(m.SeenAt)
+}
+
+func cloneMessage(m *messaging.Message) messaging.Message {
+	var v messaging.Message
+	copyMessage(&v, m)
+	return v
+}

@@ -1,0 +1,69 @@
+package memstore
+
+import (
+	"bytes"
+	"context"
+	"slices"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// RecordResult implements survey.Store: the first answer to a message is
+// the one kept.
+func (s *Store) RecordResult(ctx context.Context, r *messaging.SurveyResult) (bool, error) {
+	if err := s.lock(ctx, "record survey result"); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.results[r.MessageID]; ok {
+		return false, nil
+	}
+	v := *r
+	s.results[r.MessageID] = &v
+	s.resultsByCampaign[r.CampaignID] = append(s.resultsByCampaign[r.CampaignID], &v)
+	return true, nil
+}
+
+// ListResults implements survey.Store: oldest answer first (RespondedAt,
+// then id).
+func (s *Store) ListResults(ctx context.Context, companyID messaging.ID, f messaging.SurveyResultFilter) ([]messaging.SurveyResult, int, error) {
+	if err := s.lock(ctx, "list survey results"); err != nil {
+		return nil, 0, err
+	}
+	defer s.mu.Unlock()
+	var all []*messaging.SurveyResult
+	for _, r := range s.resultsByCampaign[f.CampaignID] {
+		if r.CompanyID == companyID && (f.Phone == "" || r.Phone == f.Phone) &&
+			(f.ExternalUserID == "" || r.ExternalUserID == f.ExternalUserID) &&
+			inRange(r.RespondedAt, f.From, f.To) && (f.OptionIndex == nil || r.OptionIndex == *f.OptionIndex) {
+			all = append(all, r)
+		}
+	}
+	slices.SortFunc(all, func(a, b *messaging.SurveyResult) int {
+		if c := a.RespondedAt.Compare(b.RespondedAt); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ID[:], b.ID[:])
+	})
+	rows := page(all, f.PageRequest)
+	out := make([]messaging.SurveyResult, len(rows))
+	for i, r := range rows {
+		out[i] = *r
+	}
+	return out, len(all), nil
+}
+
+// CountByOption implements survey.Store.
+func (s *Store) CountByOption(ctx context.Context, companyID, campaignID messaging.ID) (map[int]int, error) {
+	if err := s.lock(ctx, "count survey answers"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := map[int]int{}
+	for _, r := range s.resultsByCampaign[campaignID] {
+		if r.CompanyID == companyID {
+			out[r.OptionIndex]++
+		}
+	}
+	return out, nil
+}
