@@ -60,6 +60,9 @@ func testCampaignList(f *fixture) {
 	t := f.t
 	a, b := f.company("A"), f.company("B")
 	const n = 45
+	// Creation times unrelated to the order of the ids and of the writes.
+	rng := rand.New(rand.NewPCG(3, 4))
+	created := rng.Perm(n)
 	want := make([]messaging.Campaign, n) // newest first
 	for i := range n {
 		mode := messaging.ModeTransactional
@@ -67,13 +70,9 @@ func testCampaignList(f *fixture) {
 		if i%3 == 0 {
 			mode, status = messaging.ModeBulk, messaging.CampaignReady
 		}
-		c := f.newCampaign(a.ID, messaging.ChannelSMS, mode, status, 0, at(i))
+		c := f.newCampaign(a.ID, messaging.ChannelSMS, mode, status, 0, at(created[i]))
 		c.Name = fmt.Sprintf("campaign-%02d", i)
-		want[n-1-i] = c
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	for _, i := range rng.Perm(n) {
-		f.createCampaign(want[i])
+		want[n-1-created[i]] = f.createCampaign(c)
 	}
 	var hidden []messaging.Campaign
 	for i := range 5 { // the newest of all, but hidden

@@ -202,14 +202,12 @@ func testTemplatePagination(f *fixture) {
 	t := f.t
 	a, b := f.company("A"), f.company("B")
 	const n = 45
+	// Creation times unrelated to the order of the ids and of the writes.
+	rng := rand.New(rand.NewPCG(1, 2))
+	created := rng.Perm(n)
 	want := make([]messaging.Template, n) // newest first
 	for i := range n {
-		want[n-1-i] = f.smsTemplate(a.ID, fmt.Sprintf("template-%02d", i), at(i))
-	}
-	// Written in an order unrelated to CreatedAt (and so to their ids).
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, i := range rng.Perm(n) {
-		f.createTemplate(want[i])
+		want[n-1-created[i]] = f.createTemplate(f.smsTemplate(a.ID, fmt.Sprintf("template-%02d", i), at(created[i])))
 	}
 	for i := range 3 {
 		f.createTemplate(f.smsTemplate(b.ID, fmt.Sprintf("other-%d", i), at(100+i)))
