@@ -124,18 +124,12 @@ func (s *Store) deleteMessages(cr *campaignRow) {
 		delete(s.messages, id)
 		delete(s.sending, id)
 	}
-	prune := func(index map[lookupKey][]messaging.ID, keys map[lookupKey]struct{}) {
-		for k := range keys {
-			left := slices.DeleteFunc(index[k], func(id messaging.ID) bool { _, ok := gone[id]; return ok })
-			if len(left) == 0 {
-				delete(index, k)
-			} else {
-				index[k] = left
-			}
-		}
+	for k := range phones {
+		s.byPhone.remove(k.company, k.value, gone)
 	}
-	prune(s.byPhone, phones)
-	prune(s.byExternal, externals)
+	for k := range externals {
+		s.byExternal.remove(k.company, k.value, gone)
+	}
 	cr.messages = nil
 }
 
@@ -201,18 +195,18 @@ func (s *Store) insert(msgs []*messaging.Message, companyID messaging.ID) error 
 		s.messages[m.ID] = &rows[i]
 	}
 	cr = nil
+	var phones, externals map[string]idList
 	for i := range rows {
 		m := &rows[i]
 		if cr == nil || cr.c.ID != m.CampaignID {
 			cr = s.campaigns[m.CampaignID]
+			phones, externals = s.byPhone.of(m.CompanyID), s.byExternal.of(m.CompanyID)
 		}
 		cr.messages = append(cr.messages, m.ID)
 		count(cr, m, "", m.Status)
-		k := lookupKey{m.CompanyID, m.Phone}
-		s.byPhone[k] = append(s.byPhone[k], m.ID)
+		add(phones, m.Phone, m.ID)
 		if m.ExternalUserID != "" {
-			k = lookupKey{m.CompanyID, m.ExternalUserID}
-			s.byExternal[k] = append(s.byExternal[k], m.ID)
+			add(externals, m.ExternalUserID, m.ID)
 		}
 		switch m.Status {
 		case messaging.StatusSending:
@@ -246,9 +240,9 @@ func (s *Store) ListMessages(ctx context.Context, companyID messaging.ID, f mess
 	}
 	switch {
 	case f.Phone != "":
-		collect(s.byPhone[lookupKey{companyID, f.Phone}])
+		collect(s.byPhone.get(companyID, f.Phone))
 	case f.ExternalUserID != "":
-		collect(s.byExternal[lookupKey{companyID, f.ExternalUserID}])
+		collect(s.byExternal.get(companyID, f.ExternalUserID))
 	default:
 		for _, m := range s.messages {
 			if match(m) {

@@ -44,8 +44,8 @@ type Store struct {
 	campaigns map[messaging.ID]*campaignRow
 
 	messages   map[messaging.ID]*messaging.Message
-	byPhone    map[lookupKey][]messaging.ID
-	byExternal map[lookupKey][]messaging.ID
+	byPhone    index
+	byExternal index
 	sending    map[messaging.ID]struct{}
 	due        map[messaging.Channel]*dueHeap
 
@@ -72,6 +72,63 @@ type lookupKey struct {
 	value   string
 }
 
+// idList is the ids of the messages under one index key. Most keys have
+// one message: it is held inline, without an allocation.
+type idList struct {
+	one  messaging.ID
+	more []messaging.ID
+}
+
+// index finds a company's messages by a string value: company -> value
+// -> ids.
+type index map[messaging.ID]map[string]idList
+
+// of returns the company's part of the index, created when missing.
+func (x index) of(companyID messaging.ID) map[string]idList {
+	m := x[companyID]
+	if m == nil {
+		m = map[string]idList{}
+		x[companyID] = m
+	}
+	return m
+}
+
+// add records id under value v of one company's index part.
+func add(part map[string]idList, v string, id messaging.ID) {
+	l, ok := part[v]
+	if !ok {
+		part[v] = idList{one: id}
+		return
+	}
+	l.more = append(l.more, id)
+	part[v] = l
+}
+
+// get returns the ids under the company's value v.
+func (x index) get(companyID messaging.ID, v string) []messaging.ID {
+	l, ok := x[companyID][v]
+	if !ok {
+		return nil
+	}
+	return append([]messaging.ID{l.one}, l.more...)
+}
+
+// remove drops the ids in gone from the company's value v.
+func (x index) remove(companyID messaging.ID, v string, gone map[messaging.ID]struct{}) {
+	var left []messaging.ID
+	for _, id := range x.get(companyID, v) {
+		if _, ok := gone[id]; !ok {
+			left = append(left, id)
+		}
+	}
+	part := x[companyID]
+	if len(left) == 0 {
+		delete(part, v)
+		return
+	}
+	part[v] = idList{one: left[0], more: left[1:]}
+}
+
 // New returns an empty store.
 func New() *Store {
 	return &Store{
@@ -83,8 +140,8 @@ func New() *Store {
 		templateNames:     map[lookupKey]messaging.ID{},
 		campaigns:         map[messaging.ID]*campaignRow{},
 		messages:          map[messaging.ID]*messaging.Message{},
-		byPhone:           map[lookupKey][]messaging.ID{},
-		byExternal:        map[lookupKey][]messaging.ID{},
+		byPhone:           index{},
+		byExternal:        index{},
 		sending:           map[messaging.ID]struct{}{},
 		due:               map[messaging.Channel]*dueHeap{},
 		results:           map[messaging.ID]*messaging.SurveyResult{},
