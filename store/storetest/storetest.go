@@ -34,11 +34,15 @@
 //     and in the company's pending count while Pending or Sending.
 //   - A company's pending count is, campaign by campaign, the Pending and
 //     Sending messages (fallback SMS included) plus, for a campaign still
-//     Queuing, Planned minus the messages inserted so far.
+//     Queuing, Planned minus Counts.Total() (never below zero). Moving a
+//     Queuing campaign to Failed leaves it no messages and zero counters.
 //   - ApplyUpdates reports an update of an unknown message as not applied;
 //     updates of one call are applied in order, each seeing the effect of
 //     the previous ones.
 //   - RecoverExpired moves messages whose LeaseUntil is strictly before now.
+//   - Left to the store and not checked: UpdatedAt after a claim, an update
+//     or a transition; LeaseUntil once a message left Sending; SentAt when
+//     an update skips Sent.
 //   - ListResults and CountByOption with another company's campaign find
 //     nothing (no error); AdmitMessages to another company's campaign is
 //     NotFound.
