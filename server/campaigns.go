@@ -1,0 +1,343 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/messaging"
+)
+
+// campaignInput is the body of POST /sms/campaigns and /chat/campaigns.
+type campaignInput struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	TemplateID  string `json:"templateId"`
+}
+
+// campaignCreatedJSON answers a transactional campaign creation.
+type campaignCreatedJSON struct {
+	CampaignID messaging.ID             `json:"campaignId"`
+	Name       string                   `json:"name"`
+	Status     messaging.CampaignStatus `json:"status"`
+	CreatedAt  timestamp                `json:"createdAt"`
+}
+
+func (s *server) createSMSCampaign(w http.ResponseWriter, r *http.Request) error {
+	return s.createCampaign(w, r, messaging.ChannelSMS)
+}
+
+func (s *server) createChatCampaign(w http.ResponseWriter, r *http.Request) error {
+	return s.createCampaign(w, r, messaging.ChannelChat)
+}
+
+// createCampaign answers POST /{channel}/campaigns: 201.
+func (s *server) createCampaign(w http.ResponseWriter, r *http.Request, ch messaging.Channel) error {
+	var in campaignInput
+	if err := s.decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	var fe messaging.FieldErrors
+	tid := bodyID(&fe, "templateId", in.TemplateID)
+	if err := fe.Err(); err != nil {
+		return err
+	}
+	c, err := s.campaigns.CreateTransactional(r.Context(), companyOf(r), ch,
+		campaign.NewCampaign{Name: in.Name, Description: in.Description, TemplateID: tid})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/api/v1/campaigns/"+c.ID.String())
+	writeJSON(w, http.StatusCreated, campaignCreatedJSON{CampaignID: c.ID, Name: c.Name, Status: c.Status, CreatedAt: ts(c.CreatedAt)})
+	return nil
+}
+
+// messageInput is the body of an add-message.
+type messageInput struct {
+	PhoneNumber    string            `json:"phoneNumber"`
+	ExternalUserID string            `json:"externalUserId"`
+	Placeholders   placeholderValues `json:"placeholders"`
+}
+
+// messageQueuedJSON answers an add-message.
+type messageQueuedJSON struct {
+	MessageID   messaging.ID            `json:"messageId"`
+	CampaignID  messaging.ID            `json:"campaignId"`
+	PhoneNumber string                  `json:"phoneNumber"`
+	Status      messaging.MessageStatus `json:"status"`
+	QueuedAt    timestamp               `json:"queuedAt"`
+}
+
+func (s *server) addSMSMessage(w http.ResponseWriter, r *http.Request) error {
+	return s.addMessage(w, r, messaging.ChannelSMS)
+}
+
+func (s *server) addChatMessage(w http.ResponseWriter, r *http.Request) error {
+	return s.addMessage(w, r, messaging.ChannelChat)
+}
+
+// addMessage answers POST /{channel}/campaigns/{id}/messages: 202.
+func (s *server) addMessage(w http.ResponseWriter, r *http.Request, ch messaging.Channel) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in messageInput
+	if err := s.decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	m, err := s.campaigns.AddMessage(r.Context(), companyOf(r), ch, id,
+		campaign.Recipient{Phone: in.PhoneNumber, ExternalUserID: in.ExternalUserID, Placeholders: in.Placeholders})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, messageQueuedJSON{MessageID: m.ID, CampaignID: m.CampaignID,
+		PhoneNumber: m.Phone, Status: m.Status, QueuedAt: ts(m.CreatedAt)})
+	return nil
+}
+
+// sendJSON answers every bulk and direct send.
+type sendJSON struct {
+	CampaignID          messaging.ID `json:"campaignId"`
+	MessageCount        int          `json:"messageCount"`
+	SkippedCount        int          `json:"skippedCount"`
+	InvalidPhoneNumbers []string     `json:"invalidPhoneNumbers"`
+	Status              string       `json:"status"`
+	QueuedAt            timestamp    `json:"queuedAt"`
+	Message             string       `json:"message"`
+}
+
+// skippedNote tells how many numbers were skipped.
+func skippedNote(n int) string {
+	switch n {
+	case 0:
+		return "no invalid phone number was skipped"
+	case 1:
+		return "1 invalid phone number was skipped (see invalidPhoneNumbers)"
+	}
+	return fmt.Sprintf("%d invalid phone numbers were skipped (see invalidPhoneNumbers)", n)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// sendOut converts a send result; bulk tells a bulk send (Queuing, to be
+// started) from a direct one (Pending, already on its way).
+func sendOut(res campaign.SendResult, bulk bool) sendJSON {
+	out := sendJSON{CampaignID: res.Campaign.ID, MessageCount: res.MessageCount, SkippedCount: res.SkippedCount,
+		InvalidPhoneNumbers: res.InvalidPhoneNumbers, QueuedAt: ts(res.QueuedAt)}
+	if out.InvalidPhoneNumbers == nil {
+		out.InvalidPhoneNumbers = []string{}
+	}
+	id := res.Campaign.ID.String()
+	if bulk {
+		out.Status = string(messaging.CampaignQueuing)
+		verb := "are"
+		if res.MessageCount == 1 {
+			verb = "is"
+		}
+		out.Message = fmt.Sprintf("Campaign accepted: %s %s being prepared; %s. Poll GET /api/v1/campaigns/%s until its status is Ready, then start it with POST /api/v1/campaigns/%s/start.",
+			plural(res.MessageCount, "message"), verb, skippedNote(res.SkippedCount), id, id)
+	} else {
+		out.Status = string(messaging.StatusPending)
+		out.Message = fmt.Sprintf("%s queued for sending; %s. Follow them with GET /api/v1/campaigns/%s.",
+			plural(res.MessageCount, "message"), skippedNote(res.SkippedCount), id)
+	}
+	return out
+}
+
+// bulkInput holds the fields of a bulk send beside recipients.
+type bulkInput struct {
+	TemplateID   string
+	Placeholders placeholderValues
+}
+
+func (s *server) sendSMSBulk(w http.ResponseWriter, r *http.Request) error {
+	return s.sendBulk(w, r, messaging.ChannelSMS)
+}
+
+func (s *server) sendChatBulk(w http.ResponseWriter, r *http.Request) error {
+	return s.sendBulk(w, r, messaging.ChannelChat)
+}
+
+// sendBulk answers POST /sms/promotional and /chat/send: 202, Queuing.
+func (s *server) sendBulk(w http.ResponseWriter, r *http.Request, ch messaging.Channel) error {
+	var in bulkInput
+	recipients, err := s.decodeSend(w, r, sendFields{"templateId": &in.TemplateID, "placeholders": &in.Placeholders}, false)
+	if err != nil {
+		return err
+	}
+	var fe messaging.FieldErrors
+	tid := bodyID(&fe, "templateId", in.TemplateID)
+	if err := fe.Err(); err != nil {
+		return err
+	}
+	res, err := s.campaigns.SendBulk(r.Context(), companyOf(r), ch, tid, recipients, in.Placeholders)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, sendOut(res, true))
+	return nil
+}
+
+// sendDirectSMS answers POST /sms/send: 202, Pending.
+func (s *server) sendDirectSMS(w http.ResponseWriter, r *http.Request) error {
+	var (
+		d            campaign.DirectSMS
+		placeholders placeholderValues
+	)
+	recipients, err := s.decodeSend(w, r, sendFields{"messageContent": &d.Content, "smsSenderId": &d.SMSSenderID,
+		"placeholders": &placeholders}, true)
+	if err != nil {
+		return err
+	}
+	if placeholders != nil {
+		return invalidField("placeholders", "placeholders: direct sends take no placeholders")
+	}
+	d.Recipients = recipients
+	res, err := s.campaigns.SendDirectSMS(r.Context(), companyOf(r), d)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, sendOut(res, false))
+	return nil
+}
+
+// sendDirectChat answers POST /chat/send-text: 202, Pending.
+func (s *server) sendDirectChat(w http.ResponseWriter, r *http.Request) error {
+	var (
+		d            campaign.DirectChat
+		placeholders placeholderValues
+	)
+	recipients, err := s.decodeSend(w, r, sendFields{"messageContent": &d.Content, "chatServiceId": &d.ChatServiceID,
+		"smsFallbackText": &d.SMSFallbackText, "smsFallbackSenderId": &d.SMSFallbackSenderID,
+		"placeholders": &placeholders}, true)
+	if err != nil {
+		return err
+	}
+	if placeholders != nil {
+		return invalidField("placeholders", "placeholders: direct sends take no placeholders")
+	}
+	d.Recipients = recipients
+	res, err := s.campaigns.SendDirectChat(r.Context(), companyOf(r), d)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, sendOut(res, false))
+	return nil
+}
+
+// campaignJSON is a campaign of GET /campaigns.
+type campaignJSON struct {
+	CampaignID     messaging.ID             `json:"campaignId"`
+	Name           string                   `json:"name"`
+	Description    *string                  `json:"description"`
+	Status         messaging.CampaignStatus `json:"status"`
+	Channel        messaging.Channel        `json:"channel"`
+	SendingMode    messaging.SendingMode    `json:"sendingMode"`
+	TotalMessages  int                      `json:"totalMessages"`
+	DeliveredCount int                      `json:"deliveredCount"`
+	FailedCount    int                      `json:"failedCount"`
+	PendingCount   int                      `json:"pendingCount"`
+	SeenCount      int                      `json:"seenCount"`
+	CreatedAt      timestamp                `json:"createdAt"`
+}
+
+// campaignDetailJSON is a campaign of GET /campaigns/{id}.
+type campaignDetailJSON struct {
+	campaignJSON
+	ChatServiceID             *int64        `json:"chatServiceId"`
+	TemplateID                *messaging.ID `json:"templateId"`
+	TemplateName              *string       `json:"templateName"`
+	StartedAt                 *timestamp    `json:"startedAt"`
+	CompletedAt               *timestamp    `json:"completedAt"`
+	FailureReason             *string       `json:"failureReason"`
+	SMSFallbackCount          int           `json:"smsFallbackCount"`
+	SMSFallbackDeliveredCount int           `json:"smsFallbackDeliveredCount"`
+	SMSFallbackFailedCount    int           `json:"smsFallbackFailedCount"`
+	OverallDeliveryRate       float64       `json:"overallDeliveryRate"`
+}
+
+func campaignOut(c *messaging.Campaign, st campaign.Stats) campaignJSON {
+	return campaignJSON{CampaignID: c.ID, Name: c.Name, Description: strOrNull(c.Description), Status: c.Status,
+		Channel: c.Channel, SendingMode: c.Mode, TotalMessages: st.TotalMessages, DeliveredCount: st.Delivered,
+		FailedCount: st.Failed, PendingCount: st.Pending, SeenCount: st.Seen, CreatedAt: ts(c.CreatedAt)}
+}
+
+func campaignDetailOut(c *messaging.Campaign) campaignDetailJSON {
+	st := campaign.StatsOf(*c)
+	out := campaignDetailJSON{campaignJSON: campaignOut(c, st), ChatServiceID: idOrNull(c.ChatServiceID),
+		StartedAt: tsOrNull(c.StartedAt), CompletedAt: tsOrNull(c.CompletedAt), FailureReason: strOrNull(c.FailureReason),
+		SMSFallbackCount: st.FallbackCount, SMSFallbackDeliveredCount: st.FallbackDelivered,
+		SMSFallbackFailedCount: st.FallbackFailed, OverallDeliveryRate: st.OverallDeliveryRate}
+	if !c.TemplateID.IsZero() {
+		id := c.TemplateID
+		out.TemplateID = &id
+		out.TemplateName = &c.TemplateName
+	}
+	return out
+}
+
+// listCampaigns answers GET /campaigns.
+func (s *server) listCampaigns(w http.ResponseWriter, r *http.Request) error {
+	q := newQuery(r)
+	f := messaging.CampaignFilter{PageRequest: q.page()}
+	if m := q.str("sendingMode"); m != "" {
+		mode, err := messaging.ParseSendingMode(m)
+		if err != nil {
+			q.fe.Add("sendingMode", "sendingMode must be Bulk or Transactional, not %q", m)
+		}
+		f.Mode = mode
+	}
+	if err := q.err(); err != nil {
+		return err
+	}
+	cs, total, err := s.campaigns.ListCampaigns(r.Context(), companyOf(r), f)
+	if err != nil {
+		return err
+	}
+	out := make([]campaignJSON, len(cs))
+	for i := range cs {
+		out[i] = campaignOut(&cs[i], campaign.StatsOf(cs[i]))
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Campaigns []campaignJSON `json:"campaigns"`
+		pageJSON
+	}{out, pageOut(f.PageRequest, total)})
+	return nil
+}
+
+// getCampaign answers GET /campaigns/{id}.
+func (s *server) getCampaign(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	c, err := s.campaigns.GetCampaign(r.Context(), companyOf(r), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, campaignDetailOut(&c))
+	return nil
+}
+
+// startCampaign answers POST /campaigns/{id}/start.
+func (s *server) startCampaign(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	c, err := s.campaigns.Start(r.Context(), companyOf(r), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, struct {
+		CampaignID messaging.ID             `json:"campaignId"`
+		Status     messaging.CampaignStatus `json:"status"`
+	}{c.ID, c.Status})
+	return nil
+}

@@ -1,0 +1,412 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/messaging"
+)
+
+// fieldError is a decoding failure on one field, raised by the custom
+// decoders of this package. field is the JSON path of the field.
+type fieldError struct {
+	field string
+	msg   string
+}
+
+func (e *fieldError) Error() string { return e.field + ": " + e.msg }
+
+// joinPath appends a field to a JSON path.
+func joinPath(prefix, field string) string {
+	switch {
+	case prefix == "":
+		return field
+	case field == "":
+		return prefix
+	}
+	return prefix + "." + field
+}
+
+// jsonKind names what a Go type expects in JSON, for error messages.
+func jsonKind(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "a valid value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "a valid value"
+}
+
+// decodeError turns an error of encoding/json (or of this package's
+// decoders) met while decoding the value at path prefix into the error
+// answered: 400 for malformed JSON and wrong types, 413 for an oversized
+// body.
+func decodeError(err error, prefix string) error {
+	var (
+		maxErr  *http.MaxBytesError
+		synErr  *json.SyntaxError
+		typeErr *json.UnmarshalTypeError
+		fErr    *fieldError
+		mErr    *messaging.Error
+	)
+	switch {
+	case errors.As(err, &maxErr):
+		return &httpError{status: http.StatusRequestEntityTooLarge, name: nameTooLarge,
+			message: fmt.Sprintf("The request body is larger than %d bytes", maxErr.Limit)}
+	case errors.As(err, &synErr):
+		return badRequest("Malformed JSON at byte %d: %s", synErr.Offset, synErr.Error())
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("Malformed JSON: the body ends in the middle of a value")
+	case errors.Is(err, io.EOF):
+		return badRequest("Malformed JSON: the body ends in the middle of a value")
+	case errors.As(err, &typeErr):
+		path := joinPath(prefix, typeErr.Field)
+		if path == "" {
+			return badRequest("The request body must be a JSON object")
+		}
+		return invalidField(path, fmt.Sprintf("%s must be %s", path, jsonKind(typeErr.Type)))
+	case errors.As(err, &fErr):
+		path := joinPath(prefix, fErr.field)
+		return invalidField(path, fErr.msg)
+	case errors.As(err, &mErr):
+		return err
+	}
+	return badRequest("The request body could not be read: %v", err)
+}
+
+// errNoBody answers a request without the body it needs.
+func errNoBody() error { return badRequest("A JSON object is required as the request body") }
+
+// body limits the request body to the configured size.
+func (s *server) body(w http.ResponseWriter, r *http.Request) io.Reader {
+	return http.MaxBytesReader(w, r.Body, s.maxBody)
+}
+
+// decodeBody decodes the request body, one JSON object, into v. Unknown
+// fields are ignored; anything after the object is an error.
+func (s *server) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(s.body(w, r))
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errNoBody()
+		}
+		return decodeError(err, "")
+	}
+	return endOfBody(dec)
+}
+
+// endOfBody checks that nothing but white space follows the object.
+func endOfBody(dec *json.Decoder) error {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			return decodeError(err, "")
+		}
+		return badRequest("Malformed JSON: unexpected data after the JSON object")
+	}
+	return nil
+}
+
+// closing reads the token that closes the current object or array; the
+// end of the input there is an unexpected end.
+func closing(dec *json.Decoder) error {
+	_, err := dec.Token()
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// recipientJSON is one element of a request's recipients array.
+type recipientJSON struct {
+	PhoneNumber    string                `json:"phoneNumber"`
+	ExternalUserID string                `json:"externalUserId"`
+	Placeholders   recipientPlaceholders `json:"placeholders"`
+}
+
+// sendFields are the fields of a sending request beside recipients: each
+// key names the pointer its value is decoded into.
+type sendFields map[string]any
+
+// decodeSend reads a sending request as a stream: it walks the top-level
+// object token by token, decodes the fields named in fields normally and
+// the recipients array element by element straight into recipients,
+// refusing the request with "Too many recipients" as soon as the element
+// past the limit appears, without reading the rest. direct refuses
+// per-recipient placeholders (direct sends take none).
+func (s *server) decodeSend(w http.ResponseWriter, r *http.Request, fields sendFields, direct bool) ([]campaign.Recipient, error) {
+	dec := json.NewDecoder(s.body(w, r))
+	tok, err := dec.Token()
+	if errors.Is(err, io.EOF) {
+		return nil, errNoBody()
+	}
+	if err != nil {
+		return nil, decodeError(err, "")
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, badRequest("The request body must be a JSON object")
+	}
+	var (
+		recipients []campaign.Recipient
+		seen       bool
+	)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, decodeError(err, "")
+		}
+		key, _ := tok.(string)
+		if key == "recipients" {
+			if seen {
+				return nil, invalidField("recipients", "recipients is given more than once")
+			}
+			seen = true
+			if recipients, err = s.decodeRecipients(dec, direct); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		target, ok := fields[key]
+		if !ok {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, decodeError(err, key)
+			}
+			continue
+		}
+		if err := dec.Decode(target); err != nil {
+			return nil, decodeError(err, key)
+		}
+	}
+	if err := closing(dec); err != nil {
+		return nil, decodeError(err, "")
+	}
+	if err := endOfBody(dec); err != nil {
+		return nil, err
+	}
+	if len(recipients) == 0 {
+		return nil, invalidField("recipients", "recipients must hold at least one recipient")
+	}
+	return recipients, nil
+}
+
+// decodeRecipients decodes the recipients array at the decoder's position.
+func (s *server) decodeRecipients(dec *json.Decoder, direct bool) ([]campaign.Recipient, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, decodeError(err, "recipients")
+	}
+	if tok == nil {
+		return nil, nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, invalidField("recipients", "recipients must be an array")
+	}
+	max := s.campaigns.Limits().MaxRecipients
+	out := make([]campaign.Recipient, 0, 16)
+	for i := 0; dec.More(); i++ {
+		if i == max {
+			return nil, messaging.Errorf(messaging.Invalid, messaging.NameTooManyRecipients,
+				"A request may carry at most %d recipients", max)
+		}
+		var rj recipientJSON
+		if err := dec.Decode(&rj); err != nil {
+			return nil, decodeError(err, "recipients["+strconv.Itoa(i)+"]")
+		}
+		if direct && rj.Placeholders != nil {
+			f := "recipients[" + strconv.Itoa(i) + "].placeholders"
+			return nil, invalidField(f, f+": direct sends take no placeholders")
+		}
+		out = append(out, campaign.Recipient{Phone: rj.PhoneNumber, ExternalUserID: rj.ExternalUserID,
+			Placeholders: rj.Placeholders})
+	}
+	if err := closing(dec); err != nil {
+		return nil, decodeError(err, "recipients")
+	}
+	return out, nil
+}
+
+// placeholderValues are request-level placeholder values. Strings, numbers
+// (as written) and booleans are accepted; null values are left out.
+type placeholderValues map[string]string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *placeholderValues) UnmarshalJSON(b []byte) error {
+	m, err := decodePlaceholders(b, "")
+	*p = m
+	return err
+}
+
+// recipientPlaceholders are a recipient's placeholder values.
+type recipientPlaceholders map[string]string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *recipientPlaceholders) UnmarshalJSON(b []byte) error {
+	m, err := decodePlaceholders(b, "placeholders")
+	*p = m
+	return err
+}
+
+// decodePlaceholders decodes a placeholders object; errors name fields
+// under prefix.
+func decodePlaceholders(b []byte, prefix string) (map[string]string, error) {
+	if string(b) == "null" {
+		return nil, nil
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err == nil {
+		return m, nil
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, &fieldError{field: prefix, msg: joinPath(prefix, "placeholders") + " must be an object of names to values"}
+	}
+	if prefix != "" {
+		prefix += "."
+	}
+	m = make(map[string]string, len(raw))
+	for k, v := range raw {
+		switch {
+		case len(v) == 0 || string(v) == "null":
+		case v[0] == '"':
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return nil, &fieldError{field: prefix + k, msg: "placeholder " + k + " is not a valid string"}
+			}
+			m[k] = s
+		case string(v) == "true" || string(v) == "false" || v[0] == '-' || (v[0] >= '0' && v[0] <= '9'):
+			m[k] = string(v)
+		default:
+			return nil, &fieldError{field: prefix + k, msg: "placeholder " + k + " must be a string, a number or a boolean"}
+		}
+	}
+	return m, nil
+}
+
+// pathID parses the UUID path variable name.
+func pathID(r *http.Request, name string) (messaging.ID, error) {
+	v := mux.Vars(r)[name]
+	id, err := messaging.ParseID(v)
+	if err != nil {
+		return messaging.NilID, invalidField(name, fmt.Sprintf("%s %q is not a valid UUID", name, v))
+	}
+	return id, nil
+}
+
+// bodyID parses a UUID given in a request body field.
+func bodyID(fe *messaging.FieldErrors, field, v string) messaging.ID {
+	if v == "" {
+		fe.Add(field, "%s is required", field)
+		return messaging.NilID
+	}
+	id, err := messaging.ParseID(v)
+	if err != nil {
+		fe.Add(field, "%s %q is not a valid UUID", field, v)
+	}
+	return id
+}
+
+// query reads query parameters, collecting what is wrong field by field.
+type query struct {
+	v  url.Values
+	fe messaging.FieldErrors
+}
+
+func newQuery(r *http.Request) *query { return &query{v: r.URL.Query()} }
+
+// str returns a parameter, empty when absent.
+func (q *query) str(name string) string { return q.v.Get(name) }
+
+// intOr parses an integer parameter, def when absent.
+func (q *query) intOr(name string, def int) int {
+	s := q.v.Get(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		q.fe.Add(name, "%s must be an integer", name)
+		return def
+	}
+	return n
+}
+
+// page parses page and pageSize with the spec's defaults and limits.
+func (q *query) page() messaging.PageRequest {
+	p := messaging.PageRequest{Page: q.intOr("page", 1), PageSize: q.intOr("pageSize", messaging.DefaultPageSize)}
+	if _, bad := q.fe["page"]; !bad && p.Page < 1 {
+		q.fe.Add("page", "page must be at least 1")
+	}
+	if _, bad := q.fe["pageSize"]; !bad && (p.PageSize < 1 || p.PageSize > messaging.MaxPageSize) {
+		q.fe.Add("pageSize", "pageSize must be between 1 and %d", messaging.MaxPageSize)
+	}
+	return p
+}
+
+// id parses an optional UUID parameter.
+func (q *query) id(name string) messaging.ID {
+	s := q.v.Get(name)
+	if s == "" {
+		return messaging.NilID
+	}
+	id, err := messaging.ParseID(s)
+	if err != nil {
+		q.fe.Add(name, "%s %q is not a valid UUID", name, s)
+	}
+	return id
+}
+
+// date parses a time parameter: RFC 3339, or a date YYYY-MM-DD (UTC). A
+// date stands for its first instant, or its last when endOfDay.
+func (q *query) date(name string, endOfDay bool) time.Time {
+	s := q.v.Get(name)
+	if s == "" {
+		return time.Time{}
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC()
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		if endOfDay {
+			t = t.AddDate(0, 0, 1).Add(-time.Nanosecond)
+		}
+		return t
+	}
+	q.fe.Add(name, "%s must be an RFC 3339 time (2024-05-01T10:00:00Z) or a date (2024-05-01)", name)
+	return time.Time{}
+}
+
+// err returns the collected errors as one 400.
+func (q *query) err() error {
+	if len(q.fe) == 0 {
+		return nil
+	}
+	return &messaging.Error{Code: messaging.Invalid, Name: messaging.NameBadRequest,
+		Message: fieldsMessage(q.fe), Fields: q.fe}
+}

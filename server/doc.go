@@ -1,0 +1,78 @@
+// Package server is Herald's HTTP edge: the public API v1 under /api/v1,
+// the operators' admin API under /admin/v1, the health endpoints, API-key
+// authentication and the one table that maps error codes to HTTP statuses.
+// It calls the domain services (campaign, survey) and never a storage or
+// transport adapter; the binary composes those and hands the services in.
+//
+// # Routes
+//
+//	GET  /healthz                       process up: 200 {"status":"ok"}
+//	GET  /readyz                        Config.Ready passes: 200, else 503
+//	GET  /api/v1/openapi.json           the OpenAPI 3.1 document of the public API
+//	*    /api/v1/...                    the public API (X-API-Key)
+//	POST /admin/v1/...                  the admin API (Authorization: Bearer)
+//
+// The OpenAPI document (openapi/openapi.json, embedded) lists every public
+// route with its parameters, bodies, responses and errors.
+//
+// # Errors
+//
+// Every error answers a JSON body {"error", "message", "validationErrors"?}:
+// `error` is the spec's name of the error ("Bad Request", "Too many
+// recipients", ...), `message` a sentence for a person, and
+// `validationErrors` maps the JSON path of each faulty field to what is wrong
+// with it. A messaging.Error's code picks the status (see statusOf); 429
+// answers also carry currentPending, requestedCount, maxAllowed,
+// availableCapacity and retryAfterSeconds, and a Retry-After header. Internal
+// errors are logged with the request id and answered with a fixed message:
+// nothing internal reaches a caller.
+//
+// # Choices where the API contract leaves room
+//
+//   - Unknown fields in request bodies are ignored (a newer client talking to
+//     an older server keeps working); a known field of the wrong JSON type is
+//     a 400 naming the field.
+//   - messageType is accepted as its number (1-8) or its name
+//     ("SimpleText" ... "File"); it is always answered as a number, 1 for SMS
+//     templates. An SMS template given another type than 1 is a 400.
+//   - typeSpecificConfig is accepted as a JSON string holding the object or
+//     as the object itself, and answered as a string (null when none).
+//   - Placeholder values may be JSON strings, numbers or booleans; numbers
+//     are used exactly as written (25.50 stays "25.50"). Objects and arrays
+//     are a 400. Direct sends take no placeholders: giving some is a 400
+//     rather than being silently ignored.
+//   - Bodies with recipients are read as a stream: the request is refused
+//     with 400 "Too many recipients" as soon as the element past the limit
+//     appears, before the rest is read. A missing or empty recipients array
+//     is a 400 on the field recipients.
+//   - startDate and endDate take an RFC 3339 time or a date (YYYY-MM-DD, UTC);
+//     an endDate given as a date covers that whole day.
+//   - Request bodies are limited to Config.MaxBodyBytes; a larger body is a
+//     413 "Request Entity Too Large".
+//   - Times are answered in RFC 3339, UTC, with milliseconds.
+//   - Optional strings that are empty (description, externalUserId, details,
+//     ...) and ids that are zero (smsSenderId, chatServiceId, ...) are
+//     answered as null.
+//   - The response to an add-message carries the phone number normalised
+//     (digits only); invalidPhoneNumbers list numbers exactly as sent.
+//   - A campaign's detail also carries completedAt and failureReason (null
+//     until they apply).
+//   - Every response carries an X-Request-Id header: the caller's own when it
+//     sent a reasonable one, else a fresh one. The access log records method,
+//     path (without the query), status, duration and request id, never a body
+//     or a key.
+//
+// # Admin API
+//
+// Operators set companies up under /admin/v1 with `Authorization: Bearer
+// <Config.AdminToken>`; with no token configured the admin API answers 404.
+//
+//	POST /admin/v1/companies                                 {name} -> 201 {id, name, active}
+//	POST /admin/v1/companies/{id}/activate                   200 {id, name, active}
+//	POST /admin/v1/companies/{id}/deactivate                 200 {id, name, active}
+//	POST /admin/v1/companies/{id}/api-keys                   201 {apiKey} (revokes the previous key)
+//	POST /admin/v1/companies/{id}/sms-senders                {senderId} -> 201 {id, senderId, approved}
+//	POST /admin/v1/companies/{id}/sms-senders/{sid}/approve  200 {id, senderId, approved}
+//	POST /admin/v1/sms-senders/{sid}/approve                 200 {id, senderId, approved}
+//	POST /admin/v1/companies/{id}/chat-services              {brandName, providerServiceId} -> 201 {id, brandName, providerServiceId}
+package server

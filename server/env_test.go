@@ -1,0 +1,320 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/server"
+	"github.com/heraldhq/herald/store/memstore"
+	"github.com/heraldhq/herald/survey"
+)
+
+const adminToken = "test-admin-token"
+
+// envConfig tunes an env.
+type envConfig struct {
+	limits   campaign.Limits
+	now      func() time.Time
+	ready    func(context.Context) error
+	store    campaign.Store // default: the env's memstore
+	maxBody  int64
+	noVerify bool // skip the OpenAPI contract checks
+}
+
+// company is a company set up for a test: active, with an API key, an
+// approved SMS sender and a chat service.
+type company struct {
+	id     messaging.ID
+	key    string
+	sender int64
+	chat   int64
+}
+
+// env is a server on a memstore, with one company ready to send.
+type env struct {
+	t      *testing.T
+	store  *memstore.Store
+	svc    *campaign.Service
+	h      http.Handler
+	logs   *syncBuffer
+	verify *contract
+	company
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
+	t.Helper()
+	var cfg envConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	st := memstore.New()
+	var store campaign.Store = st
+	if cfg.store != nil {
+		store = cfg.store
+	}
+	svc := campaign.New(campaign.Config{Store: store, Limits: cfg.limits, Now: cfg.now})
+	tt, _ := t.(*testing.T)
+	e := &env{t: tt, store: st, svc: svc, logs: &syncBuffer{}}
+	e.h = server.New(server.Config{
+		Campaigns: svc, Surveys: survey.New(survey.Config{Store: st}), AdminToken: adminToken,
+		Logger: slog.New(slog.NewJSONHandler(e.logs, nil)), Ready: cfg.ready, MaxBodyBytes: cfg.maxBody,
+	})
+	t.Cleanup(svc.Close)
+	if !cfg.noVerify {
+		e.verify = loadContract(t)
+	}
+	e.company = e.newCompany(t, "Acme")
+	return e
+}
+
+// newCompany sets up another company.
+func (e *env) newCompany(t testing.TB, name string) company {
+	t.Helper()
+	ctx := context.Background()
+	c, err := e.svc.CreateCompany(ctx, name)
+	require.NoError(t, err)
+	require.NoError(t, e.svc.SetCompanyActive(ctx, c.ID, true))
+	key, err := e.svc.GenerateAPIKey(ctx, c.ID)
+	require.NoError(t, err)
+	sd, err := e.svc.RegisterSMSSender(ctx, c.ID, "ACME")
+	require.NoError(t, err)
+	require.NoError(t, e.svc.ApproveSMSSender(ctx, sd.ID))
+	cs, err := e.svc.AddChatService(ctx, c.ID, name+" Brand", "svc-"+name)
+	require.NoError(t, err)
+	return company{id: c.ID, key: key, sender: sd.ID, chat: cs.ID}
+}
+
+// response is an answer of the server.
+type response struct {
+	t      testing.TB
+	Code   int
+	Header http.Header
+	Body   []byte
+}
+
+// obj decodes the body as a JSON object.
+func (r response) obj() map[string]any {
+	r.t.Helper()
+	var m map[string]any
+	require.NoError(r.t, json.Unmarshal(r.Body, &m), "body: %s", r.Body)
+	return m
+}
+
+// arr decodes the body as a JSON array.
+func (r response) arr() []any {
+	r.t.Helper()
+	var a []any
+	require.NoError(r.t, json.Unmarshal(r.Body, &a), "body: %s", r.Body)
+	return a
+}
+
+// reqOpt changes a request before it is sent.
+type reqOpt func(*http.Request)
+
+func withKey(k string) reqOpt { return func(r *http.Request) { r.Header.Set("X-API-Key", k) } }
+
+func noKey() reqOpt { return func(r *http.Request) { r.Header.Del("X-API-Key") } }
+
+func withHeader(k, v string) reqOpt { return func(r *http.Request) { r.Header.Set(k, v) } }
+
+// bodyBytes turns a test body into bytes: nil, raw string, or a value to
+// encode.
+func bodyBytes(t testing.TB, body any) []byte {
+	switch b := body.(type) {
+	case nil:
+		return nil
+	case string:
+		return []byte(b)
+	case []byte:
+		return b
+	}
+	out, err := json.Marshal(body)
+	require.NoError(t, err)
+	return out
+}
+
+// do sends a request with the env's key and checks the exchange against
+// the OpenAPI document: the response always, the request when the server
+// accepted it.
+func (e *env) do(method, path string, body any, opts ...reqOpt) response {
+	return e.doT(e.t, method, path, body, opts...)
+}
+
+func (e *env) doT(t testing.TB, method, path string, body any, opts ...reqOpt) response {
+	t.Helper()
+	raw := bodyBytes(t, body)
+	build := func() *http.Request {
+		var rd io.Reader
+		if raw != nil {
+			rd = bytes.NewReader(raw)
+		}
+		r := httptest.NewRequest(method, path, rd)
+		if raw != nil {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		r.Header.Set("X-API-Key", e.key)
+		for _, o := range opts {
+			o(r)
+		}
+		return r
+	}
+	rec := httptest.NewRecorder()
+	e.h.ServeHTTP(rec, build())
+	res := response{t: t, Code: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	require.NotEmpty(t, res.Header.Get("X-Request-Id"), "every response carries a request id")
+	if e.verify != nil {
+		e.verify.check(t, build(), res)
+	}
+	return res
+}
+
+// requireKeys asserts the exact set of keys of a JSON object.
+func requireKeys(t testing.TB, m map[string]any, keys ...string) {
+	t.Helper()
+	got := make([]string, 0, len(m))
+	for k := range m {
+		got = append(got, k)
+	}
+	sort.Strings(got)
+	want := append([]string(nil), keys...)
+	sort.Strings(want)
+	require.Equal(t, want, got)
+}
+
+// requireError asserts an error answer: status, error name, and when
+// field is not empty that validationErrors has that field.
+func requireError(t testing.TB, r response, status int, name, field string) map[string]any {
+	t.Helper()
+	require.Equal(t, status, r.Code, "body: %s", r.Body)
+	require.Equal(t, "application/json", r.Header.Get("Content-Type"))
+	m := r.obj()
+	require.Equal(t, name, m["error"], "body: %s", r.Body)
+	msg, _ := m["message"].(string)
+	require.NotEmpty(t, msg)
+	if field != "" {
+		ve, ok := m["validationErrors"].(map[string]any)
+		require.True(t, ok, "validationErrors expected: %s", r.Body)
+		require.Contains(t, ve, field, "body: %s", r.Body)
+	}
+	return m
+}
+
+// smsTemplate creates an SMS template and returns its id.
+func (e *env) smsTemplate(name, content string, opts ...reqOpt) string {
+	e.t.Helper()
+	r := e.do("POST", "/api/v1/templates/sms", map[string]any{"name": name, "templateContent": content}, opts...)
+	require.Equal(e.t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	return r.obj()["id"].(string)
+}
+
+// chatTemplate creates a chat SimpleText template and returns its id.
+func (e *env) chatTemplate(name, content string, extra map[string]any, opts ...reqOpt) string {
+	e.t.Helper()
+	body := map[string]any{"name": name, "templateContent": content, "messageType": 1, "chatServiceId": e.chat}
+	for k, v := range extra {
+		body[k] = v
+	}
+	r := e.do("POST", "/api/v1/templates/chat", body, opts...)
+	require.Equal(e.t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	return r.obj()["id"].(string)
+}
+
+// transactional creates a transactional campaign and returns its id.
+func (e *env) transactional(ch, templateID string) string {
+	e.t.Helper()
+	r := e.do("POST", "/api/v1/"+ch+"/campaigns", map[string]any{"name": "tx", "templateId": templateID})
+	require.Equal(e.t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	return r.obj()["campaignId"].(string)
+}
+
+// recipients builds a recipients array of n valid numbers.
+func recipients(n int) []map[string]any {
+	out := make([]map[string]any, n)
+	for i := range out {
+		out[i] = map[string]any{"phoneNumber": phone(i)}
+	}
+	return out
+}
+
+// phone returns the i-th test number.
+func phone(i int) string { return fmt.Sprintf("+4477009%05d", i) }
+
+// wait waits for the background preparations.
+func (e *env) wait() {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(e.t, e.svc.Wait(ctx))
+}
+
+// pending returns the company's pending count.
+func (e *env) pending(id messaging.ID) int {
+	e.t.Helper()
+	n, err := e.store.PendingCount(context.Background(), id)
+	require.NoError(e.t, err)
+	return n
+}
+
+// campaignCount returns how many visible campaigns the company has.
+func (e *env) campaignCount(id messaging.ID) int {
+	e.t.Helper()
+	_, n, err := e.store.ListCampaigns(context.Background(), id, messaging.CampaignFilter{PageRequest: messaging.PageRequest{Page: 1, PageSize: 100}})
+	require.NoError(e.t, err)
+	return n
+}
+
+// messageCount returns how many messages the company has for a number.
+func (e *env) messageCount(id messaging.ID, phone string) int {
+	e.t.Helper()
+	p, _ := messaging.NormalizePhone(phone)
+	_, n, err := e.store.ListMessages(context.Background(), id, messaging.MessageFilter{Phone: p, PageRequest: messaging.PageRequest{Page: 1, PageSize: 100}})
+	require.NoError(e.t, err)
+	return n
+}
+
+func withLimits(l campaign.Limits) func(*envConfig) { return func(c *envConfig) { c.limits = l } }
+
+func campaignLimits(maxPending, maxRecipients int) campaign.Limits {
+	return campaign.Limits{MaxPending: maxPending, MaxRecipients: maxRecipients, RetryAfter: 30 * time.Second}
+}
+
+// lastCampaign returns the id of the company's newest visible campaign.
+func (e *env) lastCampaign(t testing.TB) string {
+	t.Helper()
+	cs, _, err := e.store.ListCampaigns(context.Background(), e.id, messaging.CampaignFilter{PageRequest: messaging.PageRequest{Page: 1, PageSize: 1}})
+	require.NoError(t, err)
+	require.NotEmpty(t, cs)
+	return cs[0].ID.String()
+}

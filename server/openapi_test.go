@@ -1,0 +1,278 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/server"
+)
+
+// contract checks exchanges against the OpenAPI document and records which
+// operation answered which status.
+type contract struct {
+	doc    *openapi3.T
+	router routers.Router
+
+	mu   sync.Mutex
+	seen map[string]map[int]bool // operationId -> statuses
+}
+
+func loadContract(t testing.TB) *contract {
+	t.Helper()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(server.OpenAPI())
+	require.NoError(t, err)
+	require.NoError(t, doc.Validate(context.Background()))
+	router, err := gorillamux.NewRouter(doc)
+	require.NoError(t, err)
+	return &contract{doc: doc, router: router, seen: map[string]map[int]bool{}}
+}
+
+// apiKeyPresent is the authentication check of request validation.
+func apiKeyPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	if in.SecuritySchemeName != "ApiKey" {
+		return errors.New("unknown security scheme " + in.SecuritySchemeName)
+	}
+	if in.RequestValidationInput.Request.Header.Get("X-API-Key") == "" {
+		return errors.New("X-API-Key missing")
+	}
+	return nil
+}
+
+// check validates one exchange. Exchanges outside /api/v1 and those the
+// document has no operation for (unknown routes, wrong methods, which the
+// server answers 404 and 405) are not checked.
+func (c *contract) check(t testing.TB, req *http.Request, res response) {
+	t.Helper()
+	if !strings.HasPrefix(req.URL.Path, "/api/v1/") {
+		return
+	}
+	route, params, err := c.router.FindRoute(req)
+	if err != nil {
+		require.Contains(t, []int{http.StatusNotFound, http.StatusMethodNotAllowed}, res.Code,
+			"%s %s has no documented operation but answered %d", req.Method, req.URL.Path, res.Code)
+		return
+	}
+	ctx := context.Background()
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: apiKeyPresent}}
+	if res.Code < 400 {
+		require.NoError(t, openapi3filter.ValidateRequest(ctx, in), "request %s %s", req.Method, req.URL)
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: res.Code, Header: res.Header,
+		Options: &openapi3filter.Options{IncludeResponseStatus: true}}
+	out.SetBodyBytes(res.Body)
+	require.NoError(t, openapi3filter.ValidateResponse(ctx, out), "response of %s %s: %d %s", req.Method, req.URL, res.Code, res.Body)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := route.Operation.OperationID
+	if c.seen[id] == nil {
+		c.seen[id] = map[int]bool{}
+	}
+	c.seen[id][res.Code] = true
+}
+
+// operations lists the document's operation ids.
+func (c *contract) operations() []string {
+	var ids []string
+	for _, item := range c.doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			ids = append(ids, op.OperationID)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func TestOpenAPIDocumentIsServed(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("GET", "/api/v1/openapi.json", nil, noKey())
+	require.Equal(t, http.StatusOK, r.Code)
+	require.Equal(t, "application/json", r.Header.Get("Content-Type"))
+	require.True(t, bytes.Equal(server.OpenAPI(), r.Body))
+	doc := r.obj()
+	require.Equal(t, "3.1.0", doc["openapi"])
+}
+
+func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
+	c := loadContract(t)
+	require.True(t, c.doc.IsOpenAPI31OrLater())
+	want := map[string][]string{
+		"/api/v1/templates/sms":                       {"POST"},
+		"/api/v1/templates/chat":                      {"POST"},
+		"/api/v1/templates":                           {"GET"},
+		"/api/v1/templates/{id}":                      {"DELETE", "GET", "PUT"},
+		"/api/v1/sms/campaigns":                       {"POST"},
+		"/api/v1/chat/campaigns":                      {"POST"},
+		"/api/v1/sms/campaigns/{id}/messages":         {"POST"},
+		"/api/v1/chat/campaigns/{id}/messages":        {"POST"},
+		"/api/v1/sms/promotional":                     {"POST"},
+		"/api/v1/chat/send":                           {"POST"},
+		"/api/v1/sms/send":                            {"POST"},
+		"/api/v1/chat/send-text":                      {"POST"},
+		"/api/v1/campaigns":                           {"GET"},
+		"/api/v1/campaigns/{id}":                      {"GET"},
+		"/api/v1/campaigns/{id}/start":                {"POST"},
+		"/api/v1/messages":                            {"GET"},
+		"/api/v1/survey-results":                      {"GET"},
+		"/api/v1/survey-results/{campaignId}/summary": {"GET"},
+		"/api/v1/chat-services":                       {"GET"},
+		"/api/v1/sms-senders":                         {"GET"},
+		"/api/v1/openapi.json":                        {"GET"},
+	}
+	got := map[string][]string{}
+	for path, item := range c.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			got[path] = append(got[path], method)
+			if path == "/api/v1/openapi.json" {
+				continue
+			}
+			require.NotNil(t, op.Responses.Status(http.StatusUnauthorized), "%s %s documents 401", method, path)
+			require.NotNil(t, op.Responses.Status(http.StatusServiceUnavailable), "%s %s documents 503", method, path)
+			require.NotNil(t, op.Responses.Status(http.StatusInternalServerError), "%s %s documents 500", method, path)
+			if op.Security != nil {
+				require.NotEmpty(t, *op.Security, "%s %s needs the API key", method, path)
+			}
+		}
+		sort.Strings(got[path])
+	}
+	require.Equal(t, want, got)
+	require.NotNil(t, c.doc.Components.SecuritySchemes["ApiKey"])
+	require.Equal(t, "X-API-Key", c.doc.Components.SecuritySchemes["ApiKey"].Value.Name)
+	require.Len(t, c.doc.Security, 1)
+	tooMany := c.doc.Components.Responses["TooManyRequests"].Value
+	require.True(t, tooMany.Headers["Retry-After"].Value.Required)
+}
+
+// TestContractTour exercises every operation of the document through the
+// server, with its success and its main errors, every exchange validated
+// against the document; at the end every operation must have answered a
+// success.
+func TestContractTour(t *testing.T) {
+	e := newEnv(t, withLimits(campaignLimits(5, 3)))
+	other := e.newCompany(t, "Other")
+	otherTemplate := e.smsTemplate("theirs", "x", withKey(other.key))
+	missing := "0190f5c0-0000-7000-8000-000000000000"
+
+	sms := e.smsTemplate("sms", "Hi {{name}}")
+	chat := e.chatTemplate("chat", "Hello {{name}}", map[string]any{
+		"smsFallbackEnabled": true, "smsFallbackTemplateContent": "Hi {{name}}", "smsFallbackSenderId": e.sender})
+	survey := e.chatTemplate("survey", "Pick one", map[string]any{"messageType": "Survey",
+		"typeSpecificConfig": map[string]any{"options": []map[string]string{{"optionText": "Yes", "optionValue": "y"}, {"optionText": "No", "optionValue": "n"}}}})
+
+	e.do("GET", "/api/v1/templates?page=1&pageSize=2", nil)
+	e.do("GET", "/api/v1/templates?pageSize=101", nil)
+	e.do("GET", "/api/v1/templates/"+sms, nil)
+	e.do("GET", "/api/v1/templates/"+chat, nil)
+	e.do("GET", "/api/v1/templates/"+otherTemplate, nil)
+	e.do("GET", "/api/v1/templates/not-a-uuid", nil)
+	e.do("PUT", "/api/v1/templates/"+sms, map[string]any{"name": "sms", "templateContent": "Hey {{name}}", "smsSenderId": e.sender})
+	e.do("PUT", "/api/v1/templates/"+chat, map[string]any{"name": "chat", "messageType": 1, "chatServiceId": e.chat, "templateContent": "Yo"})
+	e.do("PUT", "/api/v1/templates/"+missing, map[string]any{"name": "x"})
+	e.do("POST", "/api/v1/templates/sms", map[string]any{"name": "sms", "templateContent": "dup"})
+	e.do("POST", "/api/v1/templates/chat", `{"name": "broken"`)
+	gone := e.smsTemplate("gone", "bye")
+	e.do("DELETE", "/api/v1/templates/"+gone, nil)
+	e.do("DELETE", "/api/v1/templates/"+gone, nil)
+
+	smsTx := e.transactional("sms", sms)
+	chatTx := e.transactional("chat", chat)
+	e.do("POST", "/api/v1/sms/campaigns", map[string]any{"name": "x", "templateId": chat})
+	e.do("POST", "/api/v1/chat/campaigns", map[string]any{"name": "x", "templateId": missing})
+	e.do("POST", "/api/v1/sms/campaigns/"+smsTx+"/messages", map[string]any{"phoneNumber": phone(1), "placeholders": map[string]any{"name": "Ada"}})
+	e.do("POST", "/api/v1/chat/campaigns/"+chatTx+"/messages", map[string]any{"phoneNumber": phone(2), "externalUserId": "u2"})
+	e.do("POST", "/api/v1/chat/campaigns/"+smsTx+"/messages", map[string]any{"phoneNumber": phone(2)})
+	e.do("POST", "/api/v1/sms/campaigns/"+missing+"/messages", map[string]any{"phoneNumber": phone(2)})
+
+	bulk := e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": append(recipients(2), map[string]any{"phoneNumber": "12"})}).obj()["campaignId"].(string)
+	e.do("POST", "/api/v1/chat/send", map[string]any{"templateId": survey, "recipients": recipients(1), "placeholders": map[string]any{"name": "all"}})
+	e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(6)})
+	e.do("POST", "/api/v1/chat/send", map[string]any{"templateId": sms, "recipients": recipients(1)})
+	e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": missing, "recipients": recipients(1)})
+	e.wait()
+	e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(3)}) // 429: 2 + 1 + 2 pending
+	e.do("POST", "/api/v1/sms/send", map[string]any{"messageContent": "hi", "smsSenderId": 999, "recipients": recipients(1)})
+	e.do("POST", "/api/v1/chat/send-text", map[string]any{"messageContent": "hi", "chatServiceId": 999, "recipients": recipients(1)})
+
+	e.do("GET", "/api/v1/campaigns?sendingMode=Bulk", nil)
+	e.do("GET", "/api/v1/campaigns?sendingMode=Nope", nil)
+	e.do("GET", "/api/v1/campaigns/"+bulk, nil)
+	e.do("GET", "/api/v1/campaigns/"+chatTx, nil)
+	e.do("GET", "/api/v1/campaigns/"+missing, nil)
+	e.do("POST", "/api/v1/campaigns/"+bulk+"/start", nil)
+	e.do("POST", "/api/v1/campaigns/"+bulk+"/start", nil)
+	e.do("POST", "/api/v1/campaigns/"+missing+"/start", nil)
+
+	direct := newEnv(t)
+	direct.do("POST", "/api/v1/sms/send", map[string]any{"messageContent": "hi", "smsSenderId": direct.sender, "recipients": recipients(2)})
+	direct.do("POST", "/api/v1/chat/send-text", map[string]any{"messageContent": "hi", "chatServiceId": direct.chat,
+		"smsFallbackText": "hi", "smsFallbackSenderId": direct.sender, "recipients": []map[string]any{{"phoneNumber": phone(1), "externalUserId": "u1"}}})
+
+	e.do("GET", "/api/v1/messages?phoneNumber="+strings.TrimPrefix(phone(1), "+")+"&startDate=2020-01-01&endDate=2999-12-31", nil)
+	e.do("GET", "/api/v1/messages?externalUserId=u2&page=1&pageSize=5", nil)
+	e.do("GET", "/api/v1/messages", nil)
+	e.do("GET", "/api/v1/messages?phoneNumber=1&startDate=yesterday", nil)
+
+	surveyCampaign := e.lastCampaign(t)
+	e.do("GET", "/api/v1/survey-results?campaignId="+surveyCampaign+"&selectedOptionIndex=0&startDate=2020-01-01", nil)
+	e.do("GET", "/api/v1/survey-results?campaignId="+bulk, nil)
+	e.do("GET", "/api/v1/survey-results", nil)
+	e.do("GET", "/api/v1/survey-results?campaignId="+missing, nil)
+	e.do("GET", "/api/v1/survey-results/"+surveyCampaign+"/summary", nil)
+	e.do("GET", "/api/v1/survey-results/"+missing+"/summary", nil)
+	e.do("GET", "/api/v1/chat-services", nil)
+	e.do("GET", "/api/v1/sms-senders", nil)
+	e.do("GET", "/api/v1/sms-senders", nil, noKey())
+	e.do("GET", "/api/v1/sms-senders", nil, withKey("om_"+strings.Repeat("x", 32)))
+	e.do("GET", "/api/v1/openapi.json", nil, noKey())
+
+	seen := map[string]map[int]bool{}
+	for _, c := range []*contract{e.verify, direct.verify} {
+		for id, st := range c.seen {
+			if seen[id] == nil {
+				seen[id] = map[int]bool{}
+			}
+			for code := range st {
+				seen[id][code] = true
+			}
+		}
+	}
+	var missed []string
+	for _, id := range e.verify.operations() {
+		ok := false
+		for code := range seen[id] {
+			ok = ok || code < 300
+		}
+		if !ok {
+			missed = append(missed, id)
+		}
+	}
+	require.Empty(t, missed, "operations never answered a success")
+	var statuses []string
+	for id, st := range seen {
+		for code := range st {
+			statuses = append(statuses, id+" "+strconv.Itoa(code))
+		}
+	}
+	sort.Strings(statuses)
+	for _, want := range []string{"smsPromotional 429", "smsPromotional 400", "smsPromotional 404", "getTemplate 404",
+		"getTemplate 400", "listTemplates 400", "smsCreateCampaign 400", "chatCreateCampaign 404", "chatAddMessage 400",
+		"smsAddMessage 404", "startCampaign 400", "startCampaign 404", "listMessages 400", "listSurveyResults 400",
+		"listSurveyResults 404", "surveySummary 404", "listSmsSenders 401", "smsSend 400", "chatSendText 400",
+		"createChatTemplate 400", "createSmsTemplate 400", "updateTemplate 404", "deleteTemplate 404", "listCampaigns 400"} {
+		require.Contains(t, statuses, want)
+	}
+}

@@ -1,0 +1,212 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/survey"
+)
+
+// DefaultMaxBodyBytes is the default limit of a request body: room for the
+// largest request the API allows (200,000 recipients with placeholders).
+const DefaultMaxBodyBytes = 64 << 20
+
+// readyTimeout bounds one readiness check.
+const readyTimeout = 5 * time.Second
+
+// Config configures the HTTP handler. Campaigns and Surveys are required;
+// every other field has a documented zero-value default.
+type Config struct {
+	// Campaigns runs templates, campaigns, sends and accounts. Required.
+	Campaigns *campaign.Service
+	// Surveys reports survey results. Required.
+	Surveys *survey.Service
+	// AdminToken guards the admin API (Authorization: Bearer). Empty: the
+	// admin API is off and its paths answer 404.
+	AdminToken string
+	// Logger receives the access log and internal errors. Default: discard.
+	Logger *slog.Logger
+	// Ready tells whether the service can serve (e.g. the database answers);
+	// GET /readyz answers 503 when it returns an error. Nil: always ready.
+	Ready func(ctx context.Context) error
+	// Extra mounts more handlers outside the API, without API-key
+	// authentication, by path: an exact path ("/metrics"), or a prefix when
+	// it ends with a slash ("/callbacks/"). Longer paths are tried first.
+	Extra map[string]http.Handler
+	// MaxBodyBytes limits request bodies. Default DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+}
+
+// server is the handler New returns.
+type server struct {
+	campaigns  *campaign.Service
+	surveys    *survey.Service
+	adminToken string
+	log        *slog.Logger
+	ready      func(ctx context.Context) error
+	maxBody    int64
+	router     *mux.Router
+
+	idPrefix string
+	seq      atomic.Uint64
+}
+
+// New returns the HTTP handler of Herald: the public API v1, the admin API,
+// the health endpoints and cfg.Extra. It panics when cfg.Campaigns or
+// cfg.Surveys is nil.
+func New(cfg Config) http.Handler {
+	if cfg.Campaigns == nil || cfg.Surveys == nil {
+		panic("server: Config.Campaigns and Config.Surveys are required")
+	}
+	s := &server{campaigns: cfg.Campaigns, surveys: cfg.Surveys, adminToken: cfg.AdminToken,
+		log: cfg.Logger, ready: cfg.Ready, maxBody: cfg.MaxBodyBytes}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	var p [4]byte
+	_, _ = rand.Read(p[:])
+	s.idPrefix = hex.EncodeToString(p[:])
+	s.router = s.routes(cfg.Extra)
+	return s
+}
+
+// handlerFunc is a handler that returns its error; h answers it.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// h adapts a handlerFunc.
+func (s *server) h(f handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := f(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}
+
+// routes builds the router.
+func (s *server) routes(extra map[string]http.Handler) *mux.Router {
+	r := mux.NewRouter()
+	notFound := s.h(func(w http.ResponseWriter, r *http.Request) error {
+		return &httpError{status: http.StatusNotFound, name: "Not Found",
+			message: "No route " + r.URL.Path}
+	})
+	r.NotFoundHandler = notFound
+	r.MethodNotAllowedHandler = http.HandlerFunc(s.methodNotAllowed)
+
+	paths := make([]string, 0, len(extra))
+	for p := range extra {
+		paths = append(paths, p)
+	}
+	sort.Slice(paths, func(i, j int) bool { return len(paths[i]) > len(paths[j]) })
+	for _, p := range paths {
+		if strings.HasSuffix(p, "/") {
+			r.PathPrefix(p).Handler(extra[p])
+		} else {
+			r.Handle(p, extra[p])
+		}
+	}
+
+	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)
+	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1/openapi.json", s.openAPI).Methods(http.MethodGet)
+
+	api := r.PathPrefix("/api/v1").Subrouter()
+	api.NotFoundHandler = notFound
+	api.MethodNotAllowedHandler = http.HandlerFunc(s.methodNotAllowed)
+	api.Use(s.apiKeyAuth)
+	route := func(method, path string, f handlerFunc) { api.Handle(path, s.h(f)).Methods(method) }
+
+	route(http.MethodPost, "/templates/sms", s.createSMSTemplate)
+	route(http.MethodPost, "/templates/chat", s.createChatTemplate)
+	route(http.MethodGet, "/templates", s.listTemplates)
+	route(http.MethodGet, "/templates/{id}", s.getTemplate)
+	route(http.MethodPut, "/templates/{id}", s.updateTemplate)
+	route(http.MethodDelete, "/templates/{id}", s.deleteTemplate)
+
+	route(http.MethodPost, "/sms/campaigns", s.createSMSCampaign)
+	route(http.MethodPost, "/chat/campaigns", s.createChatCampaign)
+	route(http.MethodPost, "/sms/campaigns/{id}/messages", s.addSMSMessage)
+	route(http.MethodPost, "/chat/campaigns/{id}/messages", s.addChatMessage)
+	route(http.MethodPost, "/sms/promotional", s.sendSMSBulk)
+	route(http.MethodPost, "/chat/send", s.sendChatBulk)
+	route(http.MethodPost, "/sms/send", s.sendDirectSMS)
+	route(http.MethodPost, "/chat/send-text", s.sendDirectChat)
+
+	route(http.MethodGet, "/campaigns", s.listCampaigns)
+	route(http.MethodGet, "/campaigns/{id}", s.getCampaign)
+	route(http.MethodPost, "/campaigns/{id}/start", s.startCampaign)
+
+	route(http.MethodGet, "/messages", s.listMessages)
+	route(http.MethodGet, "/survey-results", s.listSurveyResults)
+	route(http.MethodGet, "/survey-results/{campaignId}/summary", s.surveySummary)
+	route(http.MethodGet, "/chat-services", s.listChatServices)
+	route(http.MethodGet, "/sms-senders", s.listSMSSenders)
+
+	if s.adminToken != "" {
+		admin := r.PathPrefix("/admin/v1").Subrouter()
+		admin.NotFoundHandler = notFound
+		admin.MethodNotAllowedHandler = http.HandlerFunc(s.methodNotAllowed)
+		admin.Use(s.adminAuth)
+		post := func(path string, f handlerFunc) { admin.Handle(path, s.h(f)).Methods(http.MethodPost) }
+		post("/companies", s.adminCreateCompany)
+		post("/companies/{id}/activate", s.adminActivate(true))
+		post("/companies/{id}/deactivate", s.adminActivate(false))
+		post("/companies/{id}/api-keys", s.adminAPIKey)
+		post("/companies/{id}/sms-senders", s.adminRegisterSender)
+		post("/companies/{id}/sms-senders/{smsSenderId}/approve", s.adminApproveCompanySender)
+		post("/sms-senders/{smsSenderId}/approve", s.adminApproveSender)
+		post("/companies/{id}/chat-services", s.adminAddChatService)
+	}
+	return r
+}
+
+// methodNotAllowed answers a known path asked with the wrong method, with
+// the methods it takes in Allow.
+func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		var match mux.RouteMatch
+		if s.router.Match(probe, &match) && match.MatchErr == nil {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+	}
+	s.writeError(w, r, &httpError{status: http.StatusMethodNotAllowed, name: nameMethodNotAllowed,
+		message: "Method " + r.Method + " is not allowed on " + r.URL.Path})
+}
+
+// healthz answers that the process is up.
+func (s *server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers whether the service can serve.
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		if err := s.ready(ctx); err != nil {
+			s.log.LogAttrs(r.Context(), slog.LevelWarn, "not ready",
+				slog.String("requestId", requestID(r.Context())), slog.String("err", err.Error()))
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
