@@ -54,9 +54,9 @@ func (s *server) createCampaign(w http.ResponseWriter, r *http.Request, ch messa
 
 // messageInput is the body of an add-message.
 type messageInput struct {
-	PhoneNumber    string            `json:"phoneNumber"`
-	ExternalUserID string            `json:"externalUserId"`
-	Placeholders   placeholderValues `json:"placeholders"`
+	PhoneNumber    string                `json:"phoneNumber"`
+	ExternalUserID string                `json:"externalUserId"`
+	Placeholders   recipientPlaceholders `json:"placeholders"`
 }
 
 // messageQueuedJSON answers an add-message.

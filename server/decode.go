@@ -285,7 +285,7 @@ func decodePlaceholders(b []byte, prefix string) (map[string]string, error) {
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, &fieldError{field: prefix, msg: joinPath(prefix, "placeholders") + " must be an object of names to values"}
+		return nil, &fieldError{field: prefix, msg: "placeholders must be an object of names to values"}
 	}
 	if prefix != "" {
 		prefix += "."

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/survey"
 )
 
@@ -99,7 +100,7 @@ func (s *server) h(f handlerFunc) http.HandlerFunc {
 func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 	r := mux.NewRouter()
 	notFound := s.h(func(w http.ResponseWriter, r *http.Request) error {
-		return &httpError{status: http.StatusNotFound, name: "Not Found",
+		return &httpError{status: http.StatusNotFound, name: messaging.NameNotFound,
 			message: "No route " + r.URL.Path}
 	})
 	r.NotFoundHandler = notFound
@@ -122,11 +123,12 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/openapi.json", s.openAPI).Methods(http.MethodGet)
 
-	api := r.PathPrefix("/api/v1").Subrouter()
-	api.NotFoundHandler = notFound
-	api.MethodNotAllowedHandler = http.HandlerFunc(s.methodNotAllowed)
-	api.Use(s.apiKeyAuth)
-	route := func(method, path string, f handlerFunc) { api.Handle(path, s.h(f)).Methods(method) }
+	// Routes are registered flat, with full paths and their guard wrapped
+	// around each handler: gorilla/mux subrouters lose the "method not
+	// allowed" outcome of one route when a later route shares its prefix.
+	route := func(method, path string, f handlerFunc) {
+		r.Handle("/api/v1"+path, s.apiKeyAuth(s.h(f))).Methods(method)
+	}
 
 	route(http.MethodPost, "/templates/sms", s.createSMSTemplate)
 	route(http.MethodPost, "/templates/chat", s.createChatTemplate)
@@ -155,11 +157,9 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 	route(http.MethodGet, "/sms-senders", s.listSMSSenders)
 
 	if s.adminToken != "" {
-		admin := r.PathPrefix("/admin/v1").Subrouter()
-		admin.NotFoundHandler = notFound
-		admin.MethodNotAllowedHandler = http.HandlerFunc(s.methodNotAllowed)
-		admin.Use(s.adminAuth)
-		post := func(path string, f handlerFunc) { admin.Handle(path, s.h(f)).Methods(http.MethodPost) }
+		post := func(path string, f handlerFunc) {
+			r.Handle("/admin/v1"+path, s.adminAuth(s.h(f))).Methods(http.MethodPost)
+		}
 		post("/companies", s.adminCreateCompany)
 		post("/companies/{id}/activate", s.adminActivate(true))
 		post("/companies/{id}/deactivate", s.adminActivate(false))
