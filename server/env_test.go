@@ -30,7 +30,7 @@ type envConfig struct {
 	limits   campaign.Limits
 	now      func() time.Time
 	ready    func(context.Context) error
-	store    campaign.Store // default: the env's memstore
+	wrap     func(*memstore.Store) campaign.Store // what the service sees; default the memstore
 	maxBody  int64
 	noVerify bool // skip the OpenAPI contract checks
 }
@@ -81,8 +81,8 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 	}
 	st := memstore.New()
 	var store campaign.Store = st
-	if cfg.store != nil {
-		store = cfg.store
+	if cfg.wrap != nil {
+		store = cfg.wrap(st)
 	}
 	svc := campaign.New(campaign.Config{Store: store, Limits: cfg.limits, Now: cfg.now})
 	tt, _ := t.(*testing.T)
@@ -318,3 +318,6 @@ func (e *env) lastCampaign(t testing.TB) string {
 	require.NotEmpty(t, cs)
 	return cs[0].ID.String()
 }
+
+// loggerTo returns a JSON logger writing to w.
+func loggerTo(w io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(w, nil)) }
