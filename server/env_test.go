@@ -32,7 +32,9 @@ type envConfig struct {
 	ready    func(context.Context) error
 	wrap     func(*memstore.Store) campaign.Store // what the service sees; default the memstore
 	maxBody  int64
-	noVerify bool // skip the OpenAPI contract checks
+	noVerify bool      // skip the OpenAPI contract checks
+	quiet    bool      // discard the logs
+	logTo    io.Writer // where the logs go; default the env's buffer
 }
 
 // company is a company set up for a test: active, with an API key, an
@@ -46,7 +48,7 @@ type company struct {
 
 // env is a server on a memstore, with one company ready to send.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	store  *memstore.Store
 	svc    *campaign.Service
 	h      http.Handler
@@ -85,11 +87,17 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 		store = cfg.wrap(st)
 	}
 	svc := campaign.New(campaign.Config{Store: store, Limits: cfg.limits, Now: cfg.now})
-	tt, _ := t.(*testing.T)
-	e := &env{t: tt, store: st, svc: svc, logs: &syncBuffer{}}
+	e := &env{t: t, store: st, svc: svc, logs: &syncBuffer{}}
+	logger := loggerTo(e.logs)
+	if cfg.logTo != nil {
+		logger = loggerTo(cfg.logTo)
+	}
+	if cfg.quiet {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	e.h = server.New(server.Config{
 		Campaigns: svc, Surveys: survey.New(survey.Config{Store: st}), AdminToken: adminToken,
-		Logger: slog.New(slog.NewJSONHandler(e.logs, nil)), Ready: cfg.ready, MaxBodyBytes: cfg.maxBody,
+		Logger: logger, Ready: cfg.ready, MaxBodyBytes: cfg.maxBody,
 	})
 	t.Cleanup(svc.Close)
 	if !cfg.noVerify {

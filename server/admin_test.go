@@ -1,0 +1,118 @@
+package server_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func admin() reqOpt { return withHeader("Authorization", "Bearer "+adminToken) }
+
+func TestAdminOnboarding(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("POST", "/admin/v1/companies", map[string]any{"name": "Globex"}, admin())
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	c := r.obj()
+	requireKeys(t, c, "id", "name", "active")
+	require.Equal(t, "Globex", c["name"])
+	require.Equal(t, false, c["active"])
+	id := c["id"].(string)
+
+	r = e.do("POST", "/admin/v1/companies/"+id+"/api-keys", nil, admin())
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	k := r.obj()
+	requireKeys(t, k, "apiKey")
+	key := k["apiKey"].(string)
+	require.Regexp(t, `^om_[A-Za-z0-9]{32}$`, key)
+	require.Equal(t, "no-store", r.Header.Get("Cache-Control"))
+
+	requireError(t, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)), http.StatusServiceUnavailable, "Service Unavailable", "")
+	r = e.do("POST", "/admin/v1/companies/"+id+"/activate", nil, admin())
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, map[string]any{"id": id, "name": "Globex", "active": true}, r.obj())
+	require.Equal(t, http.StatusOK, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)).Code)
+
+	r = e.do("POST", "/admin/v1/companies/"+id+"/sms-senders", map[string]any{"senderId": "GLOBEX"}, admin())
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	sd := r.obj()
+	requireKeys(t, sd, "id", "senderId", "approved")
+	require.Equal(t, "GLOBEX", sd["senderId"])
+	require.Equal(t, false, sd["approved"])
+	sid := sd["id"].(float64)
+	require.Equal(t, []any{}, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)).arr(), "not approved yet")
+
+	r = e.do("POST", "/admin/v1/companies/"+id+"/sms-senders/"+ftoa(sid)+"/approve", nil, admin())
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, map[string]any{"id": sid, "senderId": "GLOBEX", "approved": true}, r.obj())
+	require.Equal(t, []any{map[string]any{"id": sid, "senderId": "GLOBEX"}}, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)).arr())
+
+	r = e.do("POST", "/admin/v1/companies/"+id+"/sms-senders", map[string]any{"senderId": "GLOBEX2"}, admin())
+	sid2 := r.obj()["id"].(float64)
+	r = e.do("POST", "/admin/v1/sms-senders/"+ftoa(sid2)+"/approve", nil, admin())
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	ap := r.obj()
+	require.Equal(t, sid2, ap["id"])
+	require.Equal(t, true, ap["approved"])
+	require.Len(t, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)).arr(), 2)
+
+	r = e.do("POST", "/admin/v1/companies/"+id+"/chat-services", map[string]any{"brandName": "Globex", "providerServiceId": "pv-77"}, admin())
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	cs := r.obj()
+	requireKeys(t, cs, "id", "brandName", "providerServiceId")
+	require.Equal(t, "pv-77", cs["providerServiceId"])
+	require.Equal(t, []any{map[string]any{"id": cs["id"], "brandName": "Globex"}}, e.do("GET", "/api/v1/chat-services", nil, withKey(key)).arr())
+
+	// A new key revokes the previous one.
+	r = e.do("POST", "/admin/v1/companies/"+id+"/api-keys", nil, admin())
+	require.Equal(t, http.StatusCreated, r.Code)
+	requireError(t, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)), http.StatusUnauthorized, "Unauthorized", "")
+	require.Equal(t, http.StatusOK, e.do("GET", "/api/v1/sms-senders", nil, withKey(r.obj()["apiKey"].(string))).Code)
+
+	r = e.do("POST", "/admin/v1/companies/"+id+"/deactivate", nil, admin())
+	require.Equal(t, http.StatusOK, r.Code)
+	require.Equal(t, false, r.obj()["active"])
+}
+
+func TestAdminErrors(t *testing.T) {
+	e := newEnv(t)
+	other := e.newCompany(t, "Other")
+	missing := "0190f5c0-0000-7000-8000-000000000000"
+	cases := []struct {
+		name, path string
+		body       any
+		opt        reqOpt
+		status     int
+		error      string
+		field      string
+	}{
+		{"no token", "/admin/v1/companies", map[string]any{"name": "x"}, func(*http.Request) {}, 401, "Unauthorized", ""},
+		{"wrong token", "/admin/v1/companies", map[string]any{"name": "x"}, withHeader("Authorization", "Bearer nope"), 401, "Unauthorized", ""},
+		{"token with another scheme", "/admin/v1/companies", map[string]any{"name": "x"}, withHeader("Authorization", "Basic "+adminToken), 401, "Unauthorized", ""},
+		{"api key is not an admin token", "/admin/v1/companies", map[string]any{"name": "x"}, withHeader("Authorization", "Bearer "+e.key), 401, "Unauthorized", ""},
+		{"company name missing", "/admin/v1/companies", map[string]any{}, admin(), 400, "Bad Request", "name"},
+		{"malformed JSON", "/admin/v1/companies", `{"name":`, admin(), 400, "Bad Request", ""},
+		{"activate unknown company", "/admin/v1/companies/" + missing + "/activate", nil, admin(), 404, "Not Found", ""},
+		{"activate bad id", "/admin/v1/companies/x/activate", nil, admin(), 400, "Bad Request", "id"},
+		{"key for unknown company", "/admin/v1/companies/" + missing + "/api-keys", nil, admin(), 404, "Not Found", ""},
+		{"sender for unknown company", "/admin/v1/companies/" + missing + "/sms-senders", map[string]any{"senderId": "X"}, admin(), 404, "Not Found", ""},
+		{"sender name too long", "/admin/v1/companies/" + other.id.String() + "/sms-senders", map[string]any{"senderId": strings.Repeat("A", 12)}, admin(), 400, "Bad Request", "senderId"},
+		{"approve unknown sender", "/admin/v1/sms-senders/9999/approve", nil, admin(), 404, "Not Found", ""},
+		{"approve bad sender id", "/admin/v1/sms-senders/abc/approve", nil, admin(), 400, "Bad Request", "smsSenderId"},
+		{"approve another company's sender", "/admin/v1/companies/" + e.id.String() + "/sms-senders/" + ftoa(float64(other.sender)) + "/approve", nil, admin(), 404, "Not Found", ""},
+		{"chat service without provider id", "/admin/v1/companies/" + other.id.String() + "/chat-services", map[string]any{"brandName": "B"}, admin(), 400, "Bad Request", "providerServiceId"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := e.doT(t, "POST", c.path, c.body, c.opt)
+			requireError(t, r, c.status, c.error, c.field)
+			if c.status == http.StatusUnauthorized {
+				require.Contains(t, r.Header.Get("WWW-Authenticate"), "Bearer")
+			}
+		})
+	}
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
