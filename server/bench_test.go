@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -48,4 +49,35 @@ func benchAddMessage(b *testing.B, opt func(*envConfig)) {
 			}
 		}
 	})
+}
+
+// BenchmarkBulkRequest200k measures reading a bulk request with the most
+// recipients allowed (200,000, about 6 MB of JSON) as a stream, and
+// screening them: the company's capacity is too small, so each request
+// ends in a 429 once the recipients are read and checked.
+func BenchmarkBulkRequest200k(b *testing.B) {
+	e := newEnv(b, withLimits(campaign.Limits{MaxPending: 1}), func(c *envConfig) { c.noVerify = true; c.quiet = true })
+	tpl := e.smsTemplate("promo", "Hi {{name}}")
+	var buf bytes.Buffer
+	buf.WriteString(`{"templateId":"` + tpl + `","recipients":[`)
+	for i := range 200_000 {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `{"phoneNumber":"+4477009%05d","placeholders":{"name":"n%d"}}`, i%100_000, i)
+	}
+	buf.WriteString("]}")
+	body := buf.Bytes()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/api/v1/sms/promotional", bytes.NewReader(body))
+		r.Header.Set("X-API-Key", e.key)
+		w := httptest.NewRecorder()
+		e.h.ServeHTTP(w, r)
+		if w.Code != http.StatusTooManyRequests {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
 }

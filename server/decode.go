@@ -228,12 +228,12 @@ func (s *server) decodeRecipients(dec *json.Decoder, direct bool) ([]campaign.Re
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return nil, invalidField("recipients", "recipients must be an array")
 	}
-	max := s.campaigns.Limits().MaxRecipients
+	limit := s.campaigns.Limits().MaxRecipients
 	out := make([]campaign.Recipient, 0, 16)
 	for i := 0; dec.More(); i++ {
-		if i == max {
+		if i == limit {
 			return nil, messaging.Errorf(messaging.Invalid, messaging.NameTooManyRecipients,
-				"A request may carry at most %d recipients", max)
+				"A request may carry at most %d recipients", limit)
 		}
 		var rj recipientJSON
 		if err := dec.Decode(&rj); err != nil {

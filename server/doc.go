@@ -29,6 +29,7 @@
 //
 // # Choices where the API contract leaves room
 //
+//   - Request bodies are read as JSON whatever their Content-Type.
 //   - Unknown fields in request bodies are ignored (a newer client talking to
 //     an older server keeps working); a known field of the wrong JSON type is
 //     a 400 naming the field.

@@ -290,7 +290,7 @@ func TestLookups(t *testing.T) {
 
 // newCompanyWithout sets up an active company with a key and nothing
 // else, and returns its key.
-func (e *env) newCompanyWithout(t *testing.T) string {
+func (e *env) newCompanyWithout(t testing.TB) string {
 	t.Helper()
 	ctx := context.Background()
 	c, err := e.svc.CreateCompany(ctx, "Bare")

@@ -164,6 +164,14 @@ func TestCreateCampaignErrors(t *testing.T) {
 			require.Equal(t, 0, e.campaignCount(e.id))
 		})
 	}
+	// An SMS template without a sender needs an approved sender of the
+	// company.
+	bare := e.newCompanyWithout(t)
+	tpl := e.smsTemplate("no sender", "x", withKey(bare))
+	requireError(t, e.do("POST", "/api/v1/sms/campaigns", map[string]any{"name": "x", "templateId": tpl}, withKey(bare)),
+		http.StatusBadRequest, "Invalid SMS Sender", "")
+	requireError(t, e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": tpl, "recipients": recipients(1)}, withKey(bare)),
+		http.StatusBadRequest, "Invalid SMS Sender", "")
 }
 
 func TestBulkSendLifecycle(t *testing.T) {
