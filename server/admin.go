@@ -37,7 +37,7 @@ func (s *server) adminCreateCompany(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, companyJSON{ID: c.ID, Name: c.Name, Active: c.Active})
+	s.writeJSON(w, http.StatusCreated, companyJSON{ID: c.ID, Name: c.Name, Active: c.Active})
 	return nil
 }
 
@@ -56,7 +56,7 @@ func (s *server) adminActivate(active bool) handlerFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, companyJSON{ID: c.ID, Name: c.Name, Active: c.Active})
+		s.writeJSON(w, http.StatusOK, companyJSON{ID: c.ID, Name: c.Name, Active: c.Active})
 		return nil
 	}
 }
@@ -73,7 +73,7 @@ func (s *server) adminAPIKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusCreated, struct {
+	s.writeJSON(w, http.StatusCreated, struct {
 		APIKey string `json:"apiKey"`
 	}{key})
 	return nil
@@ -96,7 +96,7 @@ func (s *server) adminRegisterSender(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, senderJSON{ID: sd.ID, SenderID: sd.SenderID, Approved: sd.Approved})
+	s.writeJSON(w, http.StatusCreated, senderJSON{ID: sd.ID, SenderID: sd.SenderID, Approved: sd.Approved})
 	return nil
 }
 
@@ -120,7 +120,7 @@ func (s *server) adminApproveSender(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, senderJSON{ID: sd.ID, SenderID: sd.SenderID, Approved: sd.Approved})
+	s.writeJSON(w, http.StatusOK, senderJSON{ID: sd.ID, SenderID: sd.SenderID, Approved: sd.Approved})
 	return nil
 }
 
@@ -139,7 +139,7 @@ func (s *server) adminApproveCompanySender(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, senderJSON{ID: sd.ID, SenderID: sd.SenderID, Approved: sd.Approved})
+	s.writeJSON(w, http.StatusOK, senderJSON{ID: sd.ID, SenderID: sd.SenderID, Approved: sd.Approved})
 	return nil
 }
 
@@ -161,7 +161,7 @@ func (s *server) adminAddChatService(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, struct {
+	s.writeJSON(w, http.StatusCreated, struct {
 		ID                int64  `json:"id"`
 		BrandName         string `json:"brandName"`
 		ProviderServiceID string `json:"providerServiceId"`

@@ -48,7 +48,7 @@ func (s *server) createCampaign(w http.ResponseWriter, r *http.Request, ch messa
 		return err
 	}
 	w.Header().Set("Location", "/api/v1/campaigns/"+c.ID.String())
-	writeJSON(w, http.StatusCreated, campaignCreatedJSON{CampaignID: c.ID, Name: c.Name, Status: c.Status, CreatedAt: ts(c.CreatedAt)})
+	s.writeJSON(w, http.StatusCreated, campaignCreatedJSON{CampaignID: c.ID, Name: c.Name, Status: c.Status, CreatedAt: ts(c.CreatedAt)})
 	return nil
 }
 
@@ -91,7 +91,7 @@ func (s *server) addMessage(w http.ResponseWriter, r *http.Request, ch messaging
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, messageQueuedJSON{MessageID: m.ID, CampaignID: m.CampaignID,
+	s.writeJSON(w, http.StatusAccepted, messageQueuedJSON{MessageID: m.ID, CampaignID: m.CampaignID,
 		PhoneNumber: m.Phone, Status: m.Status, QueuedAt: ts(m.CreatedAt)})
 	return nil
 }
@@ -180,7 +180,7 @@ func (s *server) sendBulk(w http.ResponseWriter, r *http.Request, ch messaging.C
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, sendOut(res, true))
+	s.writeJSON(w, http.StatusAccepted, sendOut(res, true))
 	return nil
 }
 
@@ -203,7 +203,7 @@ func (s *server) sendDirectSMS(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, sendOut(res, false))
+	s.writeJSON(w, http.StatusAccepted, sendOut(res, false))
 	return nil
 }
 
@@ -227,7 +227,7 @@ func (s *server) sendDirectChat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, sendOut(res, false))
+	s.writeJSON(w, http.StatusAccepted, sendOut(res, false))
 	return nil
 }
 
@@ -304,7 +304,7 @@ func (s *server) listCampaigns(w http.ResponseWriter, r *http.Request) error {
 	for i := range cs {
 		out[i] = campaignOut(&cs[i], campaign.StatsOf(cs[i]))
 	}
-	writeJSON(w, http.StatusOK, struct {
+	s.writeJSON(w, http.StatusOK, struct {
 		Campaigns []campaignJSON `json:"campaigns"`
 		pageJSON
 	}{out, pageOut(f.PageRequest, total)})
@@ -321,7 +321,7 @@ func (s *server) getCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, campaignDetailOut(&c))
+	s.writeJSON(w, http.StatusOK, campaignDetailOut(&c))
 	return nil
 }
 
@@ -335,7 +335,7 @@ func (s *server) startCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, struct {
+	s.writeJSON(w, http.StatusOK, struct {
 		CampaignID messaging.ID             `json:"campaignId"`
 		Status     messaging.CampaignStatus `json:"status"`
 	}{c.ID, c.Status})

@@ -115,7 +115,7 @@ func fieldsMessage(fields map[string]string) string {
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var he *httpError
 	if errors.As(err, &he) {
-		writeJSON(w, he.status, errorBody{Error: he.name, Message: he.message})
+		s.writeJSON(w, he.status, errorBody{Error: he.name, Message: he.message})
 		return
 	}
 	var e *messaging.Error
@@ -123,7 +123,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "internal error",
 			slog.String("requestId", requestID(r.Context())), slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), slog.String("err", err.Error()))
-		writeJSON(w, http.StatusInternalServerError, errorBody{Error: messaging.NameInternal, Message: internalMessage})
+		s.writeJSON(w, http.StatusInternalServerError, errorBody{Error: messaging.NameInternal, Message: internalMessage})
 		return
 	}
 	status := statusOf(e.Code)
@@ -144,7 +144,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			c.RetryAfterSeconds = 1
 		}
 		w.Header().Set("Retry-After", strconv.Itoa(c.RetryAfterSeconds))
-		writeJSON(w, status, rateLimitBody{Error: name, Message: msg, CurrentPending: c.CurrentPending,
+		s.writeJSON(w, status, rateLimitBody{Error: name, Message: msg, CurrentPending: c.CurrentPending,
 			RequestedCount: c.RequestedCount, MaxAllowed: c.MaxAllowed, AvailableCapacity: c.AvailableCapacity,
 			RetryAfterSeconds: c.RetryAfterSeconds})
 		return
@@ -152,5 +152,5 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `ApiKey header="X-API-Key"`)
 	}
-	writeJSON(w, status, errorBody{Error: name, Message: msg, ValidationErrors: e.Fields})
+	s.writeJSON(w, status, errorBody{Error: name, Message: msg, ValidationErrors: e.Fields})
 }

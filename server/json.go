@@ -49,12 +49,24 @@ func idOrNull(id int64) *int64 {
 	return &id
 }
 
+// maxPooledBuffer is the largest response buffer kept for reuse.
+const maxPooledBuffer = 64 << 10
+
 // writeJSON answers v as JSON with status. Encoding errors cannot be
 // answered any more once the status is out, so v is encoded first: a value
 // that fails to encode is a 500.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+func (s *server) writeJSON(w http.ResponseWriter, status int, v any) {
+	buf, _ := s.bufs.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer { // large list answers are not kept
+			s.bufs.Put(buf)
+		}
+	}()
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		buf.Reset()

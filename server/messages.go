@@ -52,7 +52,7 @@ func (s *server) listMessages(w http.ResponseWriter, r *http.Request) error {
 	for i := range ms {
 		out[i] = messageOut(&ms[i])
 	}
-	writeJSON(w, http.StatusOK, struct {
+	s.writeJSON(w, http.StatusOK, struct {
 		Messages []messageJSON `json:"messages"`
 		pageJSON
 	}{out, pageOut(f.PageRequest, total)})
@@ -101,7 +101,7 @@ func (s *server) listSurveyResults(w http.ResponseWriter, r *http.Request) error
 			ExternalUserID: strOrNull(x.ExternalUserID), SelectedOptionText: x.OptionText,
 			SelectedOptionIndex: x.OptionIndex, TrackingData: strOrNull(x.TrackingData), RespondedAt: ts(x.RespondedAt)}
 	}
-	writeJSON(w, http.StatusOK, struct {
+	s.writeJSON(w, http.StatusOK, struct {
 		Results []surveyResultJSON `json:"results"`
 		pageJSON
 	}{out, pageOut(f.PageRequest, total)})
@@ -130,7 +130,7 @@ func (s *server) surveySummary(w http.ResponseWriter, r *http.Request) error {
 	for i, o := range sum.Options {
 		opts[i] = optionJSON{OptionIndex: o.Index, OptionText: o.Text, Count: o.Count, Percentage: o.Percentage}
 	}
-	writeJSON(w, http.StatusOK, struct {
+	s.writeJSON(w, http.StatusOK, struct {
 		CampaignID        messaging.ID `json:"campaignId"`
 		CampaignName      string       `json:"campaignName"`
 		TotalResponses    int          `json:"totalResponses"`
@@ -157,7 +157,7 @@ func (s *server) listChatServices(w http.ResponseWriter, r *http.Request) error 
 	for i, c := range cs {
 		out[i] = chatServiceJSON{ID: c.ID, BrandName: c.BrandName}
 	}
-	writeJSON(w, http.StatusOK, out)
+	s.writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -179,6 +179,6 @@ func (s *server) listSMSSenders(w http.ResponseWriter, r *http.Request) error {
 			out = append(out, smsSenderJSON{ID: sd.ID, SenderID: sd.SenderID})
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	s.writeJSON(w, http.StatusOK, out)
 	return nil
 }

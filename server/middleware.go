@@ -45,6 +45,17 @@ func (e *exchange) Write(b []byte) (int, error) {
 	return n, nil
 }
 
+// Flush implements http.Flusher for the handlers mounted with
+// Config.Extra that stream.
+func (e *exchange) Flush() {
+	if f, ok := e.ResponseWriter.(http.Flusher); ok {
+		if !e.wrote {
+			e.status, e.wrote = http.StatusOK, true
+		}
+		f.Flush()
+	}
+}
+
 // Unwrap lets http.ResponseController reach the connection.
 func (e *exchange) Unwrap() http.ResponseWriter { return e.ResponseWriter }
 
@@ -112,7 +123,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex))
 	defer func() {
 		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler { //nolint:errorlint // the sentinel is compared as the http package does
+			if p == http.ErrAbortHandler {
 				panic(p)
 			}
 			err := fmt.Errorf("panic: %v", p)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -60,6 +61,7 @@ type server struct {
 
 	idPrefix string
 	seq      atomic.Uint64
+	bufs     sync.Pool // *bytes.Buffer of writeJSON
 }
 
 // New returns the HTTP handler of Herald: the public API v1, the admin API,
@@ -193,7 +195,7 @@ func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 
 // healthz answers that the process is up.
 func (s *server) healthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // readyz answers whether the service can serve.
@@ -204,9 +206,9 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 		if err := s.ready(ctx); err != nil {
 			s.log.LogAttrs(r.Context(), slog.LevelWarn, "not ready",
 				slog.String("requestId", requestID(r.Context())), slog.String("err", err.Error()))
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+			s.writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }

@@ -206,7 +206,7 @@ func (s *server) createTemplate(w http.ResponseWriter, r *http.Request, ch messa
 		return err
 	}
 	w.Header().Set("Location", "/api/v1/templates/"+t.ID.String())
-	writeJSON(w, http.StatusCreated, out)
+	s.writeJSON(w, http.StatusCreated, out)
 	return nil
 }
 
@@ -227,7 +227,7 @@ func (s *server) listTemplates(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	writeJSON(w, http.StatusOK, struct {
+	s.writeJSON(w, http.StatusOK, struct {
 		Templates []any `json:"templates"`
 		pageJSON
 	}{out, pageOut(page, total)})
@@ -248,7 +248,7 @@ func (s *server) getTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, out)
+	s.writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -280,7 +280,7 @@ func (s *server) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, out)
+	s.writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
