@@ -29,6 +29,8 @@
 //
 // # Choices where the API contract leaves room
 //
+//   - An unknown path answers 404 and a known path asked with another method
+//     405 with an Allow header, both with the JSON error body.
 //   - Request bodies are read as JSON whatever their Content-Type.
 //   - Unknown fields in request bodies are ignored (a newer client talking to
 //     an older server keeps working); a known field of the wrong JSON type is
@@ -76,4 +78,8 @@
 //	POST /admin/v1/companies/{id}/sms-senders/{sid}/approve  200 {id, senderId, approved}
 //	POST /admin/v1/sms-senders/{sid}/approve                 200 {id, senderId, approved}
 //	POST /admin/v1/companies/{id}/chat-services              {brandName, providerServiceId} -> 201 {id, brandName, providerServiceId}
+//
+// The storage port finds SMS senders per company only, so the answer of the
+// unscoped approve carries senderId only when the store also implements
+// campaign.SMSSenderFinder; the scoped approve always does.
 package server
