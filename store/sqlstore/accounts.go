@@ -1,0 +1,196 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+const companyColumns = "id, name, active, created_at"
+
+func scanCompany(row interface{ Scan(...any) error }) (messaging.Company, error) {
+	var c messaging.Company
+	err := row.Scan(&c.ID, &c.Name, &c.Active, timeDst{&c.CreatedAt})
+	return c, err
+}
+
+// CreateCompany implements campaign.AccountStore.
+func (s *Store) CreateCompany(ctx context.Context, c *messaging.Company) error {
+	_, err := s.db.ExecContext(ctx, "INSERT INTO companies (id, name, active, created_at) VALUES (?, ?, ?, ?)",
+		s.id(c.ID), c.Name, c.Active, s.ts(c.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("create company: %w", duplicate(err, "company "+c.ID.String()))
+	}
+	return nil
+}
+
+// GetCompany implements campaign.AccountStore.
+func (s *Store) GetCompany(ctx context.Context, id messaging.ID) (messaging.Company, error) {
+	c, err := scanCompany(s.read.QueryRowContext(ctx, "SELECT "+companyColumns+" FROM companies WHERE id = ?", s.id(id)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.Company{}, messaging.NotFoundf("Company %s not found", id)
+	}
+	if err != nil {
+		return messaging.Company{}, fmt.Errorf("get company: %w", err)
+	}
+	return c, nil
+}
+
+// SetCompanyActive implements campaign.AccountStore.
+func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bool) error {
+	res, err := s.db.ExecContext(ctx, "UPDATE companies SET active = ? WHERE id = ?", active, s.id(id))
+	return updatedOne(res, err, "set company active", func() error { return messaging.NotFoundf("Company %s not found", id) })
+}
+
+// SetAPIKeyHash implements campaign.AccountStore.
+func (s *Store) SetAPIKeyHash(ctx context.Context, companyID messaging.ID, hash []byte) error {
+	res, err := s.db.ExecContext(ctx, "UPDATE companies SET api_key_hash = ? WHERE id = ?", append([]byte(nil), hash...), s.id(companyID))
+	return updatedOne(res, err, "set API key hash", func() error { return messaging.NotFoundf("Company %s not found", companyID) })
+}
+
+// CompanyByAPIKeyHash implements campaign.AccountStore.
+func (s *Store) CompanyByAPIKeyHash(ctx context.Context, hash []byte) (messaging.Company, error) {
+	if len(hash) == 0 {
+		return messaging.Company{}, messaging.NotFoundf("No company has this API key")
+	}
+	c, err := scanCompany(s.read.QueryRowContext(ctx, "SELECT "+companyColumns+" FROM companies WHERE api_key_hash = ?", hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.Company{}, messaging.NotFoundf("No company has this API key")
+	}
+	if err != nil {
+		return messaging.Company{}, fmt.Errorf("company by API key: %w", err)
+	}
+	return c, nil
+}
+
+// CreateSMSSender implements campaign.AccountStore.
+func (s *Store) CreateSMSSender(ctx context.Context, sd *messaging.SMSSender) error {
+	err := s.db.QueryRowContext(ctx, "INSERT INTO sms_senders (company_id, sender_id, approved, created_at) VALUES (?, ?, ?, ?) RETURNING id",
+		s.id(sd.CompanyID), sd.SenderID, sd.Approved, s.ts(sd.CreatedAt)).Scan(&sd.ID)
+	if err != nil {
+		return fmt.Errorf("create SMS sender: %w", err)
+	}
+	return nil
+}
+
+// ApproveSMSSender implements campaign.AccountStore.
+func (s *Store) ApproveSMSSender(ctx context.Context, id int64) error {
+	res, err := s.db.ExecContext(ctx, "UPDATE sms_senders SET approved = TRUE WHERE id = ?", id)
+	return updatedOne(res, err, "approve SMS sender", func() error { return messaging.NotFoundf("SMS sender %d not found", id) })
+}
+
+const smsSenderColumns = "id, company_id, sender_id, approved, created_at"
+
+func scanSMSSender(row interface{ Scan(...any) error }) (messaging.SMSSender, error) {
+	var sd messaging.SMSSender
+	err := row.Scan(&sd.ID, &sd.CompanyID, &sd.SenderID, &sd.Approved, timeDst{&sd.CreatedAt})
+	return sd, err
+}
+
+// GetSMSSender implements campaign.AccountStore.
+func (s *Store) GetSMSSender(ctx context.Context, companyID messaging.ID, id int64) (messaging.SMSSender, error) {
+	sd, err := scanSMSSender(s.read.QueryRowContext(ctx, "SELECT "+smsSenderColumns+" FROM sms_senders WHERE id = ? AND company_id = ?", id, s.id(companyID)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.SMSSender{}, messaging.NotFoundf("SMS sender %d not found", id)
+	}
+	if err != nil {
+		return messaging.SMSSender{}, fmt.Errorf("get SMS sender: %w", err)
+	}
+	return sd, nil
+}
+
+// ListSMSSenders implements campaign.AccountStore.
+func (s *Store) ListSMSSenders(ctx context.Context, companyID messaging.ID, approvedOnly bool) ([]messaging.SMSSender, error) {
+	q := "SELECT " + smsSenderColumns + " FROM sms_senders WHERE company_id = ?"
+	if approvedOnly {
+		q += " AND approved"
+	}
+	rows, err := s.read.QueryContext(ctx, q+" ORDER BY id", s.id(companyID))
+	if err != nil {
+		return nil, fmt.Errorf("list SMS senders: %w", err)
+	}
+	out, err := collect(rows, scanSMSSender)
+	if err != nil {
+		return nil, fmt.Errorf("list SMS senders: %w", err)
+	}
+	return out, nil
+}
+
+// CreateChatService implements campaign.AccountStore.
+func (s *Store) CreateChatService(ctx context.Context, cs *messaging.ChatService) error {
+	err := s.db.QueryRowContext(ctx, "INSERT INTO chat_services (company_id, brand_name, provider_service_id, created_at) VALUES (?, ?, ?, ?) RETURNING id",
+		s.id(cs.CompanyID), cs.BrandName, cs.ProviderServiceID, s.ts(cs.CreatedAt)).Scan(&cs.ID)
+	if err != nil {
+		return fmt.Errorf("create chat service: %w", err)
+	}
+	return nil
+}
+
+const chatServiceColumns = "id, company_id, brand_name, provider_service_id, created_at"
+
+func scanChatService(row interface{ Scan(...any) error }) (messaging.ChatService, error) {
+	var cs messaging.ChatService
+	err := row.Scan(&cs.ID, &cs.CompanyID, &cs.BrandName, &cs.ProviderServiceID, timeDst{&cs.CreatedAt})
+	return cs, err
+}
+
+// GetChatService implements campaign.AccountStore.
+func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id int64) (messaging.ChatService, error) {
+	cs, err := scanChatService(s.read.QueryRowContext(ctx, "SELECT "+chatServiceColumns+" FROM chat_services WHERE id = ? AND company_id = ?", id, s.id(companyID)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.ChatService{}, messaging.NotFoundf("Chat service %d not found", id)
+	}
+	if err != nil {
+		return messaging.ChatService{}, fmt.Errorf("get chat service: %w", err)
+	}
+	return cs, nil
+}
+
+// ListChatServices implements campaign.AccountStore.
+func (s *Store) ListChatServices(ctx context.Context, companyID messaging.ID) ([]messaging.ChatService, error) {
+	rows, err := s.read.QueryContext(ctx, "SELECT "+chatServiceColumns+" FROM chat_services WHERE company_id = ? ORDER BY id", s.id(companyID))
+	if err != nil {
+		return nil, fmt.Errorf("list chat services: %w", err)
+	}
+	out, err := collect(rows, scanChatService)
+	if err != nil {
+		return nil, fmt.Errorf("list chat services: %w", err)
+	}
+	return out, nil
+}
+
+// updatedOne checks the result of an UPDATE of one row by key: no row is
+// the error made by missing.
+func updatedOne(res sql.Result, err error, op string, missing func() error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if n == 0 {
+		return missing()
+	}
+	return nil
+}
+
+// collect scans every row with scan and closes rows.
+func collect[T any](rows *sql.Rows, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

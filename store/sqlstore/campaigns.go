@@ -1,0 +1,383 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+const campaignColumns = "id, company_id, name, description, channel, mode, status, hidden, template_id, template_name, " +
+	"message_type, config, sms_sender_id, chat_service_id, fallback_sender_id, planned, " + counterColumns + ", " +
+	"failure_reason, created_at, updated_at, started_at, completed_at"
+
+// counterColumns are a campaign's counters: its messages by status, then
+// its fallback SMS by status, in the order of messaging.MessageStatuses.
+const counterColumns = "pending, sending, sent, delivered, seen, failed, fb_pending, fb_sending, fb_sent, fb_delivered, fb_seen, fb_failed"
+
+// counterColumn returns the column counting status s.
+func counterColumn(s messaging.MessageStatus, fallback bool) string {
+	name := strings.ToLower(string(s))
+	if fallback {
+		return "fb_" + name
+	}
+	return name
+}
+
+// counterDsts returns scan targets for counterColumns.
+func counterDsts(c, fb *messaging.StatusCounts) []any {
+	return []any{&c.Pending, &c.Sending, &c.Sent, &c.Delivered, &c.Seen, &c.Failed,
+		&fb.Pending, &fb.Sending, &fb.Sent, &fb.Delivered, &fb.Seen, &fb.Failed}
+}
+
+func scanCampaign(row interface{ Scan(...any) error }) (messaging.Campaign, error) {
+	var c messaging.Campaign
+	dst := []any{&c.ID, &c.CompanyID, &c.Name, &c.Description, &c.Channel, &c.Mode, &c.Status, &c.Hidden, &c.TemplateID,
+		&c.TemplateName, &c.MessageType, configDst{&c.Config}, &c.SMSSenderID, &c.ChatServiceID, &c.FallbackSender, &c.Planned}
+	dst = append(dst, counterDsts(&c.Counts, &c.FallbackCounts)...)
+	dst = append(dst, &c.FailureReason, timeDst{&c.CreatedAt}, timeDst{&c.UpdatedAt}, timePtrDst{&c.StartedAt}, timePtrDst{&c.CompletedAt})
+	err := row.Scan(dst...)
+	return c, err
+}
+
+// campaignState is what the pending count needs to know of a campaign.
+type campaignState struct {
+	id, companyID    messaging.ID
+	status           messaging.CampaignStatus
+	planned          int
+	counts, fallback messaging.StatusCounts
+}
+
+// reserved is the part of a Queuing campaign's Planned not inserted yet.
+func (c *campaignState) reserved() int {
+	if c.status != messaging.CampaignQueuing {
+		return 0
+	}
+	return max(0, c.planned-c.counts.Total())
+}
+
+// pending is what the campaign adds to its company's pending count: its
+// Pending and Sending messages (fallback SMS included) and its
+// reservation.
+func (c *campaignState) pending() int {
+	return c.counts.Unsent() + c.fallback.Unsent() + c.reserved()
+}
+
+// lockCampaigns reads the state of the given campaigns, locking their rows
+// on Postgres, in id order. Unknown ids are left out.
+func (s *Store) lockCampaigns(ctx context.Context, tx *txn, ids []messaging.ID) (map[messaging.ID]*campaignState, error) {
+	slices.SortFunc(ids, compareIDs)
+	ids = slices.Compact(ids)
+	q := "SELECT id, company_id, status, planned, " + counterColumns + " FROM campaigns WHERE id IN (?) ORDER BY id"
+	if s.dialect == dialectPostgres {
+		q += " FOR UPDATE"
+	}
+	out := make(map[messaging.ID]*campaignState, len(ids))
+	for chunk := range slices.Chunk(ids, 500) {
+		rows, err := tx.QueryContext(ctx, q, bun.In(s.ids(chunk)))
+		if err != nil {
+			return nil, fmt.Errorf("lock campaigns: %w", err)
+		}
+		for rows.Next() {
+			c := new(campaignState)
+			dst := append([]any{&c.id, &c.companyID, &c.status, &c.planned}, counterDsts(&c.counts, &c.fallback)...)
+			if err := rows.Scan(dst...); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("lock campaigns: %w", err)
+			}
+			out[c.id] = c
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("lock campaigns: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("lock campaigns: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// addCounters adds the deltas to a campaign's counters.
+func (s *Store) addCounters(ctx context.Context, tx *txn, id messaging.ID, counts, fallback messaging.StatusCounts) error {
+	var set []string
+	var args []any
+	for _, st := range messaging.MessageStatuses() {
+		for _, fb := range []bool{false, true} {
+			d := counts.Of(st)
+			if fb {
+				d = fallback.Of(st)
+			}
+			if d != 0 {
+				col := counterColumn(st, fb)
+				set = append(set, col+" = "+col+" + ?")
+				args = append(args, d)
+			}
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	args = append(args, s.id(id))
+	if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET "+strings.Join(set, ", ")+" WHERE id = ?", args...); err != nil {
+		return fmt.Errorf("update campaign counters: %w", err)
+	}
+	return nil
+}
+
+// addPending adds the deltas to the companies' pending counts, in id
+// order.
+func (s *Store) addPending(ctx context.Context, tx *txn, deltas map[messaging.ID]int) error {
+	ids := make([]messaging.ID, 0, len(deltas))
+	for id, d := range deltas {
+		if d != 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, compareIDs)
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, "UPDATE companies SET pending_count = pending_count + ? WHERE id = ?", deltas[id], s.id(id)); err != nil {
+			return fmt.Errorf("update pending count: %w", err)
+		}
+	}
+	return nil
+}
+
+// admit grows the company's pending count by n when it stays within
+// maxPending, and otherwise returns the RateLimited error (requested is
+// the count it reports). It returns NotFound for an unknown company.
+func (s *Store) admit(ctx context.Context, tx *txn, companyID messaging.ID, n, requested, maxPending int) error {
+	if n > 0 {
+		var pending int
+		err := tx.QueryRowContext(ctx, "UPDATE companies SET pending_count = pending_count + ? WHERE id = ? AND pending_count + ? <= ? RETURNING pending_count",
+			n, s.id(companyID), n, maxPending).Scan(&pending)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("admit: %w", err)
+		}
+	}
+	var pending int
+	err := tx.QueryRowContext(ctx, "SELECT pending_count FROM companies WHERE id = ?", s.id(companyID)).Scan(&pending)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return messaging.NotFoundf("Company %s not found", companyID)
+	case err != nil:
+		return fmt.Errorf("admit: %w", err)
+	case n > 0:
+		return capacityError(pending, requested, maxPending)
+	}
+	return nil
+}
+
+// CreateCampaign implements campaign.CampaignStore. A Queuing campaign
+// reserves its Planned messages; one created in any other status reserves
+// nothing (the pending count holds reservations of Queuing campaigns only).
+func (s *Store) CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPending int) error {
+	cfg, err := jsonConfig(c.Config)
+	if err != nil {
+		return fmt.Errorf("create campaign: %w", err)
+	}
+	st := campaignState{status: c.Status, planned: c.Planned}
+	return s.write(ctx, "create campaign", func(tx *txn) error {
+		if err := s.admit(ctx, tx, c.CompanyID, st.reserved(), c.Planned, maxPending); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "INSERT INTO campaigns (id, company_id, name, description, channel, mode, status, hidden, "+
+			"template_id, template_name, message_type, config, sms_sender_id, chat_service_id, fallback_sender_id, planned, "+
+			"failure_reason, created_at, updated_at, started_at, completed_at) "+
+			"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			s.id(c.ID), s.id(c.CompanyID), c.Name, c.Description, string(c.Channel), string(c.Mode), string(c.Status), c.Hidden,
+			s.nullID(c.TemplateID), c.TemplateName, int(c.MessageType), cfg, c.SMSSenderID, c.ChatServiceID, c.FallbackSender,
+			c.Planned, c.FailureReason, s.ts(c.CreatedAt), s.ts(c.UpdatedAt), s.tsPtr(c.StartedAt), s.tsPtr(c.CompletedAt))
+		if err != nil {
+			return duplicate(err, "campaign "+c.ID.String())
+		}
+		return nil
+	})
+}
+
+// GetCampaign implements campaign.CampaignStore and survey.Store.
+func (s *Store) GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error) {
+	c, err := scanCampaign(s.read.QueryRowContext(ctx, "SELECT "+campaignColumns+" FROM campaigns WHERE id = ? AND company_id = ?",
+		s.id(id), s.id(companyID)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.Campaign{}, messaging.NotFoundf("Campaign %s not found", id)
+	}
+	if err != nil {
+		return messaging.Campaign{}, fmt.Errorf("get campaign: %w", err)
+	}
+	return c, nil
+}
+
+// ListCampaigns implements campaign.CampaignStore: visible campaigns,
+// newest first, ties by id, newest id first.
+func (s *Store) ListCampaigns(ctx context.Context, companyID messaging.ID, f messaging.CampaignFilter) ([]messaging.Campaign, int, error) {
+	page := pageDefaults(f.PageRequest)
+	where := " FROM campaigns WHERE company_id = ? AND NOT hidden"
+	args := []any{s.id(companyID)}
+	if f.Mode != "" {
+		where += " AND mode = ?"
+		args = append(args, string(f.Mode))
+	}
+	var total int
+	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*)"+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count campaigns: %w", err)
+	}
+	if total <= page.Offset() {
+		return nil, total, nil
+	}
+	rows, err := s.read.QueryContext(ctx, "SELECT "+campaignColumns+where+" ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+		append(args, page.PageSize, page.Offset())...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list campaigns: %w", err)
+	}
+	out, err := collect(rows, scanCampaign)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list campaigns: %w", err)
+	}
+	return out, total, nil
+}
+
+// TransitionCampaign implements campaign.CampaignStore.
+func (s *Store) TransitionCampaign(ctx context.Context, companyID, id messaging.ID, from []messaging.CampaignStatus, to messaging.CampaignStatus, at time.Time, reason string) error {
+	return s.write(ctx, "transition campaign", func(tx *txn) error {
+		states, err := s.lockCampaigns(ctx, tx, []messaging.ID{id})
+		if err != nil {
+			return err
+		}
+		c := states[id]
+		if c == nil || c.companyID != companyID {
+			return messaging.NotFoundf("Campaign %s not found", id)
+		}
+		if !slices.Contains(from, c.status) {
+			return conflictf("Campaign %s is %s, not %s", id, c.status, joinStatuses(from))
+		}
+		before := c.pending()
+		set := "status = ?, updated_at = ?"
+		args := []any{string(to), s.ts(at)}
+		switch to {
+		case messaging.CampaignInProgress:
+			set += ", started_at = ?"
+			args = append(args, s.ts(at))
+		case messaging.CampaignCompleted:
+			set += ", completed_at = ?"
+			args = append(args, s.ts(at))
+		case messaging.CampaignFailed:
+			set += ", failure_reason = ?"
+			args = append(args, reason)
+		}
+		if c.status == messaging.CampaignQueuing && to == messaging.CampaignFailed {
+			// A failed preparation leaves no messages behind.
+			if err := s.deleteCampaignMessages(ctx, tx, c); err != nil {
+				return err
+			}
+			c.counts, c.fallback = messaging.StatusCounts{}, messaging.StatusCounts{}
+			for _, col := range strings.Split(counterColumns, ", ") {
+				set += ", " + col + " = 0"
+			}
+		}
+		c.status = to
+		args = append(args, s.id(id))
+		if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET "+set+" WHERE id = ?", args...); err != nil {
+			return fmt.Errorf("update campaign: %w", err)
+		}
+		return s.addPending(ctx, tx, map[messaging.ID]int{companyID: c.pending() - before})
+	})
+}
+
+// deleteCampaignMessages deletes every message of c. Its Pending ones are
+// found through the claim index; others (which a campaign still Queuing
+// has only if they were inserted so) through a scan.
+func (s *Store) deleteCampaignMessages(ctx context.Context, tx *txn, c *campaignState) error {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE campaign_id = ? AND status = 'Pending'", s.id(c.id)); err != nil {
+		return fmt.Errorf("delete messages: %w", err)
+	}
+	if c.counts.Total()-c.counts.Pending+c.fallback.Total()-c.fallback.Pending > 0 {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE campaign_id = ?", s.id(c.id)); err != nil {
+			return fmt.Errorf("delete messages: %w", err)
+		}
+	}
+	return nil
+}
+
+func joinStatuses(ss []messaging.CampaignStatus) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = string(s)
+	}
+	return strings.Join(parts, " or ")
+}
+
+// PendingCount implements campaign.CampaignStore. An unknown company has
+// nothing pending.
+func (s *Store) PendingCount(ctx context.Context, companyID messaging.ID) (int, error) {
+	var n int
+	err := s.read.QueryRowContext(ctx, "SELECT pending_count FROM companies WHERE id = ?", s.id(companyID)).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("pending count: %w", err)
+	}
+	return n, nil
+}
+
+// ReconcilePending implements campaign.CampaignStore. Every write that
+// changes what a campaign adds to its company's pending count also updates
+// the company's row, so locking every company first gives a consistent
+// view of the campaigns.
+func (s *Store) ReconcilePending(ctx context.Context) (int, error) {
+	var fixed int
+	err := s.write(ctx, "reconcile pending counts", func(tx *txn) error {
+		fixed = 0
+		if s.dialect == dialectPostgres {
+			if _, err := tx.ExecContext(ctx, "SELECT id FROM companies ORDER BY id FOR UPDATE"); err != nil {
+				return fmt.Errorf("lock companies: %w", err)
+			}
+		}
+		greatest := "MAX"
+		if s.dialect == dialectPostgres {
+			greatest = "GREATEST"
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT co.id, co.pending_count, COALESCE(SUM(c.pending + c.sending + c.fb_pending + c.fb_sending + "+
+			"CASE WHEN c.status = 'Queuing' THEN "+greatest+"(0, c.planned - (c.pending + c.sending + c.sent + c.delivered + c.seen + c.failed)) ELSE 0 END), 0) "+
+			"FROM companies co LEFT JOIN campaigns c ON c.company_id = co.id GROUP BY co.id, co.pending_count ORDER BY co.id")
+		if err != nil {
+			return fmt.Errorf("compute pending counts: %w", err)
+		}
+		want := map[messaging.ID]int{}
+		for rows.Next() {
+			var id messaging.ID
+			var have, should int
+			if err := rows.Scan(&id, &have, &should); err != nil {
+				rows.Close()
+				return fmt.Errorf("compute pending counts: %w", err)
+			}
+			if have != should {
+				want[id] = should
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("compute pending counts: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("compute pending counts: %w", err)
+		}
+		for id, n := range want {
+			if _, err := tx.ExecContext(ctx, "UPDATE companies SET pending_count = ? WHERE id = ?", n, s.id(id)); err != nil {
+				return fmt.Errorf("fix pending count: %w", err)
+			}
+		}
+		fixed = len(want)
+		return nil
+	})
+	return fixed, err
+}

@@ -1,0 +1,434 @@
+package sqlstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+)
+
+// counterDelta is the change of one campaign's counters.
+type counterDelta struct{ counts, fallback messaging.StatusCounts }
+
+// move records that a message of a campaign moved from one status to
+// another.
+func (d *counterDelta) move(fallback bool, from, to messaging.MessageStatus) {
+	c := &d.counts
+	if fallback {
+		c = &d.fallback
+	}
+	c.Add(from, -1)
+	c.Add(to, 1)
+}
+
+// applyDeltas adds counter deltas to their campaigns, in id order.
+func (s *Store) applyDeltas(ctx context.Context, tx *txn, deltas map[messaging.ID]*counterDelta) error {
+	ids := make([]messaging.ID, 0, len(deltas))
+	for id := range deltas {
+		ids = append(ids, id)
+	}
+	slicesSortIDs(ids)
+	for _, id := range ids {
+		if err := s.addCounters(ctx, tx, id, deltas[id].counts, deltas[id].fallback); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ClaimDue implements delivery.Store. It picks the campaigns in progress
+// that have Pending messages first, then the oldest due messages of each
+// one through the claim index, so that messages of campaigns not started
+// cost nothing.
+func (s *Store) ClaimDue(ctx context.Context, channel messaging.Channel, now, leaseUntil time.Time, limit int) ([]messaging.Message, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var out []messaging.Message
+	err := s.write(ctx, "claim due messages", func(tx *txn) error {
+		var err error
+		if s.dialect == dialectPostgres {
+			out, err = s.claimPostgres(ctx, tx, channel, now, leaseUntil, limit)
+		} else {
+			out, err = s.claimSQLite(ctx, tx, channel, now, leaseUntil, limit)
+		}
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(out, func(a, b messaging.Message) int {
+			if c := a.DueAt.Compare(b.DueAt); c != 0 {
+				return c
+			}
+			return compareIDs(a.ID, b.ID)
+		})
+		deltas := map[messaging.ID]*counterDelta{}
+		for _, m := range out {
+			d := deltas[m.CampaignID]
+			if d == nil {
+				d = new(counterDelta)
+				deltas[m.CampaignID] = d
+			}
+			d.move(m.IsFallback(), messaging.StatusPending, messaging.StatusSending)
+		}
+		return s.applyDeltas(ctx, tx, deltas)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// claimPostgres claims in one statement: for each campaign in progress
+// the oldest due Pending messages of the channel, locked with SKIP LOCKED
+// so that concurrent claimers pass each other, then the oldest of those.
+func (s *Store) claimPostgres(ctx context.Context, tx *txn, channel messaging.Channel, now, leaseUntil time.Time, limit int) ([]messaging.Message, error) {
+	rows, err := tx.QueryContext(ctx, "WITH picked AS ("+
+		"SELECT m.id FROM campaigns c CROSS JOIN LATERAL ("+
+		"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? "+
+		"ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED) m "+
+		"WHERE c.status = 'InProgress' AND c.pending + c.fb_pending > 0 ORDER BY m.due_at, m.id LIMIT ?) "+
+		"UPDATE messages SET status = 'Sending', attempts = messages.attempts + 1, lease_until = ?, updated_at = ? "+
+		"FROM picked WHERE messages.id = picked.id RETURNING "+messageColumns("messages"),
+		string(channel), s.ts(now), limit, limit, s.ts(leaseUntil), s.ts(now))
+	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	out, err := collect(rows, scanMessage)
+	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	return out, nil
+}
+
+// claimSQLite claims under the single writer: no other claim runs at the
+// same time.
+func (s *Store) claimSQLite(ctx context.Context, tx *txn, channel messaging.Channel, now, leaseUntil time.Time, limit int) ([]messaging.Message, error) {
+	var campaigns [][]byte
+	rows, err := tx.QueryContext(ctx, "SELECT id FROM campaigns WHERE status = 'InProgress' AND pending + fb_pending > 0")
+	if err != nil {
+		return nil, fmt.Errorf("claim: campaigns in progress: %w", err)
+	}
+	for rows.Next() {
+		var id []byte
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("claim: campaigns in progress: %w", err)
+		}
+		campaigns = append(campaigns, id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("claim: campaigns in progress: %w", err)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("claim: campaigns in progress: %w", err)
+	}
+	if len(campaigns) == 0 {
+		return nil, nil
+	}
+
+	type candidate struct {
+		id  []byte
+		due int64
+	}
+	var picked []candidate
+	st, err := tx.Tx.Tx.PrepareContext(ctx, "SELECT id, due_at FROM messages WHERE campaign_id = ? AND channel = ? "+
+		"AND status = 'Pending' AND due_at <= ? ORDER BY due_at, id LIMIT ?")
+	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	defer st.Close()
+	for _, cid := range campaigns {
+		rows, err := st.QueryContext(ctx, cid, string(channel), now.UnixMicro(), limit)
+		if err != nil {
+			return nil, fmt.Errorf("claim: %w", err)
+		}
+		for rows.Next() {
+			var c candidate
+			if err := rows.Scan(&c.id, &c.due); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("claim: %w", err)
+			}
+			picked = append(picked, c)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("claim: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("claim: %w", err)
+		}
+	}
+	if len(picked) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(picked, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(a.due, b.due), strings.Compare(string(a.id), string(b.id)))
+	})
+	picked = picked[:min(len(picked), limit)]
+	ids := make([]any, len(picked))
+	for i, c := range picked {
+		ids[i] = c.id
+	}
+	mrows, err := tx.QueryContext(ctx, "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, updated_at = ? "+
+		"WHERE id IN (?) AND status = 'Pending' RETURNING "+messageColumns(""), s.ts(leaseUntil), s.ts(now), bun.In(ids))
+	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	out, err := collect(mrows, scanMessage)
+	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	return out, nil
+}
+
+// messageState is what ApplyUpdates knows of a message while it applies
+// a batch.
+type messageState struct {
+	companyID, campaignID messaging.ID
+	fallback              bool
+	was, status           messaging.MessageStatus
+	changed               bool
+	updatedAt             time.Time
+	sentAt, deliveredAt   *time.Time
+	seenAt, dueAt         *time.Time
+	providerID, details   string
+	smsErrorCode          string
+}
+
+// ApplyUpdates implements delivery.Store: updates apply in order, each
+// seeing the effect of the previous ones; an update of an unknown message
+// is not applied.
+func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdate) ([]bool, error) {
+	applied := make([]bool, len(updates))
+	if len(updates) == 0 {
+		return applied, nil
+	}
+	ids := make([]messaging.ID, len(updates))
+	for i, u := range updates {
+		ids[i] = u.MessageID
+	}
+	slicesSortIDs(ids)
+	ids = slices.Compact(ids)
+	err := s.write(ctx, "apply status updates", func(tx *txn) error {
+		clear(applied)
+		states, err := s.lockMessages(ctx, tx, ids)
+		if err != nil {
+			return err
+		}
+		for i, u := range updates {
+			st := states[u.MessageID]
+			if st == nil || !st.status.CanAdvance(u.Status) {
+				continue
+			}
+			applied[i] = true
+			st.apply(u)
+		}
+		return s.writeStates(ctx, tx, states)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return applied, nil
+}
+
+// apply records an allowed update.
+func (st *messageState) apply(u delivery.StatusUpdate) {
+	old := st.status
+	st.status, st.changed, st.updatedAt = u.Status, true, u.At
+	at := u.At
+	switch u.Status {
+	case messaging.StatusSent:
+		st.sentAt = &at
+	case messaging.StatusDelivered:
+		st.deliveredAt = &at
+	case messaging.StatusSeen:
+		st.seenAt = &at
+		if old != messaging.StatusDelivered {
+			st.deliveredAt = &at
+		}
+	case messaging.StatusPending:
+		due := u.DueAt
+		st.dueAt = &due
+	}
+	if u.ProviderMessageID != "" {
+		st.providerID = u.ProviderMessageID
+	}
+	if u.Details != "" {
+		st.details = u.Details
+	}
+	if u.SMSErrorCode != "" {
+		st.smsErrorCode = u.SMSErrorCode
+	}
+}
+
+// lockMessages reads the statuses of the messages with the given sorted
+// ids, locking their rows on Postgres.
+func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (map[messaging.ID]*messageState, error) {
+	q := "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status FROM messages WHERE id IN (?) ORDER BY id"
+	if s.dialect == dialectPostgres {
+		q += " FOR UPDATE"
+	}
+	states := make(map[messaging.ID]*messageState, len(ids))
+	for chunk := range slices.Chunk(ids, 1000) {
+		rows, err := tx.QueryContext(ctx, q, bun.In(s.ids(chunk)))
+		if err != nil {
+			return nil, fmt.Errorf("read message statuses: %w", err)
+		}
+		for rows.Next() {
+			var id messaging.ID
+			st := new(messageState)
+			if err := rows.Scan(&id, &st.companyID, &st.campaignID, &st.fallback, &st.status); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read message statuses: %w", err)
+			}
+			st.was = st.status
+			states[id] = st
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("read message statuses: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read message statuses: %w", err)
+		}
+	}
+	return states, nil
+}
+
+// writeStates writes the changed messages in bulk and moves the counters
+// of their campaigns and companies.
+func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.ID]*messageState) error {
+	ids := make([]messaging.ID, 0, len(states))
+	for id, st := range states {
+		if st.changed {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slicesSortIDs(ids)
+	cast := func(expr, typ string) string {
+		if s.dialect == dialectPostgres {
+			return expr + "::" + typ
+		}
+		return expr
+	}
+	deltas := map[messaging.ID]*counterDelta{}
+	pending := map[messaging.ID]int{}
+	for chunk := range slices.Chunk(ids, 500) {
+		var q strings.Builder
+		args := make([]any, 0, len(chunk)*10)
+		q.WriteString("WITH v (id, status, updated_at, sent_at, delivered_at, seen_at, due_at, provider_message_id, details, sms_error_code) AS (VALUES ")
+		for i, id := range chunk {
+			st := states[id]
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, s.id(id), string(st.status), s.ts(st.updatedAt), s.tsPtr(st.sentAt), s.tsPtr(st.deliveredAt),
+				s.tsPtr(st.seenAt), s.tsPtr(st.dueAt), nullText(st.providerID), nullText(st.details), nullText(st.smsErrorCode))
+			if st.was != st.status {
+				d := deltas[st.campaignID]
+				if d == nil {
+					d = new(counterDelta)
+					deltas[st.campaignID] = d
+				}
+				d.move(st.fallback, st.was, st.status)
+				pending[st.companyID] += unsent(st.status) - unsent(st.was)
+			}
+		}
+		q.WriteString(") UPDATE messages SET status = v.status, updated_at = " + cast("v.updated_at", "timestamptz") +
+			", sent_at = COALESCE(" + cast("v.sent_at", "timestamptz") + ", messages.sent_at)" +
+			", delivered_at = COALESCE(" + cast("v.delivered_at", "timestamptz") + ", messages.delivered_at)" +
+			", seen_at = COALESCE(" + cast("v.seen_at", "timestamptz") + ", messages.seen_at)" +
+			", due_at = COALESCE(" + cast("v.due_at", "timestamptz") + ", messages.due_at)" +
+			", provider_message_id = COALESCE(v.provider_message_id, messages.provider_message_id)" +
+			", details = COALESCE(v.details, messages.details)" +
+			", sms_error_code = COALESCE(v.sms_error_code, messages.sms_error_code)" +
+			" FROM v WHERE messages.id = " + cast("v.id", "uuid"))
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return fmt.Errorf("update messages: %w", err)
+		}
+	}
+	if err := s.applyDeltas(ctx, tx, deltas); err != nil {
+		return err
+	}
+	return s.addPending(ctx, tx, pending)
+}
+
+// unsent is 1 for a status that counts as pending, else 0.
+func unsent(s messaging.MessageStatus) int {
+	if s.Unsent() {
+		return 1
+	}
+	return 0
+}
+
+// nullText is s, or NULL when s is empty.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// RecoverExpired implements delivery.Store: Sending messages whose lease
+// ended strictly before now go back to Pending, due now.
+func (s *Store) RecoverExpired(ctx context.Context, now time.Time) (int, error) {
+	var n int
+	err := s.write(ctx, "recover expired claims", func(tx *txn) error {
+		rows, err := tx.QueryContext(ctx, "UPDATE messages SET status = 'Pending', due_at = ?, updated_at = ? "+
+			"WHERE status = 'Sending' AND lease_until < ? RETURNING campaign_id, fallback_for IS NOT NULL",
+			s.ts(now), s.ts(now), s.ts(now))
+		if err != nil {
+			return fmt.Errorf("recover: %w", err)
+		}
+		deltas := map[messaging.ID]*counterDelta{}
+		n = 0
+		for rows.Next() {
+			var campaignID messaging.ID
+			var fallback bool
+			if err := rows.Scan(&campaignID, &fallback); err != nil {
+				rows.Close()
+				return fmt.Errorf("recover: %w", err)
+			}
+			d := deltas[campaignID]
+			if d == nil {
+				d = new(counterDelta)
+				deltas[campaignID] = d
+			}
+			d.move(fallback, messaging.StatusSending, messaging.StatusPending)
+			n++
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("recover: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("recover: %w", err)
+		}
+		return s.applyDeltas(ctx, tx, deltas)
+	})
+	return n, err
+}
+
+// CompleteDrained implements delivery.Store, from the campaigns' counters.
+func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (int, error) {
+	var n int64
+	err := s.write(ctx, "complete drained campaigns", func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, "UPDATE campaigns SET status = 'Completed', completed_at = ?, updated_at = ? "+
+			"WHERE status = 'InProgress' AND mode = 'Bulk' AND pending + sending + fb_pending + fb_sending = 0",
+			s.ts(now), s.ts(now))
+		if err != nil {
+			return fmt.Errorf("complete: %w", err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}

@@ -1,0 +1,71 @@
+// Package sqlstore is Herald's SQL adapter of the storage ports
+// (campaign.Store, delivery.Store and survey.Store), on SQLite or
+// PostgreSQL through bun.
+//
+// # Databases
+//
+// Open takes a URL:
+//
+//   - sqlite://path opens (and creates) the SQLite database file at path
+//     (sqlite:///abs/path for an absolute one) through modernc.org/sqlite,
+//     pure Go. The database runs in WAL mode with synchronous=NORMAL. Writes
+//     go through one connection whose transactions begin IMMEDIATE, so
+//     writers queue in the process and wait for other processes within the
+//     busy timeout instead of failing half-way; reads use a separate pool
+//     of read-only connections and never wait for the writer. In-memory
+//     databases are not supported: with separate pools each connection
+//     would see a database of its own. Use a file in a temporary directory
+//     instead.
+//   - postgres://... (or postgresql://...) opens a pool through pgdriver.
+//     Query parameters that pgdriver does not interpret are sent as
+//     run-time parameters, so search_path=name selects a schema.
+//
+// Migrations are embedded, one folder per dialect, and run on Open with
+// bun's migrate package inside one transaction that holds a lock for its
+// whole length (SQLite: an IMMEDIATE transaction; Postgres: a
+// transaction-level advisory lock keyed by the schema), so that several
+// processes opening the same fresh database at once migrate it exactly
+// once.
+//
+// # Schema
+//
+// Identifiers are UUIDs: 16-byte blobs on SQLite, uuid on Postgres. Times
+// are UTC: INTEGER microseconds since the Unix epoch on SQLite, timestamptz
+// on Postgres; an optional time that is unset is NULL. Chat configurations
+// are JSON (jsonb on Postgres).
+//
+// Campaigns carry their counters (messages by status, and fallback SMS by
+// status) and companies their pending count, so reading them costs one row
+// whatever the number of messages. Every change of a message's status
+// updates these counters in the same transaction. The indexes are the ones
+// the queries need: messages by campaign, channel and due time among
+// Pending ones (claiming), by lease end among Sending ones (recovery), by
+// company, phone and creation time, by company, external user id and
+// creation time, by provider message id; campaigns in progress; visible
+// campaigns by company and creation time; survey results by campaign and
+// answer time, unique per message. There are no foreign keys: the store
+// checks in its transactions that a message's campaign exists and belongs
+// to its company, and nothing is ever deleted but the messages of a
+// campaign whose preparation failed.
+//
+// # Concurrency
+//
+// Capacity admission (CreateCampaign, AdmitMessages) is one conditional
+// update of the company's pending count in the transaction that writes the
+// rows. ClaimDue picks the campaigns in progress first and then claims
+// from each one's Pending messages in due order, so that the messages of a
+// campaign not started yet cost nothing; on Postgres it locks with FOR
+// UPDATE SKIP LOCKED, on SQLite the single writer serialises claims.
+// ApplyUpdates reads the current statuses of its messages in the write
+// transaction (FOR UPDATE on Postgres), applies the allowed moves in one
+// bulk update and adjusts the counters. Transactions lock messages, then
+// campaigns, then companies, in id order; a Postgres transaction that
+// still loses a deadlock or a serialisation conflict is run again.
+//
+// # Bulk inserts
+//
+// InsertMessages writes on Postgres with COPY FROM STDIN, and on SQLite
+// with one prepared multi-row INSERT reused across chunks of the batch, in
+// which the columns that every message of the batch shares are written as
+// constants and only the others are bound.
+package sqlstore

@@ -1,0 +1,472 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// batch is a slice of messages to insert, with their chat configurations
+// encoded once.
+type batch struct {
+	msgs []*messaging.Message
+	cfg  []string // JSON of each message's Config ("" when nil); nil when no message has one
+}
+
+func newBatch(msgs []*messaging.Message) (*batch, error) {
+	b := &batch{msgs: msgs}
+	for i, m := range msgs {
+		if m.Config == nil {
+			continue
+		}
+		if b.cfg == nil {
+			b.cfg = make([]string, len(msgs))
+		}
+		j, err := json.Marshal(m.Config)
+		if err != nil {
+			return nil, fmt.Errorf("encode chat config of message %s: %w", m.ID, err)
+		}
+		b.cfg[i] = string(j)
+	}
+	return b, nil
+}
+
+// insertColumns are the columns InsertMessages writes, in the schema's
+// order; the value of column c of message i is batch.value(c, i).
+var insertColumns = []string{"id", "company_id", "campaign_id", "fallback_for", "due_at", "created_at", "updated_at",
+	"lease_until", "sent_at", "delivered_at", "seen_at", "attempts", "channel", "status", "phone", "external_user_id",
+	"content", "config", "fallback_content", "details", "sms_error_code", "provider_message_id"}
+
+// Column indexes into insertColumns that the insert paths treat apart.
+const (
+	colID        = 0
+	colCompanyID = 1
+	colCampaign  = 2
+)
+
+// valueKind is the type of a column value.
+type valueKind uint8
+
+const (
+	kindNull valueKind = iota
+	kindID
+	kindTime
+	kindInt
+	kindText
+)
+
+// value is one column value of one message, in a neutral form that each
+// dialect encodes its own way.
+type value struct {
+	kind valueKind
+	num  int64 // kindInt; kindTime: microseconds since the epoch
+	id   messaging.ID
+	text string
+}
+
+func (v value) equal(w value) bool {
+	return v.kind == w.kind && v.num == w.num && v.id == w.id && v.text == w.text
+}
+
+func idValue(id messaging.ID) value { return value{kind: kindID, id: id} }
+
+func nullIDValue(id messaging.ID) value {
+	if id.IsZero() {
+		return value{}
+	}
+	return idValue(id)
+}
+
+func timeValue(t time.Time) value { return value{kind: kindTime, num: t.UnixMicro()} }
+
+func nullTimeValue(t time.Time) value {
+	if t.IsZero() {
+		return value{}
+	}
+	return timeValue(t)
+}
+
+func timePtrValue(t *time.Time) value {
+	if t == nil {
+		return value{}
+	}
+	return timeValue(*t)
+}
+
+func textValue(s string) value { return value{kind: kindText, text: s} }
+
+func nullTextValue(s string) value {
+	if s == "" {
+		return value{}
+	}
+	return textValue(s)
+}
+
+// value returns column c of message i.
+func (b *batch) value(c, i int) value {
+	m := b.msgs[i]
+	switch c {
+	case 0:
+		return idValue(m.ID)
+	case 1:
+		return idValue(m.CompanyID)
+	case 2:
+		return idValue(m.CampaignID)
+	case 3:
+		return nullIDValue(m.FallbackFor)
+	case 4:
+		return timeValue(m.DueAt)
+	case 5:
+		return timeValue(m.CreatedAt)
+	case 6:
+		return timeValue(m.UpdatedAt)
+	case 7:
+		return nullTimeValue(m.LeaseUntil)
+	case 8:
+		return timePtrValue(m.SentAt)
+	case 9:
+		return timePtrValue(m.DeliveredAt)
+	case 10:
+		return timePtrValue(m.SeenAt)
+	case 11:
+		return value{kind: kindInt, num: int64(m.Attempts)}
+	case 12:
+		return textValue(string(m.Channel))
+	case 13:
+		return textValue(string(m.Status))
+	case 14:
+		return textValue(m.Phone)
+	case 15:
+		return textValue(m.ExternalUserID)
+	case 16:
+		return textValue(m.Content)
+	case 17:
+		if b.cfg == nil {
+			return value{}
+		}
+		return nullTextValue(b.cfg[i])
+	case 18:
+		return textValue(m.FallbackContent)
+	case 19:
+		return textValue(m.Details)
+	case 20:
+		return textValue(m.SMSErrorCode)
+	case 21:
+		return nullTextValue(m.ProviderMessageID)
+	}
+	panic(fmt.Sprintf("sqlstore: no insert column %d", c))
+}
+
+// constant reports whether column c has the same value for every message.
+func (b *batch) constant(c int) bool {
+	if c == colID && len(b.msgs) > 1 {
+		return false
+	}
+	v := b.value(c, 0)
+	for i := 1; i < len(b.msgs); i++ {
+		if !v.equal(b.value(c, i)) {
+			return false
+		}
+	}
+	return true
+}
+
+// insertRows writes the rows of b in the transaction.
+func (s *Store) insertRows(ctx context.Context, tx *txn, b *batch) error {
+	var err error
+	switch {
+	case s.dialect == dialectSQLite:
+		err = s.insertSQLite(ctx, tx.Tx.Tx, b)
+	case len(b.msgs) < copyThreshold:
+		err = s.insertValues(ctx, tx, b)
+	default:
+		err = copyMessages(ctx, tx, b)
+	}
+	if err != nil {
+		return duplicate(err, "message")
+	}
+	return nil
+}
+
+// SQLite writes batches through one prepared multi-row INSERT per batch
+// size. Columns whose value the whole batch shares are written as
+// constants in the statement, so that only the varying ones are bound:
+// most batches share their company, campaign, channel, status and times.
+// OR ROLLBACK ends the transaction on a constraint failure, which spares
+// SQLite the statement journal of each multi-row statement.
+
+const (
+	// sqliteMaxVars is SQLite's default limit on bound parameters.
+	sqliteMaxVars = 32766
+	// sqliteChunkRows is the most rows one INSERT statement writes.
+	sqliteChunkRows = 1000
+	// maxLiteralLen is the longest text written as a constant.
+	maxLiteralLen = 64
+)
+
+func (s *Store) insertSQLite(ctx context.Context, tx *sql.Tx, b *batch) error {
+	n := len(b.msgs)
+	var row strings.Builder
+	var vars []int
+	row.WriteByte('(')
+	for c := range insertColumns {
+		if c > 0 {
+			row.WriteByte(',')
+		}
+		if lit, ok := sqliteLiteral(b.value(c, 0)); ok && b.constant(c) {
+			row.WriteString(lit)
+			continue
+		}
+		row.WriteByte('?')
+		vars = append(vars, c)
+	}
+	row.WriteByte(')')
+	chunk := min(n, sqliteChunkRows)
+	if len(vars) > 0 {
+		chunk = min(chunk, sqliteMaxVars/len(vars))
+	}
+	head := "INSERT OR ROLLBACK INTO messages (" + strings.Join(insertColumns, ", ") + ") VALUES "
+	prepare := func(rows int) (*sql.Stmt, error) {
+		var q strings.Builder
+		q.Grow(len(head) + rows*(row.Len()+1))
+		q.WriteString(head)
+		for i := range rows {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString(row.String())
+		}
+		st, err := tx.PrepareContext(ctx, q.String())
+		if err != nil {
+			return nil, fmt.Errorf("prepare insert: %w", err)
+		}
+		return st, nil
+	}
+	var st *sql.Stmt
+	defer func() {
+		if st != nil {
+			_ = st.Close()
+		}
+	}()
+	args := make([]any, 0, chunk*len(vars))
+	for start := 0; start < n; start += chunk {
+		end := min(n, start+chunk)
+		if st == nil || end-start != chunk {
+			if st != nil {
+				_ = st.Close()
+			}
+			var err error
+			if st, err = prepare(end - start); err != nil {
+				return err
+			}
+		}
+		args = args[:0]
+		for i := start; i < end; i++ {
+			m := b.msgs[i]
+			for _, c := range vars {
+				switch c {
+				case colID:
+					args = append(args, m.ID[:])
+				case colCompanyID:
+					args = append(args, m.CompanyID[:])
+				case colCampaign:
+					args = append(args, m.CampaignID[:])
+				default:
+					args = append(args, sqliteArg(b.value(c, i)))
+				}
+			}
+		}
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("insert rows %d-%d: %w", start, end, err)
+		}
+	}
+	return nil
+}
+
+// sqliteArg is the bound form of v.
+func sqliteArg(v value) any {
+	switch v.kind {
+	case kindID:
+		id := v.id
+		return id[:]
+	case kindTime, kindInt:
+		return v.num
+	case kindText:
+		return v.text
+	}
+	return nil
+}
+
+// sqliteLiteral is the SQL constant of v, when v may be written as one.
+func sqliteLiteral(v value) (string, bool) {
+	switch v.kind {
+	case kindNull:
+		return "NULL", true
+	case kindID:
+		return "X'" + hex.EncodeToString(v.id[:]) + "'", true
+	case kindTime, kindInt:
+		return strconv.FormatInt(v.num, 10), true
+	case kindText:
+		if len(v.text) > maxLiteralLen || strings.IndexByte(v.text, 0) >= 0 || !utf8.ValidString(v.text) {
+			return "", false
+		}
+		return "'" + strings.ReplaceAll(v.text, "'", "''") + "'", true
+	}
+	return "", false
+}
+
+// Postgres writes large batches with COPY FROM STDIN, and small ones with
+// one INSERT.
+
+// copyThreshold is the smallest batch written with COPY.
+const copyThreshold = 64
+
+func (s *Store) insertValues(ctx context.Context, tx *txn, b *batch) error {
+	var q strings.Builder
+	q.WriteString("INSERT INTO messages (" + strings.Join(insertColumns, ", ") + ") VALUES ")
+	args := make([]any, 0, len(b.msgs)*len(insertColumns))
+	for i := range b.msgs {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteByte('(')
+		for c := range insertColumns {
+			if c > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteByte('?')
+			args = append(args, pgArg(b.value(c, i)))
+		}
+		q.WriteByte(')')
+	}
+	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+		return fmt.Errorf("insert rows: %w", err)
+	}
+	return nil
+}
+
+// pgArg is the argument form of v for bun's Postgres formatter.
+func pgArg(v value) any {
+	switch v.kind {
+	case kindID:
+		return v.id.String()
+	case kindTime:
+		return time.UnixMicro(v.num).UTC()
+	case kindInt:
+		return v.num
+	case kindText:
+		return v.text
+	}
+	return nil
+}
+
+func copyMessages(ctx context.Context, tx *txn, b *batch) error {
+	q := "COPY messages (" + strings.Join(insertColumns, ", ") + ") FROM STDIN"
+	if _, err := pgdriver.CopyFrom(ctx, tx.conn, &copyReader{b: b}, q); err != nil {
+		return fmt.Errorf("copy rows: %w", err)
+	}
+	return nil
+}
+
+// copyReader streams a batch in COPY's text format, a few rows at a time.
+type copyReader struct {
+	b    *batch
+	next int    // next message to encode
+	buf  []byte // encoded, not yet read
+	off  int
+}
+
+// copyRowsPerFill is how many rows copyReader encodes at once.
+const copyRowsPerFill = 64
+
+// Read implements io.Reader. It never returns data together with io.EOF:
+// pgdriver drops what comes with it.
+func (r *copyReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if r.off == len(r.buf) {
+			if r.next == len(r.b.msgs) {
+				break
+			}
+			r.fill()
+		}
+		k := copy(p[n:], r.buf[r.off:])
+		r.off += k
+		n += k
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (r *copyReader) fill() {
+	r.buf, r.off = r.buf[:0], 0
+	end := min(len(r.b.msgs), r.next+copyRowsPerFill)
+	for i := r.next; i < end; i++ {
+		for c := range insertColumns {
+			if c > 0 {
+				r.buf = append(r.buf, '\t')
+			}
+			r.buf = appendCopyValue(r.buf, r.b.value(c, i))
+		}
+		r.buf = append(r.buf, '\n')
+	}
+	r.next = end
+}
+
+// appendCopyValue appends v in COPY's text format.
+func appendCopyValue(b []byte, v value) []byte {
+	switch v.kind {
+	case kindNull:
+		return append(b, `\N`...)
+	case kindID:
+		return appendUUID(b, v.id)
+	case kindTime:
+		b = time.UnixMicro(v.num).UTC().AppendFormat(b, "2006-01-02 15:04:05.999999")
+		return append(b, "+00"...)
+	case kindInt:
+		return strconv.AppendInt(b, v.num, 10)
+	}
+	for i := 0; i < len(v.text); i++ {
+		switch c := v.text[i]; c {
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// appendUUID appends the canonical text form of id.
+func appendUUID(b []byte, id messaging.ID) []byte {
+	var buf [36]byte
+	hex.Encode(buf[0:8], id[0:4])
+	buf[8] = '-'
+	hex.Encode(buf[9:13], id[4:6])
+	buf[13] = '-'
+	hex.Encode(buf[14:18], id[6:8])
+	buf[18] = '-'
+	hex.Encode(buf[19:23], id[8:10])
+	buf[23] = '-'
+	hex.Encode(buf[24:], id[10:])
+	return append(b, buf[:]...)
+}

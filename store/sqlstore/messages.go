@@ -1,0 +1,189 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// messageColumnNames are the columns of a message, in the order
+// scanMessage reads them.
+var messageColumnNames = []string{"id", "company_id", "campaign_id", "channel", "phone", "external_user_id", "content", "config",
+	"fallback_content", "fallback_for", "status", "details", "sms_error_code", "provider_message_id", "attempts", "due_at",
+	"lease_until", "created_at", "updated_at", "sent_at", "delivered_at", "seen_at"}
+
+// messageColumns returns the column list of a message, each qualified by
+// table when it is not empty.
+func messageColumns(table string) string {
+	if table == "" {
+		return strings.Join(messageColumnNames, ", ")
+	}
+	return table + "." + strings.Join(messageColumnNames, ", "+table+".")
+}
+
+func scanMessage(row interface{ Scan(...any) error }) (messaging.Message, error) {
+	var m messaging.Message
+	err := row.Scan(&m.ID, &m.CompanyID, &m.CampaignID, &m.Channel, &m.Phone, &m.ExternalUserID, &m.Content,
+		configDst{&m.Config}, &m.FallbackContent, &m.FallbackFor, &m.Status, &m.Details, &m.SMSErrorCode,
+		textDst{&m.ProviderMessageID}, &m.Attempts, timeDst{&m.DueAt}, timeDst{&m.LeaseUntil}, timeDst{&m.CreatedAt},
+		timeDst{&m.UpdatedAt}, timePtrDst{&m.SentAt}, timePtrDst{&m.DeliveredAt}, timePtrDst{&m.SeenAt})
+	return m, err
+}
+
+// InsertMessages implements campaign.CampaignStore: all or nothing,
+// counted in the campaigns' counters. Within a campaign's reservation the
+// pending count does not change; in general it changes by exactly what the
+// messages add to their campaigns' share of it (see ReconcilePending).
+func (s *Store) InsertMessages(ctx context.Context, msgs []*messaging.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	b, err := newBatch(msgs)
+	if err != nil {
+		return fmt.Errorf("insert messages: %w", err)
+	}
+	return s.write(ctx, "insert messages", func(tx *txn) error {
+		return s.insertMessages(ctx, tx, b, messaging.NilID, 0)
+	})
+}
+
+// AdmitMessages implements campaign.CampaignStore: the pending count
+// grows by the messages within maxPending, or nothing is written.
+func (s *Store) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs []*messaging.Message, maxPending int) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	if companyID.IsZero() {
+		return messaging.NotFoundf("Company %s not found", companyID)
+	}
+	b, err := newBatch(msgs)
+	if err != nil {
+		return fmt.Errorf("admit messages: %w", err)
+	}
+	return s.write(ctx, "admit messages", func(tx *txn) error {
+		return s.insertMessages(ctx, tx, b, companyID, maxPending)
+	})
+}
+
+// insertMessages writes a batch and counts it. With a non-zero admitFor
+// every message must belong to that company and the batch is admitted
+// against maxPending.
+func (s *Store) insertMessages(ctx context.Context, tx *txn, b *batch, admitFor messaging.ID, maxPending int) error {
+	var campaignIDs []messaging.ID
+	for i, m := range b.msgs {
+		if i == 0 || m.CampaignID != b.msgs[i-1].CampaignID {
+			campaignIDs = append(campaignIDs, m.CampaignID)
+		}
+	}
+	states, err := s.lockCampaigns(ctx, tx, campaignIDs)
+	if err != nil {
+		return err
+	}
+	type delta struct{ counts, fallback messaging.StatusCounts }
+	deltas := make(map[messaging.ID]*delta, len(states))
+	for _, m := range b.msgs {
+		c := states[m.CampaignID]
+		if c == nil || c.companyID != m.CompanyID || (!admitFor.IsZero() && m.CompanyID != admitFor) {
+			return messaging.NotFoundf("Campaign %s not found", m.CampaignID)
+		}
+		d := deltas[m.CampaignID]
+		if d == nil {
+			d = new(delta)
+			deltas[m.CampaignID] = d
+		}
+		if m.IsFallback() {
+			d.fallback.Add(m.Status, 1)
+		} else {
+			d.counts.Add(m.Status, 1)
+		}
+	}
+	pending := map[messaging.ID]int{}
+	for id, d := range deltas {
+		c := states[id]
+		before := c.pending()
+		for _, st := range messaging.MessageStatuses() {
+			c.counts.Add(st, d.counts.Of(st))
+			c.fallback.Add(st, d.fallback.Of(st))
+		}
+		pending[c.companyID] += c.pending() - before
+	}
+	if !admitFor.IsZero() {
+		if err := s.admit(ctx, tx, admitFor, pending[admitFor], len(b.msgs), maxPending); err != nil {
+			return err
+		}
+		delete(pending, admitFor)
+	}
+	if err := s.insertRows(ctx, tx, b); err != nil {
+		return err
+	}
+	ids := make([]messaging.ID, 0, len(deltas))
+	for id := range deltas {
+		ids = append(ids, id)
+	}
+	slicesSortIDs(ids)
+	for _, id := range ids {
+		if err := s.addCounters(ctx, tx, id, deltas[id].counts, deltas[id].fallback); err != nil {
+			return err
+		}
+	}
+	return s.addPending(ctx, tx, pending)
+}
+
+// GetMessage implements campaign.CampaignStore.
+func (s *Store) GetMessage(ctx context.Context, companyID, id messaging.ID) (messaging.Message, error) {
+	m, err := scanMessage(s.read.QueryRowContext(ctx, "SELECT "+messageColumns("")+" FROM messages WHERE id = ? AND company_id = ?",
+		s.id(id), s.id(companyID)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.Message{}, messaging.NotFoundf("Message %s not found", id)
+	}
+	if err != nil {
+		return messaging.Message{}, fmt.Errorf("get message: %w", err)
+	}
+	return m, nil
+}
+
+// ListMessages implements campaign.CampaignStore: newest first, ties by
+// id, newest id first.
+func (s *Store) ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) ([]messaging.Message, int, error) {
+	page := pageDefaults(f.PageRequest)
+	where := " FROM messages WHERE company_id = ?"
+	args := []any{s.id(companyID)}
+	if f.Phone != "" {
+		where += " AND phone = ?"
+		args = append(args, f.Phone)
+	}
+	if f.ExternalUserID != "" {
+		// The second term lets the partial index serve the query.
+		where += " AND external_user_id = ? AND external_user_id <> ''"
+		args = append(args, f.ExternalUserID)
+	}
+	if !f.From.IsZero() {
+		where += " AND created_at >= ?"
+		args = append(args, s.ts(f.From))
+	}
+	if !f.To.IsZero() {
+		where += " AND created_at <= ?"
+		args = append(args, s.ts(f.To))
+	}
+	var total int
+	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*)"+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count messages: %w", err)
+	}
+	if total <= page.Offset() {
+		return nil, total, nil
+	}
+	rows, err := s.read.QueryContext(ctx, "SELECT "+messageColumns("")+where+" ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+		append(args, page.PageSize, page.Offset())...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list messages: %w", err)
+	}
+	out, err := collect(rows, scanMessage)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list messages: %w", err)
+	}
+	return out, total, nil
+}

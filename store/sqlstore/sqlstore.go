@@ -1,0 +1,248 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/driver/pgdriver"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Config tunes a Store. The zero value is ready to use.
+type Config struct {
+	// MaxOpenConns bounds the Postgres connection pool and the SQLite
+	// reader pool. Zero means 4 per CPU, at least 4.
+	MaxOpenConns int
+	// BusyTimeout is how long a SQLite connection waits for a lock held by
+	// another process before it fails. Zero means 10 seconds.
+	BusyTimeout time.Duration
+}
+
+func (c Config) maxOpenConns() int {
+	if c.MaxOpenConns > 0 {
+		return c.MaxOpenConns
+	}
+	return max(4, 4*runtime.GOMAXPROCS(0))
+}
+
+func (c Config) busyTimeout() time.Duration {
+	if c.BusyTimeout > 0 {
+		return c.BusyTimeout
+	}
+	return 10 * time.Second
+}
+
+// dialect tells the two databases apart where their SQL differs.
+type dialect int
+
+const (
+	dialectSQLite dialect = iota + 1
+	dialectPostgres
+)
+
+// Store implements campaign.Store, delivery.Store and survey.Store on a
+// SQL database. It is safe for concurrent use.
+type Store struct {
+	dialect dialect
+	// db runs writes: on SQLite its pool is the one writer connection.
+	db *bun.DB
+	// read runs reads: on SQLite a pool of read-only connections, on
+	// Postgres the same pool as db.
+	read *bun.DB
+}
+
+// Open connects to the database named by rawURL (sqlite://path or
+// postgres://...), creates or migrates its schema, and returns the store.
+func Open(ctx context.Context, rawURL string, cfg Config) (*Store, error) {
+	switch {
+	case strings.HasPrefix(rawURL, "sqlite://"):
+		return openSQLite(ctx, strings.TrimPrefix(rawURL, "sqlite://"), cfg)
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		return openPostgres(ctx, rawURL, cfg)
+	}
+	return nil, fmt.Errorf("sqlstore: unsupported database URL %q: want sqlite://path or postgres://...", redact(rawURL))
+}
+
+// Close closes every connection of the store.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.read != s.db {
+		err = errors.Join(err, s.read.Close())
+	}
+	if err != nil {
+		return fmt.Errorf("sqlstore: close: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.read.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlstore: ping: %w", err)
+	}
+	return nil
+}
+
+func openSQLite(ctx context.Context, path string, cfg Config) (*Store, error) {
+	switch {
+	case path == "":
+		return nil, errors.New("sqlstore: sqlite:// needs a file path")
+	case path == ":memory:" || strings.Contains(path, "mode=memory"):
+		return nil, errors.New("sqlstore: in-memory SQLite databases are not supported (each pooled connection would get its own); use a file in a temporary directory")
+	case strings.ContainsAny(path, "?#"):
+		return nil, fmt.Errorf("sqlstore: SQLite path %q must not contain '?' or '#'", path)
+	}
+	busy := strconv.FormatInt(cfg.busyTimeout().Milliseconds(), 10)
+	common := "_pragma=busy_timeout(" + busy + ")&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(0)"
+
+	// The writer: one connection, IMMEDIATE transactions, a large page
+	// cache for bulk inserts into the message indexes.
+	wsql, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=cache_size(-65536)&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open SQLite writer: %w", err)
+	}
+	wsql.SetMaxOpenConns(1)
+	wsql.SetMaxIdleConns(1)
+	wsql.SetConnMaxLifetime(0)
+	wsql.SetConnMaxIdleTime(0)
+	s := &Store{dialect: dialectSQLite, db: bun.NewDB(wsql, sqlitedialect.New())}
+	if err := migrateDB(ctx, s.db, dialectSQLite); err != nil {
+		_ = s.db.Close()
+		return nil, err
+	}
+
+	// The readers: WAL lets them read the last committed state while the
+	// writer writes.
+	n := cfg.maxOpenConns()
+	rsql, err := sql.Open("sqlite", path+"?"+common+"&_pragma=cache_size(-8192)&_query_only=1")
+	if err != nil {
+		_ = s.db.Close()
+		return nil, fmt.Errorf("sqlstore: open SQLite readers: %w", err)
+	}
+	rsql.SetMaxOpenConns(n)
+	rsql.SetMaxIdleConns(n)
+	s.read = bun.NewDB(rsql, sqlitedialect.New())
+	if err := s.read.PingContext(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("sqlstore: open SQLite readers: %w", err)
+	}
+	return s, nil
+}
+
+func openPostgres(ctx context.Context, rawURL string, cfg Config) (*Store, error) {
+	connector, err := pgConnector(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	// Migrations run on a connection of their own: the migrator's
+	// statements and the transaction that locks them must share it.
+	msql := sql.OpenDB(connector)
+	msql.SetMaxOpenConns(1)
+	mdb := bun.NewDB(msql, pgdialect.New())
+	err = migrateDB(ctx, mdb, dialectPostgres)
+	if cerr := mdb.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("sqlstore: close the migration connection: %w", cerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	n := cfg.maxOpenConns()
+	psql := sql.OpenDB(connector)
+	psql.SetMaxOpenConns(n)
+	psql.SetMaxIdleConns(n)
+	db := bun.NewDB(psql, pgdialect.New())
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlstore: connect to Postgres: %w", err)
+	}
+	return &Store{dialect: dialectPostgres, db: db, read: db}, nil
+}
+
+// pgConnector parses a Postgres URL; pgdriver panics on a malformed one.
+func pgConnector(rawURL string) (c *pgdriver.Connector, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("sqlstore: invalid Postgres URL %q: %v", redact(rawURL), r)
+		}
+	}()
+	return pgdriver.NewConnector(pgdriver.WithDSN(rawURL), pgdriver.WithTracing(false)), nil
+}
+
+// redact hides the password of a database URL.
+func redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return rawURL
+	}
+	return u.Redacted()
+}
+
+// txn is a write transaction and the connection it runs on (Postgres COPY
+// needs the connection itself).
+type txn struct {
+	bun.Tx
+	conn bun.Conn
+}
+
+// maxTxAttempts bounds how often a transaction that lost a deadlock, a
+// serialisation conflict or a busy lock is run again.
+const maxTxAttempts = 5
+
+// write runs fn in a write transaction and commits it. fn may run more
+// than once when the database asks for a retry; it must not keep state
+// from one run to the next.
+func (s *Store) write(ctx context.Context, op string, fn func(tx *txn) error) error {
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = s.writeOnce(ctx, fn)
+		if err == nil || attempt == maxTxAttempts || !retryable(err) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w", op, errors.Join(err, ctx.Err()))
+		case <-time.After(time.Duration(attempt*attempt) * 5 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+func (s *Store) writeOnce(ctx context.Context, fn func(tx *txn) error) (err error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("get a connection: %w", err)
+	}
+	defer func() {
+		if cerr := conn.Close(); cerr != nil && !errors.Is(cerr, sql.ErrConnDone) && err == nil {
+			err = fmt.Errorf("release the connection: %w", cerr)
+		}
+	}()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(&txn{Tx: tx, conn: conn}); err != nil {
+		// A SQLite INSERT OR ROLLBACK that failed has already ended the
+		// transaction; the rollback error then says so and adds nothing.
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+package sqlstore_test
+
+import (
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/sqlstore"
+	"github.com/heraldhq/herald/store/storetest"
+	"github.com/heraldhq/herald/survey"
+)
+
+var (
+	_ campaign.Store  = (*sqlstore.Store)(nil)
+	_ delivery.Store  = (*sqlstore.Store)(nil)
+	_ survey.Store    = (*sqlstore.Store)(nil)
+	_ storetest.Store = (*sqlstore.Store)(nil)
+)
+
+// postgresEnv names the variable holding the URL of a Postgres database
+// the tests may create schemas in.
+const postgresEnv = "HERALD_TEST_POSTGRES_URL"
+
+// sqliteURL returns the URL of a fresh SQLite database file.
+func sqliteURL(t testing.TB) string {
+	return "sqlite://" + filepath.Join(t.TempDir(), "herald.db")
+}
+
+// postgresURL returns the URL of a fresh, empty schema of the test
+// database, dropped when the test ends; it skips the test without one.
+func postgresURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(postgresEnv)
+	if base == "" {
+		t.Skipf("Postgres tests need %s (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", postgresEnv)
+	}
+	var suffix [6]byte
+	_, _ = rand.Read(suffix[:])
+	schema := "herald_test_" + hex.EncodeToString(suffix[:])
+	admin := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(base)))
+	t.Cleanup(func() { _ = admin.Close() })
+	_, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// t.Context is done by now.
+		_, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+		require.NoError(t, err)
+	})
+	u, err := url.Parse(base)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// open opens a store on rawURL, closed when the test ends.
+func open(t testing.TB, rawURL string) *sqlstore.Store {
+	t.Helper()
+	s, err := sqlstore.Open(t.Context(), rawURL, sqlstore.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s
+}
+
+// databases lists the databases the tests run on, by name, each with a
+// function making the URL of a fresh one.
+var databases = []struct {
+	name string
+	url  func(testing.TB) string
+}{
+	{"sqlite", sqliteURL},
+	{"postgres", postgresURL},
+}
+
+func TestConformance(t *testing.T) {
+	for _, db := range databases {
+		t.Run(db.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) storetest.Store { return open(t, db.url(t)) })
+		})
+	}
+}
+
+// TestConcurrentOpen: processes opening the same fresh database at once
+// all succeed, and the schema is migrated once.
+func TestConcurrentOpen(t *testing.T) {
+	for _, db := range databases {
+		t.Run(db.name, func(t *testing.T) {
+			u := db.url(t)
+			const n = 4
+			stores := make([]*sqlstore.Store, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() { stores[i], errs[i] = sqlstore.Open(t.Context(), u, sqlstore.Config{}) })
+			}
+			wg.Wait()
+			for i := range n {
+				require.NoError(t, errs[i], "open %d", i)
+				t.Cleanup(func() { require.NoError(t, stores[i].Close()) })
+			}
+			// Each store sees what another one wrote.
+			ids := messaging.NewIDGenerator(nil)
+			co := messaging.Company{ID: ids.New(), Name: "Shared", Active: true, CreatedAt: time.Now()}
+			require.NoError(t, stores[0].CreateCompany(t.Context(), &co))
+			for i := range n {
+				got, err := stores[i].GetCompany(t.Context(), co.ID)
+				require.NoError(t, err, "store %d", i)
+				require.Equal(t, "Shared", got.Name)
+			}
+			// Opening again finds nothing to migrate and keeps the data.
+			again := open(t, u)
+			got, err := again.GetCompany(t.Context(), co.ID)
+			require.NoError(t, err)
+			require.Equal(t, co.ID, got.ID)
+		})
+	}
+}
+
+func TestOpenRejects(t *testing.T) {
+	for _, u := range []string{
+		"",
+		"mysql://localhost/herald",
+		"sqlite://",
+		"sqlite://:memory:",
+		"sqlite://file.db?mode=memory",
+		"postgres://%zz",
+	} {
+		s, err := sqlstore.Open(t.Context(), u, sqlstore.Config{})
+		require.Error(t, err, u)
+		require.Nil(t, s, u)
+	}
+}

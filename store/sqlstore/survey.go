@@ -1,0 +1,101 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+const surveyResultColumns = "id, company_id, campaign_id, message_id, phone, external_user_id, option_index, option_text, tracking_data, responded_at"
+
+func scanSurveyResult(row interface{ Scan(...any) error }) (messaging.SurveyResult, error) {
+	var r messaging.SurveyResult
+	err := row.Scan(&r.ID, &r.CompanyID, &r.CampaignID, &r.MessageID, &r.Phone, &r.ExternalUserID, &r.OptionIndex,
+		&r.OptionText, &r.TrackingData, timeDst{&r.RespondedAt})
+	return r, err
+}
+
+// RecordResult implements survey.Store: the first answer to a message is
+// stored, later ones are not.
+func (s *Store) RecordResult(ctx context.Context, r *messaging.SurveyResult) (bool, error) {
+	res, err := s.db.ExecContext(ctx, "INSERT INTO survey_results ("+surveyResultColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "+
+		"ON CONFLICT (message_id) DO NOTHING",
+		s.id(r.ID), s.id(r.CompanyID), s.id(r.CampaignID), s.id(r.MessageID), r.Phone, r.ExternalUserID, r.OptionIndex,
+		r.OptionText, r.TrackingData, s.ts(r.RespondedAt))
+	if err != nil {
+		return false, fmt.Errorf("record survey result: %w", duplicate(err, "survey result "+r.ID.String()))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("record survey result: %w", err)
+	}
+	return n == 1, nil
+}
+
+// ListResults implements survey.Store: oldest answer first, ties by id.
+// Another company's campaign has no results.
+func (s *Store) ListResults(ctx context.Context, companyID messaging.ID, f messaging.SurveyResultFilter) ([]messaging.SurveyResult, int, error) {
+	page := pageDefaults(f.PageRequest)
+	where := " FROM survey_results WHERE campaign_id = ? AND company_id = ?"
+	args := []any{s.id(f.CampaignID), s.id(companyID)}
+	if f.Phone != "" {
+		where += " AND phone = ?"
+		args = append(args, f.Phone)
+	}
+	if f.ExternalUserID != "" {
+		where += " AND external_user_id = ?"
+		args = append(args, f.ExternalUserID)
+	}
+	if !f.From.IsZero() {
+		where += " AND responded_at >= ?"
+		args = append(args, s.ts(f.From))
+	}
+	if !f.To.IsZero() {
+		where += " AND responded_at <= ?"
+		args = append(args, s.ts(f.To))
+	}
+	if f.OptionIndex != nil {
+		where += " AND option_index = ?"
+		args = append(args, *f.OptionIndex)
+	}
+	var total int
+	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*)"+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count survey results: %w", err)
+	}
+	if total <= page.Offset() {
+		return nil, total, nil
+	}
+	rows, err := s.read.QueryContext(ctx, "SELECT "+surveyResultColumns+where+" ORDER BY responded_at, id LIMIT ? OFFSET ?",
+		append(args, page.PageSize, page.Offset())...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list survey results: %w", err)
+	}
+	out, err := collect(rows, scanSurveyResult)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list survey results: %w", err)
+	}
+	return out, total, nil
+}
+
+// CountByOption implements survey.Store.
+func (s *Store) CountByOption(ctx context.Context, companyID, campaignID messaging.ID) (map[int]int, error) {
+	rows, err := s.read.QueryContext(ctx, "SELECT option_index, COUNT(*) FROM survey_results WHERE campaign_id = ? AND company_id = ? GROUP BY option_index",
+		s.id(campaignID), s.id(companyID))
+	if err != nil {
+		return nil, fmt.Errorf("count survey results by option: %w", err)
+	}
+	defer rows.Close()
+	out := map[int]int{}
+	for rows.Next() {
+		var option, n int
+		if err := rows.Scan(&option, &n); err != nil {
+			return nil, fmt.Errorf("count survey results by option: %w", err)
+		}
+		out[option] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count survey results by option: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,113 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+const templateColumns = "id, company_id, name, description, channel, message_type, content, sms_sender_id, chat_service_id, " +
+	"config, sms_fallback_enabled, sms_fallback_content, sms_fallback_sender_id, created_at, updated_at"
+
+func scanTemplate(row interface{ Scan(...any) error }) (messaging.Template, error) {
+	var t messaging.Template
+	err := row.Scan(&t.ID, &t.CompanyID, &t.Name, &t.Description, &t.Channel, &t.MessageType, &t.Content,
+		&t.SMSSenderID, &t.ChatServiceID, configDst{&t.Config}, &t.SMSFallbackEnabled, &t.SMSFallbackContent,
+		&t.SMSFallbackSenderID, timeDst{&t.CreatedAt}, timeDst{&t.UpdatedAt})
+	return t, err
+}
+
+// CreateTemplate implements campaign.TemplateStore. A name the company
+// already uses is an Invalid error on field "name".
+func (s *Store) CreateTemplate(ctx context.Context, t *messaging.Template) error {
+	cfg, err := jsonConfig(t.Config)
+	if err != nil {
+		return fmt.Errorf("create template: %w", err)
+	}
+	_, err = s.db.ExecContext(ctx, "INSERT INTO templates ("+templateColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		s.id(t.ID), s.id(t.CompanyID), t.Name, t.Description, string(t.Channel), int(t.MessageType), t.Content,
+		t.SMSSenderID, t.ChatServiceID, cfg, t.SMSFallbackEnabled, t.SMSFallbackContent, t.SMSFallbackSenderID,
+		s.ts(t.CreatedAt), s.ts(t.UpdatedAt))
+	if isTemplateNameTaken(err) {
+		return errNameTaken()
+	}
+	if err != nil {
+		return fmt.Errorf("create template: %w", duplicate(err, "template "+t.ID.String()))
+	}
+	return nil
+}
+
+// GetTemplate implements campaign.TemplateStore.
+func (s *Store) GetTemplate(ctx context.Context, companyID, id messaging.ID) (messaging.Template, error) {
+	t, err := scanTemplate(s.read.QueryRowContext(ctx, "SELECT "+templateColumns+" FROM templates WHERE id = ? AND company_id = ?",
+		s.id(id), s.id(companyID)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.Template{}, messaging.NotFoundf("Template %s not found", id)
+	}
+	if err != nil {
+		return messaging.Template{}, fmt.Errorf("get template: %w", err)
+	}
+	return t, nil
+}
+
+// ListTemplates implements campaign.TemplateStore: newest first, ties by
+// id, newest id first.
+func (s *Store) ListTemplates(ctx context.Context, companyID messaging.ID, page messaging.PageRequest) ([]messaging.Template, int, error) {
+	page = pageDefaults(page)
+	var total int
+	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM templates WHERE company_id = ?", s.id(companyID)).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count templates: %w", err)
+	}
+	if total <= page.Offset() {
+		return nil, total, nil
+	}
+	rows, err := s.read.QueryContext(ctx, "SELECT "+templateColumns+" FROM templates WHERE company_id = ? "+
+		"ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?", s.id(companyID), page.PageSize, page.Offset())
+	if err != nil {
+		return nil, 0, fmt.Errorf("list templates: %w", err)
+	}
+	out, err := collect(rows, scanTemplate)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list templates: %w", err)
+	}
+	return out, total, nil
+}
+
+// UpdateTemplate implements campaign.TemplateStore.
+func (s *Store) UpdateTemplate(ctx context.Context, t *messaging.Template) error {
+	cfg, err := jsonConfig(t.Config)
+	if err != nil {
+		return fmt.Errorf("update template: %w", err)
+	}
+	res, err := s.db.ExecContext(ctx, "UPDATE templates SET name = ?, description = ?, message_type = ?, content = ?, "+
+		"sms_sender_id = ?, chat_service_id = ?, config = ?, sms_fallback_enabled = ?, sms_fallback_content = ?, "+
+		"sms_fallback_sender_id = ?, updated_at = ? WHERE id = ? AND company_id = ?",
+		t.Name, t.Description, int(t.MessageType), t.Content, t.SMSSenderID, t.ChatServiceID, cfg,
+		t.SMSFallbackEnabled, t.SMSFallbackContent, t.SMSFallbackSenderID, s.ts(t.UpdatedAt), s.id(t.ID), s.id(t.CompanyID))
+	if isTemplateNameTaken(err) {
+		return errNameTaken()
+	}
+	return updatedOne(res, err, "update template", func() error { return messaging.NotFoundf("Template %s not found", t.ID) })
+}
+
+// DeleteTemplate implements campaign.TemplateStore. Campaigns made from
+// the template keep its id and name.
+func (s *Store) DeleteTemplate(ctx context.Context, companyID, id messaging.ID) error {
+	res, err := s.db.ExecContext(ctx, "DELETE FROM templates WHERE id = ? AND company_id = ?", s.id(id), s.id(companyID))
+	return updatedOne(res, err, "delete template", func() error { return messaging.NotFoundf("Template %s not found", id) })
+}
+
+// pageDefaults fills the defaults of a page request the caller did not
+// normalise.
+func pageDefaults(p messaging.PageRequest) messaging.PageRequest {
+	if p.Page < 1 {
+		p.Page = 1
+	}
+	if p.PageSize < 1 {
+		p.PageSize = messaging.DefaultPageSize
+	}
+	return p
+}
