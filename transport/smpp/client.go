@@ -1,0 +1,472 @@
+package smpp
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/template"
+	"github.com/linxGnu/gosmpp/data"
+	"github.com/linxGnu/gosmpp/pdu"
+)
+
+// Addressing of submit_sm.
+const (
+	tonAlphanumeric  = 5
+	npiUnknown       = 0
+	tonInternational = 1
+	npiISDN          = 1
+	maxDestLen       = 20
+	maxParts         = 255
+)
+
+// stableAfter is how long a session must stay up for the bind backoff to
+// start again from its minimum.
+const stableAfter = time.Minute
+
+// Client is an SMPP 3.4 transceiver session with one SMSC. It implements
+// delivery.SMSSender; its methods are safe for concurrent use.
+type Client struct {
+	cfg      Config
+	log      *slog.Logger
+	slots    chan struct{} // the window: one token per outstanding submit_sm
+	receipts chan struct{} // receipt handlers running
+	limiter  *limiter
+	seq      atomic.Uint32
+	ref      atomic.Uint32
+
+	ctx     context.Context // ends at Close: dials and backoff
+	cancel  context.CancelFunc
+	hctx    context.Context // receipt handlers: ends when Close gives up on them
+	hcancel context.CancelFunc
+	runDone chan struct{}
+
+	isClosed atomic.Bool // mirrors closed, for the receipt path
+
+	mu      sync.Mutex
+	cur     *conn         // the bound session, nil when none
+	boundCh chan struct{} // closed while cur != nil
+	closed  bool
+
+	n counters
+}
+
+type counters struct {
+	binds, rebinds, bindFailures                atomic.Uint64
+	submits, submitErrors, throttled            atomic.Uint64
+	receipts, receiptErrors, badReceipts, moMsg atomic.Uint64
+}
+
+// Stats are the Client's counters since New.
+type Stats struct {
+	Bound         bool   // a session is bound now
+	Binds         uint64 // successful binds, the first included
+	Rebinds       uint64 // successful binds after a lost session
+	BindFailures  uint64 // failed dials or refused binds
+	Submits       uint64 // submit_sm written (one per part)
+	SubmitErrors  uint64 // submit_sm that failed: error status, timeout or lost connection
+	Throttled     uint64 // submit_sm answered ESME_RTHROTTLED or ESME_RMSGQFUL
+	Receipts      uint64 // receipts the handler stored
+	ReceiptErrors uint64 // receipts the handler refused (answered ESME_RX_T_APPN)
+	BadReceipts   uint64 // receipts that could not be parsed (answered ESME_RX_P_APPN)
+	MOMessages    uint64 // deliver_sm that were not receipts
+	WindowInUse   int    // submit_sm outstanding now
+	Window        int    // Config.Window
+	ReceiptsInUse int    // receipts being handled now
+}
+
+// New validates cfg and returns a Client that starts binding at once, in
+// the background; Send waits for the session. Call Close to end it.
+func New(cfg Config) (*Client, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		cfg:      cfg,
+		log:      cfg.Logger.With("smsc", cfg.Addr),
+		slots:    make(chan struct{}, cfg.Window),
+		receipts: make(chan struct{}, cfg.ReceiptConcurrency),
+		limiter:  newLimiter(cfg.MaxPerSecond),
+		boundCh:  make(chan struct{}),
+		runDone:  make(chan struct{}),
+	}
+	c.ref.Store(rand.Uint32())
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.hctx, c.hcancel = context.WithCancel(context.Background())
+	go c.run()
+	return c, nil
+}
+
+// Stats returns the Client's counters.
+func (c *Client) Stats() Stats {
+	c.mu.Lock()
+	bound := c.cur != nil
+	c.mu.Unlock()
+	return Stats{
+		Bound:         bound,
+		Binds:         c.n.binds.Load(),
+		Rebinds:       c.n.rebinds.Load(),
+		BindFailures:  c.n.bindFailures.Load(),
+		Submits:       c.n.submits.Load(),
+		SubmitErrors:  c.n.submitErrors.Load(),
+		Throttled:     c.n.throttled.Load(),
+		Receipts:      c.n.receipts.Load(),
+		ReceiptErrors: c.n.receiptErrors.Load(),
+		BadReceipts:   c.n.badReceipts.Load(),
+		MOMessages:    c.n.moMsg.Load(),
+		WindowInUse:   len(c.slots),
+		Window:        cap(c.slots),
+		ReceiptsInUse: len(c.receipts),
+	}
+}
+
+// WaitBound waits until a session is bound, ctx ends or the Client is
+// closed.
+func (c *Client) WaitBound(ctx context.Context) error {
+	_, err := c.bound(ctx)
+	return err
+}
+
+// bound returns the bound session, waiting for one.
+func (c *Client) bound(ctx context.Context) (*conn, error) {
+	for {
+		c.mu.Lock()
+		cur, ch, closed := c.cur, c.boundCh, c.closed
+		c.mu.Unlock()
+		if closed {
+			return nil, transientErr("client closed", ErrClosed)
+		}
+		if cur != nil {
+			return cur, nil
+		}
+		select {
+		case <-ch:
+		case <-c.ctx.Done():
+		case <-ctx.Done():
+			return nil, fmt.Errorf("smpp: waiting for a bound session: %w", ctx.Err())
+		}
+	}
+}
+
+// Close stops accepting Sends, waits (up to ctx) for the outstanding
+// submit_sm to be answered and for the receipts being handled to be stored
+// and acknowledged, unbinds and closes the connection. Receipts arriving
+// meanwhile are left unanswered for the SMSC to send again; handlers still
+// running when ctx ends see their context cancelled.
+func (c *Client) Close(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		<-c.runDone
+		return nil
+	}
+	c.closed = true
+	c.isClosed.Store(true)
+	cur := c.cur
+	c.mu.Unlock()
+	c.cancel()
+
+	var err error
+	var curDone <-chan struct{}
+	if cur != nil {
+		curDone = cur.done
+	}
+	tick := time.NewTicker(2 * time.Millisecond)
+	for len(c.receipts) > 0 || (len(c.slots) > 0 && curDone != nil) {
+		select {
+		case <-tick.C:
+		case <-curDone:
+			curDone = nil // the session ended: its submits have failed
+		case <-ctx.Done():
+			c.hcancel()
+			if err == nil {
+				err = fmt.Errorf("smpp: close: %d submits unanswered, %d receipts being handled: %w",
+					len(c.slots), len(c.receipts), ctx.Err())
+			}
+			// handlers see their context end; wait for them to return
+			for len(c.receipts) > 0 {
+				<-tick.C
+			}
+		}
+	}
+	tick.Stop()
+	c.hcancel()
+	if cur != nil {
+		cur.unbind(ctx)
+	}
+	<-c.runDone
+	return err
+}
+
+// run binds, serves the session until it ends, and binds again, until
+// Close.
+func (c *Client) run() {
+	defer close(c.runDone)
+	backoff := c.cfg.BindBackoff.Min
+	first := true
+	for c.ctx.Err() == nil {
+		cn, err := c.dial(c.ctx)
+		if err != nil {
+			if c.ctx.Err() != nil {
+				return
+			}
+			c.n.bindFailures.Add(1)
+			c.log.Warn("smpp bind failed", "err", err, "retry_in", backoff)
+			if !c.sleep(backoff) {
+				return
+			}
+			backoff = min(2*backoff, c.cfg.BindBackoff.Max)
+			continue
+		}
+		c.n.binds.Add(1)
+		if !first {
+			c.n.rebinds.Add(1)
+		}
+		first = false
+		c.log.Info("smpp bound", "system_id", c.cfg.SystemID)
+		start := time.Now()
+		if !c.setBound(cn) {
+			// closed while binding
+			_, _ = cn.nc.Write(headerOnly(data.UNBIND, data.ESME_ROK, c.nextSeq()))
+			_ = cn.nc.Close()
+			return
+		}
+		cause := cn.serve()
+		c.setUnbound(cn)
+		if c.ctx.Err() != nil {
+			return
+		}
+		if time.Since(start) >= stableAfter {
+			backoff = c.cfg.BindBackoff.Min
+		}
+		c.log.Warn("smpp session lost", "err", cause, "rebind_in", backoff)
+		if !c.sleep(backoff) {
+			return
+		}
+		backoff = min(2*backoff, c.cfg.BindBackoff.Max)
+	}
+}
+
+// sleep waits a random time between d/2 and d; false when the Client was
+// closed meanwhile.
+func (c *Client) sleep(d time.Duration) bool {
+	if d > 1 {
+		d = d/2 + rand.N(d/2+1)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// setBound publishes cn as the session; false when the Client was closed
+// meanwhile.
+func (c *Client) setBound(cn *conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.cur = cn
+	close(c.boundCh)
+	return true
+}
+
+func (c *Client) setUnbound(cn *conn) {
+	c.mu.Lock()
+	if c.cur == cn {
+		c.cur = nil
+		c.boundCh = make(chan struct{})
+	}
+	c.mu.Unlock()
+}
+
+// nextSeq returns a sequence number in 1..0x7FFFFFFF.
+func (c *Client) nextSeq() uint32 {
+	for {
+		if s := c.seq.Add(1) & 0x7FFFFFFF; s != 0 {
+			return s
+		}
+	}
+}
+
+// part is one submit_sm of a text.
+type part struct {
+	payload []byte
+	udh     pdu.UDH
+}
+
+// prepared is a text ready to submit.
+type prepared struct {
+	enc   data.Encoding
+	parts []part
+}
+
+// prepare validates sms and encodes and splits its text.
+func (c *Client) prepare(sms delivery.SMS) (prepared, error) {
+	if n := utf8.RuneCountInString(sms.From); n == 0 || n > messaging.MaxSenderIDLen {
+		return prepared{}, permanentErr(fmt.Sprintf("invalid sender %q: 1 to %d characters", sms.From, messaging.MaxSenderIDLen))
+	}
+	for i := 0; i < len(sms.From); i++ {
+		if b := sms.From[i]; b < 0x20 || b > 0x7E {
+			return prepared{}, permanentErr(fmt.Sprintf("invalid sender %q: printable ASCII only", sms.From))
+		}
+	}
+	if len(sms.To) == 0 || len(sms.To) > maxDestLen {
+		return prepared{}, permanentErr(fmt.Sprintf("invalid destination %q", sms.To))
+	}
+	for i := 0; i < len(sms.To); i++ {
+		if sms.To[i] < '0' || sms.To[i] > '9' {
+			return prepared{}, permanentErr(fmt.Sprintf("invalid destination %q: digits only", sms.To))
+		}
+	}
+	if sms.Text == "" {
+		return prepared{}, permanentErr("empty text")
+	}
+	seg := template.Segment(sms.Text)
+	if seg.Segments > maxParts {
+		return prepared{}, permanentErr(fmt.Sprintf("text too long: %d segments, at most %d", seg.Segments, maxParts))
+	}
+	p := prepared{enc: data.GSM7BIT, parts: make([]part, len(seg.Parts))}
+	if seg.Encoding == template.EncodingUCS2 {
+		p.enc = data.UCS2
+	}
+	ref := byte(c.ref.Add(1))
+	for i, s := range seg.Parts {
+		var payload []byte
+		if p.enc == data.UCS2 {
+			payload = template.EncodeUCS2(s)
+		} else {
+			b, err := template.EncodeGSM7(s)
+			if err != nil {
+				return prepared{}, permanentErr(err.Error())
+			}
+			payload = b
+		}
+		p.parts[i].payload = payload
+		if len(seg.Parts) > 1 {
+			p.parts[i].udh = pdu.UDH{pdu.NewIEConcatMessage(byte(len(seg.Parts)), byte(i+1), ref)}
+		}
+	}
+	return p, nil
+}
+
+// submitFrame encodes the submit_sm of one part.
+func submitFrame(seq uint32, from, to string, enc data.Encoding, pt part) ([]byte, error) {
+	sm := pdu.NewSubmitSM().(*pdu.SubmitSM)
+	sm.SetSequenceNumber(int32(seq))
+	sm.SourceAddr = pdu.NewAddressWithTonNpi(tonAlphanumeric, npiUnknown)
+	if err := sm.SourceAddr.SetAddress(from); err != nil {
+		return nil, err
+	}
+	sm.DestAddr = pdu.NewAddressWithTonNpi(tonInternational, npiISDN)
+	if err := sm.DestAddr.SetAddress(to); err != nil {
+		return nil, err
+	}
+	sm.RegisteredDelivery = data.SM_SMSC_RECEIPT_REQUESTED
+	if err := sm.Message.SetMessageDataWithEncoding(pt.payload, enc); err != nil {
+		return nil, err
+	}
+	if pt.udh != nil {
+		sm.EsmClass |= data.SM_UDH_GSM
+		sm.Message.SetUDH(pt.udh)
+	}
+	return encode(sm), nil
+}
+
+// Send submits sms, one submit_sm per part, and waits for the SMSC's
+// answers; see the package documentation for the errors.
+func (c *Client) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult, error) {
+	p, err := c.prepare(sms)
+	if err != nil {
+		return delivery.SMSResult{}, err
+	}
+	subs := make([]*submit, 0, len(p.parts))
+	var sendErr error
+	for _, pt := range p.parts {
+		s, err := c.submitPart(ctx, sms, p.enc, pt)
+		if err != nil {
+			sendErr = err
+			break
+		}
+		subs = append(subs, s)
+	}
+	ids := make([]string, len(subs))
+	var permanent, transient error
+	for i, s := range subs {
+		select {
+		case o := <-s.done:
+			if o.err != nil {
+				if delivery.IsPermanent(o.err) {
+					permanent = cmpOr(permanent, o.err)
+				} else {
+					transient = cmpOr(transient, o.err)
+				}
+			}
+			ids[i] = o.id
+		case <-ctx.Done():
+			return delivery.SMSResult{}, fmt.Errorf("smpp: send %s: waiting for submit_sm_resp: %w", sms.MessageID, ctx.Err())
+		}
+	}
+	switch {
+	case permanent != nil:
+		return delivery.SMSResult{}, permanent
+	case sendErr != nil:
+		return delivery.SMSResult{}, sendErr
+	case transient != nil:
+		return delivery.SMSResult{}, transient
+	}
+	return delivery.SMSResult{PartIDs: ids}, nil
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// submitPart paces, takes a window slot and writes one part on the bound
+// session.
+func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Encoding, pt part) (*submit, error) {
+	if err := c.limiter.wait(ctx); err != nil {
+		return nil, fmt.Errorf("smpp: send %s: pacing: %w", sms.MessageID, err)
+	}
+	for {
+		cn, err := c.bound(ctx)
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case c.slots <- struct{}{}:
+		case <-cn.done:
+			continue
+		case <-ctx.Done():
+			return nil, fmt.Errorf("smpp: send %s: waiting for the window: %w", sms.MessageID, ctx.Err())
+		}
+		s := &submit{seq: c.nextSeq(), done: make(chan outcome, 1)}
+		frame, err := submitFrame(s.seq, sms.From, sms.To, enc, pt)
+		if err != nil {
+			<-c.slots
+			return nil, permanentErr(fmt.Sprintf("encode submit_sm: %v", err))
+		}
+		if !cn.submit(s, frame) {
+			<-c.slots
+			continue // the session ended before the part was registered: use the next one
+		}
+		c.n.submits.Add(1)
+		return s, nil
+	}
+}

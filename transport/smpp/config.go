@@ -1,0 +1,130 @@
+package smpp
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/heraldhq/herald/delivery"
+)
+
+// Config configures a Client. The zero value of every field but Addr has a
+// documented default.
+type Config struct {
+	// Addr is the SMSC's host:port. Required.
+	Addr string
+	// SystemID, Password and SystemType are sent in bind_transceiver.
+	SystemID   string
+	Password   string
+	SystemType string
+
+	// Window is the most submit_sm outstanding (sent, not yet answered) at
+	// once. Default 100.
+	Window int
+	// MaxPerSecond caps submit_sm per second (each part counts); 0 means
+	// unlimited. The bucket holds a tenth of a second's worth of tokens
+	// (at least one).
+	MaxPerSecond float64
+
+	// EnquireLink is the interval between enquire_link requests; one left
+	// unanswered when the next is due ends the connection. Default 30s.
+	EnquireLink time.Duration
+	// SubmitTimeout is how long a submit_sm waits for its submit_sm_resp.
+	// Default 10s.
+	SubmitTimeout time.Duration
+	// BindTimeout bounds the dial and the wait for the bind response, and
+	// every write to the connection. Default 10s.
+	BindTimeout time.Duration
+	// BindBackoff bounds the wait between bind attempts. Defaults: Min
+	// 500ms, Max 30s.
+	BindBackoff Backoff
+
+	// ReceiptHandler stores delivery receipts. When nil, receipts are
+	// acknowledged and dropped.
+	ReceiptHandler delivery.ReceiptHandler
+	// ReceiptTimeout bounds one ReceiptHandler call. Default 30s.
+	ReceiptTimeout time.Duration
+	// ReceiptConcurrency is the most receipts handled at once. Default 64.
+	ReceiptConcurrency int
+	// ReceiptLocation is the time zone of the dates in receipt texts.
+	// Default UTC.
+	ReceiptLocation *time.Location
+
+	// Logger receives the session's events. Default: discard.
+	Logger *slog.Logger
+	// Now tells the time of a receipt that carries no done date. Default
+	// time.Now.
+	Now func() time.Time
+}
+
+// Backoff bounds an exponential backoff.
+type Backoff struct {
+	Min time.Duration
+	Max time.Duration
+}
+
+// Defaults of Config.
+const (
+	DefaultWindow             = 100
+	DefaultEnquireLink        = 30 * time.Second
+	DefaultSubmitTimeout      = 10 * time.Second
+	DefaultBindTimeout        = 10 * time.Second
+	DefaultBindBackoffMin     = 500 * time.Millisecond
+	DefaultBindBackoffMax     = 30 * time.Second
+	DefaultReceiptTimeout     = 30 * time.Second
+	DefaultReceiptConcurrency = 64
+)
+
+// withDefaults returns cfg with its zero values replaced by the defaults,
+// or an error when a value is unusable.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Addr == "" {
+		return cfg, errors.New("smpp: Config.Addr is required")
+	}
+	if cfg.Window < 0 || cfg.MaxPerSecond < 0 || cfg.EnquireLink < 0 || cfg.SubmitTimeout < 0 ||
+		cfg.BindTimeout < 0 || cfg.BindBackoff.Min < 0 || cfg.BindBackoff.Max < 0 ||
+		cfg.ReceiptTimeout < 0 || cfg.ReceiptConcurrency < 0 {
+		return cfg, errors.New("smpp: negative Config value")
+	}
+	if len(cfg.SystemID) > 15 || len(cfg.Password) > 8 || len(cfg.SystemType) > 12 {
+		return cfg, fmt.Errorf("smpp: system_id (15), password (8) or system_type (12) too long")
+	}
+	if cfg.Window == 0 {
+		cfg.Window = DefaultWindow
+	}
+	if cfg.EnquireLink == 0 {
+		cfg.EnquireLink = DefaultEnquireLink
+	}
+	if cfg.SubmitTimeout == 0 {
+		cfg.SubmitTimeout = DefaultSubmitTimeout
+	}
+	if cfg.BindTimeout == 0 {
+		cfg.BindTimeout = DefaultBindTimeout
+	}
+	if cfg.BindBackoff.Min == 0 {
+		cfg.BindBackoff.Min = DefaultBindBackoffMin
+	}
+	if cfg.BindBackoff.Max == 0 {
+		cfg.BindBackoff.Max = DefaultBindBackoffMax
+	}
+	if cfg.BindBackoff.Max < cfg.BindBackoff.Min {
+		cfg.BindBackoff.Max = cfg.BindBackoff.Min
+	}
+	if cfg.ReceiptTimeout == 0 {
+		cfg.ReceiptTimeout = DefaultReceiptTimeout
+	}
+	if cfg.ReceiptConcurrency == 0 {
+		cfg.ReceiptConcurrency = DefaultReceiptConcurrency
+	}
+	if cfg.ReceiptLocation == nil {
+		cfg.ReceiptLocation = time.UTC
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return cfg, nil
+}

@@ -1,0 +1,392 @@
+package smpp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/linxGnu/gosmpp/data"
+	"github.com/linxGnu/gosmpp/pdu"
+)
+
+var (
+	errUnbound           = errors.New("SMSC unbound the session")
+	errEnquireUnanswered = errors.New("enquire_link unanswered")
+)
+
+// submit is one outstanding submit_sm.
+type submit struct {
+	seq  uint32
+	sent time.Time
+	done chan outcome // buffered: receives exactly one outcome
+}
+
+// outcome is the end of a submit_sm: the SMSC's message id or an error.
+type outcome struct {
+	id  string
+	err error
+}
+
+// conn is one bound session. Its reader runs in serve; a writer goroutine
+// owns the buffered writer and flushes whenever its queue runs dry; a
+// ticker goroutine sends enquire_link and expires unanswered submits.
+type conn struct {
+	c    *Client
+	nc   net.Conn
+	r    *bufio.Reader
+	out  chan []byte // frames to write; nil: flush, then close
+	done chan struct{}
+
+	stopOnce sync.Once
+	cause    error
+	wg       sync.WaitGroup
+
+	mu      sync.Mutex
+	pending map[uint32]*submit
+	closed  bool
+
+	enquireSeq atomic.Uint32 // the unanswered enquire_link, 0 when none
+	unbindOnce sync.Once
+	unbound    chan struct{} // closed when unbind_resp arrived
+}
+
+// dial connects to the SMSC and binds as a transceiver.
+func (c *Client) dial(ctx context.Context) (*conn, error) {
+	d := net.Dialer{Timeout: c.cfg.BindTimeout, KeepAlive: 30 * time.Second}
+	nc, err := d.DialContext(ctx, "tcp", c.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial: %w", err)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = nc.Close() })
+	defer stop()
+	fail := func(what string, err error) (*conn, error) {
+		_ = nc.Close()
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	_ = nc.SetDeadline(time.Now().Add(c.cfg.BindTimeout))
+	req := pdu.NewBindRequest(pdu.Transceiver)
+	req.SystemID, req.Password, req.SystemType = c.cfg.SystemID, c.cfg.Password, c.cfg.SystemType
+	req.SetSequenceNumber(int32(c.nextSeq()))
+	if _, err := nc.Write(encode(req)); err != nil {
+		return fail("write bind_transceiver", err)
+	}
+	r := bufio.NewReaderSize(nc, 64<<10)
+	for {
+		f, err := readFrame(r)
+		if err != nil {
+			return fail("read bind_transceiver_resp", err)
+		}
+		switch f.h.CommandID {
+		case data.BIND_TRANSCEIVER_RESP, data.GENERIC_NACK:
+			if f.h.CommandStatus != data.ESME_ROK {
+				return fail("bind refused", errors.New(StatusError(uint32(f.h.CommandStatus)).Details))
+			}
+			if f.h.CommandID == data.GENERIC_NACK {
+				return fail("bind refused", errors.New("generic_nack"))
+			}
+			_ = nc.SetDeadline(time.Time{})
+			return c.newConn(nc, r), nil
+		case data.ENQUIRE_LINK:
+			if _, err := nc.Write(headerOnly(data.ENQUIRE_LINK_RESP, data.ESME_ROK, uint32(f.h.SequenceNumber))); err != nil {
+				return fail("write enquire_link_resp", err)
+			}
+		}
+	}
+}
+
+func (c *Client) newConn(nc net.Conn, r *bufio.Reader) *conn {
+	return &conn{
+		c:       c,
+		nc:      nc,
+		r:       r,
+		out:     make(chan []byte, c.cfg.Window+c.cfg.ReceiptConcurrency+16),
+		done:    make(chan struct{}),
+		pending: make(map[uint32]*submit, c.cfg.Window),
+		unbound: make(chan struct{}),
+	}
+}
+
+// serve runs the session until the connection ends and returns why.
+// Every submit still outstanding then fails with ErrConnectionLost.
+func (cn *conn) serve() error {
+	cn.wg.Add(2)
+	go func() { defer cn.wg.Done(); cn.writeLoop() }()
+	go func() { defer cn.wg.Done(); cn.tickLoop() }()
+	cn.shutdown(cn.readLoop())
+	cn.wg.Wait()
+	return cn.cause
+}
+
+// shutdown ends the session once: the connection is closed and the
+// outstanding submits fail.
+func (cn *conn) shutdown(cause error) {
+	cn.stopOnce.Do(func() {
+		cn.cause = cause
+		close(cn.done)
+		_ = cn.nc.Close()
+		cn.mu.Lock()
+		cn.closed = true
+		pending := cn.pending
+		cn.pending = nil
+		cn.mu.Unlock()
+		for _, s := range pending {
+			cn.c.settle(s, outcome{err: transientErr("connection lost", ErrConnectionLost)})
+		}
+	})
+}
+
+// settle releases the window slot of a submit taken out of pending and
+// hands it its outcome.
+func (c *Client) settle(s *submit, o outcome) {
+	<-c.slots
+	if o.err != nil {
+		c.n.submitErrors.Add(1)
+	}
+	s.done <- o
+}
+
+// submit registers s and queues its frame; false when the session has
+// already ended (nothing was sent).
+func (cn *conn) submit(s *submit, frame []byte) bool {
+	cn.mu.Lock()
+	if cn.closed {
+		cn.mu.Unlock()
+		return false
+	}
+	s.sent = time.Now()
+	cn.pending[s.seq] = s
+	cn.mu.Unlock()
+	cn.send(frame) // when the session ends meanwhile, shutdown fails s
+	return true
+}
+
+// finish ends the outstanding submit seq; false when there is none (it
+// expired, or the SMSC answered a sequence number it was never sent).
+func (cn *conn) finish(seq uint32, o outcome) bool {
+	cn.mu.Lock()
+	s, ok := cn.pending[seq]
+	if ok {
+		delete(cn.pending, seq)
+	}
+	cn.mu.Unlock()
+	if ok {
+		cn.c.settle(s, o)
+	}
+	return ok
+}
+
+// expire fails the submits unanswered for SubmitTimeout.
+func (cn *conn) expire(now time.Time) {
+	limit := now.Add(-cn.c.cfg.SubmitTimeout)
+	var late []*submit
+	cn.mu.Lock()
+	for seq, s := range cn.pending {
+		if !s.sent.After(limit) {
+			late = append(late, s)
+			delete(cn.pending, seq)
+		}
+	}
+	cn.mu.Unlock()
+	for _, s := range late {
+		cn.c.settle(s, outcome{err: transientErr("no submit_sm_resp in time", ErrSubmitTimeout)})
+	}
+}
+
+// send queues a frame; false when the session has ended.
+func (cn *conn) send(frame []byte) bool {
+	select {
+	case cn.out <- frame:
+		return true
+	case <-cn.done:
+		return false
+	}
+}
+
+func (cn *conn) writeLoop() {
+	bw := bufio.NewWriterSize(cn.nc, 64<<10)
+	for {
+		var f []byte
+		select {
+		case f = <-cn.out:
+		case <-cn.done:
+			return
+		}
+		_ = cn.nc.SetWriteDeadline(time.Now().Add(cn.c.cfg.BindTimeout))
+		closing := false
+		for {
+			if f == nil {
+				closing = true
+				break
+			}
+			if _, err := bw.Write(f); err != nil {
+				cn.shutdown(fmt.Errorf("write: %w", err))
+				return
+			}
+			if len(cn.out) == 0 {
+				break
+			}
+			f = <-cn.out
+		}
+		if err := bw.Flush(); err != nil {
+			cn.shutdown(fmt.Errorf("write: %w", err))
+			return
+		}
+		if closing {
+			cn.shutdown(errUnbound)
+			return
+		}
+	}
+}
+
+func (cn *conn) tickLoop() {
+	el := time.NewTicker(cn.c.cfg.EnquireLink)
+	defer el.Stop()
+	reap := time.NewTicker(min(max(cn.c.cfg.SubmitTimeout/10, 5*time.Millisecond), time.Second))
+	defer reap.Stop()
+	for {
+		select {
+		case <-cn.done:
+			return
+		case <-el.C:
+			if cn.enquireSeq.Load() != 0 {
+				cn.shutdown(errEnquireUnanswered)
+				return
+			}
+			seq := cn.c.nextSeq()
+			cn.enquireSeq.Store(seq)
+			cn.send(headerOnly(data.ENQUIRE_LINK, data.ESME_ROK, seq))
+		case now := <-reap.C:
+			cn.expire(now)
+		}
+	}
+}
+
+func (cn *conn) readLoop() error {
+	for {
+		f, err := readFrame(cn.r)
+		if err != nil {
+			return fmt.Errorf("read: %w", err)
+		}
+		seq := uint32(f.h.SequenceNumber)
+		switch f.h.CommandID {
+		case data.SUBMIT_SM_RESP:
+			cn.onSubmitResp(f)
+		case data.DELIVER_SM:
+			cn.onDeliver(f)
+		case data.ENQUIRE_LINK:
+			cn.send(headerOnly(data.ENQUIRE_LINK_RESP, data.ESME_ROK, seq))
+		case data.ENQUIRE_LINK_RESP:
+			cn.enquireSeq.CompareAndSwap(seq, 0)
+		case data.UNBIND:
+			cn.send(headerOnly(data.UNBIND_RESP, data.ESME_ROK, seq))
+			cn.send(nil)
+		case data.UNBIND_RESP:
+			cn.unbindOnce.Do(func() { close(cn.unbound) })
+		case data.GENERIC_NACK:
+			st := f.h.CommandStatus
+			if !cn.finish(seq, outcome{err: StatusError(uint32(st))}) {
+				cn.c.log.Warn("smpp generic_nack", "seq", seq, "status", st.String())
+			}
+		default:
+			if uint32(f.h.CommandID)&0x80000000 == 0 {
+				// a request this client does not serve
+				cn.send(headerOnly(data.GENERIC_NACK, data.ESME_RINVCMDID, seq))
+			}
+		}
+	}
+}
+
+func (cn *conn) onSubmitResp(f frame) {
+	seq := uint32(f.h.SequenceNumber)
+	var o outcome
+	if st := f.h.CommandStatus; st == data.ESME_ROK {
+		o.id = NormalizeMessageID(f.cString())
+	} else {
+		if st == data.ESME_RTHROTTLED || st == data.ESME_RMSGQFUL {
+			cn.c.n.throttled.Add(1)
+		}
+		o.err = StatusError(uint32(st))
+	}
+	if !cn.finish(seq, o) {
+		cn.c.log.Debug("smpp submit_sm_resp for no outstanding submit", "seq", seq, "status", f.h.CommandStatus.String())
+	}
+}
+
+// onDeliver hands a deliver_sm to a handler goroutine, waiting while
+// ReceiptConcurrency are running. The deliver_sm_resp goes out when the
+// handler is done. Once the Client is closing, deliver_sm are left
+// unanswered for the SMSC to deliver again.
+func (cn *conn) onDeliver(f frame) {
+	c := cn.c
+	seq := uint32(f.h.SequenceNumber)
+	p, err := f.decode()
+	d, ok := p.(*pdu.DeliverSM)
+	if err != nil || !ok {
+		c.n.badReceipts.Add(1)
+		c.log.Error("smpp undecodable deliver_sm", "err", err)
+		cn.send(withCString(data.DELIVER_SM_RESP, data.ESME_RX_P_APPN, seq, ""))
+		return
+	}
+	if c.isClosed.Load() {
+		return
+	}
+	select {
+	case c.receipts <- struct{}{}:
+	case <-cn.done:
+		return
+	}
+	go func() {
+		defer func() { <-c.receipts }()
+		st := c.handleDeliver(d)
+		cn.send(withCString(data.DELIVER_SM_RESP, st, seq, ""))
+	}()
+}
+
+// handleDeliver stores a receipt and tells the status to answer.
+func (c *Client) handleDeliver(d *pdu.DeliverSM) data.CommandStatusType {
+	if !isReceipt(d.EsmClass) {
+		c.n.moMsg.Add(1)
+		c.log.Info("smpp mobile-originated message", "from", d.SourceAddr.Address(), "to", d.DestAddr.Address(), "text", deliverText(d))
+		return data.ESME_ROK
+	}
+	r, err := receiptOf(d, c.cfg.ReceiptLocation, c.cfg.Now())
+	if err != nil {
+		c.n.badReceipts.Add(1)
+		c.log.Error("smpp unreadable receipt", "err", err)
+		return data.ESME_RX_P_APPN
+	}
+	if c.cfg.ReceiptHandler == nil {
+		c.n.receipts.Add(1)
+		return data.ESME_ROK
+	}
+	ctx, cancel := context.WithTimeout(c.hctx, c.cfg.ReceiptTimeout)
+	defer cancel()
+	if err := c.cfg.ReceiptHandler(ctx, r); err != nil {
+		c.n.receiptErrors.Add(1)
+		c.log.Warn("smpp receipt not stored; the SMSC will send it again", "provider_id", r.ProviderID, "state", r.State, "err", err)
+		return data.ESME_RX_T_APPN
+	}
+	c.n.receipts.Add(1)
+	return data.ESME_ROK
+}
+
+// unbind ends the session politely: unbind, wait for unbind_resp (up to
+// ctx or BindTimeout), close.
+func (cn *conn) unbind(ctx context.Context) {
+	if cn.send(headerOnly(data.UNBIND, data.ESME_ROK, cn.c.nextSeq())) {
+		t := time.NewTimer(cn.c.cfg.BindTimeout)
+		defer t.Stop()
+		select {
+		case <-cn.unbound:
+		case <-cn.done:
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
+	cn.shutdown(ErrClosed)
+}

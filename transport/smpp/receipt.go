@@ -1,0 +1,257 @@
+package smpp
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/template"
+	"github.com/linxGnu/gosmpp/data"
+	"github.com/linxGnu/gosmpp/pdu"
+)
+
+// NormalizeMessageID returns the canonical form of an SMSC message id, so
+// that the id of a submit_sm_resp and the one of its receipt compare equal
+// however the SMSC pads or cases them: surrounding white space and NULs
+// are trimmed; an id of decimal digits loses its leading zeros ("0" stays);
+// an id of hexadecimal digits is lower-cased and loses its leading zeros;
+// any other id is kept as it is.
+func NormalizeMessageID(id string) string {
+	id = strings.Trim(id, " \t\r\n\x00")
+	if id == "" {
+		return ""
+	}
+	hex := true
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			hex = false
+			break
+		}
+	}
+	if !hex {
+		return id
+	}
+	trimmed := strings.TrimLeft(id, "0")
+	if trimmed == "" {
+		return "0"
+	}
+	return strings.ToLower(trimmed)
+}
+
+// Receipt states, as receipts spell them.
+const (
+	StateEnroute   = "ENROUTE"
+	StateDelivered = "DELIVRD"
+	StateExpired   = "EXPIRED"
+	StateDeleted   = "DELETED"
+	StateUndeliv   = "UNDELIV"
+	StateAccepted  = "ACCEPTD"
+	StateUnknown   = "UNKNOWN"
+	StateRejected  = "REJECTD"
+)
+
+// messageStates maps the message_state TLV to the receipt text's stat.
+var messageStates = [...]string{
+	1: StateEnroute, 2: StateDelivered, 3: StateExpired, 4: StateDeleted,
+	5: StateUndeliv, 6: StateAccepted, 7: StateUnknown, 8: StateRejected,
+}
+
+// normalizeState returns the seven-letter state for the long spellings
+// some SMSCs use.
+func normalizeState(s string) string {
+	s = strings.ToUpper(strings.TrimSpace(s))
+	switch s {
+	case "DELIVERED":
+		return StateDelivered
+	case "UNDELIVERABLE", "UNDELIVERED":
+		return StateUndeliv
+	case "REJECTED":
+		return StateRejected
+	case "ACCEPTED":
+		return StateAccepted
+	case "EN_ROUTE":
+		return StateEnroute
+	}
+	return s
+}
+
+// ErrNotReceipt means a text carries no receipt id.
+var ErrNotReceipt = errors.New("smpp: not a delivery receipt")
+
+// ParseReceiptText parses the text of a delivery receipt in the usual
+// format
+//
+//	id:IIIIIIIIII sub:SSS dlvrd:DDD submit date:YYMMDDhhmm done date:YYMMDDhhmm stat:DDDDDDD err:E text:...
+//
+// Keys are matched without regard to case and may come in any order; only
+// id is required. ProviderID is normalised with NormalizeMessageID, State
+// upper-cased (long spellings such as DELIVERED become DELIVRD), Err is
+// "000" when absent, and At is the done date (YYMMDDhhmm or YYMMDDhhmmss in
+// loc), zero when absent or unreadable. Everything after "text:" is ignored.
+func ParseReceiptText(text string, loc *time.Location) (delivery.Receipt, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	fields := receiptFields(text)
+	id, ok := fields["id"]
+	if !ok || NormalizeMessageID(id) == "" {
+		return delivery.Receipt{}, ErrNotReceipt
+	}
+	r := delivery.Receipt{
+		ProviderID: NormalizeMessageID(id),
+		State:      normalizeState(fields["stat"]),
+		Err:        fields["err"],
+	}
+	if r.Err == "" {
+		r.Err = "000"
+	}
+	if done, ok := fields["done date"]; ok {
+		r.At = parseReceiptDate(done, loc)
+	}
+	return r, nil
+}
+
+// receiptKeys are the keys of a receipt text, the two-word ones first.
+var receiptKeys = []string{"submit date", "done date", "id", "sub", "dlvrd", "stat", "err", "text"}
+
+// receiptFields splits a receipt text into its key:value pairs, keys
+// lower-cased. A value runs to the next white space; text runs to the end.
+func receiptFields(s string) map[string]string {
+	out := make(map[string]string, 8)
+	lower := asciiLower(s)
+	i := 0
+	for i < len(s) {
+		// skip white space between pairs
+		if s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n' {
+			i++
+			continue
+		}
+		key := ""
+		for _, k := range receiptKeys {
+			if strings.HasPrefix(lower[i:], k) {
+				rest := strings.TrimLeft(lower[i+len(k):], " ")
+				if strings.HasPrefix(rest, ":") {
+					key = k
+					i = len(s) - len(rest) + 1
+					break
+				}
+			}
+		}
+		if key == "" {
+			// an unknown token: skip it
+			for i < len(s) && s[i] != ' ' {
+				i++
+			}
+			continue
+		}
+		if key == "text" {
+			out[key] = s[i:]
+			break
+		}
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' && s[j] != '\r' && s[j] != '\n' {
+			j++
+		}
+		if _, dup := out[key]; !dup {
+			out[key] = s[i:j]
+		}
+		i = j
+	}
+	return out
+}
+
+// asciiLower lower-cases the ASCII letters of s and keeps every other byte,
+// so that offsets into the result are offsets into s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// parseReceiptDate reads YYMMDDhhmm or YYMMDDhhmmss; the zero time when it
+// cannot.
+func parseReceiptDate(s string, loc *time.Location) time.Time {
+	layout := ""
+	switch len(s) {
+	case 10:
+		layout = "0601021504"
+	case 12:
+		layout = "060102150405"
+	default:
+		return time.Time{}
+	}
+	t, err := time.ParseInLocation(layout, s, loc)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// isReceipt reports whether an esm_class marks a deliver_sm as a delivery
+// receipt or an intermediate delivery notification.
+func isReceipt(esmClass byte) bool {
+	switch esmClass & 0x3C {
+	case data.SM_SMSC_DLV_RCPT_TYPE, 0x20:
+		return true
+	}
+	return false
+}
+
+// deliverText returns the user data of a deliver_sm: message_payload when
+// present, else short_message, decoded as UCS-2 for data_coding 8 and read
+// byte for byte otherwise (receipt texts are ASCII).
+func deliverText(d *pdu.DeliverSM) string {
+	raw, _ := d.Message.GetMessageData()
+	if f, ok := d.OptionalParameters[pdu.TagMessagePayload]; ok && len(f.Data) > 0 {
+		raw = f.Data
+	}
+	if enc := d.Message.Encoding(); enc != nil && enc.DataCoding() == data.UCS2Coding {
+		if s, err := template.DecodeUCS2(raw); err == nil {
+			return s
+		}
+	}
+	return string(raw)
+}
+
+// receiptOf builds the Receipt of a deliver_sm receipt: the
+// receipted_message_id and message_state TLVs win over the text.
+func receiptOf(d *pdu.DeliverSM, loc *time.Location, now time.Time) (delivery.Receipt, error) {
+	text := deliverText(d)
+	r, textErr := ParseReceiptText(text, loc)
+	if f, ok := d.OptionalParameters[pdu.TagReceiptedMessageID]; ok {
+		if id := NormalizeMessageID(f.String()); id != "" {
+			r.ProviderID = id
+		}
+	}
+	if f, ok := d.OptionalParameters[pdu.TagMessageStateOption]; ok && len(f.Data) == 1 {
+		if st := int(f.Data[0]); st < len(messageStates) && messageStates[st] != "" {
+			r.State = messageStates[st]
+		}
+	}
+	if r.ProviderID == "" {
+		if textErr == nil {
+			textErr = ErrNotReceipt
+		}
+		return delivery.Receipt{}, fmt.Errorf("receipt without a message id (%q): %w", text, textErr)
+	}
+	if r.Err == "" {
+		r.Err = "000"
+	}
+	if r.State == "" {
+		r.State = StateUnknown
+	}
+	if r.At.IsZero() {
+		r.At = now
+	}
+	return r, nil
+}

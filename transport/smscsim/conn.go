@@ -1,0 +1,321 @@
+package smscsim
+
+import (
+	"bufio"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/linxGnu/gosmpp/data"
+	"github.com/linxGnu/gosmpp/pdu"
+)
+
+// Binding types of a session.
+const (
+	bindNone = iota
+	bindReceiver
+	bindTransmitter
+	bindTransceiver
+)
+
+// conn is one client connection: its reader runs in serve, a writer
+// goroutine flushes its queue in batches.
+type conn struct {
+	s    *Server
+	nc   net.Conn
+	out  chan []byte // nil: flush, then close
+	done chan struct{}
+	once sync.Once
+
+	mu       sync.Mutex
+	bindType int
+	systemID string
+	seq      uint32
+	unacked  map[uint32]*receipt
+	closed   bool
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	return &conn{
+		s:       s,
+		nc:      nc,
+		out:     make(chan []byte, 4096),
+		done:    make(chan struct{}),
+		unacked: map[uint32]*receipt{},
+	}
+}
+
+func (cn *conn) binding() (int, string) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return cn.bindType, cn.systemID
+}
+
+func (cn *conn) serve() {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); cn.writeLoop() }()
+	cn.readLoop()
+	cn.shutdown()
+	wg.Wait()
+}
+
+// shutdown closes the connection once; its unanswered receipts go back to
+// the scheduler.
+func (cn *conn) shutdown() {
+	cn.once.Do(func() {
+		close(cn.done)
+		_ = cn.nc.Close()
+		cn.mu.Lock()
+		cn.closed = true
+		unacked := cn.unacked
+		cn.unacked = nil
+		cn.mu.Unlock()
+		due := time.Now().Add(cn.s.cfg.ResendDelay)
+		for _, r := range unacked {
+			cn.s.sched.add(r, due)
+		}
+		cn.s.sched.wake()
+	})
+}
+
+func (cn *conn) send(frame []byte) bool {
+	select {
+	case cn.out <- frame:
+		return true
+	case <-cn.done:
+		return false
+	}
+}
+
+func (cn *conn) writeLoop() {
+	bw := bufio.NewWriterSize(cn.nc, 64<<10)
+	for {
+		var f []byte
+		select {
+		case f = <-cn.out:
+		case <-cn.done:
+			return
+		}
+		_ = cn.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		closing := false
+		for {
+			if f == nil {
+				closing = true
+				break
+			}
+			if _, err := bw.Write(f); err != nil {
+				cn.shutdown()
+				return
+			}
+			if len(cn.out) == 0 {
+				break
+			}
+			f = <-cn.out
+		}
+		if err := bw.Flush(); err != nil || closing {
+			cn.shutdown()
+			return
+		}
+	}
+}
+
+func (cn *conn) readLoop() {
+	r := bufio.NewReaderSize(cn.nc, 64<<10)
+	for {
+		f, err := readFrame(r)
+		if err != nil {
+			return
+		}
+		switch f.h.CommandID {
+		case data.BIND_TRANSCEIVER, data.BIND_TRANSMITTER, data.BIND_RECEIVER:
+			cn.onBind(f)
+		case data.ENQUIRE_LINK:
+			cn.send(headerOnly(data.ENQUIRE_LINK_RESP, data.ESME_ROK, f.seq()))
+		case data.UNBIND:
+			cn.send(headerOnly(data.UNBIND_RESP, data.ESME_ROK, f.seq()))
+			cn.send(nil)
+		case data.UNBIND_RESP:
+			cn.send(nil)
+		case data.SUBMIT_SM:
+			cn.onSubmit(f)
+		case data.DELIVER_SM_RESP, data.GENERIC_NACK:
+			cn.onReceiptResp(f.seq(), f.h.CommandStatus)
+		case data.ENQUIRE_LINK_RESP:
+		default:
+			if uint32(f.h.CommandID)&0x80000000 == 0 {
+				cn.send(headerOnly(data.GENERIC_NACK, data.ESME_RINVCMDID, f.seq()))
+			}
+		}
+	}
+}
+
+func (cn *conn) onBind(f frame) {
+	s := cn.s
+	respID := f.h.CommandID | data.CommandIDType(-0x80000000)
+	p, err := f.decode()
+	req, ok := p.(*pdu.BindRequest)
+	status := data.ESME_ROK
+	cn.mu.Lock()
+	already := cn.bindType != bindNone
+	cn.mu.Unlock()
+	switch {
+	case err != nil || !ok:
+		status = data.ESME_RINVCMDLEN
+	case already:
+		status = data.ESME_RALYBND
+	case s.cfg.SystemID != "" && req.SystemID != s.cfg.SystemID:
+		status = data.ESME_RINVSYSID
+	case s.cfg.Password != "" && req.Password != s.cfg.Password:
+		status = data.ESME_RINVPASWD
+	}
+	if status != data.ESME_ROK {
+		s.n.bindFailures.Add(1)
+		s.log.Info("smscsim bind refused", "status", status.String(), "remote", cn.nc.RemoteAddr().String())
+		cn.send(headerOnly(respID, status, f.seq()))
+		if !already {
+			cn.send(nil)
+		}
+		return
+	}
+	bt := bindTransceiver
+	switch f.h.CommandID {
+	case data.BIND_TRANSMITTER:
+		bt = bindTransmitter
+	case data.BIND_RECEIVER:
+		bt = bindReceiver
+	}
+	cn.mu.Lock()
+	cn.bindType, cn.systemID = bt, req.SystemID
+	cn.mu.Unlock()
+	s.n.binds.Add(1)
+	s.log.Info("smscsim bound", "system_id", req.SystemID, "type", f.h.CommandID.String())
+	cn.send(withCString(respID, data.ESME_ROK, f.seq(), s.cfg.ServerSystemID))
+	s.sched.wake()
+}
+
+func (cn *conn) onSubmit(f frame) {
+	s := cn.s
+	bt, systemID := cn.binding()
+	if bt != bindTransmitter && bt != bindTransceiver {
+		cn.send(headerOnly(data.SUBMIT_SM_RESP, data.ESME_RINVBNDSTS, f.seq()))
+		return
+	}
+	p, err := f.decode()
+	sm, ok := p.(*pdu.SubmitSM)
+	if err != nil || !ok {
+		cn.send(headerOnly(data.SUBMIT_SM_RESP, data.ESME_RINVMSGLEN, f.seq()))
+		return
+	}
+	s.n.submits.Add(1)
+	fs := s.faults.Load()
+	k := fs.n.Add(1)
+	if fs.DropAfter > 0 && k >= int64(fs.DropAfter) && fs.dropped.CompareAndSwap(false, true) {
+		s.n.dropped.Add(1)
+		s.log.Info("smscsim dropping the connection", "after_submits", k)
+		cn.shutdown()
+		return
+	}
+	status := data.ESME_ROK
+	switch {
+	case fs.Status != 0:
+		status = data.CommandStatusType(fs.Status)
+		s.n.rejected.Add(1)
+	case fs.throttle(k):
+		status = data.ESME_RTHROTTLED
+		s.n.throttled.Add(1)
+	}
+	s.inFlight(1)
+	now := s.cfg.Now()
+	var id string
+	var resp []byte
+	if status == data.ESME_ROK {
+		id = s.newID()
+		resp = withCString(data.SUBMIT_SM_RESP, status, f.seq(), id)
+	} else {
+		resp = headerOnly(data.SUBMIT_SM_RESP, status, f.seq())
+	}
+	pt := partOf(sm, f.seq(), systemID, id, uint32(status))
+	if s.cfg.Record {
+		s.rec.add(pt)
+	}
+	var r *receipt
+	if status == data.ESME_ROK {
+		r = newReceipt(sm, pt, id, systemID, now)
+	}
+	if d := fs.RespDelay; d > 0 {
+		time.AfterFunc(d, func() {
+			sent := cn.send(resp)
+			s.inFlight(-1)
+			if sent && r != nil {
+				s.sched.add(r, time.Now().Add(s.cfg.ReceiptDelay))
+				s.sched.wake()
+			}
+		})
+		return
+	}
+	sent := cn.send(resp)
+	s.inFlight(-1)
+	if sent && r != nil {
+		s.sched.add(r, time.Now().Add(s.cfg.ReceiptDelay))
+		s.sched.wake()
+	}
+}
+
+// deliver writes receipt r on this session; false when it is closed or its
+// receipt window is full.
+func (cn *conn) deliver(r *receipt) bool {
+	cn.mu.Lock()
+	if cn.closed || len(cn.unacked) >= cn.s.cfg.ReceiptWindow {
+		cn.mu.Unlock()
+		return false
+	}
+	cn.seq++
+	if cn.seq > 0x7FFFFFFF {
+		cn.seq = 1
+	}
+	seq := cn.seq
+	cn.unacked[seq] = r
+	cn.mu.Unlock()
+	if !cn.send(r.frame(seq, !cn.s.cfg.OmitReceiptTLVs)) {
+		return true // shutdown took it back from unacked
+	}
+	cn.s.n.receiptsSent.Add(1)
+	return true
+}
+
+func (cn *conn) onReceiptResp(seq uint32, status data.CommandStatusType) {
+	s := cn.s
+	cn.mu.Lock()
+	r, ok := cn.unacked[seq]
+	if ok {
+		delete(cn.unacked, seq)
+	}
+	cn.mu.Unlock()
+	if !ok {
+		return
+	}
+	if status == data.ESME_ROK {
+		s.n.receiptsAcked.Add(1)
+		s.sched.done()
+	} else {
+		s.n.receiptsRefused.Add(1)
+		r.attempts++
+		s.sched.add(r, time.Now().Add(s.cfg.ResendDelay))
+	}
+	s.sched.wake()
+}
+
+// outcomeOf chooses a receipt's outcome by the destination number.
+func outcomeOf(dest string) (stat, errCode string, state byte) {
+	switch {
+	case strings.HasSuffix(dest, "0001"):
+		return "UNDELIV", "001", data.SM_STATE_UNDELIVERABLE
+	case strings.HasSuffix(dest, "0002"):
+		return "EXPIRED", "002", data.SM_STATE_EXPIRED
+	case strings.HasSuffix(dest, "0003"):
+		return "REJECTD", "003", data.SM_STATE_REJECTED
+	}
+	return "DELIVRD", "000", data.SM_STATE_DELIVERED
+}

@@ -1,0 +1,47 @@
+// Package smscsim is an SMSC simulator speaking SMPP 3.4 over TCP, for
+// Herald's demo mode and for tests of SMPP clients. It decodes and encodes
+// PDUs with github.com/linxGnu/gosmpp's pdu package and runs its own accept
+// loop, one reader and one buffered writer goroutine per connection, and one
+// dispatcher of delivery receipts.
+//
+// # Protocol
+//
+// It accepts bind_transmitter, bind_receiver and bind_transceiver (checking
+// system_id and password when Config sets them: ESME_RINVSYSID,
+// ESME_RINVPASWD, and the connection is closed), enquire_link and unbind.
+// A submit_sm on a session bound as transmitter or transceiver is answered
+// with a fresh message id per part (12 upper-case hexadecimal digits with
+// leading zeros); anything else bound or not is ESME_RINVBNDSTS. Requests it
+// does not serve get generic_nack ESME_RINVCMDID.
+//
+// # Receipts
+//
+// When registered_delivery asks for one (1: always; 2: on failure only), a
+// deliver_sm receipt follows each accepted part after Config.ReceiptDelay,
+// on a session bound as receiver or transceiver with the same system_id (or
+// any receiving session when none has it). Its esm_class is 0x04, its text
+//
+//	id:<id> sub:001 dlvrd:<001|000> submit date:YYMMDDhhmm done date:YYMMDDhhmm stat:<STAT> err:<ERR> text:<first 20 characters>
+//
+// and it carries the receipted_message_id and message_state TLVs (unless
+// Config.OmitReceiptTLVs). The outcome is chosen by the destination number:
+//
+//	ends in 0001: UNDELIV, err 001, message_state 5
+//	ends in 0002: EXPIRED, err 002, message_state 3
+//	ends in 0003: REJECTD, err 003, message_state 8
+//	otherwise:    DELIVRD, err 000, message_state 2
+//
+// A receipt answered with a status other than ESME_ROK, or left unanswered
+// when its connection ends, is sent again after Config.ResendDelay. At most
+// Config.ReceiptWindow receipts are unanswered on one connection.
+//
+// # Faults and records
+//
+// Faults (set in Config or at run time with SetFaults) make it throttle
+// (ESME_RTHROTTLED to every Nth submit_sm or to an evenly spread fraction),
+// answer every submit_sm with a given status, delay submit_sm_resp, or close
+// the connection carrying the Nth submit_sm without answering it. Stats
+// counts what happened, including the most submit_sm ever unanswered at
+// once; with Config.Record it also keeps every part received and the texts
+// it reassembled from concatenated parts (Parts, Messages).
+package smscsim
