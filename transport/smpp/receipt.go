@@ -151,9 +151,6 @@ func receiptFields(s string) map[string]string {
 			out[key] = s[i:]
 			break
 		}
-		for i < len(s) && s[i] == ' ' {
-			i++
-		}
 		j := i
 		for j < len(s) && s[j] != ' ' && s[j] != '\t' && s[j] != '\r' && s[j] != '\n' {
 			j++

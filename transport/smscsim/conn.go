@@ -236,13 +236,12 @@ func (cn *conn) onSubmit(f frame) {
 	} else {
 		resp = headerOnly(data.SUBMIT_SM_RESP, status, f.seq())
 	}
-	pt := partOf(sm, f.seq(), systemID, id, uint32(status))
 	if s.cfg.Record {
-		s.rec.add(pt)
+		s.rec.add(partOf(sm, f.seq(), systemID, id, uint32(status)))
 	}
 	var r *receipt
 	if status == data.ESME_ROK {
-		r = newReceipt(sm, pt, id, systemID, now)
+		r = newReceipt(sm, id, systemID, now)
 	}
 	if d := fs.RespDelay; d > 0 {
 		time.AfterFunc(d, func() {

@@ -25,8 +25,8 @@ type receipt struct {
 	state    byte        // message_state
 }
 
-func newReceipt(sm *pdu.SubmitSM, pt Part, id, systemID string, now time.Time) *receipt {
-	stat, errCode, state := outcomeOf(pt.To)
+func newReceipt(sm *pdu.SubmitSM, id, systemID string, now time.Time) *receipt {
+	stat, errCode, state := outcomeOf(sm.DestAddr.Address())
 	switch sm.RegisteredDelivery & data.SM_SMSC_RECEIPT_MASK {
 	case data.SM_SMSC_RECEIPT_REQUESTED:
 	case data.SM_SMSC_RECEIPT_ON_FAILURE:
@@ -57,7 +57,7 @@ func newReceipt(sm *pdu.SubmitSM, pt Part, id, systemID string, now time.Time) *
 	b.WriteString(errCode)
 	b.WriteString(" text:")
 	n := 0
-	for _, c := range pt.Text {
+	for _, c := range textPrefix(sm) {
 		if n == 20 {
 			break
 		}
@@ -75,6 +75,23 @@ func newReceipt(sm *pdu.SubmitSM, pt Part, id, systemID string, now time.Time) *
 		text:     b.String(),
 		state:    state,
 	}
+}
+
+// textPrefix decodes the start of a part's text, enough for the 20
+// characters a receipt quotes.
+func textPrefix(sm *pdu.SubmitSM) string {
+	raw, _ := sm.Message.GetMessageData()
+	dc := byte(data.GSM7BITCoding)
+	if enc := sm.Message.Encoding(); enc != nil {
+		dc = enc.DataCoding()
+	}
+	if cut := 40; len(raw) > cut {
+		if dc == data.GSM7BITCoding && raw[cut-1] == 0x1B {
+			cut--
+		}
+		raw = raw[:cut]
+	}
+	return decodeText(dc, raw)
 }
 
 // frame encodes the receipt as a deliver_sm.
