@@ -292,6 +292,8 @@ func (cn *conn) readLoop() error {
 			if !cn.finish(seq, outcome{err: StatusError(uint32(st))}) {
 				cn.c.log.Warn("smpp generic_nack", "seq", seq, "status", st.String())
 			}
+		case data.ALERT_NOTIFICATION:
+			// has no response; nothing to do
 		default:
 			if uint32(f.h.CommandID)&0x80000000 == 0 {
 				// a request this client does not serve
