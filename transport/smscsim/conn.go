@@ -245,8 +245,8 @@ func (cn *conn) onSubmit(f frame) {
 	}
 	if d := fs.RespDelay; d > 0 {
 		time.AfterFunc(d, func() {
+			s.inFlight(-1) // before the response can reach the client
 			sent := cn.send(resp)
-			s.inFlight(-1)
 			if sent && r != nil {
 				s.sched.add(r, time.Now().Add(s.cfg.ReceiptDelay))
 				s.sched.wake()
@@ -254,8 +254,8 @@ func (cn *conn) onSubmit(f frame) {
 		})
 		return
 	}
-	sent := cn.send(resp)
 	s.inFlight(-1)
+	sent := cn.send(resp)
 	if sent && r != nil {
 		s.sched.add(r, time.Now().Add(s.cfg.ReceiptDelay))
 		s.sched.wake()
