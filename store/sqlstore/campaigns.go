@@ -294,13 +294,23 @@ func (s *Store) TransitionCampaign(ctx context.Context, companyID, id messaging.
 }
 
 // deleteCampaignMessages deletes every message of c. Its Pending ones are
-// found through the claim index; others (which a campaign still Queuing
-// has only if they were inserted so) through a scan.
+// found through the claim indexes, channel by channel; others (which a
+// campaign still Queuing has only if they were inserted so) through a
+// scan.
 func (s *Store) deleteCampaignMessages(ctx context.Context, tx *txn, c *campaignState) error {
-	if _, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE campaign_id = ? AND status = 'Pending'", s.id(c.id)); err != nil {
-		return fmt.Errorf("delete messages: %w", err)
+	left := int64(c.counts.Total() + c.fallback.Total())
+	for _, ch := range []messaging.Channel{messaging.ChannelSMS, messaging.ChannelChat} {
+		res, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE campaign_id = ? AND status = 'Pending' AND channel = ?", s.id(c.id), string(ch))
+		if err != nil {
+			return fmt.Errorf("delete messages: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("delete messages: %w", err)
+		}
+		left -= n
 	}
-	if c.counts.Total()-c.counts.Pending+c.fallback.Total()-c.fallback.Pending > 0 {
+	if left != 0 {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE campaign_id = ?", s.id(c.id)); err != nil {
 			return fmt.Errorf("delete messages: %w", err)
 		}

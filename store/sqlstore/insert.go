@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -326,8 +327,8 @@ func sqliteLiteral(v value) (string, bool) {
 	return "", false
 }
 
-// Postgres writes large batches with COPY FROM STDIN, and small ones with
-// one INSERT.
+// Postgres writes large batches with a binary COPY FROM STDIN, and small
+// ones with one INSERT.
 
 // copyThreshold is the smallest batch written with COPY.
 const copyThreshold = 64
@@ -372,34 +373,48 @@ func pgArg(v value) any {
 }
 
 func copyMessages(ctx context.Context, tx *txn, b *batch) error {
-	q := "COPY messages (" + strings.Join(insertColumns, ", ") + ") FROM STDIN"
+	q := "COPY messages (" + strings.Join(insertColumns, ", ") + ") FROM STDIN (FORMAT binary)"
 	if _, err := pgdriver.CopyFrom(ctx, tx.conn, &copyReader{b: b}, q); err != nil {
 		return fmt.Errorf("copy rows: %w", err)
 	}
 	return nil
 }
 
-// copyReader streams a batch in COPY's text format, a few rows at a time.
+// copyReader streams a batch in COPY's binary format, a few rows at a
+// time: the server then decodes no text (uuid and timestamptz parsing is a
+// large part of a text COPY).
 type copyReader struct {
-	b    *batch
-	next int    // next message to encode
-	buf  []byte // encoded, not yet read
-	off  int
+	b       *batch
+	started bool
+	next    int    // next message to encode; -1 once the trailer is encoded
+	buf     []byte // encoded, not yet read
+	off     int
 }
 
 // copyRowsPerFill is how many rows copyReader encodes at once.
 const copyRowsPerFill = 64
+
+// Column indexes whose binary form copyReader encodes apart: attempts is
+// an integer (int4), config is jsonb.
+const (
+	colAttempts = 11
+	colConfig   = 17
+)
+
+// pgEpochMicros is the Postgres epoch, 2000-01-01 UTC, in Unix
+// microseconds: binary timestamps count from it.
+const pgEpochMicros = 946_684_800_000_000
+
+// copySignature opens a binary COPY stream.
+const copySignature = "PGCOPY\n\xff\r\n\x00"
 
 // Read implements io.Reader. It never returns data together with io.EOF:
 // pgdriver drops what comes with it.
 func (r *copyReader) Read(p []byte) (int, error) {
 	n := 0
 	for n < len(p) {
-		if r.off == len(r.buf) {
-			if r.next == len(r.b.msgs) {
-				break
-			}
-			r.fill()
+		if r.off == len(r.buf) && !r.fill() {
+			break
 		}
 		k := copy(p[n:], r.buf[r.off:])
 		r.off += k
@@ -411,62 +426,59 @@ func (r *copyReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (r *copyReader) fill() {
+// fill encodes the next rows into buf, and reports false when everything
+// was encoded and read.
+func (r *copyReader) fill() bool {
+	if r.next < 0 {
+		return false
+	}
 	r.buf, r.off = r.buf[:0], 0
+	if !r.started {
+		r.started = true
+		r.buf = append(r.buf, copySignature...)
+		r.buf = binary.BigEndian.AppendUint32(r.buf, 0) // flags
+		r.buf = binary.BigEndian.AppendUint32(r.buf, 0) // header extension length
+	}
+	if r.next == len(r.b.msgs) {
+		r.next = -1
+		r.buf = binary.BigEndian.AppendUint16(r.buf, 0xffff) // trailer: -1
+		return true
+	}
 	end := min(len(r.b.msgs), r.next+copyRowsPerFill)
 	for i := r.next; i < end; i++ {
+		r.buf = binary.BigEndian.AppendUint16(r.buf, uint16(len(insertColumns)))
 		for c := range insertColumns {
-			if c > 0 {
-				r.buf = append(r.buf, '\t')
-			}
-			r.buf = appendCopyValue(r.buf, r.b.value(c, i))
+			r.buf = appendCopyValue(r.buf, c, r.b.value(c, i))
 		}
-		r.buf = append(r.buf, '\n')
 	}
 	r.next = end
+	return true
 }
 
-// appendCopyValue appends v in COPY's text format.
-func appendCopyValue(b []byte, v value) []byte {
+// appendCopyValue appends column c's value v in COPY's binary format: its
+// length, then its bytes.
+func appendCopyValue(b []byte, c int, v value) []byte {
 	switch v.kind {
 	case kindNull:
-		return append(b, `\N`...)
+		return binary.BigEndian.AppendUint32(b, 0xffffffff) // -1
 	case kindID:
-		return appendUUID(b, v.id)
+		b = binary.BigEndian.AppendUint32(b, 16)
+		return append(b, v.id[:]...)
 	case kindTime:
-		b = time.UnixMicro(v.num).UTC().AppendFormat(b, "2006-01-02 15:04:05.999999")
-		return append(b, "+00"...)
+		b = binary.BigEndian.AppendUint32(b, 8)
+		return binary.BigEndian.AppendUint64(b, uint64(v.num-pgEpochMicros))
 	case kindInt:
-		return strconv.AppendInt(b, v.num, 10)
-	}
-	for i := 0; i < len(v.text); i++ {
-		switch c := v.text[i]; c {
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
-			b = append(b, c)
+		if c != colAttempts {
+			panic(fmt.Sprintf("sqlstore: no binary form for integer column %s", insertColumns[c]))
 		}
+		b = binary.BigEndian.AppendUint32(b, 4)
+		return binary.BigEndian.AppendUint32(b, uint32(int32(v.num)))
 	}
-	return b
-}
-
-// appendUUID appends the canonical text form of id.
-func appendUUID(b []byte, id messaging.ID) []byte {
-	var buf [36]byte
-	hex.Encode(buf[0:8], id[0:4])
-	buf[8] = '-'
-	hex.Encode(buf[9:13], id[4:6])
-	buf[13] = '-'
-	hex.Encode(buf[14:18], id[6:8])
-	buf[18] = '-'
-	hex.Encode(buf[19:23], id[8:10])
-	buf[23] = '-'
-	hex.Encode(buf[24:], id[10:])
-	return append(b, buf[:]...)
+	if c == colConfig {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(v.text)+1))
+		b = append(b, 1) // jsonb version
+		return append(b, v.text...)
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(v.text)))
+	return append(b, v.text...)
 }

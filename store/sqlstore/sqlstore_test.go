@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -125,8 +126,39 @@ func TestConcurrentOpen(t *testing.T) {
 			got, err := again.GetCompany(t.Context(), co.ID)
 			require.NoError(t, err)
 			require.Equal(t, co.ID, got.ID)
+			require.Equal(t, migrationFiles(t), appliedMigrations(t, u), "each migration is recorded once")
 		})
 	}
+}
+
+// migrationFiles counts the migrations shipped for one dialect.
+func migrationFiles(t *testing.T) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("migrations", "sqlite", "*.up.sql"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	pg, err := filepath.Glob(filepath.Join("migrations", "postgres", "*.up.sql"))
+	require.NoError(t, err)
+	require.Len(t, pg, len(files), "both dialects have the same migrations")
+	return len(files)
+}
+
+// appliedMigrations counts the migrations recorded in the database at
+// rawURL.
+func appliedMigrations(t *testing.T, rawURL string) int {
+	t.Helper()
+	var db *sql.DB
+	if path, ok := strings.CutPrefix(rawURL, "sqlite://"); ok {
+		var err error
+		db, err = sql.Open("sqlite", path)
+		require.NoError(t, err)
+	} else {
+		db = sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(rawURL)))
+	}
+	defer db.Close()
+	var n int
+	require.NoError(t, db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM herald_migrations").Scan(&n))
+	return n
 }
 
 func TestOpenRejects(t *testing.T) {

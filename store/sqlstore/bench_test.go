@@ -1,0 +1,82 @@
+package sqlstore_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/sqlstore"
+)
+
+// benchBatch is the largest batch one request may carry.
+const benchBatch = 200_000
+
+// bulkFixture creates a company and a Queuing SMS campaign planned for n
+// messages, and returns n Pending messages for it, not yet inserted, to
+// numbers in the order perm gives (nil: ascending).
+func bulkFixture(b *testing.B, s *sqlstore.Store, ids *messaging.IDGenerator, n int, perm []int) []*messaging.Message {
+	b.Helper()
+	ctx := b.Context()
+	now := time.Date(2026, time.March, 2, 9, 30, 0, 0, time.UTC)
+	co := messaging.Company{ID: ids.New(), Name: "Bench", Active: true, CreatedAt: now}
+	require.NoError(b, s.CreateCompany(ctx, &co))
+	c := messaging.Campaign{ID: ids.New(), CompanyID: co.ID, Name: "bench", Channel: messaging.ChannelSMS,
+		Mode: messaging.ModeBulk, Status: messaging.CampaignQueuing, MessageType: messaging.TypeSimpleText,
+		Planned: n, CreatedAt: now, UpdatedAt: now}
+	require.NoError(b, s.CreateCampaign(ctx, &c, n))
+	msgs := make([]*messaging.Message, n)
+	for i := range msgs {
+		k := i
+		if perm != nil {
+			k = perm[i]
+		}
+		msgs[i] = &messaging.Message{ID: ids.New(), CompanyID: co.ID, CampaignID: c.ID, Channel: messaging.ChannelSMS,
+			Phone: fmt.Sprintf("4479%08d", k), ExternalUserID: fmt.Sprintf("user-%d", k), Content: "Hello",
+			Status: messaging.StatusPending, DueAt: now, CreatedAt: now, UpdatedAt: now}
+	}
+	return msgs
+}
+
+// benchInsert times InsertMessages of batches of n messages, each for a
+// new campaign of a new company in the same database, and reports rows/s.
+func benchInsert(b *testing.B, rawURL string, n int, shuffle bool) {
+	s, err := sqlstore.Open(b.Context(), rawURL, sqlstore.Config{})
+	require.NoError(b, err)
+	b.Cleanup(func() { require.NoError(b, s.Close()) })
+	ids := messaging.NewIDGenerator(nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	rows := 0
+	for b.Loop() {
+		b.StopTimer()
+		var perm []int
+		if shuffle {
+			perm = rng.Perm(n)
+		}
+		msgs := bulkFixture(b, s, ids, n, perm)
+		b.StartTimer()
+		require.NoError(b, s.InsertMessages(b.Context(), msgs))
+		rows += n
+	}
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkInsertMessages200k inserts the largest batch one request may
+// carry, to ascending phone numbers.
+func BenchmarkInsertMessages200k(b *testing.B) {
+	for _, db := range databases {
+		b.Run(db.name, func(b *testing.B) { benchInsert(b, db.url(b), benchBatch, false) })
+	}
+}
+
+// BenchmarkInsertMessages200kShuffled is BenchmarkInsertMessages200k with
+// the phone numbers (and external user ids) in random order, so that their
+// index entries land all over the index.
+func BenchmarkInsertMessages200kShuffled(b *testing.B) {
+	for _, db := range databases {
+		b.Run(db.name, func(b *testing.B) { benchInsert(b, db.url(b), benchBatch, true) })
+	}
+}
