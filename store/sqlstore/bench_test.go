@@ -80,3 +80,52 @@ func BenchmarkInsertMessages200kShuffled(b *testing.B) {
 		b.Run(db.name, func(b *testing.B) { benchInsert(b, db.url(b), benchBatch, true) })
 	}
 }
+
+// BenchmarkClaimDueBesideReady claims batches of 100 messages of a
+// campaign in progress while a campaign not started yet holds 200,000
+// Pending messages of the same channel, due earlier: their number must not
+// slow claims down.
+func BenchmarkClaimDueBesideReady(b *testing.B) {
+	const batch = 100
+	for _, db := range databases {
+		b.Run(db.name, func(b *testing.B) {
+			s, err := sqlstore.Open(b.Context(), db.url(b), sqlstore.Config{})
+			require.NoError(b, err)
+			b.Cleanup(func() { require.NoError(b, s.Close()) })
+			ctx := b.Context()
+			ids := messaging.NewIDGenerator(nil)
+			ready := bulkFixture(b, s, ids, benchBatch, nil)
+			require.NoError(b, s.InsertMessages(ctx, ready))
+			at := ready[0].CreatedAt
+			require.NoError(b, s.TransitionCampaign(ctx, ready[0].CompanyID, ready[0].CampaignID,
+				[]messaging.CampaignStatus{messaging.CampaignQueuing}, messaging.CampaignReady, at, ""))
+			var claimed int
+			for b.Loop() {
+				b.StopTimer()
+				if claimed == 0 {
+					// A campaign in progress with messages due a second later.
+					live := bulkFixture(b, s, ids, 50_000, nil)
+					for _, m := range live {
+						m.DueAt = at.Add(time.Second)
+					}
+					require.NoError(b, s.InsertMessages(ctx, live))
+					c := live[0]
+					for _, to := range []messaging.CampaignStatus{messaging.CampaignReady, messaging.CampaignInProgress} {
+						from := messaging.CampaignQueuing
+						if to == messaging.CampaignInProgress {
+							from = messaging.CampaignReady
+						}
+						require.NoError(b, s.TransitionCampaign(ctx, c.CompanyID, c.CampaignID, []messaging.CampaignStatus{from}, to, at, ""))
+					}
+					claimed = len(live)
+				}
+				b.StartTimer()
+				got, err := s.ClaimDue(ctx, messaging.ChannelSMS, at.Add(time.Minute), at.Add(2*time.Minute), batch)
+				require.NoError(b, err)
+				require.Len(b, got, batch)
+				claimed -= batch
+			}
+			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "msgs/s")
+		})
+	}
+}

@@ -38,15 +38,18 @@
 // status) and companies their pending count, so reading them costs one row
 // whatever the number of messages. Every change of a message's status
 // updates these counters in the same transaction. The indexes are the ones
-// the queries need: messages by campaign, channel and due time among
-// Pending ones (claiming), by lease end among Sending ones (recovery), by
-// company, phone and creation time, by company, external user id and
-// creation time, by provider message id; campaigns in progress; visible
-// campaigns by company and creation time; survey results by campaign and
-// answer time, unique per message. There are no foreign keys: the store
-// checks in its transactions that a message's campaign exists and belongs
-// to its company, and nothing is ever deleted but the messages of a
-// campaign whose preparation failed.
+// the queries need: Pending messages by campaign, channel and due time
+// (claiming), Sending ones by lease end (recovery), messages by phone
+// number and by external user id, by provider message id; campaigns in
+// progress; visible campaigns by company and creation time; survey results
+// by campaign and answer time, unique per message. On SQLite the phone and
+// external user id indexes are (company, value, creation time) B-trees; on
+// Postgres they are hash indexes on the value alone, because a batch's
+// numbers come in any order and a B-tree costs about twice as much CPU to
+// insert random keys into, and the claim index is split by channel. There
+// are no foreign keys: the store checks in its transactions that a
+// message's campaign exists and belongs to its company, and nothing is ever
+// deleted but the messages of a campaign whose preparation failed.
 //
 // # Concurrency
 //
@@ -64,8 +67,11 @@
 //
 // # Bulk inserts
 //
-// InsertMessages writes on Postgres with COPY FROM STDIN, and on SQLite
-// with one prepared multi-row INSERT reused across chunks of the batch, in
-// which the columns that every message of the batch shares are written as
-// constants and only the others are bound.
+// InsertMessages writes on Postgres with a binary COPY FROM STDIN (the
+// server parses no text), and on SQLite with one prepared multi-row INSERT
+// reused across chunks of the batch, in which the columns that every
+// message of the batch shares are written as constants and only the others
+// are bound. Identifiers are 16-byte blobs on SQLite rather than their
+// 36-character text: every message carries three and every index entry
+// one or two, and the smaller rows and keys insert about a fifth faster.
 package sqlstore
