@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore"
 )
@@ -126,6 +127,49 @@ func BenchmarkClaimDueBesideReady(b *testing.B) {
 				claimed -= batch
 			}
 			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "msgs/s")
+		})
+	}
+}
+
+// BenchmarkApplyUpdates applies batches of 100 delivery reports (Sent,
+// then Delivered) to messages of a campaign of 200,000.
+func BenchmarkApplyUpdates(b *testing.B) {
+	const batch = 100
+	for _, db := range databases {
+		b.Run(db.name, func(b *testing.B) {
+			s, err := sqlstore.Open(b.Context(), db.url(b), sqlstore.Config{})
+			require.NoError(b, err)
+			b.Cleanup(func() { require.NoError(b, s.Close()) })
+			ctx := b.Context()
+			ids := messaging.NewIDGenerator(nil)
+			msgs := bulkFixture(b, s, ids, benchBatch, nil)
+			require.NoError(b, s.InsertMessages(ctx, msgs))
+			at := msgs[0].CreatedAt
+			c := msgs[0]
+			require.NoError(b, s.TransitionCampaign(ctx, c.CompanyID, c.CampaignID, []messaging.CampaignStatus{messaging.CampaignQueuing}, messaging.CampaignReady, at, ""))
+			require.NoError(b, s.TransitionCampaign(ctx, c.CompanyID, c.CampaignID, []messaging.CampaignStatus{messaging.CampaignReady}, messaging.CampaignInProgress, at, ""))
+			next, round := 0, 0
+			updates := make([]delivery.StatusUpdate, batch)
+			for b.Loop() {
+				if next+batch > len(msgs) {
+					b.Fatalf("more than %d iterations", len(msgs)/batch*2)
+				}
+				status := messaging.StatusSent
+				if round%2 == 1 {
+					status = messaging.StatusDelivered
+				}
+				round++
+				for i := range updates {
+					updates[i] = delivery.StatusUpdate{MessageID: msgs[next+i].ID, Status: status, At: at.Add(time.Second), ProviderMessageID: "p"}
+				}
+				ok, err := s.ApplyUpdates(ctx, updates)
+				require.NoError(b, err)
+				require.True(b, ok[0] && ok[batch-1], "updates of messages %d-%d not applied", next, next+batch)
+				if status == messaging.StatusDelivered {
+					next += batch
+				}
+			}
+			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "updates/s")
 		})
 	}
 }
