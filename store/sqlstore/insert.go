@@ -43,17 +43,37 @@ func newBatch(msgs []*messaging.Message) (*batch, error) {
 	return b, nil
 }
 
-// insertColumns are the columns InsertMessages writes, in the schema's
-// order; the value of column c of message i is batch.value(c, i).
-var insertColumns = []string{"id", "company_id", "campaign_id", "fallback_for", "due_at", "created_at", "updated_at",
-	"lease_until", "sent_at", "delivered_at", "seen_at", "attempts", "channel", "status", "phone", "external_user_id",
-	"content", "config", "fallback_content", "details", "sms_error_code", "provider_message_id"}
+// insertColumnList names the columns InsertMessages writes, in the
+// schema's order: column c of message i is batch.value(c, i).
+const insertColumnList = "id, company_id, campaign_id, fallback_for, due_at, created_at, updated_at, lease_until, " +
+	"sent_at, delivered_at, seen_at, attempts, channel, status, phone, external_user_id, content, config, " +
+	"fallback_content, details, sms_error_code, provider_message_id"
 
-// Column indexes into insertColumns that the insert paths treat apart.
+// Indexes of the columns of insertColumnList.
 const (
-	colID        = 0
-	colCompanyID = 1
-	colCampaign  = 2
+	colID = iota
+	colCompanyID
+	colCampaignID
+	colFallbackFor
+	colDueAt
+	colCreatedAt
+	colUpdatedAt
+	colLeaseUntil
+	colSentAt
+	colDeliveredAt
+	colSeenAt
+	colAttempts // integer (int4)
+	colChannel
+	colStatus
+	colPhone
+	colExternalUserID
+	colContent
+	colConfig // JSON (jsonb)
+	colFallbackContent
+	colDetails
+	colSMSErrorCode
+	colProviderMessageID
+	numInsertColumns
 )
 
 // valueKind is the type of a column value.
@@ -118,52 +138,52 @@ func nullTextValue(s string) value {
 func (b *batch) value(c, i int) value {
 	m := b.msgs[i]
 	switch c {
-	case 0:
+	case colID:
 		return idValue(m.ID)
-	case 1:
+	case colCompanyID:
 		return idValue(m.CompanyID)
-	case 2:
+	case colCampaignID:
 		return idValue(m.CampaignID)
-	case 3:
+	case colFallbackFor:
 		return nullIDValue(m.FallbackFor)
-	case 4:
+	case colDueAt:
 		return timeValue(m.DueAt)
-	case 5:
+	case colCreatedAt:
 		return timeValue(m.CreatedAt)
-	case 6:
+	case colUpdatedAt:
 		return timeValue(m.UpdatedAt)
-	case 7:
+	case colLeaseUntil:
 		return nullTimeValue(m.LeaseUntil)
-	case 8:
+	case colSentAt:
 		return timePtrValue(m.SentAt)
-	case 9:
+	case colDeliveredAt:
 		return timePtrValue(m.DeliveredAt)
-	case 10:
+	case colSeenAt:
 		return timePtrValue(m.SeenAt)
-	case 11:
+	case colAttempts:
 		return value{kind: kindInt, num: int64(m.Attempts)}
-	case 12:
+	case colChannel:
 		return textValue(string(m.Channel))
-	case 13:
+	case colStatus:
 		return textValue(string(m.Status))
-	case 14:
+	case colPhone:
 		return textValue(m.Phone)
-	case 15:
+	case colExternalUserID:
 		return textValue(m.ExternalUserID)
-	case 16:
+	case colContent:
 		return textValue(m.Content)
-	case 17:
+	case colConfig:
 		if b.cfg == nil {
 			return value{}
 		}
 		return nullTextValue(b.cfg[i])
-	case 18:
+	case colFallbackContent:
 		return textValue(m.FallbackContent)
-	case 19:
+	case colDetails:
 		return textValue(m.Details)
-	case 20:
+	case colSMSErrorCode:
 		return textValue(m.SMSErrorCode)
-	case 21:
+	case colProviderMessageID:
 		return nullTextValue(m.ProviderMessageID)
 	}
 	panic(fmt.Sprintf("sqlstore: no insert column %d", c))
@@ -221,7 +241,7 @@ func (s *Store) insertSQLite(ctx context.Context, tx *sql.Tx, b *batch) error {
 	var row strings.Builder
 	var vars []int
 	row.WriteByte('(')
-	for c := range insertColumns {
+	for c := range numInsertColumns {
 		if c > 0 {
 			row.WriteByte(',')
 		}
@@ -237,7 +257,7 @@ func (s *Store) insertSQLite(ctx context.Context, tx *sql.Tx, b *batch) error {
 	if len(vars) > 0 {
 		chunk = min(chunk, sqliteMaxVars/len(vars))
 	}
-	head := "INSERT OR ROLLBACK INTO messages (" + strings.Join(insertColumns, ", ") + ") VALUES "
+	head := "INSERT OR ROLLBACK INTO messages (" + insertColumnList + ") VALUES "
 	prepare := func(rows int) (*sql.Stmt, error) {
 		var q strings.Builder
 		q.Grow(len(head) + rows*(row.Len()+1))
@@ -281,7 +301,7 @@ func (s *Store) insertSQLite(ctx context.Context, tx *sql.Tx, b *batch) error {
 					args = append(args, m.ID[:])
 				case colCompanyID:
 					args = append(args, m.CompanyID[:])
-				case colCampaign:
+				case colCampaignID:
 					args = append(args, m.CampaignID[:])
 				default:
 					args = append(args, sqliteArg(b.value(c, i)))
@@ -335,14 +355,14 @@ const copyThreshold = 64
 
 func (s *Store) insertValues(ctx context.Context, tx *txn, b *batch) error {
 	var q strings.Builder
-	q.WriteString("INSERT INTO messages (" + strings.Join(insertColumns, ", ") + ") VALUES ")
-	args := make([]any, 0, len(b.msgs)*len(insertColumns))
+	q.WriteString("INSERT INTO messages (" + insertColumnList + ") VALUES ")
+	args := make([]any, 0, len(b.msgs)*numInsertColumns)
 	for i := range b.msgs {
 		if i > 0 {
 			q.WriteByte(',')
 		}
 		q.WriteByte('(')
-		for c := range insertColumns {
+		for c := range numInsertColumns {
 			if c > 0 {
 				q.WriteByte(',')
 			}
@@ -373,7 +393,7 @@ func pgArg(v value) any {
 }
 
 func copyMessages(ctx context.Context, tx *txn, b *batch) error {
-	q := "COPY messages (" + strings.Join(insertColumns, ", ") + ") FROM STDIN (FORMAT binary)"
+	q := "COPY messages (" + insertColumnList + ") FROM STDIN (FORMAT binary)"
 	if _, err := pgdriver.CopyFrom(ctx, tx.conn, &copyReader{b: b}, q); err != nil {
 		return fmt.Errorf("copy rows: %w", err)
 	}
@@ -393,13 +413,6 @@ type copyReader struct {
 
 // copyRowsPerFill is how many rows copyReader encodes at once.
 const copyRowsPerFill = 64
-
-// Column indexes whose binary form copyReader encodes apart: attempts is
-// an integer (int4), config is jsonb.
-const (
-	colAttempts = 11
-	colConfig   = 17
-)
 
 // pgEpochMicros is the Postgres epoch, 2000-01-01 UTC, in Unix
 // microseconds: binary timestamps count from it.
@@ -446,8 +459,8 @@ func (r *copyReader) fill() bool {
 	}
 	end := min(len(r.b.msgs), r.next+copyRowsPerFill)
 	for i := r.next; i < end; i++ {
-		r.buf = binary.BigEndian.AppendUint16(r.buf, uint16(len(insertColumns)))
-		for c := range insertColumns {
+		r.buf = binary.BigEndian.AppendUint16(r.buf, numInsertColumns)
+		for c := range numInsertColumns {
 			r.buf = appendCopyValue(r.buf, c, r.b.value(c, i))
 		}
 	}
@@ -469,7 +482,7 @@ func appendCopyValue(b []byte, c int, v value) []byte {
 		return binary.BigEndian.AppendUint64(b, uint64(v.num-pgEpochMicros))
 	case kindInt:
 		if c != colAttempts {
-			panic(fmt.Sprintf("sqlstore: no binary form for integer column %s", insertColumns[c]))
+			panic(fmt.Sprintf("sqlstore: no binary form for integer column %d", c))
 		}
 		b = binary.BigEndian.AppendUint32(b, 4)
 		return binary.BigEndian.AppendUint32(b, uint32(int32(v.num)))

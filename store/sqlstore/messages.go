@@ -10,19 +10,19 @@ import (
 	"github.com/heraldhq/herald/messaging"
 )
 
-// messageColumnNames are the columns of a message, in the order
+// messageColumnList names the columns of a message, in the order
 // scanMessage reads them.
-var messageColumnNames = []string{"id", "company_id", "campaign_id", "channel", "phone", "external_user_id", "content", "config",
-	"fallback_content", "fallback_for", "status", "details", "sms_error_code", "provider_message_id", "attempts", "due_at",
-	"lease_until", "created_at", "updated_at", "sent_at", "delivered_at", "seen_at"}
+const messageColumnList = "id, company_id, campaign_id, channel, phone, external_user_id, content, config, " +
+	"fallback_content, fallback_for, status, details, sms_error_code, provider_message_id, attempts, due_at, " +
+	"lease_until, created_at, updated_at, sent_at, delivered_at, seen_at"
 
-// messageColumns returns the column list of a message, each qualified by
-// table when it is not empty.
+// messageColumns returns messageColumnList, each column qualified by table
+// when it is not empty.
 func messageColumns(table string) string {
 	if table == "" {
-		return strings.Join(messageColumnNames, ", ")
+		return messageColumnList
 	}
-	return table + "." + strings.Join(messageColumnNames, ", "+table+".")
+	return table + "." + strings.ReplaceAll(messageColumnList, ", ", ", "+table+".")
 }
 
 func scanMessage(row interface{ Scan(...any) error }) (messaging.Message, error) {
