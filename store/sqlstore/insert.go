@@ -203,6 +203,42 @@ func (b *batch) constant(c int) bool {
 	return true
 }
 
+// defaulted reports whether column c holds its schema default (NULL, the
+// empty text, zero attempts) in every message, so that an insert may leave
+// it out.
+func (b *batch) defaulted(c int) bool {
+	switch c {
+	case colID, colCompanyID, colCampaignID, colDueAt, colCreatedAt, colUpdatedAt, colChannel, colStatus, colPhone:
+		return false // NOT NULL without a default
+	}
+	v := b.value(c, 0)
+	switch {
+	case v.kind == kindNull:
+	case v.kind == kindText && v.text == "" && c != colConfig && c != colProviderMessageID:
+	case v.kind == kindInt && v.num == 0:
+	default:
+		return false
+	}
+	return b.constant(c)
+}
+
+// columns splits the columns of an insert of b: the ones to write, in
+// insertColumnList's order, and their names. Columns left at their default
+// in the whole batch are left out: the database fills them for less than
+// it costs to send and decode them.
+func (b *batch) columns() ([]int, string) {
+	names := strings.Split(insertColumnList, ", ")
+	var cols []int
+	var list []string
+	for c := range numInsertColumns {
+		if !b.defaulted(c) {
+			cols = append(cols, c)
+			list = append(list, names[c])
+		}
+	}
+	return cols, strings.Join(list, ", ")
+}
+
 // insertRows writes the rows of b in the transaction.
 func (s *Store) insertRows(ctx context.Context, tx *txn, b *batch) error {
 	var err error
@@ -238,11 +274,12 @@ const (
 
 func (s *Store) insertSQLite(ctx context.Context, tx *sql.Tx, b *batch) error {
 	n := len(b.msgs)
+	cols, list := b.columns()
 	var row strings.Builder
 	var vars []int
 	row.WriteByte('(')
-	for c := range numInsertColumns {
-		if c > 0 {
+	for k, c := range cols {
+		if k > 0 {
 			row.WriteByte(',')
 		}
 		if lit, ok := sqliteLiteral(b.value(c, 0)); ok && b.constant(c) {
@@ -257,7 +294,7 @@ func (s *Store) insertSQLite(ctx context.Context, tx *sql.Tx, b *batch) error {
 	if len(vars) > 0 {
 		chunk = min(chunk, sqliteMaxVars/len(vars))
 	}
-	head := "INSERT OR ROLLBACK INTO messages (" + insertColumnList + ") VALUES "
+	head := "INSERT OR ROLLBACK INTO messages (" + list + ") VALUES "
 	prepare := func(rows int) (*sql.Stmt, error) {
 		var q strings.Builder
 		q.Grow(len(head) + rows*(row.Len()+1))
@@ -354,16 +391,17 @@ func sqliteLiteral(v value) (string, bool) {
 const copyThreshold = 64
 
 func (s *Store) insertValues(ctx context.Context, tx *txn, b *batch) error {
+	cols, list := b.columns()
 	var q strings.Builder
-	q.WriteString("INSERT INTO messages (" + insertColumnList + ") VALUES ")
-	args := make([]any, 0, len(b.msgs)*numInsertColumns)
+	q.WriteString("INSERT INTO messages (" + list + ") VALUES ")
+	args := make([]any, 0, len(b.msgs)*len(cols))
 	for i := range b.msgs {
 		if i > 0 {
 			q.WriteByte(',')
 		}
 		q.WriteByte('(')
-		for c := range numInsertColumns {
-			if c > 0 {
+		for k, c := range cols {
+			if k > 0 {
 				q.WriteByte(',')
 			}
 			q.WriteByte('?')
@@ -393,8 +431,9 @@ func pgArg(v value) any {
 }
 
 func copyMessages(ctx context.Context, tx *txn, b *batch) error {
-	q := "COPY messages (" + insertColumnList + ") FROM STDIN (FORMAT binary)"
-	if _, err := pgdriver.CopyFrom(ctx, tx.conn, &copyReader{b: b}, q); err != nil {
+	cols, list := b.columns()
+	q := "COPY messages (" + list + ") FROM STDIN (FORMAT binary)"
+	if _, err := pgdriver.CopyFrom(ctx, tx.conn, &copyReader{b: b, cols: cols}, q); err != nil {
 		return fmt.Errorf("copy rows: %w", err)
 	}
 	return nil
@@ -405,6 +444,7 @@ func copyMessages(ctx context.Context, tx *txn, b *batch) error {
 // large part of a text COPY).
 type copyReader struct {
 	b       *batch
+	cols    []int // the columns written, in order
 	started bool
 	next    int    // next message to encode; -1 once the trailer is encoded
 	buf     []byte // encoded, not yet read
@@ -459,8 +499,8 @@ func (r *copyReader) fill() bool {
 	}
 	end := min(len(r.b.msgs), r.next+copyRowsPerFill)
 	for i := r.next; i < end; i++ {
-		r.buf = binary.BigEndian.AppendUint16(r.buf, numInsertColumns)
-		for c := range numInsertColumns {
+		r.buf = binary.BigEndian.AppendUint16(r.buf, uint16(len(r.cols)))
+		for _, c := range r.cols {
 			r.buf = appendCopyValue(r.buf, c, r.b.value(c, i))
 		}
 	}
