@@ -51,6 +51,17 @@
 // message's campaign exists and belongs to its company, and nothing is ever
 // deleted but the messages of a campaign whose preparation failed.
 //
+// # Pending count
+//
+// A company's pending count is kept equal to what ReconcilePending
+// computes: campaign by campaign, the Pending and Sending messages
+// (fallback SMS included) plus, for a campaign still Queuing, Planned
+// minus the messages inserted (never below zero). Every write moves it by
+// exactly the change of that sum. Consequently a campaign created Queuing
+// reserves its Planned messages, one created in any other status reserves
+// nothing, and InsertMessages leaves the count alone as long as the
+// messages are Pending and within their campaign's reservation.
+//
 // # Concurrency
 //
 // Capacity admission (CreateCampaign, AdmitMessages) is one conditional
@@ -71,7 +82,8 @@
 // server parses no text), and on SQLite with one prepared multi-row INSERT
 // reused across chunks of the batch, in which the columns that every
 // message of the batch shares are written as constants and only the others
-// are bound. Identifiers are 16-byte blobs on SQLite rather than their
+// are bound. On both, columns at their default in the whole batch are left
+// out of the insert. Identifiers are 16-byte blobs on SQLite rather than their
 // 36-character text: every message carries three and every index entry
 // one or two, and the smaller rows and keys insert about a fifth faster.
 package sqlstore
