@@ -1,0 +1,280 @@
+package chat
+
+import (
+	"io"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+)
+
+// TTL bounds of the contract, in seconds.
+const (
+	MinTTLSeconds     = 30
+	MaxTTLSeconds     = 1209600 // 14 days
+	DefaultTTLSeconds = 86400   // a day, for a message without a TTL
+)
+
+// ttlSeconds is the ttl field for d: whole seconds, DefaultTTLSeconds when
+// d is zero or negative, clamped to MinTTLSeconds..MaxTTLSeconds.
+func ttlSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return DefaultTTLSeconds
+	}
+	return min(max(int64(d/time.Second), MinTTLSeconds), MaxTTLSeconds)
+}
+
+// appendRequest appends the send_message body of m.
+func appendRequest(b []byte, m *delivery.ChatMessage, ttl int64) []byte {
+	cfg := m.Config
+	b = append(b, `{"service_id":`...)
+	b = appendString(b, m.ServiceID)
+	b = append(b, `,"dest":`...)
+	b = appendString(b, m.To)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, m.Seq, 10)
+	b = append(b, `,"ttl":`...)
+	b = strconv.AppendInt(b, ttl, 10)
+	b = append(b, `,"type":`...)
+	b = strconv.AppendInt(b, int64(m.Type), 10)
+	b = append(b, `,"tracking_data":"`...)
+	b = appendID(b, m.MessageID)
+
+	// message: text, image and button, as the type uses them.
+	b = append(b, `","message":{`...)
+	sep := false
+	field := func(name string) {
+		if sep {
+			b = append(b, ',')
+		}
+		sep = true
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `":`...)
+	}
+	if m.Text != "" {
+		field("text")
+		b = appendString(b, m.Text)
+	}
+	if (m.Type == messaging.TypeImageOnly || m.Type == messaging.TypeImagePlusText) && cfg.ImageURL != "" {
+		field("image")
+		b = appendString(b, cfg.ImageURL)
+	}
+	switch m.Type {
+	case messaging.TypeButtonPlusText, messaging.TypeImagePlusText, messaging.TypeVideo:
+		if cfg.ButtonText != "" || cfg.ButtonURL != "" {
+			field("button")
+			b = append(b, `{"caption":`...)
+			b = appendString(b, cfg.ButtonText)
+			b = append(b, `,"action":`...)
+			b = appendString(b, cfg.ButtonURL)
+			b = append(b, '}')
+		}
+	}
+	b = append(b, '}')
+
+	switch m.Type {
+	case messaging.TypeVideo:
+		b = append(b, `,"video":{"url":`...)
+		b = appendString(b, cfg.VideoURL)
+		if cfg.ThumbnailURL != "" {
+			b = append(b, `,"thumbnail_url":`...)
+			b = appendString(b, cfg.ThumbnailURL)
+		}
+		b = append(b, `,"file_size":`...)
+		b = strconv.AppendInt(b, cfg.FileSize, 10)
+		b = append(b, `,"duration":`...)
+		b = strconv.AppendInt(b, int64(cfg.Duration), 10)
+		b = append(b, '}')
+	case messaging.TypeFile:
+		b = append(b, `,"file":{"url":`...)
+		b = appendString(b, cfg.FileURL)
+		b = append(b, `,"file_name":`...)
+		b = appendString(b, cfg.FileName)
+		b = append(b, `,"file_type":`...)
+		b = appendString(b, fileType(cfg.FileType, cfg.FileName))
+		b = append(b, '}')
+	case messaging.TypeCarousel:
+		b = append(b, `,"carousel":{"items":[`...)
+		for i, it := range cfg.Items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"title":`...)
+			b = appendString(b, it.Title)
+			b = append(b, `,"image_url":`...)
+			b = appendString(b, it.ImageURL)
+			b = append(b, `,"primary_button":{"label":`...)
+			b = appendString(b, it.ButtonText)
+			b = append(b, `,"action_url":`...)
+			b = appendString(b, it.ButtonURL)
+			b = append(b, '}')
+			if it.SecondaryButtonText != "" || it.SecondaryButtonURL != "" {
+				b = append(b, `,"secondary_button":{"label":`...)
+				b = appendString(b, it.SecondaryButtonText)
+				b = append(b, `,"action_url":`...)
+				b = appendString(b, it.SecondaryButtonURL)
+				b = append(b, '}')
+			}
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+	case messaging.TypeSurvey:
+		b = append(b, `,"survey":{"options":[`...)
+		for i, o := range cfg.Options {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"text":`...)
+			b = appendString(b, o.OptionText)
+			b = append(b, `,"value":`...)
+			b = appendString(b, o.OptionValue)
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, '}')
+}
+
+// fileType is the lower-case file_type: the configured one, else the
+// extension of the file name.
+func fileType(typ, name string) string {
+	if typ == "" {
+		typ = strings.TrimPrefix(path.Ext(name), ".")
+	}
+	return strings.ToLower(typ)
+}
+
+// appendID appends the canonical form of id (no quotes).
+func appendID(b []byte, id messaging.ID) []byte {
+	t, _ := id.MarshalText() // never fails
+	return append(b, t...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string. Control characters, quotes and
+// backslashes are escaped, as are U+2028 and U+2029; invalid UTF-8 becomes
+// U+FFFD, as encoding/json does.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// maxPooledBody is the largest body buffer kept for reuse.
+const maxPooledBody = 64 << 10
+
+// payload is an encoded request body shared by the attempts of one send.
+// It goes back to its pool when the send is over and every request body
+// made from it was closed: the HTTP transport may close a body after Do
+// returned.
+type payload struct {
+	buf  []byte
+	refs atomic.Int32
+	pool *sync.Pool
+}
+
+// hold takes a reference.
+func (p *payload) hold() { p.refs.Add(1) }
+
+// release drops a reference; the last one returns p to its pool.
+func (p *payload) release() {
+	if p.refs.Add(-1) != 0 {
+		return
+	}
+	if cap(p.buf) > maxPooledBody {
+		return
+	}
+	p.buf = p.buf[:0]
+	p.pool.Put(p)
+}
+
+// body returns a request body reading p; closing it releases the
+// reference it holds.
+func (p *payload) body() io.ReadCloser {
+	p.hold()
+	return &payloadReader{p: p}
+}
+
+// payloadReader reads a payload once. Read and Close may be called from
+// different goroutines; the mutex keeps a Read from copying out of a
+// buffer already handed back to the pool.
+type payloadReader struct {
+	mu     sync.Mutex
+	p      *payload
+	off    int
+	closed bool
+}
+
+// Read implements io.Reader.
+func (r *payloadReader) Read(b []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return 0, io.ErrClosedPipe
+	}
+	if r.off >= len(r.p.buf) {
+		return 0, io.EOF
+	}
+	n := copy(b, r.p.buf[r.off:])
+	r.off += n
+	return n, nil
+}
+
+// Close implements io.Closer; only the first call releases.
+func (r *payloadReader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed {
+		r.closed = true
+		r.p.release()
+	}
+	return nil
+}

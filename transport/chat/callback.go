@@ -1,0 +1,248 @@
+package chat
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+)
+
+// SignatureHeader carries the callback signature.
+const SignatureHeader = "X-Content-Signature"
+
+// DefaultMaxCallbackBytes is the default cap on a callback body.
+const DefaultMaxCallbackBytes = 64 << 10
+
+// Sign returns the X-Content-Signature of a callback body: the lower-case
+// hex HMAC-SHA256 of body keyed with secret.
+func Sign(secret string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// CallbackConfig configures CallbackHandler.
+type CallbackConfig struct {
+	// Secret is the provider callback secret the signatures are keyed
+	// with. Required.
+	Secret string
+	// Handler stores the events. Required.
+	Handler delivery.ChatEventHandler
+	// MaxBodyBytes caps a callback body; a larger one is answered 413.
+	// Default 64 KiB.
+	MaxBodyBytes int64
+	// Logger receives refused callbacks and handler failures. Default:
+	// discard.
+	Logger *slog.Logger
+	// Now tells the time of an event that carries no timestamp. Default
+	// time.Now.
+	Now func() time.Time
+}
+
+// callbackHandler serves POST /callbacks/chat.
+type callbackHandler struct {
+	cfg   CallbackConfig
+	macs  sync.Pool // hash.Hash keyed with the secret
+	bufs  sync.Pool // *bytes.Buffer
+	limit int64
+}
+
+// CallbackHandler returns the handler of the provider's callbacks (mount
+// it at POST /callbacks/chat). For each request it
+//
+//   - answers 405 to any method but POST;
+//   - reads the body through http.MaxBytesReader: 413 past
+//     cfg.MaxBodyBytes;
+//   - checks X-Content-Signature, the hex HMAC-SHA256 of the raw body keyed
+//     with cfg.Secret, in constant time before parsing anything: 401 when
+//     missing or wrong;
+//   - parses a status or reply event: 400 when the JSON is malformed, the
+//     event kind or status is unknown, tracking_data is not a message id,
+//     or a survey object has no or a negative option_index;
+//   - calls cfg.Handler and answers 200 only when it returned nil, 500
+//     otherwise so that the provider sends the event again.
+//
+// Error answers carry a JSON body {"error": ..., "message": ...}. An event
+// is turned into a delivery.ChatEvent: At from the millisecond timestamp
+// in UTC (cfg.Now when the timestamp is absent), OptionIndex -1 when the
+// event carries no survey object. Unknown JSON fields are ignored.
+//
+// CallbackHandler panics when cfg.Secret or cfg.Handler is missing: an
+// endpoint that anybody could feed must not be served.
+func CallbackHandler(cfg CallbackConfig) http.Handler {
+	if cfg.Secret == "" {
+		panic("chat: CallbackConfig.Secret is required")
+	}
+	if cfg.Handler == nil {
+		panic("chat: CallbackConfig.Handler is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	h := &callbackHandler{cfg: cfg, limit: cfg.MaxBodyBytes}
+	if h.limit <= 0 {
+		h.limit = DefaultMaxCallbackBytes
+	}
+	key := []byte(cfg.Secret)
+	h.macs.New = func() any { return hmac.New(sha256.New, key) }
+	h.bufs.New = func() any { return bytes.NewBuffer(make([]byte, 0, 1024)) }
+	return h
+}
+
+// callbackBody is the JSON of a callback, status and reply alike.
+type callbackBody struct {
+	Event        string          `json:"event"`
+	MessageToken messageToken    `json:"message_token"`
+	TrackingData string          `json:"tracking_data"`
+	Status       string          `json:"status"`
+	ErrorCode    int             `json:"error_code"`
+	Timestamp    int64           `json:"timestamp"`
+	PhoneNumber  string          `json:"phone_number"`
+	Text         string          `json:"text"`
+	Survey       *callbackSurvey `json:"survey"`
+}
+
+// callbackSurvey is the survey object of a reply.
+type callbackSurvey struct {
+	OptionIndex *int   `json:"option_index"`
+	OptionValue string `json:"option_value"`
+}
+
+// ServeHTTP implements http.Handler.
+func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed", "callbacks are POSTed")
+		return
+	}
+	buf := h.bufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= int(h.limit)+bytes.MinRead {
+			h.bufs.Put(buf)
+		}
+	}()
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.limit)); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, "Payload Too Large",
+				fmt.Sprintf("a callback body is at most %d bytes", h.limit))
+			return
+		}
+		writeError(w, http.StatusBadRequest, "Bad Request", "could not read the body")
+		return
+	}
+	body := buf.Bytes()
+
+	if !h.verify(r.Header.Get(SignatureHeader), body) {
+		h.cfg.Logger.Warn("chat callback refused: bad signature", "remote", r.RemoteAddr)
+		writeError(w, http.StatusUnauthorized, "Unauthorized", "missing or wrong "+SignatureHeader)
+		return
+	}
+
+	ev, err := h.parse(body)
+	if err != nil {
+		h.cfg.Logger.Warn("chat callback refused", "err", err)
+		writeError(w, http.StatusBadRequest, "Bad Request", err.Error())
+		return
+	}
+	if err := h.cfg.Handler(r.Context(), ev); err != nil {
+		h.cfg.Logger.Error("chat callback not stored", "message", ev.MessageID, "kind", ev.Kind, "err", err)
+		writeError(w, http.StatusInternalServerError, "Internal Server Error", "the event was not stored; send it again")
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// verify checks a hex signature against body in constant time.
+func (h *callbackHandler) verify(sig string, body []byte) bool {
+	if sig == "" {
+		return false
+	}
+	got, err := hex.DecodeString(sig)
+	if err != nil {
+		return false
+	}
+	mac := h.macs.Get().(hash.Hash)
+	mac.Reset()
+	mac.Write(body)
+	var sum [sha256.Size]byte
+	want := mac.Sum(sum[:0])
+	h.macs.Put(mac)
+	return hmac.Equal(got, want)
+}
+
+// parse turns a verified body into an event.
+func (h *callbackHandler) parse(body []byte) (delivery.ChatEvent, error) {
+	var b callbackBody
+	if err := json.Unmarshal(body, &b); err != nil {
+		return delivery.ChatEvent{}, fmt.Errorf("malformed JSON: %w", err)
+	}
+	id, err := messaging.ParseID(b.TrackingData)
+	if err != nil {
+		return delivery.ChatEvent{}, fmt.Errorf("tracking_data: %w", err)
+	}
+	ev := delivery.ChatEvent{
+		MessageID:   id,
+		Token:       string(b.MessageToken),
+		Phone:       b.PhoneNumber,
+		OptionIndex: -1,
+	}
+	if b.Timestamp > 0 {
+		ev.At = time.UnixMilli(b.Timestamp).UTC()
+	} else {
+		ev.At = h.cfg.Now().UTC()
+	}
+	switch b.Event {
+	case delivery.ChatEventStatus:
+		switch b.Status {
+		case "delivered", "seen", "expired", "failed":
+		default:
+			return delivery.ChatEvent{}, fmt.Errorf("unknown status %q", b.Status)
+		}
+		ev.Kind = delivery.ChatEventStatus
+		ev.Status = b.Status
+		ev.ErrorCode = b.ErrorCode
+	case delivery.ChatEventReply:
+		ev.Kind = delivery.ChatEventReply
+		ev.Text = b.Text
+		if b.Survey != nil {
+			switch {
+			case b.Survey.OptionIndex == nil:
+				return delivery.ChatEvent{}, errors.New("survey without option_index")
+			case *b.Survey.OptionIndex < 0:
+				return delivery.ChatEvent{}, fmt.Errorf("negative survey option_index %d", *b.Survey.OptionIndex)
+			}
+			ev.OptionIndex = *b.Survey.OptionIndex
+			ev.OptionValue = b.Survey.OptionValue
+		}
+	default:
+		return delivery.ChatEvent{}, fmt.Errorf("unknown event %q", b.Event)
+	}
+	return ev, nil
+}
+
+// writeError answers a JSON error body.
+func writeError(w http.ResponseWriter, status int, name, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(struct {
+		Error   string `json:"error"`
+		Message string `json:"message"`
+	}{name, msg})
+	_, _ = w.Write(append(b, '\n'))
+}

@@ -1,0 +1,355 @@
+package chat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/delivery"
+)
+
+// Defaults of Config.
+const (
+	DefaultTimeout    = 10 * time.Second
+	DefaultRetries    = 3
+	DefaultBackoffMin = 100 * time.Millisecond
+	DefaultBackoffMax = 2 * time.Second
+)
+
+// maxResponse is the most of a send_message response that is read.
+const maxResponse = 64 << 10
+
+// Config configures a Client. Every field but BaseURL has a usable zero
+// value.
+type Config struct {
+	// BaseURL is the provider's API root; requests go to
+	// BaseURL + "/send_message". Required, http or https.
+	BaseURL string
+	// Token is sent in the X-Auth-Token header of every request.
+	Token string
+	// HTTP is the client requests go through. Default: a client of its
+	// own whose transport keeps connections alive, keeps up to 512 idle
+	// connections to the provider (so that many concurrent senders reuse
+	// them instead of dialling), dials within 5s and finishes TLS
+	// handshakes within 10s. Client.Close closes its idle connections.
+	HTTP *http.Client
+	// Timeout bounds one attempt: the request and the reading of its
+	// response. Default 10s.
+	Timeout time.Duration
+	// Retries is how many times one SendChat sends a message again after a
+	// transient failure (HTTP 429 or 5xx, status 1 or 7, a timeout, a
+	// connection error, an unreadable response), always with the same
+	// seq. Default 3; a negative value means no retry.
+	Retries int
+	// Backoff bounds the wait before a retry: it doubles from Min up to
+	// Max, each wait drawn at random between half of it and all of it. A
+	// Retry-After header of a 429 or 503 lengthens the wait up to Max.
+	// Defaults: Min 100ms, Max 2s.
+	Backoff Backoff
+}
+
+// Backoff bounds an exponential backoff.
+type Backoff struct {
+	Min time.Duration
+	Max time.Duration
+}
+
+// Client sends chat messages to the provider of spec/chat-provider.md. It
+// implements delivery.ChatSender and is safe for concurrent use.
+type Client struct {
+	endpoint string
+	token    string
+	http     *http.Client
+	own      bool // http was made by New
+	timeout  time.Duration
+	retries  int
+	backoff  Backoff
+	bodies   sync.Pool // *payload
+	reads    sync.Pool // *bytes.Buffer for responses
+}
+
+var _ delivery.ChatSender = (*Client)(nil)
+
+// New returns a Client for cfg.
+func New(cfg Config) (*Client, error) {
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("chat: Config.BaseURL %q must be an http or https URL", cfg.BaseURL)
+	}
+	c := &Client{
+		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/send_message",
+		token:    cfg.Token,
+		http:     cfg.HTTP,
+		timeout:  cfg.Timeout,
+		retries:  cfg.Retries,
+		backoff:  cfg.Backoff,
+	}
+	if c.http == nil {
+		c.http = &http.Client{Transport: NewTransport()}
+		c.own = true
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	switch {
+	case c.retries == 0:
+		c.retries = DefaultRetries
+	case c.retries < 0:
+		c.retries = 0
+	}
+	if c.backoff.Min <= 0 {
+		c.backoff.Min = DefaultBackoffMin
+	}
+	if c.backoff.Max <= 0 {
+		c.backoff.Max = DefaultBackoffMax
+	}
+	c.backoff.Max = max(c.backoff.Max, c.backoff.Min)
+	c.bodies.New = func() any { return &payload{buf: make([]byte, 0, 1024), pool: &c.bodies} }
+	c.reads.New = func() any { return bytes.NewBuffer(make([]byte, 0, 512)) }
+	return c, nil
+}
+
+// NewTransport returns the HTTP transport a Client uses by default: tuned
+// for many concurrent requests to one provider host over keep-alive
+// connections.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   5 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   512,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// Close closes the idle connections of the HTTP client New made. A Client
+// given its own Config.HTTP leaves it alone. Close does not stop sends in
+// progress.
+func (c *Client) Close() error {
+	if c.own {
+		c.http.CloseIdleConnections()
+	}
+	return nil
+}
+
+// SendChat sends m: one POST to send_message, retried (same seq) while the
+// failure is transient and retries remain. Status 0 returns the
+// message_token; status 12 is a success with AlreadySent. A refusal
+// returns a permanent *delivery.SendError with Code the status number and
+// Details its name; HTTP 401 a permanent one with Details "BAD_TOKEN". When
+// the retries run out the last transient *delivery.SendError is returned.
+// When ctx ends the error wraps ctx.Err().
+func (c *Client) SendChat(ctx context.Context, m delivery.ChatMessage) (delivery.ChatResult, error) {
+	if err := checkMessage(&m); err != nil {
+		return delivery.ChatResult{}, err
+	}
+	p := c.bodies.Get().(*payload)
+	p.hold()
+	defer p.release()
+	p.buf = appendRequest(p.buf[:0], &m, ttlSeconds(m.TTL))
+
+	for attempt := 0; ; attempt++ {
+		res, wait, err := c.attempt(ctx, p, m.Seq)
+		if err == nil {
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return delivery.ChatResult{}, fmt.Errorf("chat: send %s: %w", m.MessageID, ctx.Err())
+		}
+		if err.Permanent || attempt >= c.retries {
+			if attempt > 0 {
+				err.Err = fmt.Errorf("%d attempts: %w", attempt+1, err.Err)
+			}
+			return delivery.ChatResult{}, err
+		}
+		wait = max(wait, c.delay(attempt))
+		t := time.NewTimer(min(wait, c.backoff.Max))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return delivery.ChatResult{}, fmt.Errorf("chat: send %s: %w", m.MessageID, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// checkMessage refuses a message no provider could take.
+func checkMessage(m *delivery.ChatMessage) *delivery.SendError {
+	switch {
+	case !m.Type.Valid():
+		return &delivery.SendError{Permanent: true, Details: fmt.Sprintf("invalid message type %d", int(m.Type))}
+	case m.To == "":
+		return &delivery.SendError{Permanent: true, Details: "no destination number"}
+	case m.ServiceID == "":
+		return &delivery.SendError{Permanent: true, Details: "no chat service id"}
+	case m.Seq == 0:
+		return &delivery.SendError{Permanent: true, Details: "no seq"}
+	}
+	return nil
+}
+
+// delay is the jittered backoff before retry number attempt+1.
+func (c *Client) delay(attempt int) time.Duration {
+	d := c.backoff.Min
+	for range attempt {
+		if d >= c.backoff.Max/2 {
+			d = c.backoff.Max
+			break
+		}
+		d *= 2
+	}
+	d = min(d, c.backoff.Max)
+	return d/2 + rand.N(d/2+1)
+}
+
+// sendResponse is the JSON answer to send_message.
+type sendResponse struct {
+	Status        *int         `json:"status"`
+	StatusMessage string       `json:"status_message"`
+	Seq           int64        `json:"seq"`
+	MessageToken  messageToken `json:"message_token"`
+}
+
+// messageToken accepts a token sent as a JSON string or number.
+type messageToken string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *messageToken) UnmarshalJSON(b []byte) error {
+	switch {
+	case string(b) == "null":
+		*t = ""
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*t = messageToken(s)
+	default:
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return fmt.Errorf("message_token: %w", err)
+		}
+		*t = messageToken(n)
+	}
+	return nil
+}
+
+// attempt makes one request. On failure it returns a *delivery.SendError
+// and the wait the provider asked for (Retry-After), if any.
+func (c *Client) attempt(ctx context.Context, p *payload, seq int64) (delivery.ChatResult, time.Duration, *delivery.SendError) {
+	actx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.endpoint, nil)
+	if err != nil {
+		return delivery.ChatResult{}, 0, &delivery.SendError{Permanent: true, Details: "bad request", Err: err}
+	}
+	req.Body = p.body()
+	req.GetBody = func() (io.ReadCloser, error) { return p.body(), nil }
+	req.ContentLength = int64(len(p.buf))
+	req.Header["Content-Type"] = []string{"application/json"}
+	req.Header["X-Auth-Token"] = []string{c.token}
+
+	resp, err := c.http.Do(req)
+	if err != nil {
+		details := "connection error"
+		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+			details = "timeout"
+		}
+		return delivery.ChatResult{}, 0, &delivery.SendError{Details: details, Err: err}
+	}
+	defer func() {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10)) // keep the connection reusable
+		_ = resp.Body.Close()
+	}()
+
+	switch code := resp.StatusCode; {
+	case code == http.StatusOK:
+	case code == http.StatusUnauthorized:
+		return delivery.ChatResult{}, 0, &delivery.SendError{Permanent: true, Details: "BAD_TOKEN",
+			Err: errors.New("chat: provider answered HTTP 401: check the provider token")}
+	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
+		return delivery.ChatResult{}, retryAfter(resp.Header.Get("Retry-After")),
+			&delivery.SendError{Details: "HTTP " + strconv.Itoa(code), Err: fmt.Errorf("chat: provider answered HTTP %d", code)}
+	case code >= 400 && code < 500:
+		return delivery.ChatResult{}, 0, &delivery.SendError{Permanent: true, Details: "HTTP " + strconv.Itoa(code),
+			Err: fmt.Errorf("chat: provider answered HTTP %d", code)}
+	default:
+		return delivery.ChatResult{}, 0, &delivery.SendError{Details: "HTTP " + strconv.Itoa(code),
+			Err: fmt.Errorf("chat: unexpected HTTP %d", code)}
+	}
+
+	buf := c.reads.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxResponse {
+			buf.Reset()
+			c.reads.Put(buf)
+		}
+	}()
+	buf.Reset()
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, maxResponse)); err != nil {
+		details := "connection error"
+		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+			details = "timeout"
+		}
+		return delivery.ChatResult{}, 0, &delivery.SendError{Details: details, Err: fmt.Errorf("chat: reading the response: %w", err)}
+	}
+	var r sendResponse
+	if err := json.Unmarshal(buf.Bytes(), &r); err != nil || r.Status == nil {
+		if err == nil {
+			err = errors.New("no status")
+		}
+		return delivery.ChatResult{}, 0, &delivery.SendError{Details: "malformed response", Err: fmt.Errorf("chat: response: %w", err)}
+	}
+	if r.Seq != 0 && r.Seq != seq {
+		return delivery.ChatResult{}, 0, &delivery.SendError{Details: "malformed response",
+			Err: fmt.Errorf("chat: response for seq %d to the request of seq %d", r.Seq, seq)}
+	}
+	switch st := *r.Status; st {
+	case StatusSuccess:
+		return delivery.ChatResult{Token: string(r.MessageToken)}, 0, nil
+	case StatusAlreadySent:
+		return delivery.ChatResult{Token: string(r.MessageToken), AlreadySent: true}, 0, nil
+	default:
+		se := StatusError(st)
+		if r.StatusMessage != "" && r.StatusMessage != se.Details {
+			se.Err = fmt.Errorf("chat: provider: %s", r.StatusMessage)
+		}
+		return delivery.ChatResult{}, 0, se
+	}
+}
+
+// isTimeout reports whether err is a network timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// retryAfter parses a Retry-After header given in seconds (0 when absent
+// or a date).
+func retryAfter(h string) time.Duration {
+	if h == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(h))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second
+}

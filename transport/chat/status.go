@@ -1,0 +1,127 @@
+package chat
+
+import (
+	"strconv"
+
+	"github.com/heraldhq/herald/delivery"
+)
+
+// Status codes of the chat provider (spec/chat-provider.md, section 1).
+// They come in the status field of a send_message response and in the
+// error_code of a failed status callback.
+const (
+	StatusSuccess            = 0
+	StatusInternalFailure    = 1
+	StatusBadServiceID       = 2
+	StatusBadData            = 3
+	StatusBadMessageType     = 5
+	StatusBadParameters      = 6
+	StatusTimeout            = 7
+	StatusUserBlocked        = 8
+	StatusNotViberUser       = 9
+	StatusNoSuitableDevice   = 10
+	StatusAlreadySent        = 12
+	StatusNotPermitted       = 13
+	StatusInvalidTTL         = 20
+	StatusInvalidPhoneNumber = 27
+)
+
+// Class is what a provider status code means for the message.
+type Class int
+
+// Classes of status codes.
+const (
+	// ClassAccepted: status 0, the provider took the message.
+	ClassAccepted Class = iota + 1
+	// ClassAlreadySent: status 12, the same seq was accepted before; an
+	// idempotent retry, a success.
+	ClassAlreadySent
+	// ClassTransient: the provider could not take the message now; the
+	// same message (same seq) may be sent again later.
+	ClassTransient
+	// ClassPermanent: the message is refused and no retry changes that.
+	// Unknown codes are permanent.
+	ClassPermanent
+	// ClassFallback: permanent, and a trigger of the chat -> SMS fallback
+	// (8 USER_BLOCKED, 9 NOT_VIBER_USER, 10 NO_SUITABLE_DEVICE).
+	ClassFallback
+)
+
+// String returns the class name.
+func (c Class) String() string {
+	switch c {
+	case ClassAccepted:
+		return "accepted"
+	case ClassAlreadySent:
+		return "already-sent"
+	case ClassTransient:
+		return "transient"
+	case ClassPermanent:
+		return "permanent"
+	case ClassFallback:
+		return "fallback"
+	}
+	return "Class(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Success reports whether the message counts as accepted by the provider.
+func (c Class) Success() bool { return c == ClassAccepted || c == ClassAlreadySent }
+
+// Permanent reports whether the message failed for good (ClassFallback
+// included).
+func (c Class) Permanent() bool { return c == ClassPermanent || c == ClassFallback }
+
+// LookupStatus returns the name and class of a provider status code. An
+// unknown code is named by its number ("42") and is permanent.
+func LookupStatus(code int) (name string, class Class) {
+	switch code {
+	case StatusSuccess:
+		return "SUCCESS", ClassAccepted
+	case StatusInternalFailure:
+		return "INTERNAL_FAILURE", ClassTransient
+	case StatusBadServiceID:
+		return "BAD_SERVICE_ID", ClassPermanent
+	case StatusBadData:
+		return "BAD_DATA", ClassPermanent
+	case StatusBadMessageType:
+		return "BAD_MESSAGE_TYPE", ClassPermanent
+	case StatusBadParameters:
+		return "BAD_PARAMETERS", ClassPermanent
+	case StatusTimeout:
+		return "TIMEOUT", ClassTransient
+	case StatusUserBlocked:
+		return "USER_BLOCKED", ClassFallback
+	case StatusNotViberUser:
+		return "NOT_VIBER_USER", ClassFallback
+	case StatusNoSuitableDevice:
+		return "NO_SUITABLE_DEVICE", ClassFallback
+	case StatusAlreadySent:
+		return "ALREADY_SENT", ClassAlreadySent
+	case StatusNotPermitted:
+		return "NOT_PERMITTED", ClassPermanent
+	case StatusInvalidTTL:
+		return "INVALID_TTL", ClassPermanent
+	case StatusInvalidPhoneNumber:
+		return "INVALID_PHONE_NUMBER", ClassPermanent
+	}
+	return strconv.Itoa(code), ClassPermanent
+}
+
+// IsFallbackCode reports whether a chat failure with this code triggers the
+// SMS fallback (8, 9 and 10), whether it came in a send response or in a
+// failed status callback.
+func IsFallbackCode(code int) bool {
+	_, class := LookupStatus(code)
+	return class == ClassFallback
+}
+
+// StatusError returns the *delivery.SendError of a failure code: Code the
+// number ("8"), Details its name ("USER_BLOCKED"), Permanent unless the
+// class is transient. It returns nil for the success codes 0 and 12.
+func StatusError(code int) *delivery.SendError {
+	name, class := LookupStatus(code)
+	if class.Success() {
+		return nil
+	}
+	return &delivery.SendError{Permanent: class.Permanent(), Code: strconv.Itoa(code), Details: name}
+}
