@@ -1,0 +1,260 @@
+package chat_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/transport/chat"
+	"github.com/stretchr/testify/require"
+)
+
+const msgID = "0192f3a1-7b2c-7def-8123-456789abcdef"
+
+// callbackServer serves CallbackHandler over HTTP and collects events.
+func callbackServer(t *testing.T, mod func(*chat.CallbackConfig)) (*events, string) {
+	t.Helper()
+	ev := &events{}
+	cfg := chat.CallbackConfig{
+		Secret:  secret,
+		Handler: ev.handle,
+		Now:     func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.FixedZone("X", 3600)) },
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	srv := httptest.NewServer(chat.CallbackHandler(cfg))
+	t.Cleanup(srv.Close)
+	return ev, srv.URL + "/callbacks/chat"
+}
+
+// post sends body with the given signature (none when sig is "-").
+func post(t *testing.T, url, body, sig string) (int, map[string]string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if sig != "-" {
+		req.Header.Set("X-Content-Signature", sig)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]string
+	if resp.StatusCode != http.StatusOK {
+		require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	}
+	return resp.StatusCode, out
+}
+
+// hmacHex signs independently of chat.Sign.
+func hmacHex(key, body string) string {
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte(body))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func TestSign(t *testing.T) {
+	body := []byte(`{"event":"status"}`)
+	require.Equal(t, hmacHex(secret, string(body)), chat.Sign(secret, body))
+	require.NotEqual(t, chat.Sign(secret, body), chat.Sign("other", body))
+	require.Len(t, chat.Sign(secret, nil), 64)
+}
+
+func TestCallbackHandlerEvents(t *testing.T) {
+	id := messaging.MustParseID(msgID)
+	at := time.Date(2024, 11, 10, 10, 29, 27, 890_000_000, time.UTC)
+	now := time.Date(2025, 1, 2, 2, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name string
+		body string
+		want delivery.ChatEvent
+	}{
+		{"delivered", `{"event":"status","message_token":"5379697806260881548","tracking_data":"` + msgID + `","status":"delivered","error_code":0,"timestamp":1731234567890,"phone_number":"998901234567"}`,
+			delivery.ChatEvent{Kind: "status", MessageID: id, Token: "5379697806260881548", Status: "delivered", At: at, Phone: "998901234567", OptionIndex: -1}},
+		{"seen, numeric token, extra field", `{"event":"status","message_token":5379697806260881548,"tracking_data":"` + strings.ToUpper(msgID) + `","status":"seen","timestamp":1731234567890,"phone_number":"998901234567","extra":true}`,
+			delivery.ChatEvent{Kind: "status", MessageID: id, Token: "5379697806260881548", Status: "seen", At: at, Phone: "998901234567", OptionIndex: -1}},
+		{"failed with a fallback code", `{"event":"status","message_token":"t","tracking_data":"` + msgID + `","status":"failed","error_code":9,"timestamp":1731234567890,"phone_number":"998901230011"}`,
+			delivery.ChatEvent{Kind: "status", MessageID: id, Token: "t", Status: "failed", ErrorCode: 9, At: at, Phone: "998901230011", OptionIndex: -1}},
+		{"expired without timestamp", `{"event":"status","message_token":"t","tracking_data":"` + msgID + `","status":"expired"}`,
+			delivery.ChatEvent{Kind: "status", MessageID: id, Token: "t", Status: "expired", At: now, OptionIndex: -1}},
+		{"survey reply", `{"event":"reply","message_token":"t","tracking_data":"` + msgID + `","timestamp":1731234567890,"phone_number":"998901234567","text":"Yes","survey":{"option_index":0,"option_value":"yes"}}`,
+			delivery.ChatEvent{Kind: "reply", MessageID: id, Token: "t", At: at, Phone: "998901234567", Text: "Yes", OptionIndex: 0, OptionValue: "yes"}},
+		{"survey reply, later option", `{"event":"reply","message_token":"t","tracking_data":"` + msgID + `","timestamp":1731234567890,"text":"No","survey":{"option_index":3,"option_value":"no"}}`,
+			delivery.ChatEvent{Kind: "reply", MessageID: id, Token: "t", At: at, Text: "No", OptionIndex: 3, OptionValue: "no"}},
+		{"free reply", `{"event":"reply","message_token":"t","tracking_data":"` + msgID + `","timestamp":1731234567890,"text":"thanks"}`,
+			delivery.ChatEvent{Kind: "reply", MessageID: id, Token: "t", At: at, Text: "thanks", OptionIndex: -1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, url := callbackServer(t, nil)
+			code, _ := post(t, url, tt.body, hmacHex(secret, tt.body))
+			require.Equal(t, http.StatusOK, code)
+			got := ev.of(id)
+			require.Len(t, got, 1)
+			require.Equal(t, time.UTC, got[0].At.Location())
+			require.True(t, tt.want.At.Equal(got[0].At), "at %v, want %v", got[0].At, tt.want.At)
+			got[0].At = tt.want.At
+			require.Equal(t, tt.want, got[0])
+		})
+	}
+}
+
+func TestCallbackHandlerRefusals(t *testing.T) {
+	good := `{"event":"status","message_token":"t","tracking_data":"` + msgID + `","status":"delivered","timestamp":1731234567890}`
+	tests := []struct {
+		name   string
+		method string
+		body   string
+		sig    string // "-": no header; "": the right one
+		fail   int32  // handler failures
+		want   int
+		stored bool
+	}{
+		{"good", http.MethodPost, good, "", 0, http.StatusOK, true},
+		{"upper-case hex signature", http.MethodPost, good, strings.ToUpper(hmacHex(secret, good)), 0, http.StatusOK, true},
+		{"missing signature", http.MethodPost, good, "-", 0, http.StatusUnauthorized, false},
+		{"empty signature", http.MethodPost, good, " ", 0, http.StatusUnauthorized, false},
+		{"wrong key", http.MethodPost, good, hmacHex("not-the-secret", good), 0, http.StatusUnauthorized, false},
+		{"signature of another body", http.MethodPost, good, hmacHex(secret, good+" "), 0, http.StatusUnauthorized, false},
+		{"truncated signature", http.MethodPost, good, hmacHex(secret, good)[:62], 0, http.StatusUnauthorized, false},
+		{"not hex", http.MethodPost, good, strings.Repeat("zz", 32), 0, http.StatusUnauthorized, false},
+		{"malformed JSON", http.MethodPost, `{"event":`, "", 0, http.StatusBadRequest, false},
+		{"unknown event", http.MethodPost, strings.Replace(good, `"status","message_token"`, `"typing","message_token"`, 1), "", 0, http.StatusBadRequest, false},
+		{"unknown status", http.MethodPost, strings.Replace(good, `"delivered"`, `"read"`, 1), "", 0, http.StatusBadRequest, false},
+		{"bad tracking_data", http.MethodPost, strings.Replace(good, msgID, "message-1", 1), "", 0, http.StatusBadRequest, false},
+		{"no tracking_data", http.MethodPost, `{"event":"status","status":"seen"}`, "", 0, http.StatusBadRequest, false},
+		{"negative option", http.MethodPost, `{"event":"reply","tracking_data":"` + msgID + `","survey":{"option_index":-1}}`, "", 0, http.StatusBadRequest, false},
+		{"survey without option", http.MethodPost, `{"event":"reply","tracking_data":"` + msgID + `","survey":{}}`, "", 0, http.StatusBadRequest, false},
+		{"handler error", http.MethodPost, good, "", 1, http.StatusInternalServerError, false},
+		{"GET", http.MethodGet, "", "", 0, http.StatusMethodNotAllowed, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, url := callbackServer(t, nil)
+			ev.fail.Store(tt.fail)
+			sig := tt.sig
+			if sig == "" {
+				sig = hmacHex(secret, tt.body)
+			}
+			var code int
+			var out map[string]string
+			if tt.method == http.MethodPost {
+				code, out = post(t, url, tt.body, sig)
+			} else {
+				resp, err := http.Get(url)
+				require.NoError(t, err)
+				resp.Body.Close()
+				code = resp.StatusCode
+				require.Equal(t, http.MethodPost, resp.Header.Get("Allow"))
+			}
+			require.Equal(t, tt.want, code)
+			if code != http.StatusOK && out != nil {
+				require.Equal(t, http.StatusText(code), out["error"])
+				require.NotEmpty(t, out["message"])
+			}
+			stored := len(ev.of(messaging.MustParseID(msgID))) == 1
+			require.Equal(t, tt.stored, stored)
+			calls := int32(0)
+			if tt.stored || tt.fail > 0 {
+				calls = 1
+			}
+			require.Equal(t, tt.fail-calls, ev.fail.Load(), "handler calls")
+		})
+	}
+}
+
+func TestCallbackHandlerNotCalledWithoutSignature(t *testing.T) {
+	called := 0
+	h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Handler: func(context.Context, delivery.ChatEvent) error {
+		called++
+		return nil
+	}})
+	body := `{"event":"status","tracking_data":"` + msgID + `","status":"seen","timestamp":1}`
+	for _, sig := range []string{"", hmacHex("x", body)} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/callbacks/chat", strings.NewReader(body))
+		if sig != "" {
+			req.Header.Set("X-Content-Signature", sig)
+		}
+		h.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusUnauthorized, rec.Code)
+	}
+	require.Zero(t, called)
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/callbacks/chat", strings.NewReader(body))
+	req.Header.Set("X-Content-Signature", chat.Sign(secret, []byte(body)))
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Equal(t, 1, called)
+}
+
+func TestCallbackHandlerBodyCap(t *testing.T) {
+	tests := []struct {
+		name  string
+		limit int64
+		size  int
+		want  int
+	}{
+		{"default cap, small body", 0, 1 << 10, http.StatusOK},
+		{"default cap, 65 KiB", 0, 65 << 10, http.StatusRequestEntityTooLarge},
+		{"small cap, at the cap", 300, 300, http.StatusOK},
+		{"small cap, one byte over", 300, 301, http.StatusRequestEntityTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, url := callbackServer(t, func(c *chat.CallbackConfig) { c.MaxBodyBytes = tt.limit })
+			prefix := `{"event":"reply","tracking_data":"` + msgID + `","text":"`
+			suffix := `"}`
+			body := prefix + strings.Repeat("a", tt.size-len(prefix)-len(suffix)) + suffix
+			require.Len(t, body, tt.size)
+			code, _ := post(t, url, body, chat.Sign(secret, []byte(body)))
+			require.Equal(t, tt.want, code)
+			require.Equal(t, tt.want == http.StatusOK, len(ev.of(messaging.MustParseID(msgID))) == 1)
+		})
+	}
+}
+
+func TestCallbackHandlerRequiresSecretAndHandler(t *testing.T) {
+	require.Panics(t, func() { chat.CallbackHandler(chat.CallbackConfig{Handler: (&events{}).handle}) })
+	require.Panics(t, func() { chat.CallbackHandler(chat.CallbackConfig{Secret: secret}) })
+}
+
+func TestCallbackHandlerConcurrent(t *testing.T) {
+	ev, url := callbackServer(t, nil)
+	gen := messaging.NewIDGenerator(nil)
+	ids := make([]messaging.ID, 50)
+	done := make(chan int, len(ids))
+	for i := range ids {
+		ids[i] = gen.New()
+		go func(id messaging.ID) {
+			body := []byte(`{"event":"status","tracking_data":"` + id.String() + `","status":"seen","timestamp":1731234567890}`)
+			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			req.Header.Set("X-Content-Signature", chat.Sign(secret, body))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				done <- 0
+				return
+			}
+			resp.Body.Close()
+			done <- resp.StatusCode
+		}(ids[i])
+	}
+	for range ids {
+		require.Equal(t, http.StatusOK, <-done)
+	}
+	for _, id := range ids {
+		require.Len(t, ev.of(id), 1)
+	}
+}
