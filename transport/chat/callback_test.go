@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -214,14 +215,25 @@ func TestCallbackHandlerBodyCap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, url := callbackServer(t, func(c *chat.CallbackConfig) { c.MaxBodyBytes = tt.limit })
+			ev := &events{}
+			h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Handler: ev.handle, MaxBodyBytes: tt.limit})
 			prefix := `{"event":"reply","tracking_data":"` + msgID + `","text":"`
 			suffix := `"}`
 			body := prefix + strings.Repeat("a", tt.size-len(prefix)-len(suffix)) + suffix
 			require.Len(t, body, tt.size)
-			code, _ := post(t, url, body, chat.Sign(secret, []byte(body)))
-			require.Equal(t, tt.want, code)
+			req := httptest.NewRequest(http.MethodPost, "/callbacks/chat", strings.NewReader(body))
+			req.Header.Set("X-Content-Signature", chat.Sign(secret, []byte(body)))
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			require.Equal(t, tt.want, rec.Code)
 			require.Equal(t, tt.want == http.StatusOK, len(ev.of(messaging.MustParseID(msgID))) == 1)
+			if tt.want != http.StatusOK {
+				limit := tt.limit
+				if limit == 0 {
+					limit = chat.DefaultMaxCallbackBytes
+				}
+				require.JSONEq(t, fmt.Sprintf(`{"error":"Payload Too Large","message":"a callback body is at most %d bytes"}`, limit), rec.Body.String())
+			}
 		})
 	}
 }
@@ -257,4 +269,13 @@ func TestCallbackHandlerConcurrent(t *testing.T) {
 	for _, id := range ids {
 		require.Len(t, ev.of(id), 1)
 	}
+}
+
+func TestCallbackHandlerBodyCapOverHTTP(t *testing.T) {
+	ev, url := callbackServer(t, func(c *chat.CallbackConfig) { c.MaxBodyBytes = 300 })
+	body := `{"event":"reply","tracking_data":"` + msgID + `","text":"` + strings.Repeat("a", 400) + `"}`
+	code, out := post(t, url, body, chat.Sign(secret, []byte(body)))
+	require.Equal(t, http.StatusRequestEntityTooLarge, code)
+	require.Equal(t, "Payload Too Large", out["error"])
+	require.Empty(t, ev.of(messaging.MustParseID(msgID)))
 }

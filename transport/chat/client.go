@@ -38,11 +38,13 @@ type Config struct {
 	BaseURL string
 	// Token is sent in the X-Auth-Token header of every request.
 	Token string
-	// HTTP is the client requests go through. Default: a client of its
-	// own whose transport keeps connections alive, keeps up to 512 idle
-	// connections to the provider (so that many concurrent senders reuse
-	// them instead of dialling), dials within 5s and finishes TLS
-	// handshakes within 10s. Client.Close closes its idle connections.
+	// HTTP is the client requests go through (its redirect policy, jar
+	// and timeout apply). Default: the transport of NewTransport, used
+	// directly as a RoundTripper (no redirect is followed): it keeps
+	// connections alive and up to 512 idle ones to the provider, so that
+	// many concurrent senders reuse them instead of dialling, dials
+	// within 5s and finishes TLS handshakes within 10s. Client.Close
+	// closes its idle connections.
 	HTTP *http.Client
 	// Timeout bounds one attempt: the request and the reading of its
 	// response. Default 10s.
@@ -71,7 +73,7 @@ type Client struct {
 	endpoint string
 	token    string
 	http     *http.Client
-	own      bool // http was made by New
+	own      *http.Transport // the transport New made, used directly
 	timeout  time.Duration
 	retries  int
 	backoff  Backoff
@@ -96,8 +98,8 @@ func New(cfg Config) (*Client, error) {
 		backoff:  cfg.Backoff,
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: NewTransport()}
-		c.own = true
+		c.own = NewTransport()
+		c.http = &http.Client{Transport: c.own}
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
@@ -143,8 +145,8 @@ func NewTransport() *http.Transport {
 // given its own Config.HTTP leaves it alone. Close does not stop sends in
 // progress.
 func (c *Client) Close() error {
-	if c.own {
-		c.http.CloseIdleConnections()
+	if c.own != nil {
+		c.own.CloseIdleConnections()
 	}
 	return nil
 }
@@ -266,7 +268,14 @@ func (c *Client) attempt(ctx context.Context, p *payload, seq int64) (delivery.C
 	req.Header["Content-Type"] = []string{"application/json"}
 	req.Header["X-Auth-Token"] = []string{c.token}
 
-	resp, err := c.http.Do(req)
+	var resp *http.Response
+	if c.own != nil {
+		// No redirects to follow nor cookies to keep: the transport
+		// alone saves http.Client's per-request header copies.
+		resp, err = c.own.RoundTrip(req)
+	} else {
+		resp, err = c.http.Do(req)
+	}
 	if err != nil {
 		details := "connection error"
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {

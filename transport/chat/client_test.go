@@ -397,3 +397,21 @@ func TestNewChecksBaseURL(t *testing.T) {
 	_, err := chat.New(chat.Config{BaseURL: "https://provider.example/v1"})
 	require.NoError(t, err)
 }
+
+// countingTransport counts the requests of a caller's http.Client.
+type countingTransport struct{ n atomic.Int32 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestSendChatUsesTheGivenHTTPClient(t *testing.T) {
+	_, url := startSim(t, chatsim.Config{Faults: chatsim.Faults{FailFirst: 1}})
+	rt := &countingTransport{}
+	c := newClient(t, url, func(cfg *chat.Config) { cfg.HTTP = &http.Client{Transport: rt} })
+	res, err := c.SendChat(context.Background(), textTo("998908000001"))
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Token)
+	require.EqualValues(t, 2, rt.n.Load(), "the failed attempt and its retry")
+}
