@@ -97,7 +97,8 @@ type Faults struct {
 	// closes their connections without answering: the response is lost.
 	DropFirst int
 	// StatusFor answers a valid message to one of these numbers with the
-	// given status instead of the outcome by number. 0 accepts it.
+	// given status instead of the outcome by number; 0 accepts it. The
+	// map is read concurrently: do not change it once set.
 	StatusFor map[string]int
 	// DuplicateCallbacks posts every callback twice.
 	DuplicateCallbacks bool
