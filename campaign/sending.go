@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -279,6 +278,8 @@ func (s *Service) sendDirect(ctx context.Context, c messaging.Campaign, valid []
 // the campaign ends Failed, its written messages are removed and its
 // reservation released.
 func (s *Service) prepare(ctx context.Context, c messaging.Campaign, recipients []Recipient, render func(Recipient) template.Rendered, ev Event) error {
+	s.markPreparing(c.ID, true)
+	defer s.markPreparing(c.ID, false)
 	err := s.insertAll(ctx, c, recipients, render)
 	if err == nil {
 		to, nerr := Next(c.Status, ev)
@@ -438,7 +439,7 @@ func (s *Service) Start(ctx context.Context, companyID, id messaging.ID) (messag
 		}
 		_, err = Next(c.Status, EventStart)
 		if err == nil {
-			err = errors.New("campaign changed while starting")
+			err = messaging.Errorf(messaging.Conflict, messaging.NameConflict, "Campaign %s changed while starting; try again", id)
 		}
 		return messaging.Campaign{}, err
 	}

@@ -49,11 +49,19 @@ type Service struct {
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 	bg       sync.WaitGroup
+
+	// Campaigns this Service is preparing, left alone by
+	// RecoverPreparations.
+	preparingMu sync.Mutex
+	preparing   map[messaging.ID]struct{}
 }
 
 // New returns a Service for cfg.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, limits: cfg.Limits.WithDefaults(), now: cfg.Now, ids: cfg.IDs, rand: cfg.Rand, media: cfg.Media, log: cfg.Logger}
+	s := &Service{
+		store: cfg.Store, limits: cfg.Limits.WithDefaults(), now: cfg.Now, ids: cfg.IDs, rand: cfg.Rand, media: cfg.Media, log: cfg.Logger,
+		preparing: make(map[messaging.ID]struct{}),
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}

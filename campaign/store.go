@@ -106,6 +106,10 @@ type CampaignStore interface {
 	GetMessage(ctx context.Context, companyID, id messaging.ID) (messaging.Message, error)
 	// PendingCount returns the company's pending count.
 	PendingCount(ctx context.Context, companyID messaging.ID) (int, error)
+	// QueuingCampaigns returns up to limit campaigns of any company that
+	// are still Queuing and were created before createdBefore, oldest
+	// first (CreatedAt ascending, then ID ascending).
+	QueuingCampaigns(ctx context.Context, createdBefore time.Time, limit int) ([]messaging.Campaign, error)
 	// ReconcilePending recomputes every company's pending count from the
 	// campaigns' counters and reservations (after a crash), and returns how
 	// many companies had a different count.

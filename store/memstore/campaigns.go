@@ -67,6 +67,27 @@ func (s *Store) ListCampaigns(ctx context.Context, companyID messaging.ID, f mes
 	return out, len(all), nil
 }
 
+// QueuingCampaigns implements campaign.CampaignStore.
+func (s *Store) QueuingCampaigns(ctx context.Context, createdBefore time.Time, limit int) ([]messaging.Campaign, error) {
+	if err := s.lock(ctx, "list queuing campaigns"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var all []*messaging.Campaign
+	for _, cr := range s.campaigns {
+		c := &cr.c
+		if c.Status == messaging.CampaignQueuing && c.CreatedAt.Before(createdBefore) {
+			all = append(all, c)
+		}
+	}
+	slices.SortFunc(all, func(a, b *messaging.Campaign) int { return -newestFirst(a.CreatedAt, b.CreatedAt, a.ID, b.ID) })
+	out := make([]messaging.Campaign, 0, min(limit, len(all)))
+	for _, c := range all[:min(limit, len(all))] {
+		out = append(out, cloneCampaign(c))
+	}
+	return out, nil
+}
+
 // TransitionCampaign implements campaign.CampaignStore.
 func (s *Store) TransitionCampaign(ctx context.Context, companyID, id messaging.ID, from []messaging.CampaignStatus, to messaging.CampaignStatus, at time.Time, reason string) error {
 	if err := s.lock(ctx, "transition campaign"); err != nil {

@@ -246,6 +246,20 @@ func (s *Store) ListCampaigns(ctx context.Context, companyID messaging.ID, f mes
 	return out, total, nil
 }
 
+// QueuingCampaigns implements campaign.CampaignStore.
+func (s *Store) QueuingCampaigns(ctx context.Context, createdBefore time.Time, limit int) ([]messaging.Campaign, error) {
+	rows, err := s.read.QueryContext(ctx, "SELECT "+campaignColumns+" FROM campaigns WHERE status = ? AND created_at < ? ORDER BY created_at, id LIMIT ?",
+		string(messaging.CampaignQueuing), s.ts(createdBefore), limit)
+	if err != nil {
+		return nil, fmt.Errorf("list queuing campaigns: %w", err)
+	}
+	out, err := collect(rows, scanCampaign)
+	if err != nil {
+		return nil, fmt.Errorf("list queuing campaigns: %w", err)
+	}
+	return out, nil
+}
+
 // TransitionCampaign implements campaign.CampaignStore.
 func (s *Store) TransitionCampaign(ctx context.Context, companyID, id messaging.ID, from []messaging.CampaignStatus, to messaging.CampaignStatus, at time.Time, reason string) error {
 	return s.write(ctx, "transition campaign", func(tx *txn) error {

@@ -203,3 +203,36 @@ func testTransitionCampaignConcurrent(f *fixture) {
 	require.Equal(t, 3, got.Counts.Pending)
 	require.Equal(t, 3, f.pending(a.ID))
 }
+
+// testQueuingCampaigns: stale preparations are found across companies,
+// oldest first, only while Queuing and created before the cut-off.
+func testQueuingCampaigns(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	old := f.createCampaign(f.newCampaign(a.ID, messaging.ChannelSMS, messaging.ModeBulk, messaging.CampaignQueuing, 10, at(0)))
+	otherCompany := f.createCampaign(f.newCampaign(b.ID, messaging.ChannelChat, messaging.ModeBulk, messaging.CampaignQueuing, 5, at(1)))
+	ready := f.createCampaign(f.newCampaign(a.ID, messaging.ChannelSMS, messaging.ModeBulk, messaging.CampaignQueuing, 0, at(2)))
+	f.transition(ready, messaging.CampaignQueuing, messaging.CampaignReady, at(3))
+	fresh := f.createCampaign(f.newCampaign(a.ID, messaging.ChannelSMS, messaging.ModeBulk, messaging.CampaignQueuing, 0, at(10)))
+
+	ids := func(cs []messaging.Campaign) []messaging.ID {
+		out := make([]messaging.ID, len(cs))
+		for i, c := range cs {
+			out[i] = c.ID
+		}
+		return out
+	}
+	got, err := f.s.QueuingCampaigns(f.ctx, at(10), 100)
+	require.NoError(t, err)
+	require.Equal(t, []messaging.ID{old.ID, otherCompany.ID}, ids(got), "created strictly before the cut-off, oldest first")
+	require.Equal(t, 10, got[0].Planned)
+	require.Equal(t, a.ID, got[0].CompanyID)
+
+	got, err = f.s.QueuingCampaigns(f.ctx, at(11), 2)
+	require.NoError(t, err)
+	require.Equal(t, []messaging.ID{old.ID, otherCompany.ID}, ids(got), "limit")
+
+	got, err = f.s.QueuingCampaigns(f.ctx, at(11), 100)
+	require.NoError(t, err)
+	require.Equal(t, []messaging.ID{old.ID, otherCompany.ID, fresh.ID}, ids(got))
+}

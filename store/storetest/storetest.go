@@ -97,6 +97,7 @@ func cases() []testCase {
 		{"CampaignList", testCampaignList},
 		{"TransitionCampaign", testTransitionCampaign},
 		{"TransitionCampaignConcurrent", testTransitionCampaignConcurrent},
+		{"QueuingCampaigns", testQueuingCampaigns},
 		{"MessageRoundTrip", testMessageRoundTrip},
 		{"InsertMessagesBatch", testInsertMessagesBatch},
 		{"InsertMessagesAllOrNothing", testInsertMessagesAllOrNothing},
