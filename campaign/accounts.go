@@ -3,7 +3,9 @@ package campaign
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/heraldhq/herald/messaging"
@@ -53,11 +55,32 @@ func (s *Service) SetCompanyActive(ctx context.Context, id messaging.ID, active 
 }
 
 // GenerateAPIKey makes a new API key for the company, `om_` followed by 32
-// letters and digits, stores only its SHA-256 hash and returns the key: it
-// is shown once. The previous key stops working.
+// letters and digits, and returns it: it is shown once. The store keeps
+// only the key's selector (its first 12 characters after the prefix, the
+// part it is looked up by) and the SHA-256 hash of the whole key. The
+// previous key stops working.
 func (s *Service) GenerateAPIKey(ctx context.Context, companyID messaging.ID) (string, error) {
+	// A selector already taken (about one chance in 3e21 per key) is
+	// drawn again.
+	for attempt := 0; ; attempt++ {
+		key, err := s.newAPIKey()
+		if err != nil {
+			return "", err
+		}
+		err = s.store.SetAPIKey(ctx, companyID, keySelector(key), hashKey(key))
+		if messaging.IsCode(err, messaging.Conflict) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("store API key: %w", err)
+		}
+		return key, nil
+	}
+}
+
+func (s *Service) newAPIKey() (string, error) {
 	raw := make([]byte, apiKeyBody)
-	if _, err := s.rand.Read(raw); err != nil {
+	if _, err := io.ReadFull(s.rand, raw); err != nil {
 		return "", fmt.Errorf("generate API key: %w", err)
 	}
 	var b strings.Builder
@@ -67,11 +90,17 @@ func (s *Service) GenerateAPIKey(ctx context.Context, companyID messaging.ID) (s
 		// per character and irrelevant with 190 bits of key.
 		b.WriteByte(keyAlphabet[int(r)%len(keyAlphabet)])
 	}
-	key := b.String()
-	if err := s.store.SetAPIKeyHash(ctx, companyID, hashKey(key)); err != nil {
-		return "", fmt.Errorf("store API key: %w", err)
-	}
-	return key, nil
+	return b.String(), nil
+}
+
+// selectorLen is how many characters after the prefix form a key's
+// selector. The other 20 (about 119 bits) are known only through the
+// hash.
+const selectorLen = 12
+
+// keySelector returns the selector of a well-formed key.
+func keySelector(key string) string {
+	return key[len(APIKeyPrefix) : len(APIKeyPrefix)+selectorLen]
 }
 
 func hashKey(key string) []byte {
@@ -95,7 +124,9 @@ func WellFormedAPIKey(key string) bool {
 // Authenticate returns the company whose current API key is key. A
 // missing key is Unauthorized ("missing or invalid"), an unknown or revoked
 // one Unauthorized ("invalid or revoked"), a company not activated
-// Unavailable. Keys are looked up by their SHA-256 hash.
+// Unavailable. A key is looked up by its selector, then its SHA-256 hash
+// is compared with the stored one in constant time, so the time an answer
+// takes tells nothing about how close a guess was.
 func (s *Service) Authenticate(ctx context.Context, key string) (messaging.Company, error) {
 	if key == "" {
 		return messaging.Company{}, messaging.Errorf(messaging.Unauthorized, messaging.NameUnauthorized, "X-API-Key header is missing or invalid")
@@ -103,8 +134,10 @@ func (s *Service) Authenticate(ctx context.Context, key string) (messaging.Compa
 	if !WellFormedAPIKey(key) {
 		return messaging.Company{}, messaging.Errorf(messaging.Unauthorized, messaging.NameUnauthorized, "Invalid or revoked API key")
 	}
-	h := hashKey(key)
-	c, err := s.store.CompanyByAPIKeyHash(ctx, h)
+	c, stored, err := s.store.CompanyByAPIKeySelector(ctx, keySelector(key))
+	if err == nil && subtle.ConstantTimeCompare(stored, hashKey(key)) != 1 {
+		err = messaging.NotFoundf("No company has this API key")
+	}
 	if messaging.IsCode(err, messaging.NotFound) {
 		return messaging.Company{}, messaging.Errorf(messaging.Unauthorized, messaging.NameUnauthorized, "Invalid or revoked API key")
 	}

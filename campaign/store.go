@@ -27,12 +27,16 @@ type AccountStore interface {
 	GetCompany(ctx context.Context, id messaging.ID) (messaging.Company, error)
 	// SetCompanyActive switches a company on or off; NotFound when unknown.
 	SetCompanyActive(ctx context.Context, id messaging.ID, active bool) error
-	// SetAPIKeyHash stores the hash of the company's API key, replacing
-	// (and so revoking) any previous one; NotFound when unknown.
-	SetAPIKeyHash(ctx context.Context, companyID messaging.ID, hash []byte) error
-	// CompanyByAPIKeyHash finds the company whose current key has this
-	// hash; NotFound when none.
-	CompanyByAPIKeyHash(ctx context.Context, hash []byte) (messaging.Company, error)
+	// SetAPIKey stores the company's API key as its selector (the public
+	// part a key is looked up by) and the hash of the whole key, replacing
+	// (and so revoking) any previous one. NotFound when the company is
+	// unknown; Conflict when another company's current key has the same
+	// selector (nothing is changed then).
+	SetAPIKey(ctx context.Context, companyID messaging.ID, selector string, hash []byte) error
+	// CompanyByAPIKeySelector finds the company whose current key has this
+	// selector and returns it with that key's stored hash; NotFound when
+	// none.
+	CompanyByAPIKeySelector(ctx context.Context, selector string) (messaging.Company, []byte, error)
 
 	// CreateSMSSender inserts s and sets its ID.
 	CreateSMSSender(ctx context.Context, s *messaging.SMSSender) error

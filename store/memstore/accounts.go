@@ -47,10 +47,10 @@ func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bo
 	return nil
 }
 
-// SetAPIKeyHash implements campaign.AccountStore: the previous hash stops
+// SetAPIKey implements campaign.AccountStore: the previous selector stops
 // finding the company.
-func (s *Store) SetAPIKeyHash(ctx context.Context, companyID messaging.ID, hash []byte) error {
-	if err := s.lock(ctx, "set API key hash"); err != nil {
+func (s *Store) SetAPIKey(ctx context.Context, companyID messaging.ID, selector string, hash []byte) error {
+	if err := s.lock(ctx, "set API key"); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
@@ -58,25 +58,29 @@ func (s *Store) SetAPIKeyHash(ctx context.Context, companyID messaging.ID, hash 
 	if co == nil {
 		return messaging.NotFoundf("Company %s not found", companyID)
 	}
-	if co.keyHash != "" {
-		delete(s.keyHashes, co.keyHash)
+	if owner, ok := s.keySelectors[selector]; ok && owner != companyID {
+		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "API key selector already in use")
 	}
-	co.keyHash = string(hash) // a copy of the caller's bytes
-	s.keyHashes[co.keyHash] = companyID
+	if co.keySelector != "" {
+		delete(s.keySelectors, co.keySelector)
+	}
+	co.keySelector, co.keyHash = selector, string(hash) // a copy of the caller's bytes
+	s.keySelectors[selector] = companyID
 	return nil
 }
 
-// CompanyByAPIKeyHash implements campaign.AccountStore.
-func (s *Store) CompanyByAPIKeyHash(ctx context.Context, hash []byte) (messaging.Company, error) {
+// CompanyByAPIKeySelector implements campaign.AccountStore.
+func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (messaging.Company, []byte, error) {
 	if err := s.lock(ctx, "find company by API key"); err != nil {
-		return messaging.Company{}, err
+		return messaging.Company{}, nil, err
 	}
 	defer s.mu.Unlock()
-	id, ok := s.keyHashes[string(hash)]
-	if !ok || len(hash) == 0 {
-		return messaging.Company{}, messaging.NotFoundf("No company has this API key")
+	id, ok := s.keySelectors[selector]
+	if !ok || selector == "" {
+		return messaging.Company{}, nil, messaging.NotFoundf("No company has this API key")
 	}
-	return s.companies[id].c, nil
+	co := s.companies[id]
+	return co.c, []byte(co.keyHash), nil
 }
 
 // CreateSMSSender implements campaign.AccountStore.

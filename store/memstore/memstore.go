@@ -31,7 +31,7 @@ type Store struct {
 	mu sync.Mutex
 
 	companies map[messaging.ID]*company
-	keyHashes map[string]messaging.ID // API key hash -> company
+	keySelectors map[string]messaging.ID // API key selector -> company
 
 	senders    map[int64]messaging.SMSSender
 	lastSender int64
@@ -56,7 +56,8 @@ type Store struct {
 // company is a company with its current API key hash and pending count.
 type company struct {
 	c       messaging.Company
-	keyHash string
+	keySelector string
+	keyHash     string
 	pending int
 }
 
@@ -133,7 +134,7 @@ func (x index) remove(companyID messaging.ID, v string, gone map[messaging.ID]st
 func New() *Store {
 	return &Store{
 		companies:         map[messaging.ID]*company{},
-		keyHashes:         map[string]messaging.ID{},
+		keySelectors:      map[string]messaging.ID{},
 		senders:           map[int64]messaging.SMSSender{},
 		chats:             map[int64]messaging.ChatService{},
 		templates:         map[messaging.ID]*messaging.Template{},

@@ -11,9 +11,10 @@ import (
 
 const companyColumns = "id, name, active, created_at"
 
-func scanCompany(row interface{ Scan(...any) error }) (messaging.Company, error) {
+// scanCompany scans the companyColumns, then extra.
+func scanCompany(row interface{ Scan(...any) error }, extra ...any) (messaging.Company, error) {
 	var c messaging.Company
-	err := row.Scan(&c.ID, &c.Name, &c.Active, timeDst{&c.CreatedAt})
+	err := row.Scan(append([]any{&c.ID, &c.Name, &c.Active, timeDst{&c.CreatedAt}}, extra...)...)
 	return c, err
 }
 
@@ -45,25 +46,30 @@ func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bo
 	return updatedOne(res, err, "set company active", func() error { return messaging.NotFoundf("Company %s not found", id) })
 }
 
-// SetAPIKeyHash implements campaign.AccountStore.
-func (s *Store) SetAPIKeyHash(ctx context.Context, companyID messaging.ID, hash []byte) error {
-	res, err := s.db.ExecContext(ctx, "UPDATE companies SET api_key_hash = ? WHERE id = ?", append([]byte(nil), hash...), s.id(companyID))
-	return updatedOne(res, err, "set API key hash", func() error { return messaging.NotFoundf("Company %s not found", companyID) })
+// SetAPIKey implements campaign.AccountStore.
+func (s *Store) SetAPIKey(ctx context.Context, companyID messaging.ID, selector string, hash []byte) error {
+	res, err := s.db.ExecContext(ctx, "UPDATE companies SET api_key_selector = ?, api_key_hash = ? WHERE id = ?",
+		selector, append([]byte(nil), hash...), s.id(companyID))
+	if _, ok := uniqueViolation(err); ok {
+		return &messaging.Error{Code: messaging.Conflict, Name: messaging.NameConflict, Message: "API key selector already in use", Err: err}
+	}
+	return updatedOne(res, err, "set API key", func() error { return messaging.NotFoundf("Company %s not found", companyID) })
 }
 
-// CompanyByAPIKeyHash implements campaign.AccountStore.
-func (s *Store) CompanyByAPIKeyHash(ctx context.Context, hash []byte) (messaging.Company, error) {
-	if len(hash) == 0 {
-		return messaging.Company{}, messaging.NotFoundf("No company has this API key")
+// CompanyByAPIKeySelector implements campaign.AccountStore.
+func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (messaging.Company, []byte, error) {
+	if selector == "" {
+		return messaging.Company{}, nil, messaging.NotFoundf("No company has this API key")
 	}
-	c, err := scanCompany(s.read.QueryRowContext(ctx, "SELECT "+companyColumns+" FROM companies WHERE api_key_hash = ?", hash))
+	var hash []byte
+	c, err := scanCompany(s.read.QueryRowContext(ctx, "SELECT "+companyColumns+", api_key_hash FROM companies WHERE api_key_selector = ?", selector), &hash)
 	if errors.Is(err, sql.ErrNoRows) {
-		return messaging.Company{}, messaging.NotFoundf("No company has this API key")
+		return messaging.Company{}, nil, messaging.NotFoundf("No company has this API key")
 	}
 	if err != nil {
-		return messaging.Company{}, fmt.Errorf("company by API key: %w", err)
+		return messaging.Company{}, nil, fmt.Errorf("company by API key: %w", err)
 	}
-	return c, nil
+	return c, hash, nil
 }
 
 // CreateSMSSender implements campaign.AccountStore.

@@ -47,42 +47,66 @@ func testAPIKeys(f *fixture) {
 	t := f.t
 	a, b := f.company("A"), f.company("B")
 	h1, h2, h3 := hash("om_key1"), hash("om_key2"), hash("om_key3")
+	find := func(selector string) (messaging.Company, []byte, error) {
+		return f.s.CompanyByAPIKeySelector(f.ctx, selector)
+	}
 
-	_, err := f.s.CompanyByAPIKeyHash(f.ctx, h1)
+	_, _, err := find("sel1")
+	requireNotFound(t, err)
+	_, _, err = find("")
 	requireNotFound(t, err)
 
-	require.NoError(t, f.s.SetAPIKeyHash(f.ctx, a.ID, h1))
-	require.NoError(t, f.s.SetAPIKeyHash(f.ctx, b.ID, h2))
-	got, err := f.s.CompanyByAPIKeyHash(f.ctx, h1)
+	require.NoError(t, f.s.SetAPIKey(f.ctx, a.ID, "sel1", h1))
+	require.NoError(t, f.s.SetAPIKey(f.ctx, b.ID, "sel2", h2))
+	got, gotHash, err := find("sel1")
 	require.NoError(t, err)
 	requireSame(t, a, got)
-	got, err = f.s.CompanyByAPIKeyHash(f.ctx, h2)
+	require.Equal(t, h1, gotHash)
+	got, gotHash, err = find("sel2")
 	require.NoError(t, err)
 	requireSame(t, b, got)
+	require.Equal(t, h2, gotHash)
+	_, _, err = find("SEL1")
+	requireNotFound(t, err, "selectors are compared exactly")
 
-	// Replacing the hash revokes the previous key.
-	h3copy := append([]byte(nil), h3...)
-	require.NoError(t, f.s.SetAPIKeyHash(f.ctx, a.ID, h3))
-	h3[0] ^= 0xff // the caller's slice is not the store's
-	_, err = f.s.CompanyByAPIKeyHash(f.ctx, h1)
-	requireNotFound(t, err, "the replaced key must stop working")
-	got, err = f.s.CompanyByAPIKeyHash(f.ctx, h3copy)
+	// A selector another company's key holds is a Conflict and changes
+	// nothing.
+	requireCode(t, f.s.SetAPIKey(f.ctx, b.ID, "sel1", h3), messaging.Conflict)
+	got, gotHash, err = find("sel1")
 	require.NoError(t, err)
 	require.Equal(t, a.ID, got.ID)
-	_, err = f.s.CompanyByAPIKeyHash(f.ctx, h3)
-	requireNotFound(t, err)
-	got, err = f.s.CompanyByAPIKeyHash(f.ctx, h2)
+	require.Equal(t, h1, gotHash)
+	got, _, err = find("sel2")
+	require.NoError(t, err)
+	require.Equal(t, b.ID, got.ID)
+
+	// Replacing the key revokes the previous one.
+	h3copy := append([]byte(nil), h3...)
+	require.NoError(t, f.s.SetAPIKey(f.ctx, a.ID, "sel3", h3))
+	h3[0] ^= 0xff // the caller's slice is not the store's
+	_, _, err = find("sel1")
+	requireNotFound(t, err, "the replaced key must stop working")
+	got, gotHash, err = find("sel3")
+	require.NoError(t, err)
+	require.Equal(t, a.ID, got.ID)
+	require.Equal(t, h3copy, gotHash)
+	got, _, err = find("sel2")
 	require.NoError(t, err)
 	require.Equal(t, b.ID, got.ID, "another company's key is untouched")
+	// The freed selector can be taken again.
+	require.NoError(t, f.s.SetAPIKey(f.ctx, b.ID, "sel1", h1))
+	got, _, err = find("sel1")
+	require.NoError(t, err)
+	require.Equal(t, b.ID, got.ID)
 
 	// The company found carries its current state.
 	require.NoError(t, f.s.SetCompanyActive(f.ctx, b.ID, false))
-	got, err = f.s.CompanyByAPIKeyHash(f.ctx, h2)
+	got, _, err = find("sel1")
 	require.NoError(t, err)
 	require.False(t, got.Active)
 
-	requireNotFound(t, f.s.SetAPIKeyHash(f.ctx, f.id(), hash("om_key4")))
-	_, err = f.s.CompanyByAPIKeyHash(f.ctx, hash("om_key4"))
+	requireNotFound(t, f.s.SetAPIKey(f.ctx, f.id(), "sel4", hash("om_key4")))
+	_, _, err = find("sel4")
 	requireNotFound(t, err)
 }
 
