@@ -30,7 +30,7 @@ import (
 type Store struct {
 	mu sync.Mutex
 
-	companies map[messaging.ID]*company
+	companies    map[messaging.ID]*company
 	keySelectors map[string]messaging.ID // API key selector -> company
 
 	senders    map[int64]messaging.SMSSender
@@ -55,10 +55,10 @@ type Store struct {
 
 // company is a company with its current API key hash and pending count.
 type company struct {
-	c       messaging.Company
+	c           messaging.Company
 	keySelector string
 	keyHash     string
-	pending int
+	pending     int
 }
 
 // campaignRow is a campaign with the ids of its messages.
