@@ -221,10 +221,8 @@ func fieldName(path string) string {
 // only counts as missing); max is in code points.
 func checkText(fe *messaging.FieldErrors, field, s string, required bool, max int) {
 	name := fieldName(field)
-	if strings.TrimSpace(s) == "" {
-		if required {
-			fe.Add(field, "%s is required", name)
-		}
+	if required && strings.TrimSpace(s) == "" {
+		fe.Add(field, "%s is required", name)
 		return
 	}
 	if n := utf8.RuneCountInString(s); n > max {

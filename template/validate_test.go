@@ -127,6 +127,7 @@ func TestValidateCommonAndSMS(t *testing.T) {
 		{"name 201", with(sms, func(t *messaging.Template) { t.Name = s(201) }), "name"},
 		{"description 500", with(sms, func(t *messaging.Template) { t.Description = s(500) }), ""},
 		{"description 501", with(sms, func(t *messaging.Template) { t.Description = s(501) }), "description"},
+		{"description of 501 spaces", with(sms, func(t *messaging.Template) { t.Description = strings.Repeat(" ", 501) }), "description"},
 		{"channel unknown", with(sms, func(t *messaging.Template) { t.Channel = "Sms" }), "channelType"},
 		{"sms content missing", with(sms, func(t *messaging.Template) { t.Content = "" }), "templateContent"},
 		{"sms content blank", with(sms, func(t *messaging.Template) { t.Content = "\n " }), "templateContent"},
