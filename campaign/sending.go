@@ -340,7 +340,7 @@ func (s *Service) screen(recipients []Recipient, maxExternal int) ([]Recipient, 
 	}
 	var res SendResult
 	res.InvalidPhoneNumbers = []string{}
-	valid := recipients[:0:0]
+	var valid []Recipient // sized at the first valid number
 	for i, r := range recipients {
 		if maxExternal > 0 && len([]rune(r.ExternalUserID)) > maxExternal {
 			return nil, SendResult{}, messaging.Invalidf(fmt.Sprintf("recipients[%d].externalUserId", i),
