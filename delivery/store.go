@@ -21,6 +21,12 @@ type Store interface {
 	// repeated report) is skipped; the result tells, update by update,
 	// whether it was applied. Campaign counters and company pending counts
 	// follow every applied change exactly.
+	//
+	// An applied update to Sent that carries PartIDs records the parts of
+	// the SMS (see ApplyReceipts) in the same transaction, and then applies
+	// the receipts that arrived for those parts before they were recorded:
+	// the message may end the call Delivered or Failed. The parts of an
+	// update that is not applied are not recorded.
 	ApplyUpdates(ctx context.Context, updates []StatusUpdate) ([]bool, error)
 	// RecoverExpired moves Sending messages whose lease ended before now
 	// back to Pending, due at now, and returns how many it moved.
@@ -29,6 +35,37 @@ type Store interface {
 	// messages (fallback SMS included) is Pending or Sending to Completed
 	// and returns how many it moved.
 	CompleteDrained(ctx context.Context, now time.Time) (int, error)
+
+	// ApplyReceipts stores SMSC delivery receipts, one per SMS part, in one
+	// transaction, and returns what became of each, in order.
+	//
+	// A receipt whose state is not final (ReceiptStatus gives no status) is
+	// ReceiptIgnored. A final receipt of a part recorded by ApplyUpdates is
+	// applied to the part once (ReceiptApplied or ReceiptPartial); a second
+	// final receipt of the same part is ReceiptDuplicate and changes
+	// nothing. A final receipt of a part not recorded yet is kept
+	// (ReceiptQueued) and applied when ApplyUpdates records the part; a
+	// second one for that part is ReceiptDuplicate.
+	//
+	// Applying a part's receipt to its message: a failed part fails the
+	// message (Failed, Details from ReceiptStatus, SMSErrorCode the
+	// receipt's Err, At the receipt's At); the message is Delivered (At the
+	// receipt's At) once every one of its parts is. The move is subject to
+	// CanAdvance like any update, and counters follow it exactly.
+	// ReceiptApplied says the receipt decided its message's status (whether
+	// or not the message could still move), ReceiptPartial that the message
+	// waits for receipts of its other parts.
+	ApplyReceipts(ctx context.Context, receipts []Receipt, now time.Time) ([]ReceiptOutcome, error)
+	// ChatSeqs returns the chat sequence number of each message, in the
+	// order of ids, assigning one to every message that has none yet from a
+	// counter kept in the store: every message gets a different number,
+	// across processes sharing the store, and keeps it for good. An unknown
+	// id gets 0.
+	ChatSeqs(ctx context.Context, ids []messaging.ID) ([]int64, error)
+	// PurgeReceipts forgets the SMS parts recorded, and the receipts kept,
+	// before the given time, and returns how many it removed. A receipt of
+	// a forgotten part that arrives later is kept and purged in turn.
+	PurgeReceipts(ctx context.Context, before time.Time) (int, error)
 }
 
 // StatusUpdate is one message status change.
@@ -45,4 +82,114 @@ type StatusUpdate struct {
 	Details           string
 	SMSErrorCode      string
 	DueAt             time.Time
+	// PartIDs are, on an update to Sent of an SMS, the provider ids of its
+	// parts in part order (SMSResult.PartIDs): receipts name them.
+	PartIDs []string
+}
+
+// ReceiptOutcome is what ApplyReceipts did with one receipt.
+type ReceiptOutcome int
+
+// Receipt outcomes.
+const (
+	// ReceiptIgnored: the state is not final (ACCEPTD, ENROUTE); nothing
+	// was stored.
+	ReceiptIgnored ReceiptOutcome = iota
+	// ReceiptApplied: the receipt decided its message's status.
+	ReceiptApplied
+	// ReceiptPartial: the part was recorded delivered; the message waits
+	// for its other parts.
+	ReceiptPartial
+	// ReceiptQueued: the part is not recorded yet; the receipt is kept
+	// until it is.
+	ReceiptQueued
+	// ReceiptDuplicate: the part already had its final receipt.
+	ReceiptDuplicate
+)
+
+// String names the outcome, for logs and metrics labels.
+func (o ReceiptOutcome) String() string {
+	switch o {
+	case ReceiptIgnored:
+		return "ignored"
+	case ReceiptApplied:
+		return "applied"
+	case ReceiptPartial:
+		return "partial"
+	case ReceiptQueued:
+		return "queued"
+	case ReceiptDuplicate:
+		return "duplicate"
+	}
+	return "unknown"
+}
+
+// Receipt states of SMPP delivery receipts (the "stat:" field).
+const (
+	StateDelivered     = "DELIVRD"
+	StateUndeliverable = "UNDELIV"
+	StateExpired       = "EXPIRED"
+	StateRejected      = "REJECTD"
+	StateDeleted       = "DELETED"
+	StateUnknown       = "UNKNOWN"
+	StateAccepted      = "ACCEPTD"
+	StateEnroute       = "ENROUTE"
+)
+
+// ReceiptStatus maps a receipt state to what it makes of its part:
+// Delivered for DELIVRD; Failed with the message details UNDELIVERED,
+// EXPIRED, REJECTED, DELETED or UNKNOWN for UNDELIV, EXPIRED, REJECTD,
+// DELETED and UNKNOWN; and "" for the states that are not final (ACCEPTD,
+// ENROUTE) or not known, which change nothing.
+func ReceiptStatus(state string) (status messaging.MessageStatus, details string) {
+	switch state {
+	case StateDelivered:
+		return messaging.StatusDelivered, ""
+	case StateUndeliverable:
+		return messaging.StatusFailed, "UNDELIVERED"
+	case StateExpired:
+		return messaging.StatusFailed, "EXPIRED"
+	case StateRejected:
+		return messaging.StatusFailed, "REJECTED"
+	case StateDeleted:
+		return messaging.StatusFailed, "DELETED"
+	case StateUnknown:
+		return messaging.StatusFailed, "UNKNOWN"
+	}
+	return "", ""
+}
+
+// PartReceipt is the final receipt recorded for one part of an SMS.
+type PartReceipt struct {
+	State string
+	Err   string
+	At    time.Time
+}
+
+// PartsUpdate decides the status of an SMS of partCount parts from the
+// final receipts of its parts recorded so far (delivered ones in any order,
+// at most one per part) and the receipt just recorded, last. A failed part
+// fails the message; the message is Delivered, at the latest receipt's
+// time, once partCount parts are delivered. It returns false while the
+// message waits for other parts.
+func PartsUpdate(id messaging.ID, partCount int, recorded []PartReceipt, last PartReceipt) (StatusUpdate, bool) {
+	status, details := ReceiptStatus(last.State)
+	switch status {
+	case messaging.StatusFailed:
+		return StatusUpdate{MessageID: id, Status: messaging.StatusFailed, At: last.At, Details: details, SMSErrorCode: last.Err}, true
+	case messaging.StatusDelivered:
+		delivered, at := 1, last.At
+		for _, p := range recorded {
+			if s, _ := ReceiptStatus(p.State); s == messaging.StatusDelivered {
+				delivered++
+				if p.At.After(at) {
+					at = p.At
+				}
+			}
+		}
+		if delivered >= partCount {
+			return StatusUpdate{MessageID: id, Status: messaging.StatusDelivered, At: at}, true
+		}
+	}
+	return StatusUpdate{}, false
 }

@@ -48,52 +48,62 @@ func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdat
 	defer s.mu.Unlock()
 	applied := make([]bool, len(updates))
 	for i, u := range updates {
-		m := s.messages[u.MessageID]
-		if m == nil || !m.Status.CanAdvance(u.Status) {
-			continue
-		}
-		applied[i] = true
-		old := m.Status
-		cr := s.campaigns[m.CampaignID]
-		count(cr, m, old, u.Status)
-		if old.Unsent() && !u.Status.Unsent() {
-			s.companies[m.CompanyID].pending--
-		}
-		m.Status, m.UpdatedAt = u.Status, u.At
-		switch u.Status {
-		case messaging.StatusSent:
-			m.SentAt = cloneTime(&u.At)
-		case messaging.StatusDelivered:
-			m.DeliveredAt = cloneTime(&u.At)
-		case messaging.StatusSeen:
-			m.SeenAt = cloneTime(&u.At)
-			if old != messaging.StatusDelivered {
-				m.DeliveredAt = cloneTime(&u.At)
-			}
-		}
-		if u.ProviderMessageID != "" {
-			m.ProviderMessageID = u.ProviderMessageID
-		}
-		if u.Details != "" {
-			m.Details = u.Details
-		}
-		if u.SMSErrorCode != "" {
-			m.SMSErrorCode = u.SMSErrorCode
-		}
-		switch {
-		case u.Status == messaging.StatusSending:
-			s.sending[m.ID] = struct{}{}
-		case old == messaging.StatusSending:
-			delete(s.sending, m.ID)
-		}
-		if u.Status == messaging.StatusPending {
-			m.DueAt = u.DueAt
-			if cr.c.Status == messaging.CampaignInProgress {
-				s.pushDue(m)
-			}
-		}
+		applied[i] = s.applyUpdate(u)
 	}
 	return applied, nil
+}
+
+// applyUpdate applies u when its move is allowed, and reports whether it
+// did. An applied update to Sent with PartIDs records the SMS parts and
+// applies the receipts that came before them.
+func (s *Store) applyUpdate(u delivery.StatusUpdate) bool {
+	m := s.messages[u.MessageID]
+	if m == nil || !m.Status.CanAdvance(u.Status) {
+		return false
+	}
+	old := m.Status
+	cr := s.campaigns[m.CampaignID]
+	count(cr, m, old, u.Status)
+	if old.Unsent() && !u.Status.Unsent() {
+		s.companies[m.CompanyID].pending--
+	}
+	m.Status, m.UpdatedAt = u.Status, u.At
+	switch u.Status {
+	case messaging.StatusSent:
+		m.SentAt = cloneTime(&u.At)
+	case messaging.StatusDelivered:
+		m.DeliveredAt = cloneTime(&u.At)
+	case messaging.StatusSeen:
+		m.SeenAt = cloneTime(&u.At)
+		if old != messaging.StatusDelivered {
+			m.DeliveredAt = cloneTime(&u.At)
+		}
+	}
+	if u.ProviderMessageID != "" {
+		m.ProviderMessageID = u.ProviderMessageID
+	}
+	if u.Details != "" {
+		m.Details = u.Details
+	}
+	if u.SMSErrorCode != "" {
+		m.SMSErrorCode = u.SMSErrorCode
+	}
+	switch {
+	case u.Status == messaging.StatusSending:
+		s.sending[m.ID] = struct{}{}
+	case old == messaging.StatusSending:
+		delete(s.sending, m.ID)
+	}
+	if u.Status == messaging.StatusPending {
+		m.DueAt = u.DueAt
+		if cr.c.Status == messaging.CampaignInProgress {
+			s.pushDue(m)
+		}
+	}
+	if u.Status == messaging.StatusSent && len(u.PartIDs) > 0 {
+		s.recordParts(m.ID, u.PartIDs, u.At)
+	}
+	return true
 }
 
 // RecoverExpired implements delivery.Store: leases ending strictly before

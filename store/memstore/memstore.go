@@ -51,6 +51,8 @@ type Store struct {
 
 	results           map[messaging.ID]*messaging.SurveyResult // by message id: the first answer
 	resultsByCampaign map[messaging.ID][]*messaging.SurveyResult
+
+	receipts receiptState // SMS parts, early receipts and chat sequence numbers
 }
 
 // company is a company with its current API key hash and pending count.

@@ -203,7 +203,8 @@ type messageState struct {
 
 // ApplyUpdates implements delivery.Store: updates apply in order, each
 // seeing the effect of the previous ones; an update of an unknown message
-// is not applied.
+// is not applied. The parts of the SMS recorded Sent are written after the
+// updates, and the receipts that were waiting for them applied then.
 func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdate) ([]bool, error) {
 	applied := make([]bool, len(updates))
 	if len(updates) == 0 {
@@ -221,6 +222,7 @@ func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdat
 		if err != nil {
 			return err
 		}
+		var sent []sentParts
 		for i, u := range updates {
 			st := states[u.MessageID]
 			if st == nil || !st.status.CanAdvance(u.Status) {
@@ -228,6 +230,14 @@ func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdat
 			}
 			applied[i] = true
 			st.apply(u)
+			if u.Status == messaging.StatusSent && len(u.PartIDs) > 0 {
+				sent = append(sent, sentParts{message: u.MessageID, ids: u.PartIDs, at: u.At})
+			}
+		}
+		if len(sent) > 0 {
+			if err := s.recordParts(ctx, tx, states, sent); err != nil {
+				return err
+			}
 		}
 		return s.writeStates(ctx, tx, states)
 	})

@@ -1,0 +1,165 @@
+package memstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+)
+
+// receiptState holds what the delivery store keeps beside messages: SMS
+// parts by provider id, receipts that came before their part was recorded,
+// and chat sequence numbers. The zero value is ready to use.
+type receiptState struct {
+	parts   map[string]*smsPart     // by provider id
+	partsOf map[messaging.ID][]string // a message's part ids, in part order
+	seqs    map[messaging.ID]int64
+	lastSeq int64
+}
+
+// smsPart is a part of an SMS recorded Sent, or a receipt kept until its
+// part is recorded (message zero).
+type smsPart struct {
+	message messaging.ID
+	count   int
+	receipt *delivery.PartReceipt
+	created time.Time
+}
+
+func (r *receiptState) init() {
+	if r.parts == nil {
+		r.parts = map[string]*smsPart{}
+		r.partsOf = map[messaging.ID][]string{}
+		r.seqs = map[messaging.ID]int64{}
+	}
+}
+
+// recordParts records the parts of message id, sent at, and applies the
+// receipts kept for them. A part id recorded before for another message
+// (an SMSC that reuses ids) now names this one.
+func (s *Store) recordParts(id messaging.ID, partIDs []string, at time.Time) {
+	r := &s.receipts
+	r.init()
+	var early []*smsPart
+	for _, pid := range partIDs {
+		old := r.parts[pid]
+		p := &smsPart{message: id, count: len(partIDs), created: at}
+		if old != nil && old.message.IsZero() {
+			p.receipt = old.receipt
+			early = append(early, p)
+		}
+		r.parts[pid] = p
+	}
+	r.partsOf[id] = append([]string(nil), partIDs...)
+	for _, p := range early {
+		s.applyPart(p)
+	}
+}
+
+// applyPart applies the receipt just recorded on part p to its message, and
+// reports whether it decided the message's status.
+func (s *Store) applyPart(p *smsPart) bool {
+	var recorded []delivery.PartReceipt
+	for _, pid := range s.receipts.partsOf[p.message] {
+		if q := s.receipts.parts[pid]; q != nil && q != p && q.message == p.message && q.receipt != nil {
+			recorded = append(recorded, *q.receipt)
+		}
+	}
+	u, ok := delivery.PartsUpdate(p.message, p.count, recorded, *p.receipt)
+	if ok {
+		s.applyUpdate(u)
+	}
+	return ok
+}
+
+// ApplyReceipts implements delivery.Store.
+func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, now time.Time) ([]delivery.ReceiptOutcome, error) {
+	if err := s.lock(ctx, "apply receipts"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	r := &s.receipts
+	r.init()
+	out := make([]delivery.ReceiptOutcome, len(receipts))
+	for i, rc := range receipts {
+		if st, _ := delivery.ReceiptStatus(rc.State); st == "" {
+			out[i] = delivery.ReceiptIgnored
+			continue
+		}
+		pr := &delivery.PartReceipt{State: rc.State, Err: rc.Err, At: rc.At}
+		p := r.parts[rc.ProviderID]
+		switch {
+		case p == nil:
+			r.parts[rc.ProviderID] = &smsPart{receipt: pr, created: now}
+			out[i] = delivery.ReceiptQueued
+		case p.receipt != nil:
+			out[i] = delivery.ReceiptDuplicate
+		default:
+			p.receipt = pr
+			out[i] = delivery.ReceiptPartial
+			if s.applyPart(p) {
+				out[i] = delivery.ReceiptApplied
+			}
+		}
+	}
+	return out, nil
+}
+
+// ChatSeqs implements delivery.Store. The counter starts at the time of
+// the first assignment in microseconds since the epoch, so that a new
+// store does not hand out numbers a provider saw from an earlier one.
+func (s *Store) ChatSeqs(ctx context.Context, ids []messaging.ID) ([]int64, error) {
+	if err := s.lock(ctx, "assign chat sequence numbers"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	r := &s.receipts
+	r.init()
+	if r.lastSeq == 0 {
+		r.lastSeq = time.Now().UnixMicro()
+	}
+	out := make([]int64, len(ids))
+	for i, id := range ids {
+		if s.messages[id] == nil {
+			continue
+		}
+		seq, ok := r.seqs[id]
+		if !ok {
+			r.lastSeq++
+			seq = r.lastSeq
+			r.seqs[id] = seq
+		}
+		out[i] = seq
+	}
+	return out, nil
+}
+
+// PurgeReceipts implements delivery.Store.
+func (s *Store) PurgeReceipts(ctx context.Context, before time.Time) (int, error) {
+	if err := s.lock(ctx, "purge receipts"); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	r := &s.receipts
+	n := 0
+	for pid, p := range r.parts {
+		if p.created.Before(before) {
+			delete(r.parts, pid)
+			n++
+		}
+	}
+	for id, pids := range r.partsOf {
+		left := false
+		for _, pid := range pids {
+			if p := r.parts[pid]; p != nil && p.message == id {
+				left = true
+				break
+			}
+		}
+		if !left {
+			delete(r.partsOf, id)
+		}
+	}
+	return n, nil
+}

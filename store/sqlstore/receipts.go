@@ -1,0 +1,401 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+)
+
+// SMS parts and receipts live in one table, sms_parts, keyed by the
+// provider's part id. ApplyUpdates inserts a row per part when a message
+// goes Sent; ApplyReceipts writes a receipt's state into the part's row, or
+// inserts the row without a message (message_id NULL) when the part is not
+// recorded yet. Both are upserts on the primary key, so that a receipt and
+// the recording of its part that race each other meet on one row: on
+// Postgres the second upsert waits for the first to commit and then sees
+// its row; on SQLite the single writer orders them.
+
+// partChunk is how many part rows one upsert statement writes.
+const partChunk = 1000
+
+// sentParts are the parts of one message recorded Sent.
+type sentParts struct {
+	message messaging.ID
+	ids     []string
+	at      time.Time
+}
+
+// partRow is a part's row as an upsert returned it.
+type partRow struct {
+	providerID string
+	message    messaging.ID // zero: the part is not recorded yet
+	count      int
+	state      string // "" while no final receipt
+	err        string
+	doneAt     time.Time
+}
+
+// recordParts inserts the parts of messages just recorded Sent and applies
+// to states the receipts that were waiting for them.
+func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, sent []sentParts) error {
+	type row struct {
+		pid     string
+		message messaging.ID
+		index   int
+		count   int
+		at      time.Time
+	}
+	byPID := map[string]int{}
+	var rows []row
+	for _, sp := range sent {
+		for i, pid := range sp.ids {
+			r := row{pid, sp.message, i, len(sp.ids), sp.at}
+			if k, ok := byPID[pid]; ok { // an id given twice: the last one wins
+				rows[k] = r
+				continue
+			}
+			byPID[pid] = len(rows)
+			rows = append(rows, r)
+		}
+	}
+	var early []partRow
+	for chunk := range slices.Chunk(rows, partChunk) {
+		var q strings.Builder
+		args := make([]any, 0, len(chunk)*5)
+		q.WriteString("INSERT INTO sms_parts (provider_id, message_id, part_index, part_count, created_at) VALUES ")
+		for i, r := range chunk {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString("(?, ?, ?, ?, ?)")
+			args = append(args, r.pid, s.id(r.message), r.index, r.count, s.ts(r.at))
+		}
+		// A row without a message holds an early receipt, kept; a row of
+		// another message is a part id the SMSC gave again: it now names
+		// this part, without the old receipt.
+		q.WriteString(" ON CONFLICT (provider_id) DO UPDATE SET message_id = excluded.message_id, " +
+			"part_index = excluded.part_index, part_count = excluded.part_count, created_at = excluded.created_at, " +
+			"state = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.state END, " +
+			"err = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.err ELSE '' END, " +
+			"done_at = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.done_at END " +
+			"RETURNING provider_id, message_id, part_count, state, err, done_at")
+		rs, err := tx.QueryContext(ctx, q.String(), args...)
+		if err != nil {
+			return fmt.Errorf("record sms parts: %w", err)
+		}
+		got, err := collect(rs, scanPartRow)
+		if err != nil {
+			return fmt.Errorf("record sms parts: %w", err)
+		}
+		for _, p := range got {
+			if p.state != "" {
+				early = append(early, p)
+			}
+		}
+	}
+	if len(early) == 0 {
+		return nil
+	}
+	// Apply the early receipts message by message, in part order.
+	slices.SortStableFunc(early, func(a, b partRow) int {
+		if c := compareIDs(a.message, b.message); c != 0 {
+			return c
+		}
+		return byPID[a.providerID] - byPID[b.providerID]
+	})
+	var recorded []delivery.PartReceipt
+	for i, p := range early {
+		if i == 0 || early[i-1].message != p.message {
+			recorded = recorded[:0]
+		}
+		last := delivery.PartReceipt{State: p.state, Err: p.err, At: p.doneAt}
+		if u, ok := delivery.PartsUpdate(p.message, p.count, recorded, last); ok {
+			if st := states[p.message]; st != nil && st.status.CanAdvance(u.Status) {
+				st.apply(u)
+			}
+		}
+		recorded = append(recorded, last)
+	}
+	return nil
+}
+
+func scanPartRow(row interface{ Scan(...any) error }) (partRow, error) {
+	var p partRow
+	var message nullID
+	err := row.Scan(&p.providerID, &message, &p.count, textDst{&p.state}, &p.err, timeDst{&p.doneAt})
+	p.message = message.id
+	return p, err
+}
+
+// nullID scans a nullable id; NULL is the zero id.
+type nullID struct{ id messaging.ID }
+
+func (d *nullID) Scan(src any) error {
+	if src == nil {
+		d.id = messaging.ID{}
+		return nil
+	}
+	return d.id.Scan(src)
+}
+
+// ApplyReceipts implements delivery.Store.
+func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, now time.Time) ([]delivery.ReceiptOutcome, error) {
+	out := make([]delivery.ReceiptOutcome, len(receipts))
+	// The first final receipt of each part is a candidate; the others are
+	// duplicates whatever the database holds.
+	first := map[string]int{}
+	var cand []int
+	for i, r := range receipts {
+		out[i] = delivery.ReceiptIgnored
+		if st, _ := delivery.ReceiptStatus(r.State); st == "" {
+			continue
+		}
+		if _, ok := first[r.ProviderID]; ok {
+			out[i] = delivery.ReceiptDuplicate
+			continue
+		}
+		first[r.ProviderID] = i
+		cand = append(cand, i)
+	}
+	if len(cand) == 0 {
+		return out, nil
+	}
+	err := s.write(ctx, "apply receipts", func(tx *txn) error {
+		for _, i := range cand {
+			out[i] = delivery.ReceiptDuplicate
+		}
+		// Write each receipt into its part's row, unless the row already
+		// holds one; the rows returned are the receipts that took effect.
+		taken := map[string]partRow{}
+		for chunk := range slices.Chunk(cand, partChunk) {
+			var q strings.Builder
+			args := make([]any, 0, len(chunk)*5)
+			q.WriteString("INSERT INTO sms_parts (provider_id, state, err, done_at, created_at) VALUES ")
+			for k, i := range chunk {
+				if k > 0 {
+					q.WriteByte(',')
+				}
+				q.WriteString("(?, ?, ?, ?, ?)")
+				r := receipts[i]
+				args = append(args, r.ProviderID, r.State, r.Err, s.ts(r.At), s.ts(now))
+			}
+			q.WriteString(" ON CONFLICT (provider_id) DO UPDATE SET state = excluded.state, err = excluded.err, " +
+				"done_at = excluded.done_at WHERE sms_parts.state IS NULL " +
+				"RETURNING provider_id, message_id, part_count, state, err, done_at")
+			rs, err := tx.QueryContext(ctx, q.String(), args...)
+			if err != nil {
+				return fmt.Errorf("store receipts: %w", err)
+			}
+			got, err := collect(rs, scanPartRow)
+			if err != nil {
+				return fmt.Errorf("store receipts: %w", err)
+			}
+			for _, p := range got {
+				taken[p.providerID] = p
+			}
+		}
+		var ids, multi []messaging.ID
+		for _, i := range cand {
+			p, ok := taken[receipts[i].ProviderID]
+			switch {
+			case !ok:
+			case p.message.IsZero():
+				out[i] = delivery.ReceiptQueued
+			default:
+				ids = append(ids, p.message)
+				if p.count > 1 {
+					multi = append(multi, p.message)
+				}
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		slicesSortIDs(ids)
+		ids = slices.Compact(ids)
+		states, err := s.lockMessages(ctx, tx, ids)
+		if err != nil {
+			return err
+		}
+		// Receipts of the other parts of long messages, read once the
+		// messages are locked so that concurrent receipts of one message
+		// see each other.
+		others, err := s.partReceipts(ctx, tx, multi)
+		if err != nil {
+			return err
+		}
+		for _, i := range cand {
+			p, ok := taken[receipts[i].ProviderID]
+			if !ok || p.message.IsZero() {
+				continue
+			}
+			var recorded []delivery.PartReceipt
+			for _, o := range others[p.message] {
+				// Parts whose receipt comes later in this batch are not
+				// counted yet.
+				if k, inBatch := first[o.providerID]; o.providerID == p.providerID || (inBatch && k > i && taken[o.providerID].message == p.message) {
+					continue
+				}
+				recorded = append(recorded, delivery.PartReceipt{State: o.state, Err: o.err, At: o.doneAt})
+			}
+			last := delivery.PartReceipt{State: p.state, Err: p.err, At: p.doneAt}
+			u, decided := delivery.PartsUpdate(p.message, p.count, recorded, last)
+			if !decided {
+				out[i] = delivery.ReceiptPartial
+				continue
+			}
+			out[i] = delivery.ReceiptApplied
+			if st := states[p.message]; st != nil && st.status.CanAdvance(u.Status) {
+				st.apply(u)
+			}
+		}
+		return s.writeStates(ctx, tx, states)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// partReceipts reads the parts with a final receipt of the given long
+// messages.
+func (s *Store) partReceipts(ctx context.Context, tx *txn, ids []messaging.ID) (map[messaging.ID][]partRow, error) {
+	out := map[messaging.ID][]partRow{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	slicesSortIDs(ids)
+	ids = slices.Compact(ids)
+	for chunk := range slices.Chunk(ids, 1000) {
+		rs, err := tx.QueryContext(ctx, "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts "+
+			"WHERE message_id IN (?) AND part_count > 1 AND state IS NOT NULL", bun.In(s.ids(chunk)))
+		if err != nil {
+			return nil, fmt.Errorf("read part receipts: %w", err)
+		}
+		got, err := collect(rs, scanPartRow)
+		if err != nil {
+			return nil, fmt.Errorf("read part receipts: %w", err)
+		}
+		for _, p := range got {
+			out[p.message] = append(out[p.message], p)
+		}
+	}
+	return out, nil
+}
+
+// ChatSeqs implements delivery.Store: numbers come from the chat_seq
+// sequence on Postgres and from the counters table on SQLite; both start
+// at the time the schema was created, in microseconds since the epoch.
+func (s *Store) ChatSeqs(ctx context.Context, ids []messaging.ID) ([]int64, error) {
+	out := make([]int64, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	uniq := slices.Clone(ids)
+	slicesSortIDs(uniq)
+	uniq = slices.Compact(uniq)
+	err := s.write(ctx, "assign chat sequence numbers", func(tx *txn) error {
+		seqs := make(map[messaging.ID]int64, len(uniq))
+		for chunk := range slices.Chunk(uniq, 1000) {
+			if s.dialect == dialectPostgres {
+				if _, err := tx.ExecContext(ctx, "UPDATE messages SET chat_seq = nextval('chat_seq') WHERE id IN (?) AND chat_seq IS NULL",
+					bun.In(s.ids(chunk))); err != nil {
+					return fmt.Errorf("assign: %w", err)
+				}
+			}
+			rs, err := tx.QueryContext(ctx, "SELECT id, chat_seq FROM messages WHERE id IN (?)", bun.In(s.ids(chunk)))
+			if err != nil {
+				return fmt.Errorf("read: %w", err)
+			}
+			for rs.Next() {
+				var id messaging.ID
+				var seq sql.NullInt64
+				if err := rs.Scan(&id, &seq); err != nil {
+					rs.Close()
+					return fmt.Errorf("read: %w", err)
+				}
+				seqs[id] = seq.Int64
+			}
+			if err := rs.Close(); err != nil {
+				return fmt.Errorf("read: %w", err)
+			}
+			if err := rs.Err(); err != nil {
+				return fmt.Errorf("read: %w", err)
+			}
+		}
+		if s.dialect == dialectSQLite {
+			if err := s.assignSQLiteSeqs(ctx, tx, uniq, seqs); err != nil {
+				return err
+			}
+		}
+		for i, id := range ids {
+			out[i] = seqs[id]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// assignSQLiteSeqs numbers the messages of seqs that have 0, in id order,
+// from the counter.
+func (s *Store) assignSQLiteSeqs(ctx context.Context, tx *txn, ids []messaging.ID, seqs map[messaging.ID]int64) error {
+	var missing []messaging.ID
+	for _, id := range ids {
+		if seq, ok := seqs[id]; ok && seq == 0 {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var last int64
+	if err := tx.QueryRowContext(ctx, "UPDATE counters SET value = value + ? WHERE name = 'chat_seq' RETURNING value",
+		len(missing)).Scan(&last); err != nil {
+		return fmt.Errorf("take sequence numbers: %w", err)
+	}
+	next := last - int64(len(missing))
+	for chunk := range slices.Chunk(missing, 500) {
+		var q strings.Builder
+		args := make([]any, 0, 2*len(chunk))
+		q.WriteString("WITH v (id, seq) AS (VALUES ")
+		for i, id := range chunk {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString("(?, ?)")
+			next++
+			seqs[id] = next
+			args = append(args, s.id(id), next)
+		}
+		q.WriteString(") UPDATE messages SET chat_seq = v.seq FROM v WHERE messages.id = v.id")
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return fmt.Errorf("assign: %w", err)
+		}
+	}
+	return nil
+}
+
+// PurgeReceipts implements delivery.Store.
+func (s *Store) PurgeReceipts(ctx context.Context, before time.Time) (int, error) {
+	var n int64
+	err := s.write(ctx, "purge receipts", func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM sms_parts WHERE created_at < ?", s.ts(before))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
