@@ -12,7 +12,7 @@ import (
 // parts by provider id, receipts that came before their part was recorded,
 // and chat sequence numbers. The zero value is ready to use.
 type receiptState struct {
-	parts   map[string]*smsPart     // by provider id
+	parts   map[string]*smsPart       // by provider id
 	partsOf map[messaging.ID][]string // a message's part ids, in part order
 	seqs    map[messaging.ID]int64
 	lastSeq int64
