@@ -59,6 +59,9 @@ type Store struct {
 	// read runs reads: on SQLite a pool of read-only connections, on
 	// Postgres the same pool as db.
 	read *bun.DB
+	// checkpointer copies SQLite's write-ahead log into the database file
+	// in the background (nil on Postgres).
+	checkpointer *checkpointer
 }
 
 // Open connects to the database named by rawURL (sqlite://path or
@@ -75,7 +78,11 @@ func Open(ctx context.Context, rawURL string, cfg Config) (*Store, error) {
 
 // Close closes every connection of the store.
 func (s *Store) Close() error {
-	err := s.db.Close()
+	var err error
+	if s.checkpointer != nil {
+		err = s.checkpointer.close()
+	}
+	err = errors.Join(err, s.db.Close())
 	if s.read != s.db {
 		err = errors.Join(err, s.read.Close())
 	}
@@ -106,8 +113,10 @@ func openSQLite(ctx context.Context, path string, cfg Config) (*Store, error) {
 	common := "_pragma=busy_timeout(" + busy + ")&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(0)"
 
 	// The writer: one connection, IMMEDIATE transactions, a large page
-	// cache for bulk inserts into the message indexes.
-	wsql, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=cache_size(-65536)&_txlock=immediate")
+	// cache for bulk inserts into the message indexes. It never
+	// checkpoints on commit: the checkpointer does, on its own connection,
+	// so a commit does not also pay for copying the log.
+	wsql, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=cache_size(-65536)&_pragma=wal_autocheckpoint(0)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open SQLite writer: %w", err)
 	}
@@ -135,6 +144,10 @@ func openSQLite(ctx context.Context, path string, cfg Config) (*Store, error) {
 	if err := s.read.PingContext(ctx); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("sqlstore: open SQLite readers: %w", err)
+	}
+	if s.checkpointer, err = startCheckpointer(ctx, path, common); err != nil {
+		_ = s.Close()
+		return nil, err
 	}
 	return s, nil
 }
