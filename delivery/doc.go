@@ -1,4 +1,87 @@
 // Package delivery turns Pending messages into sends through provider
-// ports and applies what providers report back. It declares the Store port
-// it needs.
+// ports and applies what providers report back. It declares the ports it
+// needs: Store (storage), SMSSender and ChatSender (the transports),
+// Directory (how a campaign's messages are sent) and Observer (metrics).
+//
+// # Dispatcher
+//
+// A Dispatcher runs one lane per channel whose sender is configured. A
+// lane claims due Pending messages of InProgress campaigns in batches
+// (Store.ClaimDue: they become Sending, leased for Config.Lease), sends
+// each through its port, concurrently, and records the results in batches
+// (Store.ApplyUpdates): results that arrive while a batch is being written
+// are grouped into the next one. A lane keeps at most its concurrency
+// (Config.SMSConcurrency, Config.ChatConcurrency) messages claimed and not
+// recorded, and claims again once half a batch of places is free; when
+// nothing is due it polls every Config.PollInterval, or at once after Wake.
+//
+// Results:
+//   - Sent: SMS with one provider id per part (the first is the message's
+//     ProviderMessageID, all of them are recorded for receipts); chat with
+//     the provider's message token (ALREADY_SENT is a success too).
+//   - A permanent failure (IsPermanent) ends the message Failed with the
+//     failure's details and code, for instance "USER_BLOCKED (8)" or
+//     "ESME_RINVDSTADR: Invalid Dest Addr (0x0000000B)".
+//   - Any other failure (throttling, a full queue, a lost connection, a
+//     timeout) puts the message back to Pending, due after an exponential
+//     backoff with jitter (Config.RetryBackoff) that grows with its
+//     attempts; the transient failure of its Config.MaxAttempts-th attempt
+//     fails it ("Gave up after 12 attempts: ...").
+//
+// A message's route (its campaign's approved SMS sender name, chat
+// service, fallback sender name, chat type and extras) comes from the
+// Directory, cached per campaign for Config.RouteTTL. A fallback SMS
+// (Message.FallbackFor set) goes through the SMS lane with the campaign's
+// fallback sender. Every Config.CompleteInterval, after messages moved,
+// InProgress bulk campaigns none of whose messages is Pending or Sending are
+// completed (Store.CompleteDrained); transactional campaigns never are.
+//
+// # Chat
+//
+// Chat messages carry a sequence number (ChatMessage.Seq), the provider's
+// idempotency key: the store assigns it durably the first time the message
+// is claimed (Store.ChatSeqs) from a counter that processes sharing the
+// database share, and it stays the same on every retry, so a provider that
+// already accepted the message answers ALREADY_SENT instead of sending it
+// twice. A permanent chat failure goes through Config.OnChatFailure, the one
+// place where the SMS fallback of codes 8, 9 and 10 hooks in; without it the
+// message is recorded Failed.
+//
+// # Receipts
+//
+// HandleReceipt is the SMS adapter's ReceiptHandler. Receipts handled
+// concurrently are stored together in one transaction
+// (Store.ApplyReceipts) and each call returns once its transaction
+// committed, so the adapter acknowledges a receipt only once it is stored.
+// A receipt may arrive before the Sent of its message was recorded (the
+// SMSC can answer right after submit_sm_resp): it is kept and applied when
+// the parts are recorded. DELIVRD delivers a part and a message is
+// Delivered once all its parts are; UNDELIV, EXPIRED and REJECTD fail it
+// with details UNDELIVERED, EXPIRED and REJECTED and the receipt's err as
+// SMSErrorCode. A repeated receipt changes nothing.
+//
+// # Crash safety
+//
+// No message is lost: a message leaves Pending only in the claim
+// transaction, and leaves Sending only when its result is recorded. The
+// messages of a process that dies stay Sending until their lease ends;
+// then any dispatcher sharing the store (the restarted one checks when Run
+// starts, and every Config.RecoverInterval) puts them back to Pending and
+// they are sent again.
+//
+// Delivery to the SMSC is therefore at least once. A message is submitted
+// again only when its process died (or lost the store for longer than the
+// drain allows) between the submit and the commit of its Sent: its result
+// was not recorded. Those are the messages claimed and not recorded at the
+// time, at most Config.SMSConcurrency per process, so one crash submits at
+// most that many SMS twice, and never any SMS three times. Receipts of a
+// submission whose Sent was never recorded are kept and purged after
+// Config.ReceiptRetention; the message is then settled by the receipts of
+// its new submission. Chat messages are resent with the same sequence
+// number, which the provider deduplicates.
+//
+// When the context of Run ends, the lanes stop claiming; the sends in
+// flight finish and their results are recorded (drain). Sends still running
+// after Config.DrainTimeout are cancelled and their messages put back to
+// Pending (they may have reached the provider: at least once again).
 package delivery

@@ -1,0 +1,186 @@
+package delivery_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/memstore"
+)
+
+// fakeChat is a scripted ChatSender.
+type fakeChat struct {
+	mu      sync.Mutex
+	got     []delivery.ChatMessage
+	outcome func(m delivery.ChatMessage, call int) (delivery.ChatResult, error)
+	calls   map[string]int
+}
+
+func (f *fakeChat) SendChat(ctx context.Context, m delivery.ChatMessage) (delivery.ChatResult, error) {
+	f.mu.Lock()
+	if f.calls == nil {
+		f.calls = map[string]int{}
+	}
+	f.calls[m.To]++
+	call := f.calls[m.To]
+	f.got = append(f.got, m)
+	f.mu.Unlock()
+	if f.outcome != nil {
+		return f.outcome(m, call)
+	}
+	return delivery.ChatResult{Token: "tok-" + m.To}, nil
+}
+
+func (f *fakeChat) sent(to string) []delivery.ChatMessage {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []delivery.ChatMessage
+	for _, m := range f.got {
+		if m.To == to {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestChatLane: chat messages go out with the campaign's service, type and
+// extras, a sequence number of their own that stays the same on retries;
+// ALREADY_SENT is a success; permanent failures are recorded with their
+// code.
+func TestChatLane(t *testing.T) {
+	s := memstore.New()
+	w := newWorld(t, s)
+	ps := phones(8, 8000)
+	chat := &fakeChat{outcome: func(m delivery.ChatMessage, call int) (delivery.ChatResult, error) {
+		switch {
+		case m.To == ps[1] && call == 1:
+			return delivery.ChatResult{}, &delivery.SendError{Code: "7", Details: "TIMEOUT"}
+		case m.To == ps[1]:
+			return delivery.ChatResult{AlreadySent: true, Token: "first-token"}, nil
+		case m.To == ps[2]:
+			return delivery.ChatResult{}, &delivery.SendError{Permanent: true, Code: "8", Details: "USER_BLOCKED"}
+		case m.To == ps[3]:
+			return delivery.ChatResult{}, &delivery.SendError{Permanent: true, Code: "27", Details: "INVALID_PHONE_NUMBER"}
+		case m.To == ps[4]:
+			return delivery.ChatResult{}, &delivery.SendError{Permanent: true, Details: "BAD_TOKEN"}
+		}
+		return delivery.ChatResult{Token: "tok-" + m.To}, nil
+	}}
+	cfg := fastConfig(s)
+	cfg.Chat = chat
+	cfg.ChatTTL = time.Hour
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	config := &messaging.ChatConfig{ButtonText: "Open", ButtonURL: "https://example.com/a"}
+	c, msgs := w.campaign(spec{channel: messaging.ChannelChat, phones: ps, msgType: messaging.TypeButtonPlusText, config: config})
+	own := &messaging.ChatConfig{ButtonText: "Open", ButtonURL: "https://example.com/own"}
+	run(t, d)
+	got := w.waitCampaign(c.ID, "campaign completed", func(c messaging.Campaign) bool { return c.Status == messaging.CampaignCompleted })
+	require.Equal(t, messaging.StatusCounts{Sent: 5, Failed: 3}, got.Counts)
+
+	seqs := map[int64]string{}
+	for i, m := range msgs {
+		sent := chat.sent(m.Phone)
+		require.NotEmpty(t, sent, "message %d", i)
+		for _, cm := range sent {
+			require.Equal(t, m.ID, cm.MessageID)
+			require.Equal(t, "acme-brand", cm.ServiceID)
+			require.Equal(t, messaging.TypeButtonPlusText, cm.Type)
+			require.Equal(t, *config, cm.Config)
+			require.Equal(t, m.Content, cm.Text)
+			require.Equal(t, time.Hour, cm.TTL)
+			require.Equal(t, sent[0].Seq, cm.Seq, "a retry keeps the sequence number")
+		}
+		require.NotContains(t, seqs, sent[0].Seq, "sequence numbers are unique")
+		seqs[sent[0].Seq] = m.Phone
+	}
+	require.Len(t, chat.sent(ps[1]), 2)
+	m1 := w.message(msgs[1].ID)
+	require.Equal(t, messaging.StatusSent, m1.Status, "ALREADY_SENT is a success")
+	require.Equal(t, "first-token", m1.ProviderMessageID)
+	require.Equal(t, "tok-"+ps[0], w.message(msgs[0].ID).ProviderMessageID)
+	for i, want := range map[int]string{2: "USER_BLOCKED (8)", 3: "INVALID_PHONE_NUMBER (27)", 4: "BAD_TOKEN"} {
+		m := w.message(msgs[i].ID)
+		require.Equal(t, messaging.StatusFailed, m.Status)
+		require.Equal(t, want, m.Details)
+		require.Len(t, chat.sent(ps[i]), 1, "a permanent failure is not retried")
+	}
+
+	// A message's own extras override the campaign's.
+	tx, _ := w.campaign(spec{channel: messaging.ChannelChat, mode: messaging.ModeTransactional, msgType: messaging.TypeButtonPlusText, config: config})
+	m := &messaging.Message{ID: w.ids.New(), CompanyID: w.co.ID, CampaignID: tx.ID, Channel: messaging.ChannelChat, Phone: "447700900555",
+		Content: "Yours", Config: own, Status: messaging.StatusPending, DueAt: time.Now(), CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	require.NoError(t, s.AdmitMessages(t.Context(), w.co.ID, []*messaging.Message{m}, 1<<30))
+	d.Wake()
+	waitFor(t, "own-config message sent", func() bool { return w.message(m.ID).Status == messaging.StatusSent })
+	require.Equal(t, *own, chat.sent("447700900555")[0].Config)
+}
+
+// TestChatFailureHook: a permanent chat failure goes through
+// OnChatFailure; a fallback SMS it inserts goes through the SMS lane with
+// the fallback sender, and the campaign waits for it to complete.
+func TestChatFailureHook(t *testing.T) {
+	s := memstore.New()
+	w := newWorld(t, s)
+	ps := phones(4, 9008) // ...9008 blocked, 9009 not a user, 9010 and 9011 fine
+	chat := &fakeChat{outcome: func(m delivery.ChatMessage, call int) (delivery.ChatResult, error) {
+		switch m.To[len(m.To)-4:] {
+		case "9008":
+			return delivery.ChatResult{}, &delivery.SendError{Permanent: true, Code: "8", Details: "USER_BLOCKED"}
+		case "9009":
+			if call == 1 {
+				return delivery.ChatResult{}, &delivery.SendError{Permanent: true, Code: "9", Details: "NOT_VIBER_USER"}
+			}
+		}
+		return delivery.ChatResult{Token: "t"}, nil
+	}}
+	sms := newFakeSMS()
+	var mu sync.Mutex
+	var hooked []string
+	hookCalls := map[string]int{}
+	cfg := fastConfig(s)
+	cfg.Chat, cfg.SMS = chat, sms
+	cfg.OnChatFailure = func(ctx context.Context, m messaging.Message, se *delivery.SendError) (bool, error) {
+		mu.Lock()
+		hookCalls[m.Phone]++
+		first := hookCalls[m.Phone] == 1
+		mu.Unlock()
+		require.Equal(t, messaging.StatusSending, m.Status)
+		if se.Code == "9" && first {
+			return false, context.DeadlineExceeded // the hook failed: the message is retried
+		}
+		if se.Code != "8" {
+			return false, nil
+		}
+		mu.Lock()
+		hooked = append(hooked, m.Phone)
+		mu.Unlock()
+		ok, err := s.ApplyUpdates(ctx, []delivery.StatusUpdate{{MessageID: m.ID, Status: messaging.StatusFailed, At: time.Now(), Details: se.Details + " (" + se.Code + ")"}})
+		require.NoError(t, err)
+		require.Equal(t, []bool{true}, ok)
+		fb := &messaging.Message{ID: w.ids.New(), CompanyID: m.CompanyID, CampaignID: m.CampaignID, Channel: messaging.ChannelSMS,
+			Phone: m.Phone, Content: "SMS instead", FallbackFor: m.ID, Status: messaging.StatusPending,
+			DueAt: time.Now(), CreatedAt: time.Now(), UpdatedAt: time.Now()}
+		require.NoError(t, s.AdmitMessages(ctx, m.CompanyID, []*messaging.Message{fb}, 1<<30))
+		return true, nil
+	}
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	c, msgs := w.campaign(spec{channel: messaging.ChannelChat, phones: ps})
+	run(t, d)
+	got := w.waitCampaign(c.ID, "campaign completed", func(c messaging.Campaign) bool { return c.Status == messaging.CampaignCompleted })
+	require.Equal(t, messaging.StatusCounts{Sent: 3, Failed: 1}, got.Counts)
+	require.Equal(t, messaging.StatusCounts{Sent: 1}, got.FallbackCounts)
+	require.Equal(t, []string{ps[0]}, hooked)
+	require.Equal(t, "USER_BLOCKED (8)", w.message(msgs[0].ID).Details)
+	sends := sms.sends()
+	require.Len(t, sends, 1)
+	require.Equal(t, delivery.SMS{MessageID: sends[0].MessageID, From: "HeraldFB", To: ps[0], Text: "SMS instead"}, sends[0])
+	require.Len(t, chat.sent(ps[1]), 2, "a failed hook has the message sent again")
+	require.Equal(t, messaging.StatusSent, w.message(msgs[1].ID).Status)
+}

@@ -1,0 +1,203 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// Config configures a Dispatcher. Store is required; every other field has
+// a documented zero-value default.
+type Config struct {
+	// Store claims messages and records what happened to them. Required.
+	Store Store
+	// SMS submits SMS messages (fallback SMS included). Nil: the SMS lane
+	// does not run and SMS messages stay Pending.
+	SMS SMSSender
+	// Chat sends chat messages. Nil: the chat lane does not run and chat
+	// messages stay Pending.
+	Chat ChatSender
+	// Directory tells each campaign's SMS sender name, chat service and
+	// fallback sender name. Default: StoreDirectory over Store, when Store
+	// implements CampaignReader (memstore and sqlstore do); otherwise it
+	// is required when a lane runs.
+	Directory Directory
+	// OnChatFailure is the one place a permanent chat send failure goes,
+	// before the dispatcher records it. It is called with the message
+	// (status Sending) and the failure: Code is the provider's status
+	// number ("8", "9", "10" for the SMS fallback triggers) and Details
+	// its name. When it returns handled true it has recorded the outcome
+	// itself (for instance the message Failed and its fallback SMS
+	// inserted, in one transaction) and the dispatcher records nothing;
+	// when it returns false the dispatcher records the message Failed
+	// with the failure's details ("USER_BLOCKED (8)"); when it returns an
+	// error the message is retried later like a transient failure. Nil:
+	// every permanent chat failure is recorded Failed.
+	OnChatFailure func(ctx context.Context, m messaging.Message, err *SendError) (handled bool, _ error)
+
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Logger receives what the dispatcher logs. Default: discard.
+	Logger *slog.Logger
+	// Observer receives measurements for metrics. Default: NopObserver.
+	Observer Observer
+
+	// BatchSize is the most messages one claim takes. Default 256.
+	BatchSize int
+	// SMSConcurrency is the most SMS claimed and not recorded yet at once
+	// (being sent, or waiting for their result to be stored). It bounds
+	// the SMS a crash can leave submitted but not recorded. Default 512.
+	SMSConcurrency int
+	// ChatConcurrency is the same bound for chat messages. Default 128.
+	ChatConcurrency int
+	// Lease is how long a claimed message stays Sending before another
+	// dispatcher may take it back (a crashed process's messages come back
+	// after it). It must exceed SendTimeout. Default 5 minutes.
+	Lease time.Duration
+	// SendTimeout bounds one call of a sender port. Default 1 minute.
+	SendTimeout time.Duration
+	// PollInterval is how often an idle lane looks for due messages
+	// (Wake makes it look at once). Default 200ms.
+	PollInterval time.Duration
+	// RetryBackoff bounds the wait before a message whose send failed
+	// transiently is sent again: it doubles with every attempt from Min
+	// up to Max, each wait drawn between half of it and all of it.
+	// Defaults: Min 1s, Max 5 minutes.
+	RetryBackoff Backoff
+	// MaxAttempts is how many sends a message gets: a transient failure of
+	// the last one fails it. Default 12.
+	MaxAttempts int
+	// ChatTTL is the time to live sent with chat messages. Default 0: the
+	// chat sender's default.
+	ChatTTL time.Duration
+
+	// UpdateBatch is the most send results one store transaction records.
+	// Default 1024.
+	UpdateBatch int
+	// ReceiptBatch is the most receipts one store transaction applies.
+	// Default 512.
+	ReceiptBatch int
+	// StoreTimeout bounds one store call. Default 30s.
+	StoreTimeout time.Duration
+	// RecoverInterval is how often Sending messages whose lease ended are
+	// put back to Pending (also done when Run starts). Default 30s.
+	RecoverInterval time.Duration
+	// CompleteInterval is how often drained bulk campaigns are completed.
+	// Default 1s.
+	CompleteInterval time.Duration
+	// ReceiptRetention is how long SMS parts are kept for their receipts,
+	// and early receipts for their parts. Default 7 days.
+	ReceiptRetention time.Duration
+	// PurgeInterval is how often older parts and receipts are purged.
+	// Default 1 hour.
+	PurgeInterval time.Duration
+	// RouteTTL is how long a campaign's route is cached. Default 1 minute.
+	RouteTTL time.Duration
+	// DrainTimeout is how long Run, once its context ended, waits for the
+	// sends in flight before it cancels them (their messages go back to
+	// Pending). Default 30s.
+	DrainTimeout time.Duration
+}
+
+// Backoff bounds an exponential backoff.
+type Backoff struct {
+	Min time.Duration
+	Max time.Duration
+}
+
+// delay is the wait after the given attempt (from 1): Min doubled
+// attempt-1 times, at most Max, drawn between half of it and all of it.
+func (b Backoff) delay(attempt int) time.Duration {
+	d := b.Min
+	for i := 1; i < attempt && d < b.Max; i++ {
+		d *= 2
+	}
+	d = min(d, b.Max)
+	if d <= 1 {
+		return d
+	}
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
+
+// Defaults of Config.
+const (
+	DefaultBatchSize        = 256
+	DefaultSMSConcurrency   = 512
+	DefaultChatConcurrency  = 128
+	DefaultLease            = 5 * time.Minute
+	DefaultSendTimeout      = time.Minute
+	DefaultPollInterval     = 200 * time.Millisecond
+	DefaultRetryMin         = time.Second
+	DefaultRetryMax         = 5 * time.Minute
+	DefaultMaxAttempts      = 12
+	DefaultUpdateBatch      = 1024
+	DefaultReceiptBatch     = 512
+	DefaultStoreTimeout     = 30 * time.Second
+	DefaultRecoverInterval  = 30 * time.Second
+	DefaultCompleteInterval = time.Second
+	DefaultReceiptRetention = 7 * 24 * time.Hour
+	DefaultPurgeInterval    = time.Hour
+	DefaultRouteTTL         = time.Minute
+	DefaultDrainTimeout     = 30 * time.Second
+)
+
+// withDefaults fills the zero values and checks the others.
+func (c Config) withDefaults() (Config, error) {
+	if c.Store == nil {
+		return c, errors.New("delivery: Config.Store is required")
+	}
+	if c.Directory == nil {
+		if r, ok := c.Store.(CampaignReader); ok {
+			c.Directory = StoreDirectory{Store: r}
+		} else if c.SMS != nil || c.Chat != nil {
+			return c, errors.New("delivery: Config.Directory is required: the store does not read campaigns")
+		}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Observer == nil {
+		c.Observer = NopObserver{}
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defD := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.BatchSize, DefaultBatchSize)
+	def(&c.SMSConcurrency, DefaultSMSConcurrency)
+	def(&c.ChatConcurrency, DefaultChatConcurrency)
+	def(&c.MaxAttempts, DefaultMaxAttempts)
+	def(&c.UpdateBatch, DefaultUpdateBatch)
+	def(&c.ReceiptBatch, DefaultReceiptBatch)
+	defD(&c.Lease, DefaultLease)
+	defD(&c.SendTimeout, DefaultSendTimeout)
+	defD(&c.PollInterval, DefaultPollInterval)
+	defD(&c.RetryBackoff.Min, DefaultRetryMin)
+	defD(&c.RetryBackoff.Max, DefaultRetryMax)
+	c.RetryBackoff.Max = max(c.RetryBackoff.Max, c.RetryBackoff.Min)
+	defD(&c.StoreTimeout, DefaultStoreTimeout)
+	defD(&c.RecoverInterval, DefaultRecoverInterval)
+	defD(&c.CompleteInterval, DefaultCompleteInterval)
+	defD(&c.ReceiptRetention, DefaultReceiptRetention)
+	defD(&c.PurgeInterval, DefaultPurgeInterval)
+	defD(&c.RouteTTL, DefaultRouteTTL)
+	defD(&c.DrainTimeout, DefaultDrainTimeout)
+	if c.Lease <= c.SendTimeout {
+		return c, errors.New("delivery: Config.Lease must exceed Config.SendTimeout")
+	}
+	return c, nil
+}

@@ -1,0 +1,92 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// Route is what the dispatcher needs to know of a campaign to send its
+// messages.
+type Route struct {
+	// MessageType and Config are the campaign's chat message type and chat
+	// extras (a message's own Config overrides Config).
+	MessageType messaging.MessageType
+	Config      *messaging.ChatConfig
+	// SMSSender is the name of the campaign's approved SMS sender; empty
+	// when it has none (its SMS then fail).
+	SMSSender string
+	// ChatServiceID is the provider-side id of the campaign's chat
+	// service; empty when it has none (its chat messages then fail).
+	ChatServiceID string
+	// FallbackSender is the name of the approved SMS sender of the
+	// campaign's chat -> SMS fallback; empty when none.
+	FallbackSender string
+}
+
+// Directory tells the dispatcher how each campaign's messages are sent.
+type Directory interface {
+	// Route returns the route of a campaign of a company. A campaign that
+	// does not exist is a NotFound *messaging.Error: its messages fail;
+	// any other error is retried.
+	Route(ctx context.Context, companyID, campaignID messaging.ID) (Route, error)
+}
+
+// CampaignReader is the part of the campaign store a StoreDirectory reads:
+// the campaign.Store adapters (memstore, sqlstore) implement it.
+type CampaignReader interface {
+	GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error)
+	GetSMSSender(ctx context.Context, companyID messaging.ID, id int64) (messaging.SMSSender, error)
+	GetChatService(ctx context.Context, companyID messaging.ID, id int64) (messaging.ChatService, error)
+}
+
+// StoreDirectory is the Directory that reads routes from the campaign
+// store: the campaign's SMS sender, chat service and fallback sender, by
+// the ids the campaign recorded when it was created. A sender that is not
+// approved (or no longer exists) gives an empty name.
+type StoreDirectory struct {
+	Store CampaignReader
+}
+
+// Route implements Directory.
+func (d StoreDirectory) Route(ctx context.Context, companyID, campaignID messaging.ID) (Route, error) {
+	c, err := d.Store.GetCampaign(ctx, companyID, campaignID)
+	if err != nil {
+		return Route{}, fmt.Errorf("route of campaign %s: %w", campaignID, err)
+	}
+	r := Route{MessageType: c.MessageType, Config: c.Config}
+	if r.SMSSender, err = d.sender(ctx, companyID, c.SMSSenderID); err != nil {
+		return Route{}, fmt.Errorf("route of campaign %s: %w", campaignID, err)
+	}
+	if r.FallbackSender, err = d.sender(ctx, companyID, c.FallbackSender); err != nil {
+		return Route{}, fmt.Errorf("route of campaign %s: %w", campaignID, err)
+	}
+	if c.ChatServiceID != 0 {
+		cs, err := d.Store.GetChatService(ctx, companyID, c.ChatServiceID)
+		switch {
+		case err == nil:
+			r.ChatServiceID = cs.ProviderServiceID
+		case !messaging.IsCode(err, messaging.NotFound):
+			return Route{}, fmt.Errorf("route of campaign %s: chat service: %w", campaignID, err)
+		}
+	}
+	return r, nil
+}
+
+// sender returns the name of an approved sender, "" for none.
+func (d StoreDirectory) sender(ctx context.Context, companyID messaging.ID, id int64) (string, error) {
+	if id == 0 {
+		return "", nil
+	}
+	s, err := d.Store.GetSMSSender(ctx, companyID, id)
+	switch {
+	case messaging.IsCode(err, messaging.NotFound):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("sms sender: %w", err)
+	case !s.Approved:
+		return "", nil
+	}
+	return s.SenderID, nil
+}

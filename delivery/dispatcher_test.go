@@ -1,0 +1,441 @@
+package delivery_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/memstore"
+)
+
+// fakeSMS is a scripted SMSSender. By default every SMS is accepted with
+// one part per 10 characters of text; outcome overrides that per call.
+type fakeSMS struct {
+	mu      sync.Mutex
+	calls   map[string]int // sends per destination
+	sent    []delivery.SMS
+	next    int
+	outcome func(sms delivery.SMS, call int) (parts int, err error)
+	// receipts, when set, is called with the part ids of every accepted
+	// SMS before Send returns (the SMSC answering the receipt right after
+	// submit_sm_resp).
+	receipts func(sms delivery.SMS, ids []string)
+}
+
+func newFakeSMS() *fakeSMS { return &fakeSMS{calls: map[string]int{}} }
+
+func (f *fakeSMS) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult, error) {
+	f.mu.Lock()
+	f.calls[sms.To]++
+	call := f.calls[sms.To]
+	f.sent = append(f.sent, sms)
+	f.mu.Unlock()
+	parts := (len(sms.Text) + 9) / 10
+	var err error
+	if f.outcome != nil {
+		parts, err = f.outcome(sms, call)
+	}
+	if err != nil {
+		return delivery.SMSResult{}, err
+	}
+	f.mu.Lock()
+	ids := make([]string, parts)
+	for i := range ids {
+		f.next++
+		ids[i] = fmt.Sprintf("P%06d", f.next)
+	}
+	f.mu.Unlock()
+	if f.receipts != nil {
+		f.receipts(sms, ids)
+	}
+	return delivery.SMSResult{PartIDs: ids}, nil
+}
+
+func (f *fakeSMS) callsTo(to string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[to]
+}
+
+func (f *fakeSMS) sends() []delivery.SMS {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.sent)
+}
+
+var (
+	errThrottled = &delivery.SendError{Code: "0x00000058", Details: "ESME_RTHROTTLED"}
+	errBadDest   = &delivery.SendError{Permanent: true, Code: "0x0000000B", Details: "ESME_RINVDSTADR"}
+)
+
+// receiptsFor returns a receipt function that acknowledges every part
+// through h, with the outcome chosen by the number as the simulator does.
+func receiptsFor(t testing.TB, h delivery.ReceiptHandler) func(delivery.SMS, []string) {
+	return func(sms delivery.SMS, ids []string) {
+		state, code := delivery.StateDelivered, "000"
+		switch sms.To[len(sms.To)-4:] {
+		case "0001":
+			state, code = delivery.StateUndeliverable, "001"
+		case "0002":
+			state, code = delivery.StateExpired, "002"
+		case "0003":
+			state, code = delivery.StateRejected, "003"
+		}
+		for _, id := range ids {
+			require.NoError(t, h(context.Background(), delivery.Receipt{ProviderID: id, State: state, Err: code, At: time.Now()}))
+		}
+	}
+}
+
+// TestSMSLaneReceipts: messages of an InProgress bulk campaign are sent
+// with the campaign's sender, their receipts (some before the Sent is
+// recorded, some after) settle them, and the campaign completes.
+func TestSMSLaneReceipts(t *testing.T) {
+	s := memstore.New()
+	w := newWorld(t, s)
+	sms := newFakeSMS()
+	cfg := fastConfig(s)
+	cfg.SMS = sms
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	var early sync.Map
+	sms.receipts = func(m delivery.SMS, ids []string) {
+		if m.To[len(m.To)-1]%2 == 0 { // half the receipts come before the Sent is recorded
+			receiptsFor(t, d.HandleReceipt)(m, ids)
+			return
+		}
+		early.Store(m.To, ids)
+	}
+	c, msgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(40, 0), text: func(i int) string {
+		return fmt.Sprintf("Message number %d, long enough for parts", i)
+	}})
+	run(t, d)
+	w.waitCampaign(c.ID, "everything handed to the SMSC", func(c messaging.Campaign) bool { return c.Counts.Unsent() == 0 })
+	early.Range(func(k, v any) bool {
+		receiptsFor(t, d.HandleReceipt)(delivery.SMS{To: k.(string)}, v.([]string))
+		return true
+	})
+	got := w.waitCampaign(c.ID, "every message settled", func(c messaging.Campaign) bool {
+		return settled(c) && c.Status == messaging.CampaignCompleted
+	})
+	require.Equal(t, messaging.StatusCounts{Delivered: 37, Failed: 3}, got.Counts)
+	for i, m := range msgs {
+		got := w.message(m.ID)
+		require.Equal(t, 1, got.Attempts)
+		require.NotEmpty(t, got.ProviderMessageID)
+		require.NotNil(t, got.SentAt)
+		switch i {
+		case 1, 2, 3:
+			require.Equal(t, messaging.StatusFailed, got.Status, "message %d", i)
+			require.Equal(t, []string{"UNDELIVERED", "EXPIRED", "REJECTED"}[i-1], got.Details)
+			require.Equal(t, fmt.Sprintf("00%d", i), got.SMSErrorCode)
+		default:
+			require.Equal(t, messaging.StatusDelivered, got.Status, "message %d", i)
+			require.NotNil(t, got.DeliveredAt)
+		}
+	}
+	for _, sent := range sms.sends() {
+		require.Equal(t, "Herald", sent.From)
+	}
+	require.Len(t, sms.sends(), 40, "one send per message")
+	n, err := s.PendingCount(t.Context(), w.co.ID)
+	require.NoError(t, err)
+	require.Zero(t, n)
+}
+
+// TestSMSLaneRetries: transient failures are retried with backoff until
+// they succeed; the attempt count shows it; the transient failure of the
+// last attempt fails the message; a permanent failure is not retried.
+func TestSMSLaneRetries(t *testing.T) {
+	s := memstore.New()
+	w := newWorld(t, s)
+	sms := newFakeSMS()
+	ps := phones(12, 100)
+	sms.outcome = func(m delivery.SMS, call int) (int, error) {
+		switch {
+		case m.To == ps[0]: // always throttled
+			return 0, errThrottled
+		case m.To == ps[1]:
+			return 0, errBadDest
+		case m.To == ps[2] && call < 3: // the connection dropped twice
+			return 0, &delivery.SendError{Details: "connection lost", Err: errors.New("EOF")}
+		case m.To == ps[3] && call == 1:
+			return 0, context.DeadlineExceeded // a plain timeout is transient
+		case m.To == ps[3]:
+			return 1, nil
+		case call <= 2:
+			return 0, errThrottled
+		}
+		return 1, nil
+	}
+	cfg := fastConfig(s)
+	cfg.SMS = sms
+	cfg.MaxAttempts = 4
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	c, msgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: ps})
+	run(t, d)
+	got := w.waitCampaign(c.ID, "campaign completed", func(c messaging.Campaign) bool { return c.Status == messaging.CampaignCompleted })
+	require.Equal(t, messaging.StatusCounts{Sent: 10, Failed: 2}, got.Counts)
+
+	m0 := w.message(msgs[0].ID)
+	require.Equal(t, messaging.StatusFailed, m0.Status)
+	require.Equal(t, "Gave up after 4 attempts: ESME_RTHROTTLED (0x00000058)", m0.Details)
+	require.Equal(t, 4, m0.Attempts)
+	require.Equal(t, 4, sms.callsTo(ps[0]))
+
+	m1 := w.message(msgs[1].ID)
+	require.Equal(t, messaging.StatusFailed, m1.Status)
+	require.Equal(t, "ESME_RINVDSTADR (0x0000000B)", m1.Details)
+	require.Equal(t, 1, sms.callsTo(ps[1]), "a permanent failure is not retried")
+
+	require.Equal(t, 3, w.message(msgs[2].ID).Attempts)
+	require.Equal(t, 2, w.message(msgs[3].ID).Attempts)
+	for _, m := range msgs[4:] {
+		got := w.message(m.ID)
+		require.Equal(t, messaging.StatusSent, got.Status)
+		require.Equal(t, 3, got.Attempts)
+	}
+}
+
+// TestOnlyInProgressCampaigns: messages of a Ready campaign wait until it
+// starts; those of a transactional campaign go at once; a campaign without
+// an approved sender fails its messages.
+func TestOnlyInProgressCampaigns(t *testing.T) {
+	s := memstore.New()
+	w := newWorld(t, s)
+	sms := newFakeSMS()
+	cfg := fastConfig(s)
+	cfg.SMS = sms
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	ready, readyMsgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(5, 200), status: messaging.CampaignReady})
+	tx, _ := w.campaign(spec{channel: messaging.ChannelSMS, mode: messaging.ModeTransactional, phones: phones(3, 300)})
+	orphan, orphanMsgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(2, 400), noSender: true})
+	run(t, d)
+
+	w.waitCampaign(tx.ID, "transactional messages sent", func(c messaging.Campaign) bool { return c.Counts.Sent == 3 })
+	got := w.waitCampaign(orphan.ID, "sender-less campaign completed", func(c messaging.Campaign) bool { return c.Status == messaging.CampaignCompleted })
+	require.Equal(t, messaging.StatusCounts{Failed: 2}, got.Counts)
+	require.Equal(t, "No approved SMS sender", w.message(orphanMsgs[0].ID).Details)
+	require.Equal(t, messaging.CampaignInProgress, w.get(tx.ID).Status, "a transactional campaign never completes")
+	for _, m := range readyMsgs {
+		require.Zero(t, sms.callsTo(m.Phone), "a Ready campaign sends nothing")
+	}
+	require.Equal(t, messaging.CampaignReady, w.get(ready.ID).Status)
+
+	w.transition(ready, messaging.CampaignReady, messaging.CampaignInProgress)
+	d.Wake()
+	got = w.waitCampaign(ready.ID, "started campaign completed", func(c messaging.Campaign) bool { return c.Status == messaging.CampaignCompleted })
+	require.Equal(t, messaging.StatusCounts{Sent: 5}, got.Counts)
+}
+
+// TestReceiptsIdempotent: a receipt handled twice, concurrently or later,
+// counts once; a long message waits for every part.
+func TestReceiptsIdempotent(t *testing.T) {
+	s := memstore.New()
+	w := newWorld(t, s)
+	sms := newFakeSMS()
+	sms.outcome = func(delivery.SMS, int) (int, error) { return 3, nil }
+	var mu sync.Mutex
+	parts := map[string][]string{}
+	sms.receipts = func(m delivery.SMS, ids []string) {
+		mu.Lock()
+		parts[m.To] = ids
+		mu.Unlock()
+	}
+	cfg := fastConfig(s)
+	cfg.SMS = sms
+	obs := &countingObserver{}
+	cfg.Observer = obs
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	c, msgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(20, 500)})
+	run(t, d)
+	w.waitCampaign(c.ID, "all sent", func(c messaging.Campaign) bool { return c.Counts.Sent == 20 })
+
+	receipt := func(id string) delivery.Receipt {
+		return delivery.Receipt{ProviderID: id, State: delivery.StateDelivered, Err: "000", At: time.Now()}
+	}
+	// Two parts of every message, each twice at once.
+	var wg sync.WaitGroup
+	for _, m := range msgs {
+		for _, id := range parts[m.Phone][:2] {
+			for range 2 {
+				wg.Go(func() { require.NoError(t, d.HandleReceipt(t.Context(), receipt(id))) })
+			}
+		}
+	}
+	wg.Wait()
+	require.Equal(t, messaging.StatusCounts{Sent: 20}, w.get(c.ID).Counts, "a long message waits for all its parts")
+	for _, m := range msgs {
+		require.NoError(t, d.HandleReceipt(t.Context(), receipt(parts[m.Phone][2])))
+	}
+	require.Equal(t, messaging.StatusCounts{Delivered: 20}, w.get(c.ID).Counts)
+	for _, m := range msgs {
+		for _, id := range parts[m.Phone] {
+			require.NoError(t, d.HandleReceipt(t.Context(), receipt(id)))
+		}
+	}
+	require.Equal(t, messaging.StatusCounts{Delivered: 20}, w.get(c.ID).Counts)
+	require.EqualValues(t, 20, obs.receipts[delivery.ReceiptApplied].Load())
+	require.EqualValues(t, 40, obs.receipts[delivery.ReceiptPartial].Load())
+	require.EqualValues(t, 40+60, obs.receipts[delivery.ReceiptDuplicate].Load())
+}
+
+// countingObserver counts receipts by outcome and messages by status.
+type countingObserver struct {
+	delivery.NopObserver
+	receipts [5]atomic.Int64
+	mu       sync.Mutex
+	messages map[string]int
+}
+
+func (o *countingObserver) Receipt(_ string, out delivery.ReceiptOutcome) { o.receipts[out].Add(1) }
+
+func (o *countingObserver) Messages(ch messaging.Channel, st messaging.MessageStatus, n int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.messages == nil {
+		o.messages = map[string]int{}
+	}
+	o.messages[string(ch)+"/"+string(st)] += n
+}
+
+// TestRecoverAtStart: messages left Sending by a dispatcher that died are
+// sent again once their lease ended.
+func TestRecoverAtStart(t *testing.T) {
+	s := memstore.New()
+	w := newWorld(t, s)
+	c, msgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(6, 600)})
+	// A process claimed them a while ago and died.
+	past := time.Now().Add(-time.Hour)
+	claimed, err := s.ClaimDue(t.Context(), messaging.ChannelSMS, time.Now(), past.Add(time.Minute), 4)
+	require.NoError(t, err)
+	require.Len(t, claimed, 4)
+
+	sms := newFakeSMS()
+	cfg := fastConfig(s)
+	cfg.SMS = sms
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	run(t, d)
+	got := w.waitCampaign(c.ID, "campaign completed", func(c messaging.Campaign) bool { return c.Status == messaging.CampaignCompleted })
+	require.Equal(t, messaging.StatusCounts{Sent: 6}, got.Counts)
+	for i, m := range msgs {
+		want := 1
+		if i < 4 {
+			want = 2
+		}
+		require.Equal(t, want, w.message(m.ID).Attempts, "message %d", i)
+		require.Equal(t, 1, sms.callsTo(m.Phone))
+	}
+}
+
+// blockingSMS holds every Send until released.
+type blockingSMS struct {
+	started chan string
+	release chan struct{}
+}
+
+func (b *blockingSMS) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult, error) {
+	b.started <- sms.To
+	select {
+	case <-b.release:
+		return delivery.SMSResult{PartIDs: []string{"id-" + sms.To}}, nil
+	case <-ctx.Done():
+		return delivery.SMSResult{}, fmt.Errorf("send: %w", ctx.Err())
+	}
+}
+
+// TestDrain: when Run's context ends, the sends in flight finish and are
+// recorded; sends that outlive the drain timeout are cancelled and their
+// messages put back to Pending.
+func TestDrain(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		release  bool
+		want     messaging.StatusCounts
+		timeout  time.Duration
+		attempts int
+	}{
+		{"finished", true, messaging.StatusCounts{Sent: 3}, time.Minute, 1},
+		{"cancelled", false, messaging.StatusCounts{Pending: 3}, 10 * time.Millisecond, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := memstore.New()
+			w := newWorld(t, s)
+			b := &blockingSMS{started: make(chan string, 3), release: make(chan struct{})}
+			cfg := fastConfig(s)
+			cfg.SMS = b
+			cfg.DrainTimeout = tc.timeout
+			d, err := delivery.New(cfg)
+			require.NoError(t, err)
+			c, msgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(3, 700)})
+			stop := run(t, d)
+			for range 3 {
+				<-b.started
+			}
+			stopped := make(chan struct{})
+			go func() { stop(); close(stopped) }()
+			if tc.release {
+				close(b.release)
+			}
+			<-stopped
+			got := w.get(c.ID)
+			require.Equal(t, tc.want, got.Counts)
+			for _, m := range msgs {
+				require.Equal(t, tc.attempts, w.message(m.ID).Attempts)
+			}
+		})
+	}
+}
+
+// TestObserver: the observer sees claims, results and in-flight counts.
+func TestObserver(t *testing.T) {
+	s := memstore.New()
+	w := newWorld(t, s)
+	sms := newFakeSMS()
+	sms.outcome = func(m delivery.SMS, call int) (int, error) {
+		if m.To[len(m.To)-1] == '0' && call == 1 {
+			return 0, errThrottled
+		}
+		return 1, nil
+	}
+	cfg := fastConfig(s)
+	cfg.SMS = sms
+	obs := &countingObserver{}
+	cfg.Observer = obs
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	c, _ := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(10, 800)})
+	stop := run(t, d)
+	w.waitCampaign(c.ID, "campaign completed", func(c messaging.Campaign) bool { return c.Status == messaging.CampaignCompleted })
+	stop()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	require.Equal(t, map[string]int{"Smpp/Sending": 11, "Smpp/Pending": 1, "Smpp/Sent": 10}, obs.messages)
+}
+
+// TestConfig: the required store and the lease/timeout relation.
+func TestConfig(t *testing.T) {
+	_, err := delivery.New(delivery.Config{})
+	require.ErrorContains(t, err, "Store is required")
+	_, err = delivery.New(delivery.Config{Store: memstore.New(), Lease: time.Second, SendTimeout: time.Minute})
+	require.ErrorContains(t, err, "Lease must exceed")
+	d, err := delivery.New(delivery.Config{Store: memstore.New(), SMS: newFakeSMS()})
+	require.NoError(t, err, "memstore reads campaigns: the directory defaults to it")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, d.Run(ctx))
+	require.Error(t, d.Run(ctx), "Run runs once")
+}

@@ -1,0 +1,367 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// lane claims and sends the messages of one channel. Its claimer loop
+// claims a batch when enough of its concurrency is free, and starts one
+// goroutine per claimed message; that goroutine sends the message, hands
+// the result to the update committer and waits for it to be stored before
+// it frees its place. So at most concurrency messages of the lane are
+// claimed and not recorded at any time.
+type lane struct {
+	d        *Dispatcher
+	ch       messaging.Channel
+	capacity int
+	send     func(ctx context.Context, j job) (*StatusUpdate, string)
+	wake     chan struct{}
+
+	mu       sync.Mutex
+	inFlight int
+	freed    chan struct{} // signalled when places are freed
+	procs    sync.WaitGroup
+}
+
+// job is a claimed message with what its send needs.
+type job struct {
+	m     messaging.Message
+	route Route
+	seq   int64
+}
+
+// Results of a send, for Observer.Send.
+const (
+	resultSent   = "sent"
+	resultRetry  = "retry"
+	resultFailed = "failed"
+)
+
+func newLane(d *Dispatcher, ch messaging.Channel, capacity int, send func(context.Context, job) (*StatusUpdate, string)) *lane {
+	return &lane{d: d, ch: ch, capacity: capacity, send: send, wake: make(chan struct{}, 1), freed: make(chan struct{}, 1)}
+}
+
+// threshold is how many places must be free before the lane claims again
+// while sends are in flight: half a batch, so that claims stay large.
+func (l *lane) threshold() int {
+	return max(1, min(l.d.cfg.BatchSize, l.capacity)/2)
+}
+
+// reserve takes up to n free places and returns how many it took.
+func (l *lane) reserve(n int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n = min(n, l.capacity-l.inFlight)
+	l.inFlight += n
+	l.d.obs.InFlight(l.ch, l.inFlight, l.capacity)
+	return n
+}
+
+// release frees n places.
+func (l *lane) release(n int) {
+	if n == 0 {
+		return
+	}
+	l.mu.Lock()
+	l.inFlight -= n
+	l.d.obs.InFlight(l.ch, l.inFlight, l.capacity)
+	l.mu.Unlock()
+	select {
+	case l.freed <- struct{}{}:
+	default:
+	}
+}
+
+// waitFree waits until the lane may claim again; false when ctx ended.
+func (l *lane) waitFree(ctx context.Context) bool {
+	for {
+		l.mu.Lock()
+		free, busy := l.capacity-l.inFlight, l.inFlight > 0
+		l.mu.Unlock()
+		if free >= l.threshold() || (!busy && free > 0) {
+			return true
+		}
+		select {
+		case <-l.freed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// sleep waits for the poll interval or a wake-up; false when ctx ended.
+func (l *lane) sleep(ctx context.Context) bool {
+	t := time.NewTimer(l.d.cfg.PollInterval)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-l.wake:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// run claims and starts sends until ctx ends; the sends run on sendCtx.
+func (l *lane) run(ctx, sendCtx context.Context) {
+	d := l.d
+	op := "claim_" + map[messaging.Channel]string{messaging.ChannelSMS: "sms", messaging.ChannelChat: "chat"}[l.ch]
+	idle := false
+	for {
+		if idle && !l.sleep(ctx) || !idle && !l.waitFree(ctx) {
+			return
+		}
+		want := l.reserve(d.cfg.BatchSize)
+		if want == 0 {
+			idle = false
+			continue
+		}
+		now := d.cfg.Now()
+		sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+		start := time.Now()
+		claimed, err := d.store.ClaimDue(sctx, l.ch, now, now.Add(d.cfg.Lease), want)
+		cancel()
+		d.obs.Batch(op, len(claimed), time.Since(start), err)
+		if err != nil {
+			l.release(want)
+			if ctx.Err() == nil {
+				d.log.Error("claiming due messages", "channel", l.ch, "err", err)
+			}
+			idle = true
+			continue
+		}
+		l.release(want - len(claimed))
+		idle = len(claimed) < want
+		if len(claimed) == 0 {
+			continue
+		}
+		d.obs.Messages(l.ch, messaging.StatusSending, len(claimed))
+		// The claim committed: these messages are processed even when ctx
+		// ended meanwhile.
+		for _, j := range l.prepare(sendCtx, claimed) {
+			l.procs.Add(1)
+			go l.process(sendCtx, j)
+		}
+	}
+}
+
+// prepare finds the route of every claimed message (and, for chat, its
+// sequence number). Messages that cannot be prepared are settled at once.
+func (l *lane) prepare(ctx context.Context, claimed []messaging.Message) []job {
+	d := l.d
+	jobs := make([]job, 0, len(claimed))
+	failed := map[messaging.ID]error{}
+	for _, m := range claimed {
+		if _, bad := failed[m.CampaignID]; bad {
+			continue
+		}
+		if _, ok := d.routes.get(m.CampaignID, d.cfg.Now()); ok {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+		r, err := d.cfg.Directory.Route(sctx, m.CompanyID, m.CampaignID)
+		cancel()
+		if err != nil {
+			failed[m.CampaignID] = err
+			continue
+		}
+		d.routes.put(m.CampaignID, r, d.cfg.Now())
+	}
+	var seqs []int64
+	if l.ch == messaging.ChannelChat {
+		ids := make([]messaging.ID, len(claimed))
+		for i, m := range claimed {
+			ids[i] = m.ID
+		}
+		sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+		start := time.Now()
+		var err error
+		seqs, err = d.store.ChatSeqs(sctx, ids)
+		cancel()
+		d.obs.Batch("chat_seqs", len(ids), time.Since(start), err)
+		if err != nil {
+			d.log.Error("assigning chat sequence numbers", "err", err)
+			for _, m := range claimed {
+				l.settle(ctx, m, d.retry(m))
+			}
+			return nil
+		}
+	}
+	for i, m := range claimed {
+		if err := failed[m.CampaignID]; err != nil {
+			if messaging.IsCode(err, messaging.NotFound) {
+				l.settle(ctx, m, d.fail(m, "Campaign not found"))
+			} else {
+				d.log.Error("reading a campaign's route", "campaign", m.CampaignID, "err", err)
+				l.settle(ctx, m, d.retry(m))
+			}
+			continue
+		}
+		r, _ := d.routes.get(m.CampaignID, d.cfg.Now())
+		j := job{m: m, route: r}
+		if seqs != nil {
+			j.seq = seqs[i]
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs
+}
+
+// settle records the outcome of a message that is not sent, and frees its
+// place.
+func (l *lane) settle(ctx context.Context, m messaging.Message, u *StatusUpdate) {
+	l.procs.Add(1)
+	go func() {
+		defer l.procs.Done()
+		defer l.release(1)
+		l.record(m, u)
+	}()
+}
+
+// record hands u to the update committer and waits until it is stored.
+func (l *lane) record(m messaging.Message, u *StatusUpdate) {
+	if u == nil {
+		return
+	}
+	if _, err := l.d.updates.do(context.Background(), update{*u, l.ch}); err != nil {
+		l.d.log.Error("a send result was not recorded: the message stays Sending until its lease ends",
+			"message", m.ID, "status", u.Status, "err", err)
+	}
+}
+
+// process sends one message and records the result.
+func (l *lane) process(ctx context.Context, j job) {
+	defer l.procs.Done()
+	defer l.release(1)
+	start := time.Now()
+	u, result := l.send(ctx, j)
+	l.d.obs.Send(l.ch, time.Since(start), result)
+	l.record(j.m, u)
+}
+
+// sendSMS submits an SMS (or a fallback SMS) through the SMS port.
+func (d *Dispatcher) sendSMS(ctx context.Context, j job) (*StatusUpdate, string) {
+	m := j.m
+	from := j.route.SMSSender
+	if m.IsFallback() {
+		from = j.route.FallbackSender
+	}
+	if from == "" {
+		return d.fail(m, "No approved SMS sender"), resultFailed
+	}
+	sctx, cancel := context.WithTimeout(ctx, d.cfg.SendTimeout)
+	res, err := d.cfg.SMS.Send(sctx, SMS{MessageID: m.ID, From: from, To: m.Phone, Text: m.Content})
+	cancel()
+	if err != nil {
+		return d.failure(ctx, m, err)
+	}
+	u := &StatusUpdate{MessageID: m.ID, Status: messaging.StatusSent, At: d.cfg.Now(), PartIDs: res.PartIDs}
+	if len(res.PartIDs) > 0 {
+		u.ProviderMessageID = res.PartIDs[0]
+	}
+	return u, resultSent
+}
+
+// sendChat sends a chat message through the chat port. A permanent
+// failure goes through Config.OnChatFailure.
+func (d *Dispatcher) sendChat(ctx context.Context, j job) (*StatusUpdate, string) {
+	m := j.m
+	if j.route.ChatServiceID == "" {
+		return d.fail(m, "No chat service"), resultFailed
+	}
+	cm := ChatMessage{MessageID: m.ID, ServiceID: j.route.ChatServiceID, To: m.Phone, Seq: j.seq, TTL: d.cfg.ChatTTL,
+		Type: j.route.MessageType, Text: m.Content}
+	switch {
+	case m.Config != nil:
+		cm.Config = *m.Config
+	case j.route.Config != nil:
+		cm.Config = *j.route.Config
+	}
+	if !cm.Type.Valid() {
+		cm.Type = messaging.TypeSimpleText
+	}
+	sctx, cancel := context.WithTimeout(ctx, d.cfg.SendTimeout)
+	res, err := d.cfg.Chat.SendChat(sctx, cm)
+	cancel()
+	if err == nil {
+		return &StatusUpdate{MessageID: m.ID, Status: messaging.StatusSent, At: d.cfg.Now(), ProviderMessageID: res.Token}, resultSent
+	}
+	var se *SendError
+	if d.cfg.OnChatFailure != nil && errors.As(err, &se) && se.Permanent {
+		handled, herr := d.cfg.OnChatFailure(ctx, m, se)
+		switch {
+		case herr != nil:
+			d.log.Error("handling a chat failure; the message will be sent again", "message", m.ID, "err", herr)
+			return d.retry(m), resultRetry
+		case handled:
+			return nil, resultFailed
+		}
+	}
+	return d.failure(ctx, m, err)
+}
+
+// failure is the update after a failed send: Failed when permanent or out
+// of attempts, else Pending again after a backoff.
+func (d *Dispatcher) failure(ctx context.Context, m messaging.Message, err error) (*StatusUpdate, string) {
+	switch {
+	case IsPermanent(err):
+		return d.fail(m, failureDetails(err)), resultFailed
+	case ctx.Err() != nil:
+		// Run gave up draining: the send may or may not have reached the
+		// provider; the message is sent again.
+		return &StatusUpdate{MessageID: m.ID, Status: messaging.StatusPending, At: d.cfg.Now(), DueAt: d.cfg.Now()}, resultRetry
+	case m.Attempts >= d.cfg.MaxAttempts:
+		return d.fail(m, fmt.Sprintf("Gave up after %d attempts: %s", m.Attempts, failureDetails(err))), resultFailed
+	}
+	d.log.Debug("send failed; retrying later", "message", m.ID, "channel", m.Channel, "attempt", m.Attempts, "err", err)
+	return d.retry(m), resultRetry
+}
+
+// retry is the update putting m back to Pending after its backoff.
+func (d *Dispatcher) retry(m messaging.Message) *StatusUpdate {
+	now := d.cfg.Now()
+	return &StatusUpdate{MessageID: m.ID, Status: messaging.StatusPending, At: now,
+		DueAt: now.Add(d.cfg.RetryBackoff.delay(max(1, m.Attempts)))}
+}
+
+// fail is the update ending m Failed with details.
+func (d *Dispatcher) fail(m messaging.Message, details string) *StatusUpdate {
+	return &StatusUpdate{MessageID: m.ID, Status: messaging.StatusFailed, At: d.cfg.Now(), Details: details}
+}
+
+// maxDetails bounds the details stored on a failed message.
+const maxDetails = 500
+
+// failureDetails is the short reason stored for a failed send: the
+// failure's details with its code ("USER_BLOCKED (8)"), or the error.
+func failureDetails(err error) string {
+	var s string
+	var se *SendError
+	switch {
+	case !errors.As(err, &se):
+		s = err.Error()
+	case se.Details != "" && se.Code != "" && se.Code != se.Details:
+		s = fmt.Sprintf("%s (%s)", se.Details, se.Code)
+	case se.Details != "":
+		s = se.Details
+	case se.Code != "":
+		s = se.Code
+	default:
+		s = err.Error()
+	}
+	if len(s) > maxDetails {
+		cut := maxDetails
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	return s
+}

@@ -1,0 +1,60 @@
+package delivery
+
+import (
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// Observer receives the dispatcher's measurements, for metrics. Its
+// methods are called from many goroutines, on the sending path: they must
+// be safe for concurrent use and return quickly. Embed NopObserver to
+// implement only some of them.
+type Observer interface {
+	// Messages reports that n messages of channel ch were moved to status
+	// by the dispatcher: Sending when claimed, Sent, Failed, or Pending
+	// again (a retry) when their send ended, Delivered or Failed when a
+	// receipt decided them.
+	Messages(ch messaging.Channel, status messaging.MessageStatus, n int)
+	// Send reports one call of a sender port: how long it took, and
+	// whether the message was sent, will be retried or failed ("sent",
+	// "retry", "failed").
+	Send(ch messaging.Channel, d time.Duration, result string)
+	// InFlight reports how many sends of channel ch are outstanding now
+	// (claimed and not recorded yet), out of the lane's concurrency.
+	InFlight(ch messaging.Channel, n, capacity int)
+	// Receipt reports what became of one SMSC delivery receipt of the
+	// given state (DELIVRD, UNDELIV, ...).
+	Receipt(state string, outcome ReceiptOutcome)
+	// QueueDepth reports how many items wait for a store transaction in
+	// one of the dispatcher's write queues: "updates" (results of sends)
+	// or "receipts".
+	QueueDepth(queue string, n int)
+	// Batch reports one store call of the dispatcher: the operation
+	// ("claim_sms", "claim_chat", "updates", "receipts", "recover",
+	// "complete", ...), how many items it carried, how long it took, and
+	// whether it failed.
+	Batch(op string, size int, d time.Duration, err error)
+}
+
+// NopObserver is an Observer that does nothing. A nil Config.Observer
+// means this one.
+type NopObserver struct{}
+
+// Messages implements Observer.
+func (NopObserver) Messages(messaging.Channel, messaging.MessageStatus, int) {}
+
+// Send implements Observer.
+func (NopObserver) Send(messaging.Channel, time.Duration, string) {}
+
+// InFlight implements Observer.
+func (NopObserver) InFlight(messaging.Channel, int, int) {}
+
+// Receipt implements Observer.
+func (NopObserver) Receipt(string, ReceiptOutcome) {}
+
+// QueueDepth implements Observer.
+func (NopObserver) QueueDepth(string, int) {}
+
+// Batch implements Observer.
+func (NopObserver) Batch(string, int, time.Duration, error) {}
