@@ -79,6 +79,13 @@ func (l *lane) release(n int) {
 	}
 }
 
+// busy reports whether sends are in flight.
+func (l *lane) busy() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inFlight > 0
+}
+
 // waitFree waits until the lane may claim again; false when ctx ended.
 func (l *lane) waitFree(ctx context.Context) bool {
 	for {
@@ -243,6 +250,12 @@ func (l *lane) process(ctx context.Context, j job) {
 	start := time.Now()
 	u, result := l.send(ctx, j)
 	l.d.obs.Send(l.ch, time.Since(start), result)
+	if u != nil && len(u.PartIDs) > 0 {
+		// Receipts of these parts that arrive meanwhile wait for the Sent
+		// to be stored, and then find their parts.
+		done := l.d.parts.add(u.PartIDs)
+		defer l.d.parts.remove(u.PartIDs, done)
+	}
 	l.record(j.m, u)
 }
 

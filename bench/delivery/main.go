@@ -1,0 +1,414 @@
+// Command delivery measures Herald's delivery engine end to end on
+// loopback: a bulk SMS campaign of -messages messages is started, and the
+// clock runs until every message has its delivery receipt applied. The
+// messages go through delivery.Dispatcher, the SMPP adapter
+// (transport/smpp) and a real TCP connection to the SMSC simulator
+// (transport/smscsim), which runs in a process of its own so that the
+// figures of this process are Herald's alone; the receipts come back the
+// same way.
+//
+// It reports messages per second, the CPU time (user + system) of this
+// process per message over the run, the simulator's CPU time per message,
+// and the peak memory: the process's peak resident set (setup included)
+// and the peak Go heap during the run.
+//
+//	go run ./bench/delivery -db sqlite
+//	go run ./bench/delivery -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
+//
+// With -db sqlite the database is a new file in a temporary directory; with
+// a Postgres URL the run uses a new schema of that database, dropped at the
+// end. -cpuprofile writes a CPU profile of the run.
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/sqlstore"
+	"github.com/heraldhq/herald/transport/smpp"
+	"github.com/heraldhq/herald/transport/smscsim"
+)
+
+type options struct {
+	db          string
+	messages    int
+	window      int
+	receipts    int
+	concurrency int
+	batch       int
+	timeout     time.Duration
+	cpuprofile  string
+	verbose     bool
+}
+
+func main() {
+	if len(os.Args) == 2 && os.Args[1] == "-serve-smsc" {
+		if err := serveSMSC(); err != nil {
+			fmt.Fprintln(os.Stderr, "delivery: smsc:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var o options
+	flag.StringVar(&o.db, "db", "sqlite", `"sqlite" (a new file) or a postgres:// URL (a new schema in it)`)
+	flag.IntVar(&o.messages, "messages", 200_000, "messages in the campaign")
+	flag.IntVar(&o.window, "window", smpp.DefaultWindow, "SMPP window")
+	flag.IntVar(&o.receipts, "receipt-concurrency", 256, "receipts handled at once by the SMPP adapter")
+	flag.IntVar(&o.concurrency, "concurrency", 0, "dispatcher SMS concurrency (0: default)")
+	flag.IntVar(&o.batch, "batch", 0, "dispatcher claim batch (0: default)")
+	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on the run")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	flag.BoolVar(&o.verbose, "v", false, "log the dispatcher's warnings")
+	flag.Parse()
+	if err := run(context.Background(), o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "delivery:", err)
+		os.Exit(1)
+	}
+}
+
+// serveSMSC runs the simulator on a free loopback port, prints its address
+// and serves until its standard input closes.
+func serveSMSC() error {
+	sim := smscsim.New(smscsim.Config{SystemID: "herald", Password: "secret"})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		return err
+	}
+	fmt.Println(sim.Addr())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return sim.Close()
+}
+
+// startSMSC starts the simulator process and returns its address.
+func startSMSC() (*exec.Cmd, io.WriteCloser, string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	cmd := exec.Command(self, "-serve-smsc")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, "", err
+	}
+	addr, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		return nil, nil, "", fmt.Errorf("read the simulator's address: %w", err)
+	}
+	return cmd, stdin, strings.TrimSpace(addr), nil
+}
+
+func run(ctx context.Context, o options, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	dbURL, cleanup, err := database(ctx, o.db)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	store, err := sqlstore.Open(ctx, dbURL, sqlstore.Config{})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	simCmd, simIn, addr, err := startSMSC()
+	if err != nil {
+		return fmt.Errorf("start the simulator: %w", err)
+	}
+	defer func() { _ = simCmd.Process.Kill() }()
+
+	logger := slog.New(slog.DiscardHandler)
+	if o.verbose {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	var d *delivery.Dispatcher
+	client, err := smpp.New(smpp.Config{Addr: addr, SystemID: "herald", Password: "secret", Window: o.window,
+		ReceiptConcurrency: o.receipts, Logger: logger,
+		ReceiptHandler: func(ctx context.Context, r delivery.Receipt) error { return d.HandleReceipt(ctx, r) }})
+	if err != nil {
+		return err
+	}
+	defer client.Close(context.Background())
+	if err := client.WaitBound(ctx); err != nil {
+		return fmt.Errorf("bind: %w", err)
+	}
+	obs := &batchStats{ops: map[string]*opStats{}}
+	d, err = delivery.New(delivery.Config{Store: store, SMS: client, Logger: logger, Observer: obs,
+		SMSConcurrency: o.concurrency, BatchSize: o.batch})
+	if err != nil {
+		return err
+	}
+
+	co, c, err := prepare(ctx, store, o.messages)
+	if err != nil {
+		return fmt.Errorf("prepare the campaign: %w", err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var peakHeap atomic.Uint64
+	sampling := make(chan struct{})
+	go sampleHeap(&peakHeap, sampling)
+	cpu0 := cpuTime()
+	start := time.Now()
+	if err := store.TransitionCampaign(ctx, co.ID, c.ID, []messaging.CampaignStatus{messaging.CampaignReady},
+		messaging.CampaignInProgress, time.Now(), ""); err != nil {
+		return fmt.Errorf("start the campaign: %w", err)
+	}
+	d.Wake()
+	var got messaging.Campaign
+	for {
+		got, err = store.GetCampaign(ctx, co.ID, c.ID)
+		if err != nil {
+			return err
+		}
+		if got.Counts.Delivered+got.Counts.Failed == o.messages {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("after %v: %+v: %w", time.Since(start).Round(time.Millisecond), got.Counts, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	close(sampling)
+	pprof.StopCPUProfile()
+
+	_ = simIn.Close()
+	if err := simCmd.Wait(); err != nil {
+		return fmt.Errorf("simulator: %w", err)
+	}
+	simCPU := simCmd.ProcessState.UserTime() + simCmd.ProcessState.SystemTime()
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+
+	n := float64(o.messages)
+	db := "SQLite"
+	if strings.HasPrefix(dbURL, "postgres") {
+		db = "Postgres"
+	}
+	fmt.Fprintf(out, "database            %s\n", db)
+	fmt.Fprintf(out, "messages            %d (%d delivered, %d failed)\n", o.messages, got.Counts.Delivered, got.Counts.Failed)
+	fmt.Fprintf(out, "elapsed             %v\n", elapsed.Round(time.Millisecond))
+	fmt.Fprintf(out, "throughput          %.0f msgs/s\n", n/elapsed.Seconds())
+	fmt.Fprintf(out, "cpu herald          %.1f µs/msg (%v user+sys)\n", float64(cpu.Microseconds())/n, cpu.Round(time.Millisecond))
+	fmt.Fprintf(out, "cpu simulator       %.1f µs/msg\n", float64(simCPU.Microseconds())/n)
+	fmt.Fprintf(out, "peak heap (run)     %.0f MiB\n", float64(peakHeap.Load())/(1<<20))
+	fmt.Fprintf(out, "peak RSS (process)  %.0f MiB\n", float64(ru.Maxrss)/1024)
+	obs.print(out)
+	fmt.Fprintf(out, "machine             %d CPUs, %s %s/%s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}
+
+// prepare creates a company with an approved sender and a Ready bulk
+// campaign of n messages.
+func prepare(ctx context.Context, s *sqlstore.Store, n int) (messaging.Company, messaging.Campaign, error) {
+	now := time.Now().UTC()
+	ids := messaging.NewIDGenerator(nil)
+	co := messaging.Company{ID: ids.New(), Name: "Bench", Active: true, CreatedAt: now}
+	if err := s.CreateCompany(ctx, &co); err != nil {
+		return co, messaging.Campaign{}, err
+	}
+	sender := messaging.SMSSender{CompanyID: co.ID, SenderID: "Herald", CreatedAt: now}
+	if err := s.CreateSMSSender(ctx, &sender); err != nil {
+		return co, messaging.Campaign{}, err
+	}
+	if err := s.ApproveSMSSender(ctx, sender.ID); err != nil {
+		return co, messaging.Campaign{}, err
+	}
+	c := messaging.Campaign{ID: ids.New(), CompanyID: co.ID, Name: "bench", Channel: messaging.ChannelSMS,
+		Mode: messaging.ModeBulk, Status: messaging.CampaignQueuing, MessageType: messaging.TypeSimpleText,
+		SMSSenderID: sender.ID, Planned: n, CreatedAt: now, UpdatedAt: now}
+	if err := s.CreateCampaign(ctx, &c, n); err != nil {
+		return co, c, err
+	}
+	const chunk = 10_000
+	batch := make([]messaging.Message, chunk)
+	ptrs := make([]*messaging.Message, 0, chunk)
+	for startAt := 0; startAt < n; startAt += chunk {
+		ptrs = ptrs[:0]
+		for i := startAt; i < min(n, startAt+chunk); i++ {
+			m := &batch[i-startAt]
+			// Numbers ending 0001-0003 get failure receipts: a few per
+			// ten thousand.
+			*m = messaging.Message{ID: ids.New(), CompanyID: co.ID, CampaignID: c.ID, Channel: messaging.ChannelSMS,
+				Phone: fmt.Sprintf("4479%08d", i), Content: fmt.Sprintf("Your code is %06d", i),
+				Status: messaging.StatusPending, DueAt: now, CreatedAt: now, UpdatedAt: now}
+			ptrs = append(ptrs, m)
+		}
+		if err := s.InsertMessages(ctx, ptrs); err != nil {
+			return co, c, err
+		}
+	}
+	err := s.TransitionCampaign(ctx, co.ID, c.ID, []messaging.CampaignStatus{messaging.CampaignQueuing},
+		messaging.CampaignReady, time.Now(), "")
+	return co, c, err
+}
+
+// database returns the URL of the database to use and a function that
+// removes it.
+func database(ctx context.Context, db string) (string, func(), error) {
+	if db == "sqlite" {
+		dir, err := os.MkdirTemp("", "herald-delivery-bench-")
+		if err != nil {
+			return "", nil, err
+		}
+		return "sqlite://" + filepath.Join(dir, "herald.db"), func() { _ = os.RemoveAll(dir) }, nil
+	}
+	if !strings.HasPrefix(db, "postgres://") && !strings.HasPrefix(db, "postgresql://") {
+		return "", nil, errors.New(`-db must be "sqlite" or a postgres:// URL`)
+	}
+	var suffix [6]byte
+	_, _ = rand.Read(suffix[:])
+	schema := "herald_bench_" + hex.EncodeToString(suffix[:])
+	admin := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(db)))
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		_ = admin.Close()
+		return "", nil, fmt.Errorf("create schema: %w", err)
+	}
+	u, err := url.Parse(db)
+	if err != nil {
+		return "", nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), func() {
+		_, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+		_ = admin.Close()
+	}, nil
+}
+
+// cpuTime is the user + system CPU time of this process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// sampleHeap records the largest Go heap seen until stop closes.
+func sampleHeap(peak *atomic.Uint64, stop <-chan struct{}) {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		metrics.Read(s)
+		if v := s[0].Value.Uint64(); v > peak.Load() {
+			peak.Store(v)
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// batchStats sums the dispatcher's store calls by operation.
+type batchStats struct {
+	delivery.NopObserver
+	mu       sync.Mutex
+	ops      map[string]*opStats
+	receipts [5]atomic.Int64 // by delivery.ReceiptOutcome
+}
+
+// Receipt implements delivery.Observer.
+func (b *batchStats) Receipt(_ string, o delivery.ReceiptOutcome) {
+	if int(o) < len(b.receipts) {
+		b.receipts[o].Add(1)
+	}
+}
+
+type opStats struct {
+	calls, items, errors int
+	time                 time.Duration
+}
+
+// Batch implements delivery.Observer.
+func (b *batchStats) Batch(op string, size int, d time.Duration, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.ops[op]
+	if s == nil {
+		s = &opStats{}
+		b.ops[op] = s
+	}
+	s.calls++
+	s.items += size
+	s.time += d
+	if err != nil {
+		s.errors++
+	}
+}
+
+func (b *batchStats) print(out io.Writer) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	names := make([]string, 0, len(b.ops))
+	for op := range b.ops {
+		names = append(names, op)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(out, "receipts            ")
+	for o := range b.receipts {
+		fmt.Fprintf(out, "%s %d  ", delivery.ReceiptOutcome(o), b.receipts[o].Load())
+	}
+	fmt.Fprintln(out)
+	for _, op := range names {
+		s := b.ops[op]
+		if s.items == 0 {
+			continue
+		}
+		fmt.Fprintf(out, "store %-13s %6d calls, %7.1f items/call, %6.2f ms/call, %5.1f µs/item, %d errors\n", op, s.calls,
+			float64(s.items)/float64(s.calls), float64(s.time.Microseconds())/1000/float64(s.calls),
+			float64(s.time.Microseconds())/float64(s.items), s.errors)
+	}
+}
