@@ -40,8 +40,8 @@
 // updates these counters in the same transaction. The indexes are the ones
 // the queries need: Pending messages by campaign, channel and due time
 // (claiming), Sending ones by lease end (recovery), messages by phone
-// number and by external user id, by provider message id; campaigns in
-// progress; visible campaigns by company and creation time; survey results
+// number and by external user id; SMS parts by provider id (receipts) and
+// the parts of long messages by message; campaigns in progress; visible campaigns by company and creation time; survey results
 // by campaign and answer time, unique per message. On SQLite the phone and
 // external user id indexes are (company, value, creation time) B-trees; on
 // Postgres they are hash indexes on the value alone, because a batch's

@@ -16,12 +16,13 @@ import (
 
 // SMS parts and receipts live in one table, sms_parts, keyed by the
 // provider's part id. ApplyUpdates inserts a row per part when a message
-// goes Sent; ApplyReceipts writes a receipt's state into the part's row, or
-// inserts the row without a message (message_id NULL) when the part is not
-// recorded yet. Both are upserts on the primary key, so that a receipt and
-// the recording of its part that race each other meet on one row: on
-// Postgres the second upsert waits for the first to commit and then sees
-// its row; on SQLite the single writer orders them.
+// goes Sent. ApplyReceipts writes the receipt of a part of a long message
+// into the part's row; the receipt of a part not recorded yet goes into a
+// row without a message (message_id NULL), kept until ApplyUpdates records
+// the part. Both are upserts on the primary key, so that a receipt and the
+// recording of its part that race each other meet on one row: on Postgres
+// the second upsert waits for the first to commit and then sees its row;
+// on SQLite the single writer orders them.
 
 // partChunk is how many part rows one upsert statement writes.
 const partChunk = 1000
@@ -146,7 +147,12 @@ func (d *nullID) Scan(src any) error {
 	return d.id.Scan(src)
 }
 
-// ApplyReceipts implements delivery.Store.
+// ApplyReceipts implements delivery.Store. The receipt of a part of a
+// one-part message is not written into the part's row: the message's
+// status records it (a final status makes any later receipt a duplicate).
+// The receipts of parts of long messages are, so that the message is
+// Delivered once every part is; and so are those of parts not recorded
+// yet, kept in a row of their own until ApplyUpdates records the part.
 func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, now time.Time) ([]delivery.ReceiptOutcome, error) {
 	out := make([]delivery.ReceiptOutcome, len(receipts))
 	// The first final receipt of each part is a candidate; the others are
@@ -172,37 +178,41 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 		for _, i := range cand {
 			out[i] = delivery.ReceiptDuplicate
 		}
-		// Write each receipt into its part's row, unless the row already
-		// holds one; the rows returned are the receipts that took effect.
+		known, err := s.readParts(ctx, tx, receipts, cand)
+		if err != nil {
+			return err
+		}
+		// taken are the part rows the receipts were written into (or, for
+		// one-part messages, that they apply to).
 		taken := map[string]partRow{}
-		for chunk := range slices.Chunk(cand, partChunk) {
-			var q strings.Builder
-			args := make([]any, 0, len(chunk)*5)
-			q.WriteString("INSERT INTO sms_parts (provider_id, state, err, done_at, created_at) VALUES ")
-			for k, i := range chunk {
-				if k > 0 {
-					q.WriteByte(',')
-				}
-				q.WriteString("(?, ?, ?, ?, ?)")
+		var multi, unknown []int
+		for _, i := range cand {
+			p, ok := known[receipts[i].ProviderID]
+			switch {
+			case !ok:
+				unknown = append(unknown, i)
+			case p.message.IsZero() || p.state != "": // a kept receipt, or a part with its receipt
+			case p.count <= 1:
 				r := receipts[i]
-				args = append(args, r.ProviderID, r.State, r.Err, s.ts(r.At), s.ts(now))
-			}
-			q.WriteString(" ON CONFLICT (provider_id) DO UPDATE SET state = excluded.state, err = excluded.err, " +
-				"done_at = excluded.done_at WHERE sms_parts.state IS NULL " +
-				"RETURNING provider_id, message_id, part_count, state, err, done_at")
-			rs, err := tx.QueryContext(ctx, q.String(), args...)
-			if err != nil {
-				return fmt.Errorf("store receipts: %w", err)
-			}
-			got, err := collect(rs, scanPartRow)
-			if err != nil {
-				return fmt.Errorf("store receipts: %w", err)
-			}
-			for _, p := range got {
+				p.state, p.err, p.doneAt = r.State, r.Err, r.At
 				taken[p.providerID] = p
+			default:
+				multi = append(multi, i)
 			}
 		}
-		var ids, multi []messaging.ID
+		// Parts of long messages take the receipt unless they hold one; a
+		// concurrent receipt of the same part may have written it since it
+		// was read.
+		if err := s.upsertReceipts(ctx, tx, receipts, multi, now, false, taken); err != nil {
+			return err
+		}
+		// Parts not known: the receipt is kept in a row of its own. The part
+		// may have been recorded meanwhile by a transaction that committed
+		// since it was read (Postgres): the row is then the part's.
+		if err := s.upsertReceipts(ctx, tx, receipts, unknown, now, true, taken); err != nil {
+			return err
+		}
+		var ids, long []messaging.ID
 		for _, i := range cand {
 			p, ok := taken[receipts[i].ProviderID]
 			switch {
@@ -212,7 +222,7 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 			default:
 				ids = append(ids, p.message)
 				if p.count > 1 {
-					multi = append(multi, p.message)
+					long = append(long, p.message)
 				}
 			}
 		}
@@ -228,7 +238,7 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 		// Receipts of the other parts of long messages, read once the
 		// messages are locked so that concurrent receipts of one message
 		// see each other.
-		others, err := s.partReceipts(ctx, tx, multi)
+		others, err := s.partReceipts(ctx, tx, long)
 		if err != nil {
 			return err
 		}
@@ -236,6 +246,10 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 			p, ok := taken[receipts[i].ProviderID]
 			if !ok || p.message.IsZero() {
 				continue
+			}
+			st := states[p.message]
+			if p.count <= 1 && st != nil && st.status.Final() {
+				continue // a one-part message already settled: a duplicate
 			}
 			var recorded []delivery.PartReceipt
 			for _, o := range others[p.message] {
@@ -253,7 +267,7 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 				continue
 			}
 			out[i] = delivery.ReceiptApplied
-			if st := states[p.message]; st != nil && st.status.CanAdvance(u.Status) {
+			if st != nil && st.status.CanAdvance(u.Status) {
 				st.apply(u)
 			}
 		}
@@ -263,6 +277,81 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// readParts reads the rows of the parts the receipts name.
+func (s *Store) readParts(ctx context.Context, tx *txn, receipts []delivery.Receipt, cand []int) (map[string]partRow, error) {
+	known := make(map[string]partRow, len(cand))
+	for chunk := range slices.Chunk(cand, partChunk) {
+		pids := make([]any, len(chunk))
+		for k, i := range chunk {
+			pids[k] = receipts[i].ProviderID
+		}
+		rs, err := tx.QueryContext(ctx, "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts WHERE provider_id IN (?)", bun.In(pids))
+		if err != nil {
+			return nil, fmt.Errorf("read sms parts: %w", err)
+		}
+		got, err := collect(rs, scanPartRow)
+		if err != nil {
+			return nil, fmt.Errorf("read sms parts: %w", err)
+		}
+		for _, p := range got {
+			known[p.providerID] = p
+		}
+	}
+	return known, nil
+}
+
+// upsertReceipts writes receipts into their parts' rows, inserting the
+// rows that do not exist when insert is set, unless a row holds a receipt
+// already; the rows written go into taken.
+func (s *Store) upsertReceipts(ctx context.Context, tx *txn, receipts []delivery.Receipt, idx []int, now time.Time, insert bool, taken map[string]partRow) error {
+	for chunk := range slices.Chunk(idx, partChunk) {
+		var q strings.Builder
+		args := make([]any, 0, len(chunk)*5)
+		if insert {
+			q.WriteString("INSERT INTO sms_parts (provider_id, state, err, done_at, created_at) VALUES ")
+			for k, i := range chunk {
+				if k > 0 {
+					q.WriteByte(',')
+				}
+				q.WriteString("(?, ?, ?, ?, ?)")
+				r := receipts[i]
+				args = append(args, r.ProviderID, r.State, r.Err, s.ts(r.At), s.ts(now))
+			}
+			q.WriteString(" ON CONFLICT (provider_id) DO UPDATE SET state = excluded.state, err = excluded.err, " +
+				"done_at = excluded.done_at WHERE sms_parts.state IS NULL")
+		} else {
+			q.WriteString("WITH v (provider_id, state, err, done_at) AS (VALUES ")
+			for k, i := range chunk {
+				if k > 0 {
+					q.WriteByte(',')
+				}
+				q.WriteString("(?, ?, ?, ?)")
+				r := receipts[i]
+				args = append(args, r.ProviderID, r.State, r.Err, s.ts(r.At))
+			}
+			doneAt := "v.done_at"
+			if s.dialect == dialectPostgres {
+				doneAt += "::timestamptz"
+			}
+			q.WriteString(") UPDATE sms_parts SET state = v.state, err = v.err, done_at = " + doneAt +
+				" FROM v WHERE sms_parts.provider_id = v.provider_id AND sms_parts.state IS NULL")
+		}
+		q.WriteString(" RETURNING sms_parts.provider_id, sms_parts.message_id, sms_parts.part_count, sms_parts.state, sms_parts.err, sms_parts.done_at")
+		rs, err := tx.QueryContext(ctx, q.String(), args...)
+		if err != nil {
+			return fmt.Errorf("store receipts: %w", err)
+		}
+		got, err := collect(rs, scanPartRow)
+		if err != nil {
+			return fmt.Errorf("store receipts: %w", err)
+		}
+		for _, p := range got {
+			taken[p.providerID] = p
+		}
+	}
+	return nil
 }
 
 // partReceipts reads the parts with a final receipt of the given long
