@@ -293,6 +293,19 @@ func (s *Store) GetMessage(ctx context.Context, companyID, id messaging.ID) (mes
 	return cloneMessage(m), nil
 }
 
+// MessageByID implements delivery.EventStore.
+func (s *Store) MessageByID(ctx context.Context, id messaging.ID) (messaging.Message, error) {
+	if err := s.lock(ctx, "message by id"); err != nil {
+		return messaging.Message{}, err
+	}
+	defer s.mu.Unlock()
+	m := s.messages[id]
+	if m == nil {
+		return messaging.Message{}, messaging.NotFoundf("Message %s not found", id)
+	}
+	return cloneMessage(m), nil
+}
+
 // PendingCount implements campaign.CampaignStore. An unknown company has
 // nothing pending.
 func (s *Store) PendingCount(ctx context.Context, companyID messaging.ID) (int, error) {

@@ -146,6 +146,18 @@ func (s *Store) GetMessage(ctx context.Context, companyID, id messaging.ID) (mes
 	return m, nil
 }
 
+// MessageByID implements delivery.EventStore.
+func (s *Store) MessageByID(ctx context.Context, id messaging.ID) (messaging.Message, error) {
+	m, err := scanMessage(s.read.QueryRowContext(ctx, "SELECT "+messageColumns("")+" FROM messages WHERE id = ?", s.id(id)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.Message{}, messaging.NotFoundf("Message %s not found", id)
+	}
+	if err != nil {
+		return messaging.Message{}, fmt.Errorf("message by id: %w", err)
+	}
+	return m, nil
+}
+
 // ListMessages implements campaign.CampaignStore: newest first, ties by
 // id, newest id first.
 func (s *Store) ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) ([]messaging.Message, int, error) {

@@ -1,0 +1,214 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// EventStore is what ChatEvents needs from storage.
+type EventStore interface {
+	// MessageByID returns a message of any company, or NotFound.
+	MessageByID(ctx context.Context, id messaging.ID) (messaging.Message, error)
+	// GetCampaign returns the company's campaign or NotFound.
+	GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error)
+	// ApplyUpdates is Store.ApplyUpdates.
+	ApplyUpdates(ctx context.Context, updates []StatusUpdate) ([]bool, error)
+	// AdmitMessages writes messages outside any reservation; it is
+	// campaign.CampaignStore.AdmitMessages. A message whose id exists
+	// already is a Conflict.
+	AdmitMessages(ctx context.Context, companyID messaging.ID, msgs []*messaging.Message, maxPending int) error
+	// RecordResult stores a survey answer unless its message has one.
+	RecordResult(ctx context.Context, r *messaging.SurveyResult) (bool, error)
+}
+
+// FallbackCodes are the chat provider codes after which a chat message
+// with a fallback falls back to SMS: 8 (the user blocked the service), 9
+// (the user is not a chat user), 10 (the user's app cannot take the
+// message).
+func FallbackCodes() []int { return []int{8, 9, 10} }
+
+// NeedsFallback is the fallback rule: a chat message that failed with
+// provider code code is sent again as SMS when the code is one of
+// FallbackCodes and the message carries fallback content (its template
+// had smsFallbackEnabled, or its direct send an smsFallbackText). A
+// fallback SMS never falls back again.
+func NeedsFallback(m messaging.Message, code int) bool {
+	if m.Channel != messaging.ChannelChat || m.FallbackContent == "" || m.IsFallback() {
+		return false
+	}
+	for _, c := range FallbackCodes() {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// FallbackID is the id of the fallback SMS of chat message id: derived
+// from it, so that however often the failure is reported (retries,
+// repeated callbacks, a crash between the insert and the recording of
+// the failure) the second insert collides with the first and one chat
+// message never gets two fallback SMS. It differs from id in the last
+// bit of its random part.
+func FallbackID(id messaging.ID) messaging.ID {
+	id[15] ^= 0x01
+	return id
+}
+
+// FallbackSMS returns the fallback SMS of chat message m, due at now: an
+// SMS message of the same campaign and recipient with the fallback
+// content, linked to m.
+func FallbackSMS(m messaging.Message, now time.Time) messaging.Message {
+	return messaging.Message{
+		ID: FallbackID(m.ID), CompanyID: m.CompanyID, CampaignID: m.CampaignID, Channel: messaging.ChannelSMS,
+		Phone: m.Phone, ExternalUserID: m.ExternalUserID, Content: m.FallbackContent, FallbackFor: m.ID,
+		Status: messaging.StatusPending, DueAt: now, CreatedAt: now, UpdatedAt: now,
+	}
+}
+
+// ChatEventsConfig configures ChatEvents.
+type ChatEventsConfig struct {
+	// Store holds messages and survey results. Required.
+	Store EventStore
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// IDs makes survey result ids. Default: a UUIDv7 generator on Now.
+	IDs *messaging.IDGenerator
+	// Logger receives events that match no message. Default: discard.
+	Logger *slog.Logger
+}
+
+// ChatEvents applies what the chat provider reports: its Handle is the
+// ChatEventHandler of the callback endpoint, and its OnChatFailure the
+// Dispatcher's hook for permanent send failures. Both are idempotent.
+type ChatEvents struct {
+	store EventStore
+	now   func() time.Time
+	ids   *messaging.IDGenerator
+	log   *slog.Logger
+}
+
+// NewChatEvents returns a ChatEvents for cfg.
+func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
+	e := &ChatEvents{store: cfg.Store, now: cfg.Now, ids: cfg.IDs, log: cfg.Logger}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.ids == nil {
+		e.ids = messaging.NewIDGenerator(e.now)
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	return e
+}
+
+// Handle stores one provider callback:
+//   - delivered and seen move the message forward only (Sent -> Delivered
+//     -> Seen), at the provider's time; a late or repeated one changes
+//     nothing;
+//   - expired fails the message (details EXPIRED), failed fails it with
+//     its code, and with code 8, 9 or 10 first inserts its fallback SMS
+//     (NeedsFallback);
+//   - a reply to a Survey message records the answer (the first counts).
+//
+// Events of unknown messages are logged and dropped: the provider is
+// answered 200 so it stops sending them.
+func (e *ChatEvents) Handle(ctx context.Context, ev ChatEvent) error {
+	m, err := e.store.MessageByID(ctx, ev.MessageID)
+	if messaging.IsCode(err, messaging.NotFound) {
+		e.log.Warn("chat callback for an unknown message", "message", ev.MessageID, "kind", ev.Kind, "status", ev.Status)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("chat event: %w", err)
+	}
+	at := ev.At
+	if at.IsZero() {
+		at = e.now()
+	}
+	if ev.Kind == ChatEventReply {
+		return e.reply(ctx, m, ev, at)
+	}
+	u := StatusUpdate{MessageID: m.ID, At: at}
+	switch ev.Status {
+	case "delivered":
+		u.Status = messaging.StatusDelivered
+	case "seen":
+		u.Status = messaging.StatusSeen
+	case "expired":
+		u.Status, u.Details = messaging.StatusFailed, "EXPIRED"
+	case "failed":
+		u.Status, u.Details = messaging.StatusFailed, fmt.Sprintf("FAILED (%d)", ev.ErrorCode)
+		if m.Status.Final() {
+			return nil // a late failure changes nothing
+		}
+		if err := e.fallback(ctx, m, ev.ErrorCode); err != nil {
+			return err
+		}
+	default:
+		e.log.Warn("chat callback with an unknown status", "message", ev.MessageID, "status", ev.Status)
+		return nil
+	}
+	if _, err := e.store.ApplyUpdates(ctx, []StatusUpdate{u}); err != nil {
+		return fmt.Errorf("chat event: %w", err)
+	}
+	return nil
+}
+
+// OnChatFailure is the Dispatcher's Config.OnChatFailure: it inserts the
+// fallback SMS when the rule asks for one, and lets the dispatcher record
+// the chat message Failed.
+func (e *ChatEvents) OnChatFailure(ctx context.Context, m messaging.Message, serr *SendError) (bool, error) {
+	var code int
+	if _, err := fmt.Sscanf(serr.Code, "%d", &code); err != nil {
+		return false, nil
+	}
+	return false, e.fallback(ctx, m, code)
+}
+
+func (e *ChatEvents) fallback(ctx context.Context, m messaging.Message, code int) error {
+	if !NeedsFallback(m, code) {
+		return nil
+	}
+	fb := FallbackSMS(m, e.now())
+	// The fallback replaces a message already admitted: it is not held to
+	// the pending capacity again.
+	err := e.store.AdmitMessages(ctx, m.CompanyID, []*messaging.Message{&fb}, math.MaxInt32)
+	if messaging.IsCode(err, messaging.Conflict) {
+		return nil // inserted before
+	}
+	if err != nil {
+		return fmt.Errorf("insert the fallback SMS of %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+func (e *ChatEvents) reply(ctx context.Context, m messaging.Message, ev ChatEvent, at time.Time) error {
+	c, err := e.store.GetCampaign(ctx, m.CompanyID, m.CampaignID)
+	if err != nil {
+		return fmt.Errorf("chat reply: %w", err)
+	}
+	if c.MessageType != messaging.TypeSurvey || ev.OptionIndex < 0 {
+		e.log.Info("chat reply that is not a survey answer", "message", m.ID)
+		return nil
+	}
+	option := ev.OptionValue
+	if m.Config != nil && ev.OptionIndex < len(m.Config.Options) {
+		option = m.Config.Options[ev.OptionIndex].OptionText
+	}
+	r := messaging.SurveyResult{
+		ID: e.ids.New(), CompanyID: m.CompanyID, CampaignID: m.CampaignID, MessageID: m.ID,
+		Phone: m.Phone, ExternalUserID: m.ExternalUserID, OptionIndex: ev.OptionIndex, OptionText: option,
+		TrackingData: m.ID.String(), RespondedAt: at,
+	}
+	if _, err := e.store.RecordResult(ctx, &r); err != nil {
+		return fmt.Errorf("chat reply: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is what herald serve reads from its environment.
+type config struct {
+	Addr        string // HERALD_ADDR
+	DatabaseURL string // HERALD_DATABASE_URL
+	AdminToken  string // HERALD_ADMIN_TOKEN
+	MaxPending  int    // HERALD_MAX_PENDING
+	LogLevel    slog.Level
+	LogFormat   string // text or json
+
+	SMPPAddr     string  // HERALD_SMPP_ADDR; empty: no SMS is sent
+	SMPPSystemID string  // HERALD_SMPP_SYSTEM_ID
+	SMPPPassword string  // HERALD_SMPP_PASSWORD
+	SMPPWindow   int     // HERALD_SMPP_WINDOW
+	SMPPMaxRate  float64 // HERALD_SMPP_MAX_RATE, submit_sm per second
+
+	ChatURL            string // HERALD_CHAT_URL; empty: no chat message is sent
+	ChatToken          string // HERALD_CHAT_TOKEN
+	ChatCallbackSecret string // HERALD_CHAT_CALLBACK_SECRET
+
+	ShutdownTimeout time.Duration // HERALD_SHUTDOWN_TIMEOUT
+}
+
+// envVar documents one variable for the usage text and the README.
+type envVar struct {
+	name, def, meaning string
+}
+
+// envVars lists every variable herald serve reads.
+func envVars() []envVar {
+	return []envVar{
+		{"HERALD_ADDR", "127.0.0.1:8080", "address the HTTP server listens on"},
+		{"HERALD_DATABASE_URL", "sqlite://herald.db", "sqlite://path (embedded, created on start) or postgres://user@host:port/db?sslmode=..."},
+		{"HERALD_ADMIN_TOKEN", "(empty: admin API off)", "bearer token of the admin API under /admin/v1"},
+		{"HERALD_MAX_PENDING", "50000", "pending-message capacity per company"},
+		{"HERALD_LOG_LEVEL", "info", "debug, info, warn or error"},
+		{"HERALD_LOG_FORMAT", "text", "text or json"},
+		{"HERALD_SMPP_ADDR", "(empty: SMS stay Pending)", "host:port of the SMSC"},
+		{"HERALD_SMPP_SYSTEM_ID", "", "system_id of the SMPP bind"},
+		{"HERALD_SMPP_PASSWORD", "", "password of the SMPP bind"},
+		{"HERALD_SMPP_WINDOW", "100", "submit_sm outstanding at once"},
+		{"HERALD_SMPP_MAX_RATE", "0 (unlimited)", "submit_sm per second"},
+		{"HERALD_CHAT_URL", "(empty: chat messages stay Pending)", "base URL of the chat provider API"},
+		{"HERALD_CHAT_TOKEN", "", "X-Auth-Token sent to the chat provider"},
+		{"HERALD_CHAT_CALLBACK_SECRET", "", "secret of the provider's callback signatures (required with HERALD_CHAT_URL)"},
+		{"HERALD_SHUTDOWN_TIMEOUT", "30s", "how long a stop waits for requests, preparations and sends in flight"},
+	}
+}
+
+// loadConfig reads the configuration through getenv; every malformed
+// value is reported, not only the first.
+func loadConfig(getenv func(string) string) (config, error) {
+	c := config{
+		Addr:            "127.0.0.1:8080",
+		DatabaseURL:     "sqlite://herald.db",
+		MaxPending:      50_000,
+		LogLevel:        slog.LevelInfo,
+		LogFormat:       "text",
+		SMPPWindow:      100,
+		ShutdownTimeout: 30 * time.Second,
+	}
+	var errs []error
+	str := func(name string, dst *string) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			*dst = v
+		}
+	}
+	positive := func(name string, dst *int) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("%s=%q: want a positive integer", name, v))
+			return
+		}
+		*dst = n
+	}
+	str("HERALD_ADDR", &c.Addr)
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_ADDR=%q: want host:port", c.Addr))
+	}
+	str("HERALD_DATABASE_URL", &c.DatabaseURL)
+	if !strings.HasPrefix(c.DatabaseURL, "sqlite://") && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		errs = append(errs, errors.New("HERALD_DATABASE_URL: want sqlite://path or postgres://..."))
+	}
+	c.AdminToken = getenv("HERALD_ADMIN_TOKEN")
+	positive("HERALD_MAX_PENDING", &c.MaxPending)
+	if v := strings.TrimSpace(getenv("HERALD_LOG_LEVEL")); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			errs = append(errs, fmt.Errorf("HERALD_LOG_LEVEL=%q: want debug, info, warn or error", v))
+		}
+	}
+	str("HERALD_LOG_FORMAT", &c.LogFormat)
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("HERALD_LOG_FORMAT=%q: want text or json", c.LogFormat))
+	}
+
+	str("HERALD_SMPP_ADDR", &c.SMPPAddr)
+	if c.SMPPAddr != "" {
+		if _, _, err := net.SplitHostPort(c.SMPPAddr); err != nil {
+			errs = append(errs, fmt.Errorf("HERALD_SMPP_ADDR=%q: want host:port", c.SMPPAddr))
+		}
+	}
+	c.SMPPSystemID = getenv("HERALD_SMPP_SYSTEM_ID")
+	c.SMPPPassword = getenv("HERALD_SMPP_PASSWORD")
+	positive("HERALD_SMPP_WINDOW", &c.SMPPWindow)
+	if v := strings.TrimSpace(getenv("HERALD_SMPP_MAX_RATE")); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 {
+			errs = append(errs, fmt.Errorf("HERALD_SMPP_MAX_RATE=%q: want a number of messages per second, 0 for no limit", v))
+		}
+		c.SMPPMaxRate = f
+	}
+
+	str("HERALD_CHAT_URL", &c.ChatURL)
+	if c.ChatURL != "" && !strings.HasPrefix(c.ChatURL, "http://") && !strings.HasPrefix(c.ChatURL, "https://") {
+		errs = append(errs, fmt.Errorf("HERALD_CHAT_URL=%q: want an http:// or https:// URL", c.ChatURL))
+	}
+	c.ChatToken = getenv("HERALD_CHAT_TOKEN")
+	c.ChatCallbackSecret = getenv("HERALD_CHAT_CALLBACK_SECRET")
+	if c.ChatURL != "" && c.ChatCallbackSecret == "" {
+		errs = append(errs, errors.New("HERALD_CHAT_CALLBACK_SECRET is required with HERALD_CHAT_URL: callbacks cannot be verified without it"))
+	}
+	if v := strings.TrimSpace(getenv("HERALD_SHUTDOWN_TIMEOUT")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("HERALD_SHUTDOWN_TIMEOUT=%q: want a positive duration such as 30s", v))
+		}
+		c.ShutdownTimeout = d
+	}
+	if len(errs) > 0 {
+		return config{}, fmt.Errorf("configuration: %w", errors.Join(errs...))
+	}
+	return c, nil
+}

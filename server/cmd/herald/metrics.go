@@ -1,0 +1,157 @@
+package main
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/transport/smpp"
+)
+
+// metrics implements delivery.Observer with Prometheus collectors, on a
+// registry of its own that /metrics serves.
+type metrics struct {
+	reg        *prometheus.Registry
+	messages   *prometheus.CounterVec
+	sendTime   *prometheus.HistogramVec
+	inFlight   *prometheus.GaugeVec
+	capacity   *prometheus.GaugeVec
+	receipts   *prometheus.CounterVec
+	queueDepth *prometheus.GaugeVec
+	batchTime  *prometheus.HistogramVec
+	batchSize  *prometheus.HistogramVec
+	batchErrs  *prometheus.CounterVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_messages_total",
+			Help: "Messages moved to a status by the dispatcher, by channel and status.",
+		}, []string{"channel", "status"}),
+		sendTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_submit_duration_seconds",
+			Help:    "Time of one send to a provider (SMPP submit until every part was answered; chat send request), by channel and result.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"channel", "result"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "herald_window_in_use",
+			Help: "Sends outstanding now (claimed and not recorded yet), by channel.",
+		}, []string{"channel"}),
+		capacity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "herald_window_size",
+			Help: "Most sends outstanding at once, by channel.",
+		}, []string{"channel"}),
+		receipts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_receipts_total",
+			Help: "SMSC delivery receipts handled, by state and outcome.",
+		}, []string{"state", "outcome"}),
+		queueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "herald_queue_depth",
+			Help: "Items waiting for a store transaction, by dispatcher queue.",
+		}, []string{"queue"}),
+		batchTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_store_batch_duration_seconds",
+			Help:    "Time of one store call of the dispatcher, by operation.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"op"}),
+		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_store_batch_size",
+			Help:    "Items carried by one store call of the dispatcher, by operation.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 12),
+		}, []string{"op"}),
+		batchErrs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_store_batch_errors_total",
+			Help: "Failed store calls of the dispatcher, by operation.",
+		}, []string{"op"}),
+	}
+	m.reg.MustRegister(m.messages, m.sendTime, m.inFlight, m.capacity, m.receipts, m.queueDepth,
+		m.batchTime, m.batchSize, m.batchErrs,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Messages implements delivery.Observer.
+func (m *metrics) Messages(ch messaging.Channel, status messaging.MessageStatus, n int) {
+	m.messages.WithLabelValues(string(ch), string(status)).Add(float64(n))
+}
+
+// Send implements delivery.Observer.
+func (m *metrics) Send(ch messaging.Channel, d time.Duration, result string) {
+	m.sendTime.WithLabelValues(string(ch), result).Observe(d.Seconds())
+}
+
+// InFlight implements delivery.Observer.
+func (m *metrics) InFlight(ch messaging.Channel, n, capacity int) {
+	m.inFlight.WithLabelValues(string(ch)).Set(float64(n))
+	m.capacity.WithLabelValues(string(ch)).Set(float64(capacity))
+}
+
+// Receipt implements delivery.Observer.
+func (m *metrics) Receipt(state string, outcome delivery.ReceiptOutcome) {
+	m.receipts.WithLabelValues(state, outcome.String()).Inc()
+}
+
+// QueueDepth implements delivery.Observer.
+func (m *metrics) QueueDepth(queue string, n int) {
+	m.queueDepth.WithLabelValues(queue).Set(float64(n))
+}
+
+// Batch implements delivery.Observer.
+func (m *metrics) Batch(op string, size int, d time.Duration, err error) {
+	m.batchTime.WithLabelValues(op).Observe(d.Seconds())
+	m.batchSize.WithLabelValues(op).Observe(float64(size))
+	if err != nil {
+		m.batchErrs.WithLabelValues(op).Inc()
+	}
+}
+
+// smppCollector exports the SMPP session's counters.
+type smppCollector struct {
+	client                                    *smpp.Client
+	bound, binds, rebinds, bindFail, throttle *prometheus.Desc
+	window, submits, submitErrs               *prometheus.Desc
+}
+
+func newSMPPCollector(c *smpp.Client) *smppCollector {
+	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
+	return &smppCollector{
+		client:     c,
+		bound:      d("herald_smpp_bound", "1 when the SMPP session is bound."),
+		binds:      d("herald_smpp_binds_total", "Successful SMPP binds, the first included."),
+		rebinds:    d("herald_smpp_reconnects_total", "Successful SMPP binds after a lost session."),
+		bindFail:   d("herald_smpp_bind_failures_total", "Failed dials or refused binds."),
+		throttle:   d("herald_smpp_throttled_total", "submit_sm answered ESME_RTHROTTLED or ESME_RMSGQFUL."),
+		window:     d("herald_smpp_window_in_use", "submit_sm outstanding now."),
+		submits:    d("herald_smpp_submits_total", "submit_sm written, one per part."),
+		submitErrs: d("herald_smpp_submit_errors_total", "submit_sm that failed: error status, timeout or lost connection."),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (s *smppCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{s.bound, s.binds, s.rebinds, s.bindFail, s.throttle, s.window, s.submits, s.submitErrs} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (s *smppCollector) Collect(ch chan<- prometheus.Metric) {
+	st := s.client.Stats()
+	bound := 0.0
+	if st.Bound {
+		bound = 1
+	}
+	ch <- prometheus.MustNewConstMetric(s.bound, prometheus.GaugeValue, bound)
+	ch <- prometheus.MustNewConstMetric(s.binds, prometheus.CounterValue, float64(st.Binds))
+	ch <- prometheus.MustNewConstMetric(s.rebinds, prometheus.CounterValue, float64(st.Rebinds))
+	ch <- prometheus.MustNewConstMetric(s.bindFail, prometheus.CounterValue, float64(st.BindFailures))
+	ch <- prometheus.MustNewConstMetric(s.throttle, prometheus.CounterValue, float64(st.Throttled))
+	ch <- prometheus.MustNewConstMetric(s.window, prometheus.GaugeValue, float64(st.WindowInUse))
+	ch <- prometheus.MustNewConstMetric(s.submits, prometheus.CounterValue, float64(st.Submits))
+	ch <- prometheus.MustNewConstMetric(s.submitErrs, prometheus.CounterValue, float64(st.SubmitErrors))
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/server"
+	"github.com/heraldhq/herald/store/sqlstore"
+	"github.com/heraldhq/herald/survey"
+	"github.com/heraldhq/herald/transport/chat"
+	"github.com/heraldhq/herald/transport/media"
+	"github.com/heraldhq/herald/transport/smpp"
+)
+
+// recoverEvery is how often campaigns left Queuing by a stopped process
+// are looked for, besides at start.
+const recoverEvery = time.Minute
+
+// serve runs herald serve until ctx ends, then shuts down in order.
+func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *slog.Logger) (err error) {
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close()
+	baseURL := "http://" + ln.Addr().String()
+
+	var sims *demoSims
+	if demo {
+		if sims, err = startSims(log); err != nil {
+			return err
+		}
+		defer sims.close()
+		sims.configure(&cfg, baseURL)
+	}
+
+	store, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Config{})
+	if err != nil {
+		return fmt.Errorf("open the database: %w", err)
+	}
+	defer func() {
+		if cerr := store.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+	log.Info("database ready", "url", redactURL(cfg.DatabaseURL))
+	if n, err := store.ReconcilePending(ctx); err != nil {
+		return fmt.Errorf("reconcile pending counts: %w", err)
+	} else if n > 0 {
+		log.Warn("pending counts reconciled after an unclean stop", "companies", n)
+	}
+
+	svc := campaign.New(campaign.Config{
+		Store:  store,
+		Limits: campaign.Limits{MaxPending: cfg.MaxPending},
+		Media:  media.New(media.Config{}),
+		Logger: log,
+	})
+	defer svc.Close()
+	if n, err := svc.RecoverPreparations(ctx, 0); err != nil {
+		return err
+	} else if n > 0 {
+		log.Warn("campaigns whose preparation was interrupted were failed", "campaigns", n)
+	}
+	surveys := survey.New(survey.Config{Store: store})
+	m := newMetrics()
+
+	// The transports and the dispatcher.
+	var d *delivery.Dispatcher
+	dcfg := delivery.Config{Store: store, Logger: log, Observer: m}
+	var smsClient *smpp.Client
+	if cfg.SMPPAddr != "" {
+		smsClient, err = smpp.New(smpp.Config{
+			Addr: cfg.SMPPAddr, SystemID: cfg.SMPPSystemID, Password: cfg.SMPPPassword,
+			Window: cfg.SMPPWindow, MaxPerSecond: cfg.SMPPMaxRate, Logger: log,
+			ReceiptHandler: func(ctx context.Context, r delivery.Receipt) error { return d.HandleReceipt(ctx, r) },
+		})
+		if err != nil {
+			return fmt.Errorf("SMPP transport: %w", err)
+		}
+		dcfg.SMS = smsClient
+		m.reg.MustRegister(newSMPPCollector(smsClient))
+	} else {
+		log.Warn("HERALD_SMPP_ADDR is not set: SMS messages stay Pending")
+	}
+	extra := map[string]http.Handler{
+		"/metrics": promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}),
+	}
+	var chatClient *chat.Client
+	if cfg.ChatURL != "" {
+		chatClient, err = chat.New(chat.Config{BaseURL: cfg.ChatURL, Token: cfg.ChatToken})
+		if err != nil {
+			return fmt.Errorf("chat transport: %w", err)
+		}
+		defer chatClient.Close()
+		dcfg.Chat = chatClient
+		events := newChatEvents(store, log)
+		dcfg.OnChatFailure = events.OnChatFailure
+		extra["/callbacks/chat"] = chat.CallbackHandler(chat.CallbackConfig{
+			Secret: cfg.ChatCallbackSecret, Handler: events.Handle, Logger: log,
+		})
+	} else {
+		log.Warn("HERALD_CHAT_URL is not set: chat messages stay Pending")
+	}
+	if d, err = delivery.New(dcfg); err != nil {
+		return fmt.Errorf("dispatcher: %w", err)
+	}
+
+	handler := server.New(server.Config{
+		Campaigns: svc, Surveys: surveys, AdminToken: cfg.AdminToken, Logger: log,
+		Ready: store.Ping, Extra: extra,
+	})
+	httpSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		if err := d.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+			errc <- fmt.Errorf("dispatcher: %w", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("HTTP server: %w", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(recoverEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+				if _, err := svc.RecoverPreparations(runCtx, 0); err != nil && runCtx.Err() == nil {
+					log.Error("recovering interrupted preparations", "err", err)
+				}
+			}
+		}
+	}()
+	log.Info("herald serving", "addr", ln.Addr().String(), "admin_api", cfg.AdminToken != "",
+		"smpp", cfg.SMPPAddr != "", "chat", cfg.ChatURL != "")
+
+	if demo {
+		if err := setUpDemo(ctx, svc, store, cfg, baseURL, sims, stdout); err != nil {
+			stopRun()
+			_ = httpSrv.Close()
+			wg.Wait()
+			return err
+		}
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("stopping")
+	case runErr = <-errc:
+		log.Error("stopping after a failure", "err", runErr)
+	}
+
+	// Stop accepting and finish the requests in flight, then the bulk
+	// preparations they started, then the sends in flight.
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := httpSrv.Shutdown(shutCtx); err != nil {
+		log.Warn("HTTP shutdown", "err", err)
+		_ = httpSrv.Close()
+	}
+	if err := svc.Wait(shutCtx); err != nil {
+		log.Warn("preparations still running at shutdown are abandoned", "err", err)
+	}
+	stopRun() // the dispatcher drains what is in flight
+	wg.Wait()
+	if smsClient != nil {
+		if err := smsClient.Close(shutCtx); err != nil {
+			log.Warn("SMPP close", "err", err)
+		}
+	}
+	log.Info("stopped")
+	return runErr
+}
+
+// randomToken returns n random bytes as hexadecimal.
+func randomToken(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
+	return fmt.Sprintf("%x", b)
+}
+
+// redactURL hides the password of a database URL for logs.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}

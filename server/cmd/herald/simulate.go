@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/heraldhq/herald/transport/chatsim"
+	"github.com/heraldhq/herald/transport/smscsim"
+)
+
+// simulate runs one simulator until ctx ends.
+func simulate(ctx context.Context, which string, args []string, stdout io.Writer, log *slog.Logger) error {
+	fs := flag.NewFlagSet("simulate "+which, flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	switch which {
+	case "smsc":
+		addr := fs.String("addr", "127.0.0.1:2775", "address to listen on")
+		systemID := fs.String("system-id", "", "system_id every bind must carry (empty: any)")
+		password := fs.String("password", "", "password every bind must carry (empty: any)")
+		delay := fs.Duration("receipt-delay", 0, "time between a submit_sm_resp and its receipt")
+		if err := fs.Parse(args); err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		sim := smscsim.New(smscsim.Config{SystemID: *systemID, Password: *password, ReceiptDelay: *delay, Logger: log})
+		if err := sim.Start(*addr); err != nil {
+			return err
+		}
+		defer sim.Close()
+		fmt.Fprintf(stdout, "SMSC simulator listening on %s (SMPP 3.4); numbers ending 0001/0002/0003 get UNDELIV/EXPIRED/REJECTD receipts\n", sim.Addr())
+		<-ctx.Done()
+		st := sim.Stats()
+		fmt.Fprintf(stdout, "SMSC simulator stopped: %+v\n", st)
+		return nil
+	case "chat":
+		addr := fs.String("addr", "127.0.0.1:8090", "address to listen on")
+		token := fs.String("token", "", "X-Auth-Token every request must carry (empty: any)")
+		callbackURL := fs.String("callback-url", "", "where callbacks are posted (Herald's /callbacks/chat); empty: none")
+		secret := fs.String("callback-secret", "", "key of the callbacks' X-Content-Signature")
+		delay := fs.Duration("delivered-delay", 200*time.Millisecond, "time between acceptance and the delivered callback")
+		if err := fs.Parse(args); err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		sim := chatsim.New(chatsim.Config{Token: *token, CallbackURL: *callbackURL, CallbackSecret: *secret,
+			DeliveredDelay: *delay, SeenDelay: *delay, ReplyDelay: *delay, Logger: log})
+		if err := sim.Start(*addr); err != nil {
+			return err
+		}
+		defer sim.Close()
+		fmt.Fprintf(stdout, "chat provider simulator at %s; numbers ending 0008/0009/0010 are answered with errors 8/9/10\n", sim.URL())
+		<-ctx.Done()
+		fmt.Fprintf(stdout, "chat provider simulator stopped: %+v\n", sim.Stats())
+		return nil
+	}
+	return fmt.Errorf("%w: simulate %q: want smsc or chat", errUsage, which)
+}
