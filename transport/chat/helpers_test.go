@@ -27,6 +27,9 @@ func startSim(t testing.TB, cfg chatsim.Config) (*chatsim.Server, string) {
 	if cfg.Token == "" {
 		cfg.Token = token
 	}
+	if cfg.LateFailureSuffix == "" {
+		cfg.LateFailureSuffix = "0011"
+	}
 	sim := chatsim.New(cfg)
 	srv := httptest.NewServer(sim)
 	t.Cleanup(func() {

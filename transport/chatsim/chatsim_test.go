@@ -48,6 +48,9 @@ func send(t *testing.T, url, token, contentType, body string) answer {
 
 func start(t *testing.T, cfg chatsim.Config) (*chatsim.Server, string) {
 	t.Helper()
+	if cfg.LateFailureSuffix == "" {
+		cfg.LateFailureSuffix = "0011"
+	}
 	sim := chatsim.New(cfg)
 	require.NoError(t, sim.Start("127.0.0.1:0"))
 	t.Cleanup(func() { _ = sim.Close() })

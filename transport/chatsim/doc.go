@@ -36,7 +36,8 @@
 //	ends in 0008:  8 USER_BLOCKED
 //	ends in 0009:  9 NOT_VIBER_USER
 //	ends in 0010: 10 NO_SUITABLE_DEVICE
-//	ends in 0011:  0 accepted, then a failed callback with error_code 9:
+//	ends in Config.LateFailureSuffix (off by default; tests use "0011"):
+//	               0 accepted, then a failed callback with error_code 9:
 //	               the provider learns after acceptance that the number
 //	               cannot take chat messages, which exercises the SMS
 //	               fallback after acceptance

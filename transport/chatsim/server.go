@@ -54,6 +54,12 @@ type Config struct {
 	SeenDelay      time.Duration
 	ReplyDelay     time.Duration
 
+	// LateFailureSuffix, when set, makes numbers ending with it accepted
+	// and then failed by a callback with error_code 9 (the SMS fallback
+	// after acceptance). Empty: no number fails late, as DESIGN.md's
+	// outcomes by number have it.
+	LateFailureSuffix string
+
 	// SeqMemory is how many accepted seq values are remembered for the
 	// ALREADY_SENT answer (the oldest are forgotten first). Default
 	// 1,048,576.
@@ -420,7 +426,7 @@ func (s *Server) process(r *http.Request, body []byte, req *Request, f *faultSta
 		s.rejected.Add(1)
 		return st, ""
 	}
-	status, failLater := outcomeByNumber(req.Dest)
+	status, failLater := outcomeByNumber(req.Dest, s.cfg.LateFailureSuffix)
 	if st, ok := f.StatusFor[req.Dest]; ok {
 		status, failLater = st, false
 	}

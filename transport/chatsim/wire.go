@@ -239,7 +239,7 @@ func (r *Request) contentValid() bool {
 
 // outcomeByNumber is the status a valid message to dest is answered with,
 // and whether an accepted one later fails (numbers ending 0011).
-func outcomeByNumber(dest string) (status int, failLater bool) {
+func outcomeByNumber(dest, lateFailureSuffix string) (status int, failLater bool) {
 	switch {
 	case strings.HasSuffix(dest, "0008"):
 		return StatusUserBlocked, false
@@ -247,7 +247,7 @@ func outcomeByNumber(dest string) (status int, failLater bool) {
 		return StatusNotViberUser, false
 	case strings.HasSuffix(dest, "0010"):
 		return StatusNoSuitableDevice, false
-	case strings.HasSuffix(dest, "0011"):
+	case lateFailureSuffix != "" && strings.HasSuffix(dest, lateFailureSuffix):
 		return StatusSuccess, true
 	}
 	return StatusSuccess, false
