@@ -1,0 +1,93 @@
+package delivery_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/memstore"
+)
+
+func TestNeedsFallback(t *testing.T) {
+	chat := messaging.Message{Channel: messaging.ChannelChat, FallbackContent: "SMS text"}
+	noFallback := chat
+	noFallback.FallbackContent = ""
+	sms := chat
+	sms.Channel = messaging.ChannelSMS
+	fallback := sms
+	fallback.FallbackFor = messaging.NewIDGenerator(nil).New()
+	for _, c := range []struct {
+		name string
+		m    messaging.Message
+		code int
+		want bool
+	}{
+		{"blocked", chat, 8, true},
+		{"not a chat user", chat, 9, true},
+		{"no suitable device", chat, 10, true},
+		{"bad data", chat, 3, false},
+		{"not permitted", chat, 13, false},
+		{"no fallback configured", noFallback, 8, false},
+		{"an SMS", sms, 8, false},
+		{"a fallback SMS", fallback, 9, false},
+	} {
+		require.Equal(t, c.want, delivery.NeedsFallback(c.m, c.code), c.name)
+	}
+}
+
+func TestChatEventsFallbackOnce(t *testing.T) {
+	ctx := t.Context()
+	store := memstore.New()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	ids := messaging.NewIDGenerator(func() time.Time { return now })
+	co := messaging.Company{ID: ids.New(), Name: "Acme", Active: true, CreatedAt: now}
+	require.NoError(t, store.CreateCompany(ctx, &co))
+	c := messaging.Campaign{ID: ids.New(), CompanyID: co.ID, Channel: messaging.ChannelChat, Mode: messaging.ModeTransactional,
+		Status: messaging.CampaignInProgress, MessageType: messaging.TypeSimpleText, CreatedAt: now, UpdatedAt: now, StartedAt: &now}
+	require.NoError(t, store.CreateCampaign(ctx, &c, 100))
+	m := messaging.Message{ID: ids.New(), CompanyID: co.ID, CampaignID: c.ID, Channel: messaging.ChannelChat, Phone: "998901230008",
+		Content: "Hello", FallbackContent: "Hello (SMS)", Status: messaging.StatusPending, DueAt: now, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, store.AdmitMessages(ctx, co.ID, []*messaging.Message{&m}, 100))
+	_, err := store.ApplyUpdates(ctx, []delivery.StatusUpdate{{MessageID: m.ID, Status: messaging.StatusSent, At: now}})
+	require.NoError(t, err)
+
+	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: store, Now: func() time.Time { return now }})
+	failed := delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: m.ID, Status: "failed", ErrorCode: 8, At: now}
+	for range 3 { // the provider repeats its callback
+		require.NoError(t, ev.Handle(ctx, failed))
+	}
+	// And the same failure reported by a send retry.
+	_, err = ev.OnChatFailure(ctx, m, &delivery.SendError{Permanent: true, Code: "8", Details: "USER_BLOCKED"})
+	require.NoError(t, err)
+
+	got, err := store.GetMessage(ctx, co.ID, m.ID)
+	require.NoError(t, err)
+	require.Equal(t, messaging.StatusFailed, got.Status)
+	msgs, total, err := store.ListMessages(ctx, co.ID, messaging.MessageFilter{Phone: m.Phone})
+	require.NoError(t, err)
+	require.Equal(t, 2, total, "the chat message and exactly one fallback SMS")
+	var fb messaging.Message
+	for _, x := range msgs {
+		if x.IsFallback() {
+			fb = x
+		}
+	}
+	require.Equal(t, m.ID, fb.FallbackFor)
+	require.Equal(t, messaging.ChannelSMS, fb.Channel)
+	require.Equal(t, "Hello (SMS)", fb.Content)
+	require.Equal(t, messaging.StatusPending, fb.Status)
+	camp, err := store.GetCampaign(ctx, co.ID, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, camp.FallbackCounts.Total())
+
+	// Statuses only move forward: a delivered after the failure changes
+	// nothing; an unknown message is dropped without an error.
+	require.NoError(t, ev.Handle(ctx, delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: m.ID, Status: "delivered", At: now}))
+	got, err = store.GetMessage(ctx, co.ID, m.ID)
+	require.NoError(t, err)
+	require.Equal(t, messaging.StatusFailed, got.Status)
+	require.NoError(t, ev.Handle(ctx, delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: ids.New(), Status: "seen", At: now}))
+}
