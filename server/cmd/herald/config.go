@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 type config struct {
 	Addr        string // HERALD_ADDR
 	DatabaseURL string // HERALD_DATABASE_URL
+	DBMaxConns  int    // HERALD_DATABASE_MAX_CONNS; 0: the store's default
 	AdminToken  string // HERALD_ADMIN_TOKEN
 	MaxPending  int    // HERALD_MAX_PENDING
 	LogLevel    slog.Level
@@ -42,6 +44,7 @@ func envVars() []envVar {
 	return []envVar{
 		{"HERALD_ADDR", "127.0.0.1:8080", "address the HTTP server listens on"},
 		{"HERALD_DATABASE_URL", "sqlite://herald.db", "sqlite://path (embedded, created on start) or postgres://user@host:port/db?sslmode=..."},
+		{"HERALD_DATABASE_MAX_CONNS", "0 (4 per CPU, at least 4)", "size of the Postgres connection pool or of the SQLite reader pool"},
 		{"HERALD_ADMIN_TOKEN", "(empty: admin API off)", "bearer token of the admin API under /admin/v1"},
 		{"HERALD_MAX_PENDING", "50000", "pending-message capacity per company"},
 		{"HERALD_LOG_LEVEL", "info", "debug, info, warn or error"},
@@ -89,13 +92,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 		*dst = n
 	}
 	str("HERALD_ADDR", &c.Addr)
-	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+	if !isHostPort(c.Addr) {
 		errs = append(errs, fmt.Errorf("HERALD_ADDR=%q: want host:port", c.Addr))
 	}
 	str("HERALD_DATABASE_URL", &c.DatabaseURL)
 	if !strings.HasPrefix(c.DatabaseURL, "sqlite://") && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		errs = append(errs, errors.New("HERALD_DATABASE_URL: want sqlite://path or postgres://..."))
 	}
+	positive("HERALD_DATABASE_MAX_CONNS", &c.DBMaxConns)
 	c.AdminToken = getenv("HERALD_ADMIN_TOKEN")
 	positive("HERALD_MAX_PENDING", &c.MaxPending)
 	if v := strings.TrimSpace(getenv("HERALD_LOG_LEVEL")); v != "" {
@@ -110,7 +114,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 
 	str("HERALD_SMPP_ADDR", &c.SMPPAddr)
 	if c.SMPPAddr != "" {
-		if _, _, err := net.SplitHostPort(c.SMPPAddr); err != nil {
+		if !isHostPort(c.SMPPAddr) {
 			errs = append(errs, fmt.Errorf("HERALD_SMPP_ADDR=%q: want host:port", c.SMPPAddr))
 		}
 	}
@@ -119,7 +123,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	positive("HERALD_SMPP_WINDOW", &c.SMPPWindow)
 	if v := strings.TrimSpace(getenv("HERALD_SMPP_MAX_RATE")); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 {
+		if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
 			errs = append(errs, fmt.Errorf("HERALD_SMPP_MAX_RATE=%q: want a number of messages per second, 0 for no limit", v))
 		}
 		c.SMPPMaxRate = f
@@ -145,4 +149,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return config{}, fmt.Errorf("configuration: %w", errors.Join(errs...))
 	}
 	return c, nil
+}
+
+// isHostPort tells whether addr is host:port with a port number.
+func isHostPort(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
 }

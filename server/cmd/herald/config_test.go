@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"flag"
+	"io"
 	"log/slog"
 	"testing"
 	"time"
@@ -8,23 +11,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestLoadConfig(t *testing.T) {
-	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+// env returns a getenv over kv.
+func env(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}
 
+func TestLoadConfigDefaults(t *testing.T) {
 	c, err := loadConfig(env(nil))
 	require.NoError(t, err)
-	require.Equal(t, "127.0.0.1:8080", c.Addr)
-	require.Equal(t, "sqlite://herald.db", c.DatabaseURL)
-	require.Equal(t, 50_000, c.MaxPending)
-	require.Equal(t, 100, c.SMPPWindow)
-	require.Empty(t, c.AdminToken)
-	require.Empty(t, c.SMPPAddr)
-	require.Equal(t, slog.LevelInfo, c.LogLevel)
-	require.Equal(t, 30*time.Second, c.ShutdownTimeout)
+	require.Equal(t, config{
+		Addr: "127.0.0.1:8080", DatabaseURL: "sqlite://herald.db", MaxPending: 50_000,
+		LogLevel: slog.LevelInfo, LogFormat: "text", SMPPWindow: 100, ShutdownTimeout: 30 * time.Second,
+	}, c)
+}
 
-	c, err = loadConfig(env(map[string]string{
-		"HERALD_ADDR": "0.0.0.0:9000", "HERALD_DATABASE_URL": "postgres://u@db:5432/herald", "HERALD_ADMIN_TOKEN": "t",
-		"HERALD_MAX_PENDING": "1000", "HERALD_LOG_LEVEL": "debug", "HERALD_LOG_FORMAT": "json",
+func TestLoadConfigEverySetting(t *testing.T) {
+	c, err := loadConfig(env(map[string]string{
+		"HERALD_ADDR": "0.0.0.0:9000", "HERALD_DATABASE_URL": "postgres://u@db:5432/herald", "HERALD_DATABASE_MAX_CONNS": "16",
+		"HERALD_ADMIN_TOKEN": "t", "HERALD_MAX_PENDING": "1000", "HERALD_LOG_LEVEL": "debug", "HERALD_LOG_FORMAT": "json",
 		"HERALD_SMPP_ADDR": "smsc:2775", "HERALD_SMPP_SYSTEM_ID": "id", "HERALD_SMPP_PASSWORD": "pw",
 		"HERALD_SMPP_WINDOW": "20", "HERALD_SMPP_MAX_RATE": "150.5",
 		"HERALD_CHAT_URL": "https://chat.example", "HERALD_CHAT_TOKEN": "ct", "HERALD_CHAT_CALLBACK_SECRET": "s",
@@ -32,39 +36,144 @@ func TestLoadConfig(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	require.Equal(t, config{
-		Addr: "0.0.0.0:9000", DatabaseURL: "postgres://u@db:5432/herald", AdminToken: "t", MaxPending: 1000,
+		Addr: "0.0.0.0:9000", DatabaseURL: "postgres://u@db:5432/herald", DBMaxConns: 16, AdminToken: "t", MaxPending: 1000,
 		LogLevel: slog.LevelDebug, LogFormat: "json",
 		SMPPAddr: "smsc:2775", SMPPSystemID: "id", SMPPPassword: "pw", SMPPWindow: 20, SMPPMaxRate: 150.5,
 		ChatURL: "https://chat.example", ChatToken: "ct", ChatCallbackSecret: "s", ShutdownTimeout: 5 * time.Second,
 	}, c)
+}
 
-	bad := []struct {
+func TestLoadConfigAcceptedValues(t *testing.T) {
+	tests := []struct {
+		name  string
+		env   map[string]string
+		check func(t *testing.T, c config)
+	}{
+		{"sqlite path", map[string]string{"HERALD_DATABASE_URL": "sqlite:///var/lib/herald/herald.db"},
+			func(t *testing.T, c config) { require.Equal(t, "sqlite:///var/lib/herald/herald.db", c.DatabaseURL) }},
+		{"postgresql scheme", map[string]string{"HERALD_DATABASE_URL": "postgresql://u@db/herald"},
+			func(t *testing.T, c config) { require.Equal(t, "postgresql://u@db/herald", c.DatabaseURL) }},
+		{"any port", map[string]string{"HERALD_ADDR": ":0"},
+			func(t *testing.T, c config) { require.Equal(t, ":0", c.Addr) }},
+		{"spaces around numbers", map[string]string{"HERALD_MAX_PENDING": " 10 "},
+			func(t *testing.T, c config) { require.Equal(t, 10, c.MaxPending) }},
+		{"log level in capitals", map[string]string{"HERALD_LOG_LEVEL": "WARN"},
+			func(t *testing.T, c config) { require.Equal(t, slog.LevelWarn, c.LogLevel) }},
+		{"no rate limit", map[string]string{"HERALD_SMPP_MAX_RATE": "0"},
+			func(t *testing.T, c config) { require.Zero(t, c.SMPPMaxRate) }},
+		{"admin token kept as given", map[string]string{"HERALD_ADMIN_TOKEN": " secret "},
+			func(t *testing.T, c config) { require.Equal(t, " secret ", c.AdminToken) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := loadConfig(env(tt.env))
+			require.NoError(t, err)
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestLoadConfigRejects(t *testing.T) {
+	tests := []struct {
 		name string
 		env  map[string]string
 		want string
 	}{
-		{"address without port", map[string]string{"HERALD_ADDR": "localhost"}, "HERALD_ADDR"},
-		{"unknown database", map[string]string{"HERALD_DATABASE_URL": "mysql://x"}, "HERALD_DATABASE_URL"},
-		{"max pending zero", map[string]string{"HERALD_MAX_PENDING": "0"}, "HERALD_MAX_PENDING"},
+		{"address without port", map[string]string{"HERALD_ADDR": "localhost"}, `HERALD_ADDR="localhost": want host:port`},
+		{"address with a port name", map[string]string{"HERALD_ADDR": "localhost:http"}, "HERALD_ADDR"},
+		{"address with a port out of range", map[string]string{"HERALD_ADDR": "localhost:70000"}, "HERALD_ADDR"},
+		{"unknown database", map[string]string{"HERALD_DATABASE_URL": "mysql://x"}, "HERALD_DATABASE_URL: want sqlite://path or postgres://"},
+		{"database path without scheme", map[string]string{"HERALD_DATABASE_URL": "herald.db"}, "HERALD_DATABASE_URL"},
+		{"pool size zero", map[string]string{"HERALD_DATABASE_MAX_CONNS": "0"}, "HERALD_DATABASE_MAX_CONNS"},
+		{"max pending zero", map[string]string{"HERALD_MAX_PENDING": "0"}, `HERALD_MAX_PENDING="0": want a positive integer`},
+		{"max pending negative", map[string]string{"HERALD_MAX_PENDING": "-3"}, "HERALD_MAX_PENDING"},
 		{"max pending not a number", map[string]string{"HERALD_MAX_PENDING": "lots"}, "HERALD_MAX_PENDING"},
+		{"max pending with a unit", map[string]string{"HERALD_MAX_PENDING": "50k"}, "HERALD_MAX_PENDING"},
 		{"log level", map[string]string{"HERALD_LOG_LEVEL": "loud"}, "HERALD_LOG_LEVEL"},
 		{"log format", map[string]string{"HERALD_LOG_FORMAT": "xml"}, "HERALD_LOG_FORMAT"},
 		{"smpp address", map[string]string{"HERALD_SMPP_ADDR": "smsc"}, "HERALD_SMPP_ADDR"},
-		{"smpp window", map[string]string{"HERALD_SMPP_WINDOW": "-1"}, "HERALD_SMPP_WINDOW"},
-		{"smpp rate", map[string]string{"HERALD_SMPP_MAX_RATE": "-5"}, "HERALD_SMPP_MAX_RATE"},
-		{"chat url", map[string]string{"HERALD_CHAT_URL": "chat.example", "HERALD_CHAT_CALLBACK_SECRET": "s"}, "HERALD_CHAT_URL"},
-		{"chat without secret", map[string]string{"HERALD_CHAT_URL": "https://chat.example"}, "HERALD_CHAT_CALLBACK_SECRET"},
-		{"shutdown timeout", map[string]string{"HERALD_SHUTDOWN_TIMEOUT": "soon"}, "HERALD_SHUTDOWN_TIMEOUT"},
+		{"smpp window negative", map[string]string{"HERALD_SMPP_WINDOW": "-1"}, "HERALD_SMPP_WINDOW"},
+		{"smpp window fraction", map[string]string{"HERALD_SMPP_WINDOW": "1.5"}, "HERALD_SMPP_WINDOW"},
+		{"smpp rate negative", map[string]string{"HERALD_SMPP_MAX_RATE": "-5"}, "HERALD_SMPP_MAX_RATE"},
+		{"smpp rate not a number", map[string]string{"HERALD_SMPP_MAX_RATE": "NaN"}, "HERALD_SMPP_MAX_RATE"},
+		{"smpp rate infinite", map[string]string{"HERALD_SMPP_MAX_RATE": "+Inf"}, "HERALD_SMPP_MAX_RATE"},
+		{"chat url without scheme", map[string]string{"HERALD_CHAT_URL": "chat.example", "HERALD_CHAT_CALLBACK_SECRET": "s"}, "HERALD_CHAT_URL"},
+		{"chat without callback secret", map[string]string{"HERALD_CHAT_URL": "https://chat.example"}, "HERALD_CHAT_CALLBACK_SECRET is required"},
+		{"shutdown timeout without unit", map[string]string{"HERALD_SHUTDOWN_TIMEOUT": "30"}, "HERALD_SHUTDOWN_TIMEOUT"},
+		{"shutdown timeout zero", map[string]string{"HERALD_SHUTDOWN_TIMEOUT": "0s"}, "HERALD_SHUTDOWN_TIMEOUT"},
 	}
-	for _, b := range bad {
-		t.Run(b.name, func(t *testing.T) {
-			_, err := loadConfig(env(b.env))
-			require.ErrorContains(t, err, b.want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadConfig(env(tt.env))
+			require.ErrorContains(t, err, tt.want)
 		})
 	}
+}
 
-	// Every malformed value is reported at once.
-	_, err = loadConfig(env(map[string]string{"HERALD_MAX_PENDING": "x", "HERALD_LOG_LEVEL": "loud"}))
+func TestLoadConfigReportsEveryBadValue(t *testing.T) {
+	_, err := loadConfig(env(map[string]string{"HERALD_MAX_PENDING": "x", "HERALD_LOG_LEVEL": "loud", "HERALD_ADDR": "nowhere"}))
 	require.ErrorContains(t, err, "HERALD_MAX_PENDING")
 	require.ErrorContains(t, err, "HERALD_LOG_LEVEL")
+	require.ErrorContains(t, err, "HERALD_ADDR")
+}
+
+func TestServeFlagsOverrideVariables(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want config
+	}{
+		{"flag over variable", []string{"--addr", "127.0.0.1:9999", "-database-url=sqlite://x.db"},
+			map[string]string{"HERALD_ADDR": "127.0.0.1:7000", "HERALD_MAX_PENDING": "7"},
+			config{Addr: "127.0.0.1:9999", DatabaseURL: "sqlite://x.db", MaxPending: 7}},
+		{"variable without flag", nil,
+			map[string]string{"HERALD_ADDR": "127.0.0.1:7000"},
+			config{Addr: "127.0.0.1:7000", DatabaseURL: "sqlite://herald.db", MaxPending: 50_000}},
+		{"flags alone", []string{"--max-pending", "12", "--log-format", "json"}, nil,
+			config{Addr: "127.0.0.1:8080", DatabaseURL: "sqlite://herald.db", MaxPending: 12}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			for _, f := range serveFlags() {
+				fs.String(f.name, "", f.env)
+			}
+			require.NoError(t, fs.Parse(tt.args))
+			c, err := loadConfig(withFlags(fs, env(tt.env)))
+			require.NoError(t, err)
+			require.Equal(t, tt.want, config{Addr: c.Addr, DatabaseURL: c.DatabaseURL, MaxPending: c.MaxPending})
+		})
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		code int
+		err  string
+	}{
+		{"no command", nil, nil, 2, "no command"},
+		{"unknown command", []string{"launch"}, nil, 2, `unknown command "launch"`},
+		{"unknown flag", []string{"serve", "--colour"}, nil, 2, "flag provided but not defined"},
+		{"stray argument", []string{"serve", "now"}, nil, 2, `unexpected argument "now"`},
+		{"bad variable", []string{"serve"}, map[string]string{"HERALD_MAX_PENDING": "lots"}, 1, "HERALD_MAX_PENDING"},
+		{"bad flag value", []string{"serve", "--log-level", "loud"}, nil, 1, "HERALD_LOG_LEVEL"},
+		{"simulate without a simulator", []string{"simulate"}, nil, 2, "simulate needs smsc or chat"},
+		{"unknown simulator", []string{"simulate", "mms"}, nil, 2, `simulate "mms"`},
+		{"help", []string{"help"}, nil, 0, ""},
+		{"serve help", []string{"serve", "-h"}, nil, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := run(t.Context(), tt.args, env(tt.env), io.Discard, &stderr)
+			require.Equal(t, tt.code, code)
+			if tt.err != "" {
+				require.Contains(t, stderr.String(), tt.err)
+			}
+		})
+	}
 }

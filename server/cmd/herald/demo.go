@@ -32,44 +32,49 @@ type demoSims struct {
 	password string
 	secret   string
 	token    string
+	// adminToken is the admin token generated for the demo; empty when
+	// HERALD_ADMIN_TOKEN gave one.
+	adminToken string
 }
 
-func startSims(log *slog.Logger) (*demoSims, error) {
+// startSims starts the SMSC and chat provider simulators on loopback, the
+// chat one posting its callbacks to the server at baseURL, and points
+// cfg's transports at them. Without HERALD_ADMIN_TOKEN it generates an
+// admin token.
+func startSims(cfg *config, baseURL string, log *slog.Logger) (*demoSims, error) {
 	s := &demoSims{password: randomToken(4), secret: randomToken(16), token: randomToken(16)}
 	s.smsc = smscsim.New(smscsim.Config{SystemID: demoSystemID, Password: s.password, Logger: log.With("component", "smsc-simulator")})
 	if err := s.smsc.Start("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("start the SMSC simulator: %w", err)
 	}
-	return s, nil
-}
-
-// configure points cfg's transports at the simulators and starts the chat
-// simulator, whose callbacks go to the server at baseURL.
-func (s *demoSims) configure(cfg *config, baseURL string) {
 	s.chat = chatsim.New(chatsim.Config{
 		Token: s.token, CallbackURL: baseURL + "/callbacks/chat", CallbackSecret: s.secret,
 		DeliveredDelay: 200 * time.Millisecond, SeenDelay: 500 * time.Millisecond, ReplyDelay: 500 * time.Millisecond,
+		Logger: log.With("component", "chat-simulator"),
 	})
-	if err := s.chat.Start("127.0.0.1:0"); err == nil {
-		cfg.ChatURL, cfg.ChatToken, cfg.ChatCallbackSecret = s.chat.URL(), s.token, s.secret
+	if err := s.chat.Start("127.0.0.1:0"); err != nil {
+		_ = s.smsc.Close()
+		return nil, fmt.Errorf("start the chat provider simulator: %w", err)
 	}
 	cfg.SMPPAddr, cfg.SMPPSystemID, cfg.SMPPPassword = s.smsc.Addr(), demoSystemID, s.password
+	cfg.ChatURL, cfg.ChatToken, cfg.ChatCallbackSecret = s.chat.URL(), s.token, s.secret
 	if cfg.AdminToken == "" {
-		cfg.AdminToken = randomToken(16)
+		s.adminToken = randomToken(16)
+		cfg.AdminToken = s.adminToken
 	}
+	return s, nil
 }
 
+// close stops the simulators.
 func (s *demoSims) close() {
-	if s.chat != nil {
-		_ = s.chat.Close()
-	}
+	_ = s.chat.Close()
 	_ = s.smsc.Close()
 }
 
 // setUpDemo makes sure the demo company exists, is active, and has an
 // approved SMS sender and a chat service; it gives the company a new API
 // key and prints how to use it.
-func setUpDemo(ctx context.Context, svc *campaign.Service, store *sqlstore.Store, cfg config, baseURL string, sims *demoSims, w io.Writer) error {
+func setUpDemo(ctx context.Context, svc *campaign.Service, store *sqlstore.Store, baseURL string, sims *demoSims, w io.Writer) error {
 	id, err := messaging.ParseID(demoCompanyID)
 	if err != nil {
 		return fmt.Errorf("demo company id: %w", err)
@@ -127,20 +132,28 @@ func setUpDemo(ctx context.Context, svc *campaign.Service, store *sqlstore.Store
 	if err != nil {
 		return err
 	}
+	admin := "(HERALD_ADMIN_TOKEN)"
+	if sims.adminToken != "" {
+		admin = sims.adminToken + " (generated; set HERALD_ADMIN_TOKEN to choose one)"
+	}
+	api := baseURL + "/api/v1"
 	fmt.Fprintf(w, `
 Herald demo is running at %[1]s
-  API key (X-API-Key):  %[2]s
-  admin token:          %[3]s
-  SMS sender id:        %[4]d (%[5]s, approved)
-  chat service id:      %[6]d (%[7]s)
-  SMSC simulator:       %[8]s (SMPP)
-  chat simulator:       %[9]s
-Numbers ending 0001/0002/0003 get SMS receipts UNDELIVERED/EXPIRED/REJECTED,
-0008/0009/0010 chat errors 8/9/10 (SMS fallback); every other number is delivered.
+  API key (X-API-Key)  %[2]s
+  admin token          %[3]s
+  SMS sender           id %[4]d, %[5]q (approved)
+  chat service         id %[6]d, %[7]q
+  SMSC simulator       %[8]s (SMPP)
+  chat simulator       %[9]s
+Outcomes by number: ending 0001, 0002, 0003 get SMS receipts UNDELIVERED, EXPIRED, REJECTED;
+ending 0008, 0009, 0010 chat errors 8, 9, 10 (the SMS fallback); every other number is delivered.
 
-Try:
-  curl -s -H 'X-API-Key: %[2]s' %[1]s/api/v1/sms-senders
+Set the shell variables the README uses:
+  export API=%[10]s KEY=%[2]s
 
-`, baseURL, key, cfg.AdminToken, sender.ID, sender.SenderID, service.ID, service.BrandName, sims.smsc.Addr(), cfg.ChatURL)
+Send a first SMS:
+  curl -s -H 'X-API-Key: %[2]s' -H 'Content-Type: application/json' -d '{"messageContent":"Hello from Herald","smsSenderId":%[4]d,"recipients":[{"phoneNumber":"+447700900123"}]}' %[10]s/sms/send
+
+`, baseURL, key, admin, sender.ID, sender.SenderID, service.ID, service.BrandName, sims.smsc.Addr(), sims.chat.URL(), api)
 	return nil
 }

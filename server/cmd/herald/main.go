@@ -44,10 +44,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, "herald:", err)
-		}
+	case errors.Is(err, flag.ErrHelp):
+		usage(stdout)
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(stderr, "herald:", err)
 		usage(stderr)
 		return 2
 	default:
@@ -65,10 +66,16 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		demo := fs.Bool("demo", false, "simulate the SMSC and the chat provider on loopback and set up a demo company")
+		for _, f := range serveFlags() {
+			fs.String(f.name, "", f.env)
+		}
 		if err := fs.Parse(args[1:]); err != nil {
 			return fmt.Errorf("%w: serve: %w", errUsage, err)
 		}
-		cfg, err := loadConfig(getenv)
+		if fs.NArg() > 0 {
+			return fmt.Errorf("%w: serve: unexpected argument %q", errUsage, fs.Arg(0))
+		}
+		cfg, err := loadConfig(withFlags(fs, getenv))
 		if err != nil {
 			return err
 		}
@@ -85,6 +92,39 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
 }
 
+// serveFlag is a flag of herald serve that overrides a variable.
+type serveFlag struct{ name, env string }
+
+// serveFlags lists the flags of herald serve that override a variable.
+func serveFlags() []serveFlag {
+	return []serveFlag{
+		{"addr", "HERALD_ADDR"},
+		{"database-url", "HERALD_DATABASE_URL"},
+		{"max-pending", "HERALD_MAX_PENDING"},
+		{"log-level", "HERALD_LOG_LEVEL"},
+		{"log-format", "HERALD_LOG_FORMAT"},
+	}
+}
+
+// withFlags returns getenv with the variables of the serveFlags set on
+// the command line replaced by their values.
+func withFlags(fs *flag.FlagSet, getenv func(string) string) func(string) string {
+	set := map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		for _, sf := range serveFlags() {
+			if sf.name == f.Name {
+				set[sf.env] = f.Value.String()
+			}
+		}
+	})
+	return func(name string) string {
+		if v, ok := set[name]; ok {
+			return v
+		}
+		return getenv(name)
+	}
+}
+
 func newLogger(cfg config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	if cfg.LogFormat == "json" {
@@ -95,7 +135,9 @@ func newLogger(cfg config, w io.Writer) *slog.Logger {
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
-  herald serve [--demo]     run the API, the admin API, the dispatcher and the transports
+  herald serve [--demo] [--addr A] [--database-url U] [--max-pending N] [--log-level L] [--log-format F]
+                            run the API, the admin API, the dispatcher and the transports;
+                            a flag overrides its variable
   herald simulate smsc      run the SMSC simulator (flags: -addr -system-id -password -receipt-delay)
   herald simulate chat      run the chat provider simulator (flags: -addr -token -callback-url -callback-secret)
 

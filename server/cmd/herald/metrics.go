@@ -1,10 +1,13 @@
 package main
 
 import (
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
@@ -24,6 +27,10 @@ type metrics struct {
 	batchTime  *prometheus.HistogramVec
 	batchSize  *prometheus.HistogramVec
 	batchErrs  *prometheus.CounterVec
+
+	httpRequests *prometheus.CounterVec
+	httpTime     *prometheus.HistogramVec
+	httpInFlight prometheus.Gauge
 }
 
 func newMetrics() *metrics {
@@ -68,9 +75,22 @@ func newMetrics() *metrics {
 			Name: "herald_store_batch_errors_total",
 			Help: "Failed store calls of the dispatcher, by operation.",
 		}, []string{"op"}),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_http_requests_total",
+			Help: "HTTP requests answered, by part of the server (api, admin, callbacks, health, metrics, other), method and status code.",
+		}, []string{"handler", "method", "code"}),
+		httpTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_http_request_duration_seconds",
+			Help:    "Time to answer an HTTP request, by part of the server and method.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"handler", "method"}),
+		httpInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "herald_http_requests_in_flight",
+			Help: "HTTP requests being answered now.",
+		}),
 	}
 	m.reg.MustRegister(m.messages, m.sendTime, m.inFlight, m.capacity, m.receipts, m.queueDepth,
-		m.batchTime, m.batchSize, m.batchErrs,
+		m.batchTime, m.batchSize, m.batchErrs, m.httpRequests, m.httpTime, m.httpInFlight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -108,6 +128,42 @@ func (m *metrics) Batch(op string, size int, d time.Duration, err error) {
 	if err != nil {
 		m.batchErrs.WithLabelValues(op).Inc()
 	}
+}
+
+// handlerGroupNames are the parts of the server HTTP metrics tell apart:
+// a label per path would grow without bound with the ids in paths.
+func handlerGroupNames() []string {
+	return []string{"api", "admin", "callbacks", "health", "metrics", "other"}
+}
+
+// handlerGroup names the part of the server a request path belongs to.
+func handlerGroup(path string) string {
+	switch {
+	case strings.HasPrefix(path, "/api/"):
+		return "api"
+	case strings.HasPrefix(path, "/admin/"):
+		return "admin"
+	case strings.HasPrefix(path, "/callbacks/"):
+		return "callbacks"
+	case path == "/healthz" || path == "/readyz":
+		return "health"
+	case path == "/metrics":
+		return "metrics"
+	}
+	return "other"
+}
+
+// instrument counts and times the requests h answers.
+func (m *metrics) instrument(h http.Handler) http.Handler {
+	byGroup := map[string]http.Handler{}
+	for _, g := range handlerGroupNames() {
+		labels := prometheus.Labels{"handler": g}
+		byGroup[g] = promhttp.InstrumentHandlerDuration(m.httpTime.MustCurryWith(labels),
+			promhttp.InstrumentHandlerCounter(m.httpRequests.MustCurryWith(labels), h))
+	}
+	return promhttp.InstrumentHandlerInFlight(m.httpInFlight, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		byGroup[handlerGroup(r.URL.Path)].ServeHTTP(w, r)
+	}))
 }
 
 // smppCollector exports the SMPP session's counters.

@@ -40,14 +40,13 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 
 	var sims *demoSims
 	if demo {
-		if sims, err = startSims(log); err != nil {
+		if sims, err = startSims(&cfg, baseURL, log); err != nil {
 			return err
 		}
 		defer sims.close()
-		sims.configure(&cfg, baseURL)
 	}
 
-	store, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Config{})
+	store, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Config{MaxOpenConns: cfg.DBMaxConns})
 	if err != nil {
 		return fmt.Errorf("open the database: %w", err)
 	}
@@ -123,7 +122,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		Campaigns: svc, Surveys: surveys, AdminToken: cfg.AdminToken, Logger: log,
 		Ready: store.Ping, Extra: extra,
 	})
-	httpSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	httpSrv := &http.Server{Handler: m.instrument(handler), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRun()
@@ -161,7 +160,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		"smpp", cfg.SMPPAddr != "", "chat", cfg.ChatURL != "")
 
 	if demo {
-		if err := setUpDemo(ctx, svc, store, cfg, baseURL, sims, stdout); err != nil {
+		if err := setUpDemo(ctx, svc, store, baseURL, sims, stdout); err != nil {
 			stopRun()
 			_ = httpSrv.Close()
 			wg.Wait()
