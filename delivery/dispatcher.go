@@ -32,6 +32,9 @@ type Dispatcher struct {
 	// the last CompleteDrained.
 	changed atomic.Bool
 
+	// sendCtx carries the sends of Run; it ends when Run gives up
+	// draining.
+	sendCtx atomic.Pointer[context.Context]
 	// writeCtx carries the writes of send results; Run cancels it when it
 	// gives up draining.
 	writeCtx    context.Context
@@ -95,6 +98,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 
 	sendCtx, cancelSends := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelSends()
+	d.sendCtx.Store(&sendCtx)
 	var claimers, maint sync.WaitGroup
 	for _, l := range d.lanes {
 		claimers.Go(func() { l.run(ctx, sendCtx) })
@@ -418,4 +422,13 @@ func (r *recording) wait(ctx context.Context, id string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// drainCtx is the context of Run's sends: it ends when Run gives up
+// draining (background before Run).
+func (d *Dispatcher) drainCtx() context.Context {
+	if p := d.sendCtx.Load(); p != nil {
+		return *p
+	}
+	return context.Background()
 }

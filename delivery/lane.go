@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -12,22 +13,23 @@ import (
 )
 
 // lane claims and sends the messages of one channel. Its claimer loop
-// claims a batch when enough of its concurrency is free, and starts one
-// goroutine per claimed message; that goroutine sends the message, hands
-// the result to the update committer and waits for it to be stored before
-// it frees its place. So at most concurrency messages of the lane are
-// claimed and not recorded at any time.
+// claims a batch when enough of its concurrency is free and hands each
+// claimed message to one of concurrency workers; the worker sends the
+// message, hands the result to the update committer and waits for it to be
+// stored before it frees its place. So at most concurrency messages of the
+// lane are claimed and not recorded at any time.
 type lane struct {
 	d        *Dispatcher
 	ch       messaging.Channel
 	capacity int
 	send     func(ctx context.Context, j job) (*StatusUpdate, string)
 	wake     chan struct{}
+	jobs     chan job
 
 	mu       sync.Mutex
 	inFlight int
-	freed    chan struct{} // signalled when places are freed
-	procs    sync.WaitGroup
+	freed    chan struct{}  // signalled when places are freed
+	procs    sync.WaitGroup // claimed messages not settled yet
 }
 
 // job is a claimed message with what its send needs.
@@ -35,6 +37,22 @@ type job struct {
 	m     messaging.Message
 	route Route
 	seq   int64
+	batch *sendBatch
+}
+
+// sendBatch bounds the sends of one claim by Config.SendTimeout: one
+// deadline for the batch rather than a timer per message.
+type sendBatch struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	left   atomic.Int32
+}
+
+// done records that one send of the batch ended.
+func (b *sendBatch) done() {
+	if b.left.Add(-1) == 0 {
+		b.cancel()
+	}
 }
 
 // Results of a send, for Observer.Send.
@@ -45,7 +63,8 @@ const (
 )
 
 func newLane(d *Dispatcher, ch messaging.Channel, capacity int, send func(context.Context, job) (*StatusUpdate, string)) *lane {
-	return &lane{d: d, ch: ch, capacity: capacity, send: send, wake: make(chan struct{}, 1), freed: make(chan struct{}, 1)}
+	return &lane{d: d, ch: ch, capacity: capacity, send: send, wake: make(chan struct{}, 1), freed: make(chan struct{}, 1),
+		jobs: make(chan job, capacity)}
 }
 
 // threshold is how many places must be free before the lane claims again
@@ -119,6 +138,16 @@ func (l *lane) sleep(ctx context.Context) bool {
 // run claims and starts sends until ctx ends; the sends run on sendCtx.
 func (l *lane) run(ctx, sendCtx context.Context) {
 	d := l.d
+	for range l.capacity {
+		go func() {
+			for j := range l.jobs {
+				l.process(j)
+			}
+		}()
+	}
+	// The workers end once the jobs handed to them are done; Run waits
+	// for those (procs).
+	defer close(l.jobs)
 	op := "claim_" + map[messaging.Channel]string{messaging.ChannelSMS: "sms", messaging.ChannelChat: "chat"}[l.ch]
 	idle := false
 	for {
@@ -152,9 +181,17 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		d.obs.Messages(l.ch, messaging.StatusSending, len(claimed))
 		// The claim committed: these messages are processed even when ctx
 		// ended meanwhile.
-		for _, j := range l.prepare(sendCtx, claimed) {
+		jobs := l.prepare(sendCtx, claimed)
+		if len(jobs) == 0 {
+			continue
+		}
+		b := &sendBatch{}
+		b.ctx, b.cancel = context.WithTimeout(sendCtx, d.cfg.SendTimeout)
+		b.left.Store(int32(len(jobs)))
+		for _, j := range jobs {
+			j.batch = b
 			l.procs.Add(1)
-			go l.process(sendCtx, j)
+			l.jobs <- j // never blocks: places were reserved
 		}
 	}
 }
@@ -244,11 +281,12 @@ func (l *lane) record(m messaging.Message, u *StatusUpdate) {
 }
 
 // process sends one message and records the result.
-func (l *lane) process(ctx context.Context, j job) {
+func (l *lane) process(j job) {
 	defer l.procs.Done()
 	defer l.release(1)
 	start := time.Now()
-	u, result := l.send(ctx, j)
+	u, result := l.send(j.batch.ctx, j)
+	j.batch.done()
 	l.d.obs.Send(l.ch, time.Since(start), result)
 	if u != nil && len(u.PartIDs) > 0 {
 		// Receipts of these parts that arrive meanwhile wait for the Sent
@@ -269,11 +307,9 @@ func (d *Dispatcher) sendSMS(ctx context.Context, j job) (*StatusUpdate, string)
 	if from == "" {
 		return d.fail(m, "No approved SMS sender"), resultFailed
 	}
-	sctx, cancel := context.WithTimeout(ctx, d.cfg.SendTimeout)
-	res, err := d.cfg.SMS.Send(sctx, SMS{MessageID: m.ID, From: from, To: m.Phone, Text: m.Content})
-	cancel()
+	res, err := d.cfg.SMS.Send(ctx, SMS{MessageID: m.ID, From: from, To: m.Phone, Text: m.Content})
 	if err != nil {
-		return d.failure(ctx, m, err)
+		return d.failure(m, err)
 	}
 	u := &StatusUpdate{MessageID: m.ID, Status: messaging.StatusSent, At: d.cfg.Now(), PartIDs: res.PartIDs}
 	if len(res.PartIDs) > 0 {
@@ -300,15 +336,15 @@ func (d *Dispatcher) sendChat(ctx context.Context, j job) (*StatusUpdate, string
 	if !cm.Type.Valid() {
 		cm.Type = messaging.TypeSimpleText
 	}
-	sctx, cancel := context.WithTimeout(ctx, d.cfg.SendTimeout)
-	res, err := d.cfg.Chat.SendChat(sctx, cm)
-	cancel()
+	res, err := d.cfg.Chat.SendChat(ctx, cm)
 	if err == nil {
 		return &StatusUpdate{MessageID: m.ID, Status: messaging.StatusSent, At: d.cfg.Now(), ProviderMessageID: res.Token}, resultSent
 	}
 	var se *SendError
 	if d.cfg.OnChatFailure != nil && errors.As(err, &se) && se.Permanent {
-		handled, herr := d.cfg.OnChatFailure(ctx, m, se)
+		hctx, cancel := context.WithTimeout(d.drainCtx(), d.cfg.StoreTimeout)
+		handled, herr := d.cfg.OnChatFailure(hctx, m, se)
+		cancel()
 		switch {
 		case herr != nil:
 			d.log.Error("handling a chat failure; the message will be sent again", "message", m.ID, "err", herr)
@@ -317,16 +353,16 @@ func (d *Dispatcher) sendChat(ctx context.Context, j job) (*StatusUpdate, string
 			return nil, resultFailed
 		}
 	}
-	return d.failure(ctx, m, err)
+	return d.failure(m, err)
 }
 
 // failure is the update after a failed send: Failed when permanent or out
 // of attempts, else Pending again after a backoff.
-func (d *Dispatcher) failure(ctx context.Context, m messaging.Message, err error) (*StatusUpdate, string) {
+func (d *Dispatcher) failure(m messaging.Message, err error) (*StatusUpdate, string) {
 	switch {
 	case IsPermanent(err):
 		return d.fail(m, failureDetails(err)), resultFailed
-	case ctx.Err() != nil:
+	case d.drainCtx().Err() != nil:
 		// Run gave up draining: the send may or may not have reached the
 		// provider; the message is sent again.
 		return &StatusUpdate{MessageID: m.ID, Status: messaging.StatusPending, At: d.cfg.Now(), DueAt: d.cfg.Now()}, resultRetry

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 )
@@ -171,12 +169,12 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, channel messaging.Chan
 		return cmp.Or(cmp.Compare(a.due, b.due), strings.Compare(string(a.id), string(b.id)))
 	})
 	picked = picked[:min(len(picked), limit)]
-	ids := make([]any, len(picked))
+	ids := make([]messaging.ID, len(picked))
 	for i, c := range picked {
-		ids[i] = c.id
+		copy(ids[i][:], c.id)
 	}
 	mrows, err := tx.QueryContext(ctx, "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, updated_at = ? "+
-		"WHERE id IN (?) AND status = 'Pending' RETURNING "+messageColumns(""), s.ts(leaseUntil), s.ts(now), bun.In(ids))
+		"WHERE id IN ("+s.jsonIDList()+") AND status = 'Pending' RETURNING "+messageColumns(""), s.ts(leaseUntil), s.ts(now), s.jsonIDs(ids))
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
@@ -280,13 +278,13 @@ func (st *messageState) apply(u delivery.StatusUpdate) {
 // lockMessages reads the statuses of the messages with the given sorted
 // ids, locking their rows on Postgres.
 func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (map[messaging.ID]*messageState, error) {
-	q := "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status FROM messages WHERE id IN (?) ORDER BY id"
+	q := "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status FROM messages WHERE id IN (" + s.jsonIDList() + ") ORDER BY id"
 	if s.dialect == dialectPostgres {
 		q += " FOR UPDATE"
 	}
 	states := make(map[messaging.ID]*messageState, len(ids))
 	for chunk := range slices.Chunk(ids, 1000) {
-		rows, err := tx.QueryContext(ctx, q, bun.In(s.ids(chunk)))
+		rows, err := tx.QueryContext(ctx, q, s.jsonIDs(chunk))
 		if err != nil {
 			return nil, fmt.Errorf("read message statuses: %w", err)
 		}
@@ -323,26 +321,26 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 		return nil
 	}
 	slicesSortIDs(ids)
-	cast := func(expr, typ string) string {
-		if s.dialect == dialectPostgres {
-			return expr + "::" + typ
-		}
-		return expr
-	}
 	deltas := map[messaging.ID]*counterDelta{}
 	pending := map[messaging.ID]int{}
-	for chunk := range slices.Chunk(ids, 500) {
-		var q strings.Builder
-		args := make([]any, 0, len(chunk)*10)
-		q.WriteString("WITH v (id, status, updated_at, sent_at, delivered_at, seen_at, due_at, provider_message_id, details, sms_error_code) AS (VALUES ")
-		for i, id := range chunk {
+	q := "WITH v AS (" + s.jsonSelect(
+		[]string{"id", "status", "updated_at", "sent_at", "delivered_at", "seen_at", "due_at", "provider_message_id", "details", "sms_error_code"},
+		[]int{jsonID, jsonText, jsonTime, jsonTime, jsonTime, jsonTime, jsonTime, jsonText, jsonText, jsonText}) +
+		") UPDATE messages SET status = v.status, updated_at = v.updated_at" +
+		", sent_at = COALESCE(v.sent_at, messages.sent_at)" +
+		", delivered_at = COALESCE(v.delivered_at, messages.delivered_at)" +
+		", seen_at = COALESCE(v.seen_at, messages.seen_at)" +
+		", due_at = COALESCE(v.due_at, messages.due_at)" +
+		", provider_message_id = COALESCE(v.provider_message_id, messages.provider_message_id)" +
+		", details = COALESCE(v.details, messages.details)" +
+		", sms_error_code = COALESCE(v.sms_error_code, messages.sms_error_code)" +
+		" FROM v WHERE messages.id = v.id"
+	for chunk := range slices.Chunk(ids, 1000) {
+		rows := s.newJSONRows(len(chunk))
+		for _, id := range chunk {
 			st := states[id]
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-			args = append(args, s.id(id), string(st.status), s.ts(st.updatedAt), s.tsPtr(st.sentAt), s.tsPtr(st.deliveredAt),
-				s.tsPtr(st.seenAt), s.tsPtr(st.dueAt), nullText(st.providerID), nullText(st.details), nullText(st.smsErrorCode))
+			rows.row().id(id).text(string(st.status)).ts(st.updatedAt).tsPtr(st.sentAt).tsPtr(st.deliveredAt).
+				tsPtr(st.seenAt).tsPtr(st.dueAt).nullText(st.providerID).nullText(st.details).nullText(st.smsErrorCode)
 			if st.was != st.status {
 				d := deltas[st.campaignID]
 				if d == nil {
@@ -353,16 +351,7 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 				pending[st.companyID] += unsent(st.status) - unsent(st.was)
 			}
 		}
-		q.WriteString(") UPDATE messages SET status = v.status, updated_at = " + cast("v.updated_at", "timestamptz") +
-			", sent_at = COALESCE(" + cast("v.sent_at", "timestamptz") + ", messages.sent_at)" +
-			", delivered_at = COALESCE(" + cast("v.delivered_at", "timestamptz") + ", messages.delivered_at)" +
-			", seen_at = COALESCE(" + cast("v.seen_at", "timestamptz") + ", messages.seen_at)" +
-			", due_at = COALESCE(" + cast("v.due_at", "timestamptz") + ", messages.due_at)" +
-			", provider_message_id = COALESCE(v.provider_message_id, messages.provider_message_id)" +
-			", details = COALESCE(v.details, messages.details)" +
-			", sms_error_code = COALESCE(v.sms_error_code, messages.sms_error_code)" +
-			" FROM v WHERE messages.id = " + cast("v.id", "uuid"))
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, q, rows.String()); err != nil {
 			return fmt.Errorf("update messages: %w", err)
 		}
 	}

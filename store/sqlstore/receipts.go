@@ -68,27 +68,24 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 		}
 	}
 	var early []partRow
+	// A row without a message holds an early receipt, kept; a row of
+	// another message is a part id the SMSC gave again: it now names this
+	// part, without the old receipt.
+	q := "INSERT INTO sms_parts (provider_id, message_id, part_index, part_count, created_at) " +
+		s.jsonSelect([]string{"provider_id", "message_id", "part_index", "part_count", "created_at"},
+			[]int{jsonText, jsonID, jsonInt, jsonInt, jsonTime}) +
+		" WHERE true ON CONFLICT (provider_id) DO UPDATE SET message_id = excluded.message_id, " +
+		"part_index = excluded.part_index, part_count = excluded.part_count, created_at = excluded.created_at, " +
+		"state = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.state END, " +
+		"err = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.err ELSE '' END, " +
+		"done_at = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.done_at END " +
+		"RETURNING provider_id, message_id, part_count, state, err, done_at"
 	for chunk := range slices.Chunk(rows, partChunk) {
-		var q strings.Builder
-		args := make([]any, 0, len(chunk)*5)
-		q.WriteString("INSERT INTO sms_parts (provider_id, message_id, part_index, part_count, created_at) VALUES ")
-		for i, r := range chunk {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteString("(?, ?, ?, ?, ?)")
-			args = append(args, r.pid, s.id(r.message), r.index, r.count, s.ts(r.at))
+		batch := s.newJSONRows(len(chunk))
+		for _, r := range chunk {
+			batch.row().text(r.pid).id(r.message).int(int64(r.index)).int(int64(r.count)).ts(r.at)
 		}
-		// A row without a message holds an early receipt, kept; a row of
-		// another message is a part id the SMSC gave again: it now names
-		// this part, without the old receipt.
-		q.WriteString(" ON CONFLICT (provider_id) DO UPDATE SET message_id = excluded.message_id, " +
-			"part_index = excluded.part_index, part_count = excluded.part_count, created_at = excluded.created_at, " +
-			"state = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.state END, " +
-			"err = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.err ELSE '' END, " +
-			"done_at = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.done_at END " +
-			"RETURNING provider_id, message_id, part_count, state, err, done_at")
-		rs, err := tx.QueryContext(ctx, q.String(), args...)
+		rs, err := tx.QueryContext(ctx, q, batch.String())
 		if err != nil {
 			return fmt.Errorf("record sms parts: %w", err)
 		}
@@ -283,11 +280,12 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 func (s *Store) readParts(ctx context.Context, tx *txn, receipts []delivery.Receipt, cand []int) (map[string]partRow, error) {
 	known := make(map[string]partRow, len(cand))
 	for chunk := range slices.Chunk(cand, partChunk) {
-		pids := make([]any, len(chunk))
+		pids := make([]string, len(chunk))
 		for k, i := range chunk {
 			pids[k] = receipts[i].ProviderID
 		}
-		rs, err := tx.QueryContext(ctx, "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts WHERE provider_id IN (?)", bun.In(pids))
+		rs, err := tx.QueryContext(ctx, "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts WHERE provider_id IN ("+
+			s.jsonTextList()+")", jsonStrings(pids))
 		if err != nil {
 			return nil, fmt.Errorf("read sms parts: %w", err)
 		}
@@ -306,40 +304,28 @@ func (s *Store) readParts(ctx context.Context, tx *txn, receipts []delivery.Rece
 // rows that do not exist when insert is set, unless a row holds a receipt
 // already; the rows written go into taken.
 func (s *Store) upsertReceipts(ctx context.Context, tx *txn, receipts []delivery.Receipt, idx []int, now time.Time, insert bool, taken map[string]partRow) error {
+	if len(idx) == 0 {
+		return nil
+	}
+	var q string
+	if insert {
+		q = "INSERT INTO sms_parts (provider_id, state, err, done_at, created_at) " +
+			s.jsonSelect([]string{"provider_id", "state", "err", "done_at", "created_at"}, []int{jsonText, jsonText, jsonText, jsonTime, jsonTime}) +
+			" WHERE true ON CONFLICT (provider_id) DO UPDATE SET state = excluded.state, err = excluded.err, " +
+			"done_at = excluded.done_at WHERE sms_parts.state IS NULL"
+	} else {
+		q = "WITH v AS (" + s.jsonSelect([]string{"provider_id", "state", "err", "done_at", "created_at"}, []int{jsonText, jsonText, jsonText, jsonTime, jsonTime}) +
+			") UPDATE sms_parts SET state = v.state, err = v.err, done_at = v.done_at" +
+			" FROM v WHERE sms_parts.provider_id = v.provider_id AND sms_parts.state IS NULL"
+	}
+	q += " RETURNING sms_parts.provider_id, sms_parts.message_id, sms_parts.part_count, sms_parts.state, sms_parts.err, sms_parts.done_at"
 	for chunk := range slices.Chunk(idx, partChunk) {
-		var q strings.Builder
-		args := make([]any, 0, len(chunk)*5)
-		if insert {
-			q.WriteString("INSERT INTO sms_parts (provider_id, state, err, done_at, created_at) VALUES ")
-			for k, i := range chunk {
-				if k > 0 {
-					q.WriteByte(',')
-				}
-				q.WriteString("(?, ?, ?, ?, ?)")
-				r := receipts[i]
-				args = append(args, r.ProviderID, r.State, r.Err, s.ts(r.At), s.ts(now))
-			}
-			q.WriteString(" ON CONFLICT (provider_id) DO UPDATE SET state = excluded.state, err = excluded.err, " +
-				"done_at = excluded.done_at WHERE sms_parts.state IS NULL")
-		} else {
-			q.WriteString("WITH v (provider_id, state, err, done_at) AS (VALUES ")
-			for k, i := range chunk {
-				if k > 0 {
-					q.WriteByte(',')
-				}
-				q.WriteString("(?, ?, ?, ?)")
-				r := receipts[i]
-				args = append(args, r.ProviderID, r.State, r.Err, s.ts(r.At))
-			}
-			doneAt := "v.done_at"
-			if s.dialect == dialectPostgres {
-				doneAt += "::timestamptz"
-			}
-			q.WriteString(") UPDATE sms_parts SET state = v.state, err = v.err, done_at = " + doneAt +
-				" FROM v WHERE sms_parts.provider_id = v.provider_id AND sms_parts.state IS NULL")
+		batch := s.newJSONRows(len(chunk))
+		for _, i := range chunk {
+			r := receipts[i]
+			batch.row().text(r.ProviderID).text(r.State).text(r.Err).ts(r.At).ts(now)
 		}
-		q.WriteString(" RETURNING sms_parts.provider_id, sms_parts.message_id, sms_parts.part_count, sms_parts.state, sms_parts.err, sms_parts.done_at")
-		rs, err := tx.QueryContext(ctx, q.String(), args...)
+		rs, err := tx.QueryContext(ctx, q, batch.String())
 		if err != nil {
 			return fmt.Errorf("store receipts: %w", err)
 		}
@@ -365,7 +351,7 @@ func (s *Store) partReceipts(ctx context.Context, tx *txn, ids []messaging.ID) (
 	ids = slices.Compact(ids)
 	for chunk := range slices.Chunk(ids, 1000) {
 		rs, err := tx.QueryContext(ctx, "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts "+
-			"WHERE message_id IN (?) AND part_count > 1 AND state IS NOT NULL", bun.In(s.ids(chunk)))
+			"WHERE message_id IN ("+s.jsonIDList()+") AND part_count > 1 AND state IS NOT NULL", s.jsonIDs(chunk))
 		if err != nil {
 			return nil, fmt.Errorf("read part receipts: %w", err)
 		}

@@ -344,3 +344,23 @@ func testPurgeReceipts(f *fixture) {
 	require.NoError(t, err)
 	require.Zero(t, n)
 }
+
+// testApplyUpdatesText: details, error codes and provider ids keep every
+// character: quotes, backslashes, control characters, non-ASCII text.
+func testApplyUpdatesText(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	_, msgs := f.sentBulk(a.ID, 2)
+	details := "Gave up: \"quoted\" \\ back\\slash\nnew line\ttab \x01 ünïcödé 你好 🙂 'single'"
+	require.Equal(t, []bool{true, true}, f.apply(
+		delivery.StatusUpdate{MessageID: msgs[0].ID, Status: messaging.StatusFailed, At: at(2), Details: details, SMSErrorCode: "0x\"0B\""},
+		sent(msgs[1], 2, `id-"1"\x`, "ü-2"),
+	))
+	m0 := f.getMessage(a.ID, msgs[0].ID)
+	require.Equal(t, details, m0.Details)
+	require.Equal(t, "0x\"0B\"", m0.SMSErrorCode)
+	require.Equal(t, `id-"1"\x`, f.getMessage(a.ID, msgs[1].ID).ProviderMessageID)
+	require.Equal(t, []delivery.ReceiptOutcome{delivery.ReceiptPartial, delivery.ReceiptApplied},
+		f.receipts(3, rcpt(`id-"1"\x`, delivery.StateDelivered, "000", 3), rcpt("ü-2", delivery.StateDelivered, "000", 3)))
+	require.Equal(t, messaging.StatusDelivered, f.getMessage(a.ID, msgs[1].ID).Status)
+}

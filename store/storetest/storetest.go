@@ -121,6 +121,7 @@ func cases() []testCase {
 		{"ReceiptsConcurrent", testReceiptsConcurrent},
 		{"ChatSeqs", testChatSeqs},
 		{"PurgeReceipts", testPurgeReceipts},
+		{"ApplyUpdatesText", testApplyUpdatesText},
 		{"RecordResult", testRecordResult},
 		{"ListResults", testListResults},
 		{"CountByOption", testCountByOption},

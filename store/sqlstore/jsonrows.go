@@ -1,0 +1,249 @@
+package sqlstore
+
+import (
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// The delivery path writes batches of rows thousands of times a second.
+// Written as multi-row VALUES lists or long IN lists, each batch is a
+// statement text of its own that the database parses and plans again (for
+// SQLite, compiling a VALUES list costs about as much as running it). So
+// those statements take their rows as one JSON array of arrays instead, a
+// single string the statement expands with json_each (SQLite) or
+// json_array_elements (Postgres): the statement's text stays short and the
+// same whatever the batch.
+
+// jsonRows builds the JSON array of a batch's rows, values in the forms
+// the dialect's expressions (jsonCol) read back.
+type jsonRows struct {
+	s    *Store
+	b    []byte
+	rows int
+	cols int
+}
+
+// newJSONRows returns an empty batch for about n rows.
+func (s *Store) newJSONRows(n int) *jsonRows {
+	return &jsonRows{s: s, b: append(make([]byte, 0, 64+n*96), '[')}
+}
+
+// row starts a row.
+func (j *jsonRows) row() *jsonRows {
+	if j.rows > 0 {
+		j.b = append(j.b, ']', ',')
+	}
+	j.b = append(j.b, '[')
+	j.rows++
+	j.cols = 0
+	return j
+}
+
+func (j *jsonRows) sep() {
+	if j.cols > 0 {
+		j.b = append(j.b, ',')
+	}
+	j.cols++
+}
+
+// id adds an identifier: hex on SQLite (unhex reads it back), the
+// canonical text on Postgres.
+func (j *jsonRows) id(id messaging.ID) *jsonRows {
+	j.sep()
+	j.b = append(j.b, '"')
+	if j.s.dialect == dialectSQLite {
+		j.b = hex.AppendEncode(j.b, id[:])
+	} else {
+		j.b = append(j.b, id.String()...)
+	}
+	j.b = append(j.b, '"')
+	return j
+}
+
+// ts adds a time: microseconds on SQLite, RFC 3339 text on Postgres.
+func (j *jsonRows) ts(t time.Time) *jsonRows {
+	j.sep()
+	if j.s.dialect == dialectSQLite {
+		j.b = strconv.AppendInt(j.b, t.UnixMicro(), 10)
+		return j
+	}
+	j.b = append(j.b, '"')
+	j.b = t.UTC().AppendFormat(j.b, time.RFC3339Nano)
+	j.b = append(j.b, '"')
+	return j
+}
+
+// tsPtr adds *t, or null.
+func (j *jsonRows) tsPtr(t *time.Time) *jsonRows {
+	if t == nil {
+		j.sep()
+		j.b = append(j.b, "null"...)
+		return j
+	}
+	return j.ts(*t)
+}
+
+// int adds a number.
+func (j *jsonRows) int(v int64) *jsonRows {
+	j.sep()
+	j.b = strconv.AppendInt(j.b, v, 10)
+	return j
+}
+
+// text adds a string.
+func (j *jsonRows) text(s string) *jsonRows {
+	j.sep()
+	j.b = appendJSONString(j.b, s)
+	return j
+}
+
+// nullText adds s, or null when s is empty.
+func (j *jsonRows) nullText(s string) *jsonRows {
+	if s == "" {
+		j.sep()
+		j.b = append(j.b, "null"...)
+		return j
+	}
+	return j.text(s)
+}
+
+// String returns the JSON text.
+func (j *jsonRows) String() string {
+	if j.rows > 0 {
+		return string(j.b) + "]]"
+	}
+	return string(j.b) + "]"
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+			i++
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			i++
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return append(b, '"')
+}
+
+// Column kinds of jsonCol.
+const (
+	jsonID = iota
+	jsonText
+	jsonInt
+	jsonTime
+)
+
+// jsonFrom is the FROM item that expands a JSON batch argument into rows
+// named j, one array per row in j.value.
+func (s *Store) jsonFrom() string {
+	if s.dialect == dialectSQLite {
+		return "json_each(?) AS j"
+	}
+	return "json_array_elements(?::json) AS j(value)"
+}
+
+// jsonCol is the expression reading column i of a JSON batch row as kind.
+func (s *Store) jsonCol(i, kind int) string {
+	e := "j.value ->> " + strconv.Itoa(i)
+	if s.dialect == dialectSQLite {
+		if kind == jsonID {
+			return "unhex(" + e + ")"
+		}
+		return e
+	}
+	switch kind {
+	case jsonID:
+		return "(" + e + ")::uuid"
+	case jsonInt:
+		return "(" + e + ")::bigint"
+	case jsonTime:
+		return "(" + e + ")::timestamptz"
+	}
+	return e
+}
+
+// jsonSelect returns "SELECT <cols> FROM <json rows>" naming the columns of
+// a JSON batch.
+func (s *Store) jsonSelect(names []string, kinds []int) string {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(s.jsonCol(i, kinds[i]))
+		b.WriteString(" AS ")
+		b.WriteString(n)
+	}
+	b.WriteString(" FROM ")
+	b.WriteString(s.jsonFrom())
+	return b.String()
+}
+
+// jsonIDs returns the JSON array of ids, for an IN list read with
+// jsonIDList.
+func (s *Store) jsonIDs(ids []messaging.ID) string {
+	j := s.newJSONRows(len(ids))
+	for i, id := range ids {
+		if i > 0 {
+			j.b = append(j.b, ',')
+		}
+		j.cols = 0
+		j.id(id)
+	}
+	return string(j.b) + "]"
+}
+
+// jsonIDList is the subquery of the ids of a jsonIDs argument, for
+// "id IN (...)".
+func (s *Store) jsonIDList() string {
+	if s.dialect == dialectSQLite {
+		return "SELECT unhex(value) FROM json_each(?)"
+	}
+	return "SELECT value::uuid FROM json_array_elements_text(?::json)"
+}
+
+// jsonStrings returns the JSON array of strings, for an IN list read with
+// jsonTextList.
+func jsonStrings(ss []string) string {
+	b := []byte{'['}
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, s)
+	}
+	return string(append(b, ']'))
+}
+
+// jsonTextList is the subquery of the strings of a jsonStrings argument.
+func (s *Store) jsonTextList() string {
+	if s.dialect == dialectSQLite {
+		return "SELECT value FROM json_each(?)"
+	}
+	return "SELECT value FROM json_array_elements_text(?::json)"
+}
