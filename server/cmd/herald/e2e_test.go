@@ -1,238 +1,625 @@
-package main
+package main_test
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/sqlstore"
 )
 
-// TestBinaryEndToEnd builds the herald binary, runs `herald serve --demo`
-// on a SQLite file, provisions a company through the admin API and sends a
-// bulk SMS campaign through the real SMPP transport to the SMSC
-// simulator: the campaign goes Queuing -> Ready -> InProgress ->
-// Completed, and each message ends as the simulator's outcome for its
-// number says. SIGTERM then stops the process with exit code 0.
-func TestBinaryEndToEnd(t *testing.T) {
+// TestBinary builds the herald binary once and runs it as an operator
+// would: a plain server provisioned through the admin API, then the demo
+// with its simulators, stopped and started again on the same database.
+func TestBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "herald")
 	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run())
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
 
-	addr := freePort(t)
-	cmd := exec.Command(bin, "serve", "--demo")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HERALD_ADDR="+addr, "HERALD_DATABASE_URL=sqlite://"+filepath.Join(dir, "herald.db"),
-		"HERALD_ADMIN_TOKEN=e2e-admin-token", "HERALD_LOG_LEVEL=warn")
-	stdout, err := cmd.StdoutPipe()
+	t.Run("bad configuration", func(t *testing.T) {
+		cmd := exec.Command(bin, "serve")
+		cmd.Env = heraldEnv("HERALD_MAX_PENDING=lots", "HERALD_LOG_FORMAT=xml")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit)
+		require.Equal(t, 1, exit.ExitCode())
+		require.Contains(t, string(out), `HERALD_MAX_PENDING="lots": want a positive integer`)
+		require.Contains(t, string(out), `HERALD_LOG_FORMAT="xml": want text or json`)
+	})
+	t.Run("serve", func(t *testing.T) { testServe(t, bin) })
+	t.Run("demo", func(t *testing.T) { testDemo(t, bin) })
+}
+
+// testServe runs herald serve without transports: a company provisioned
+// through the admin API prepares and starts a bulk SMS campaign, whose
+// messages wait for an SMSC.
+func testServe(t *testing.T, bin string) {
+	dir := t.TempDir()
+	h := startHerald(t, bin, heraldEnv("HERALD_DATABASE_URL=sqlite://"+filepath.Join(dir, "herald.db"),
+		"HERALD_ADMIN_TOKEN=admin-secret"), "serve")
+	c := h.client("")
+
+	c.call("GET", "/healthz", nil, "", http.StatusOK, nil)
+	c.call("GET", "/readyz", nil, "", http.StatusOK, nil)
+	c.call("POST", "/admin/v1/companies", nil, `{"name":"Acme"}`, http.StatusUnauthorized, nil)
+
+	co := provision(t, c, "admin-secret")
+	api := h.client(co.key)
+
+	var tpl struct{ ID string }
+	api.api("POST", "/templates/sms", fmt.Sprintf(`{"name":"promo","templateContent":"Hi {{name}}","smsSenderId":%d}`, co.senderID), http.StatusCreated, &tpl)
+	phones := numbers(300, 0)
+	sent := api.bulk("/sms/promotional", tpl.ID, append(phones, "12-34"))
+	require.Equal(t, 300, sent.MessageCount)
+	require.Equal(t, []string{"12-34"}, sent.InvalidPhoneNumbers)
+	require.Equal(t, "Queuing", sent.Status)
+
+	ready := api.waitCampaign(sent.CampaignID, func(c campaignJSON) bool { return c.Status != "Queuing" })
+	require.Equal(t, "Ready", ready.Status)
+	require.Equal(t, 300, ready.TotalMessages)
+	require.Equal(t, 300, ready.PendingCount)
+
+	var started struct{ Status string }
+	api.api("POST", "/campaigns/"+sent.CampaignID+"/start", "", http.StatusOK, &started)
+	require.Equal(t, "InProgress", started.Status)
+	c.call("POST", "/api/v1/campaigns/"+sent.CampaignID+"/start", map[string]string{"X-API-Key": co.key}, "", http.StatusBadRequest, nil)
+	got := api.campaign(sent.CampaignID)
+	require.Equal(t, "InProgress", got.Status)
+	require.Equal(t, 300, got.PendingCount, "without an SMSC no message is sent")
+
+	metrics := h.metrics()
+	require.Contains(t, metrics, `herald_http_requests_total{code="202",handler="api",method="post"} 1`)
+	require.Contains(t, metrics, `herald_http_requests_total{code="401",handler="admin",method="post"} 1`)
+	require.Contains(t, metrics, "go_goroutines ")
+	require.Contains(t, metrics, "process_resident_memory_bytes ")
+
+	h.stop()
+	require.Contains(t, h.stderr.String(), `"msg":"stopped"`)
+}
+
+// testDemo runs herald serve --demo: bulk SMS, bulk chat surveys with the
+// SMS fallback and a direct SMS reach the simulators, and every message
+// ends as the simulator's outcome for its number says. A restart on the
+// same database finds the demo company again and fails the bulk
+// preparation a crash left Queuing.
+func testDemo(t *testing.T, bin string) {
+	dir := t.TempDir()
+	env := heraldEnv("HERALD_DATABASE_URL=sqlite://"+filepath.Join(dir, "herald.db"), "HERALD_ADMIN_TOKEN=admin-secret")
+	h := startHerald(t, bin, env, "serve", "--demo")
+	require.Contains(t, h.stdout.String(), "admin token          (HERALD_ADMIN_TOKEN)")
+	require.NotContains(t, h.stdout.String(), "admin-secret")
+	api := h.client(h.key)
+
+	var senders []struct {
+		ID       int64
+		SenderID string
+	}
+	api.api("GET", "/sms-senders", "", http.StatusOK, &senders)
+	require.Len(t, senders, 1)
+	require.Equal(t, "Herald", senders[0].SenderID)
+	var services []struct {
+		ID        int64
+		BrandName string
+	}
+	api.api("GET", "/chat-services", "", http.StatusOK, &services)
+	require.Len(t, services, 1)
+
+	// Bulk SMS to 300 numbers: endings 0000 to 0011, 25 of each.
+	var sms struct{ ID string }
+	api.api("POST", "/templates/sms", fmt.Sprintf(`{"name":"promo","templateContent":"Hi {{name}}","smsSenderId":%d}`, senders[0].ID), http.StatusCreated, &sms)
+	phones := numbers(300, 0)
+	sent := api.bulk("/sms/promotional", sms.ID, phones)
+	api.waitCampaign(sent.CampaignID, func(c campaignJSON) bool { return c.Status == "Ready" })
+	api.api("POST", "/campaigns/"+sent.CampaignID+"/start", "", http.StatusOK, nil)
+	done := api.waitCampaign(sent.CampaignID, func(c campaignJSON) bool {
+		return c.Status == "Completed" && c.DeliveredCount+c.FailedCount == 300
+	})
+	require.Equal(t, 75, done.FailedCount)
+	require.Equal(t, 225, done.DeliveredCount)
+	for _, p := range phones {
+		ms := api.messages(p)
+		require.Len(t, ms, 1, p)
+		m := ms[0]
+		require.Equal(t, "Smpp", m.ChannelType, p)
+		require.Equal(t, "Hi friend", m.MessageContent, p)
+		status, details, code := smsOutcome(p)
+		require.Equal(t, status, m.Status, p)
+		require.Equal(t, details, deref(m.Details), p)
+		require.Equal(t, code, deref(m.SMSErrorCode), p)
+		require.NotNil(t, m.SentAt, p)
+	}
+
+	// Bulk chat survey with SMS fallback to 24 numbers: endings 0000 to
+	// 0011, two of each.
+	var survey struct{ ID string }
+	api.api("POST", "/templates/chat", fmt.Sprintf(`{"name":"poll","messageType":6,"templateContent":"How did we do, {{name}}?","chatServiceId":%d,
+		"typeSpecificConfig":{"options":[{"optionText":"Great","optionValue":"great"},{"optionText":"OK","optionValue":"ok"},{"optionText":"Bad","optionValue":"bad"}]},
+		"smsFallbackEnabled":true,"smsFallbackTemplateContent":"How did we do, {{name}}? Reply 1, 2 or 3","smsFallbackSenderId":%d}`,
+		services[0].ID, senders[0].ID), http.StatusCreated, &survey)
+	chatPhones := numbers(24, 1)
+	chatSent := api.bulk("/chat/send", survey.ID, chatPhones)
+	api.waitCampaign(chatSent.CampaignID, func(c campaignJSON) bool { return c.Status == "Ready" })
+	api.api("POST", "/campaigns/"+chatSent.CampaignID+"/start", "", http.StatusOK, nil)
+	chatDone := api.waitCampaign(chatSent.CampaignID, func(c campaignJSON) bool {
+		return c.Status == "Completed" && c.SeenCount == 18 && c.SMSFallbackDeliveredCount == 6
+	})
+	require.Equal(t, "Chat", chatDone.Channel)
+	require.Equal(t, 24, chatDone.TotalMessages)
+	require.Equal(t, 6, chatDone.FailedCount)
+	require.Equal(t, 6, chatDone.SMSFallbackCount)
+	require.InDelta(t, 100.0, chatDone.OverallDeliveryRate, 0.001)
+	answers := api.waitSurvey(chatSent.CampaignID, 18)
+	for _, p := range chatPhones {
+		ms := api.messages(p)
+		last := p[len(p)-4:]
+		if last == "0008" || last == "0009" || last == "0010" {
+			require.Len(t, ms, 2, p)
+			byChannel := map[string]messageJSON{ms[0].ChannelType: ms[0], ms[1].ChannelType: ms[1]}
+			chat, fallback := byChannel["Chat"], byChannel["Smpp"]
+			require.Equal(t, "Failed", chat.Status, p)
+			require.Contains(t, deref(chat.Details), map[string]string{"0008": "8", "0009": "9", "0010": "10"}[last], p)
+			require.Equal(t, "Delivered", fallback.Status, p)
+			require.Equal(t, "How did we do, friend? Reply 1, 2 or 3", fallback.MessageContent, p)
+			require.NotContains(t, answers, p)
+			continue
+		}
+		require.Len(t, ms, 1, p)
+		require.Equal(t, "Seen", ms[0].Status, p)
+		require.Equal(t, "How did we do, friend?", ms[0].MessageContent, p)
+		require.Contains(t, answers, p)
+		require.Equal(t, int(p[len(p)-1]-'0')%3, answers[p].SelectedOptionIndex, p)
+	}
+	var summary struct {
+		TotalResponses  int
+		OptionBreakdown []struct {
+			OptionText string
+			Count      int
+		}
+	}
+	api.api("GET", "/survey-results/"+chatSent.CampaignID+"/summary", "", http.StatusOK, &summary)
+	require.Equal(t, 18, summary.TotalResponses)
+	require.Len(t, summary.OptionBreakdown, 3)
+	require.Equal(t, "Great", summary.OptionBreakdown[0].OptionText)
+
+	// A direct SMS.
+	var direct struct {
+		CampaignID   string
+		MessageCount int
+		Status       string
+	}
+	api.api("POST", "/sms/send", fmt.Sprintf(`{"messageContent":"Your code is 4711","smsSenderId":%d,"recipients":[{"phoneNumber":"+447911000002"},{"phoneNumber":"+447911000005","externalUserId":"u-5"}]}`, senders[0].ID),
+		http.StatusAccepted, &direct)
+	require.Equal(t, 2, direct.MessageCount)
+	require.Equal(t, "Pending", direct.Status)
+	api.waitCampaign(direct.CampaignID, func(c campaignJSON) bool { return c.DeliveredCount+c.FailedCount == 2 })
+	require.Equal(t, "Failed", api.messages("447911000002")[0].Status)
+	require.Equal(t, "EXPIRED", deref(api.messages("447911000002")[0].Details))
+	require.Equal(t, "Delivered", api.messages("447911000005")[0].Status)
+
+	metrics := h.metrics()
+	require.Contains(t, metrics, `herald_messages_total{channel="Smpp",status="Sent"} 308`)
+	require.Contains(t, metrics, `herald_messages_total{channel="Chat",status="Sent"} 18`)
+	require.Contains(t, metrics, `herald_receipts_total{outcome=`)
+	require.Contains(t, metrics, `herald_window_size{channel="Smpp"}`)
+	require.Contains(t, metrics, "herald_smpp_bound 1")
+	require.Contains(t, metrics, `herald_http_requests_total{code="200",handler="callbacks",method="post"}`)
+
+	// A company of the operator's, whose bulk preparation a crash cut short.
+	admin := h.client("")
+	co := provision(t, admin, "admin-secret")
+	h.stop()
+	stale := queuingCampaign(t, filepath.Join(dir, "herald.db"), co.id)
+
+	// The restart finds the demo company again, with a new key.
+	h2 := startHerald(t, bin, env, "serve", "--demo")
+	require.NotEqual(t, h.key, h2.key)
+	h2.client(h.key).call("GET", "/api/v1/sms-senders", map[string]string{"X-API-Key": h.key}, "", http.StatusUnauthorized, nil)
+	api = h2.client(h2.key)
+	var senders2, services2 []map[string]any
+	api.api("GET", "/sms-senders", "", http.StatusOK, &senders2)
+	api.api("GET", "/chat-services", "", http.StatusOK, &services2)
+	require.Len(t, senders2, 1)
+	require.EqualValues(t, senders[0].ID, senders2[0]["id"])
+	require.Len(t, services2, 1)
+	require.EqualValues(t, services[0].ID, services2[0]["id"])
+	require.Equal(t, "Completed", api.campaign(sent.CampaignID).Status)
+
+	failed := h2.client(co.key).campaign(stale.String())
+	require.Equal(t, "Failed", failed.Status)
+	require.Contains(t, deref(failed.FailureReason), "send the campaign again")
+	h2.stop()
+}
+
+// smsOutcome is the SMSC simulator's outcome for a number: status,
+// details and SMS error code.
+func smsOutcome(phone string) (string, string, string) {
+	switch phone[len(phone)-4:] {
+	case "0001":
+		return "Failed", "UNDELIVERED", "001"
+	case "0002":
+		return "Failed", "EXPIRED", "002"
+	case "0003":
+		return "Failed", "REJECTED", "003"
+	}
+	return "Delivered", "", ""
+}
+
+// numbers returns n distinct numbers of series s whose last four digits
+// cycle through 0000 to 0011.
+func numbers(n, s int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("4479%d%04d%04d", s, i, i%12)
+	}
+	return out
+}
+
+// queuingCampaign writes, in the stopped server's database, a bulk
+// campaign of company companyID left Queuing an hour ago, as a process
+// stopped in the middle of its preparation leaves it.
+func queuingCampaign(t *testing.T, path, companyID string) messaging.ID {
+	t.Helper()
+	ctx := context.Background()
+	store, err := sqlstore.Open(ctx, "sqlite://"+path, sqlstore.Config{})
 	require.NoError(t, err)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	defer store.Close()
+	co, err := messaging.ParseID(companyID)
+	require.NoError(t, err)
+	at := time.Now().Add(-time.Hour).UTC()
+	c := messaging.Campaign{
+		ID: messaging.NewIDGenerator(func() time.Time { return at }).New(), CompanyID: co, Name: "interrupted",
+		Channel: messaging.ChannelSMS, Mode: messaging.ModeBulk, Status: messaging.CampaignQueuing,
+		Planned: 1000, CreatedAt: at, UpdatedAt: at,
+	}
+	require.NoError(t, store.CreateCampaign(ctx, &c, 50_000))
+	return c.ID
+}
+
+// company is a company provisioned through the admin API.
+type company struct {
+	id       string
+	key      string
+	senderID int64
+}
+
+// provision sets a company up through the admin API as an operator does:
+// create, API key, activate, SMS sender, approval, chat service.
+func provision(t *testing.T, c *client, token string) company {
+	t.Helper()
+	admin := map[string]string{"Authorization": "Bearer " + token}
+	var co struct {
+		ID     string
+		Name   string
+		Active bool
+	}
+	c.call("POST", "/admin/v1/companies", admin, `{"name":"Acme"}`, http.StatusCreated, &co)
+	require.Equal(t, "Acme", co.Name)
+	require.False(t, co.Active)
+	var key struct{ APIKey string }
+	c.call("POST", "/admin/v1/companies/"+co.ID+"/api-keys", admin, "", http.StatusCreated, &key)
+	require.Regexp(t, `^om_[A-Za-z0-9]{32}$`, key.APIKey)
+	api := map[string]string{"X-API-Key": key.APIKey}
+	c.call("GET", "/api/v1/sms-senders", api, "", http.StatusServiceUnavailable, nil)
+	c.call("POST", "/admin/v1/companies/"+co.ID+"/activate", admin, "", http.StatusOK, nil)
+
+	var sender struct {
+		ID       int64
+		Approved bool
+	}
+	c.call("POST", "/admin/v1/companies/"+co.ID+"/sms-senders", admin, `{"senderId":"ACME"}`, http.StatusCreated, &sender)
+	require.False(t, sender.Approved)
+	var listed []map[string]any
+	c.call("GET", "/api/v1/sms-senders", api, "", http.StatusOK, &listed)
+	require.Empty(t, listed, "a sender is listed once approved")
+	c.call("POST", fmt.Sprintf("/admin/v1/sms-senders/%d/approve", sender.ID), admin, "", http.StatusOK, nil)
+	c.call("GET", "/api/v1/sms-senders", api, "", http.StatusOK, &listed)
+	require.Len(t, listed, 1)
+	c.call("POST", "/admin/v1/companies/"+co.ID+"/chat-services", admin, `{"brandName":"Acme","providerServiceId":"acme"}`, http.StatusCreated, nil)
+	return company{id: co.ID, key: key.APIKey, senderID: sender.ID}
+}
+
+// heraldEnv is this process's environment without its HERALD_ variables,
+// plus kv: what the developer's shell sets must not change the test.
+func heraldEnv(kv ...string) []string {
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "HERALD_") {
+			env = append(env, e)
+		}
+	}
+	return append(append(env, "HERALD_ADDR=127.0.0.1:0", "HERALD_LOG_FORMAT=json"), kv...)
+}
+
+// herald is a running herald process.
+type herald struct {
+	t              *testing.T
+	cmd            *exec.Cmd
+	exited         chan error
+	stdout, stderr *lockedBuffer
+	base           string // http://host:port
+	key            string // the demo's API key
+}
+
+// startHerald starts bin with args and env and waits until it serves (and,
+// with --demo, printed its key).
+func startHerald(t *testing.T, bin string, env []string, args ...string) *herald {
+	t.Helper()
+	h := &herald{t: t, cmd: exec.Command(bin, args...), exited: make(chan error, 1),
+		stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
+	h.cmd.Env = env
+	stdout, err := h.cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr, err := h.cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, h.cmd.Start())
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		if h.cmd.ProcessState == nil {
+			_ = h.cmd.Process.Kill()
+			<-h.exited
+		}
 		if t.Failed() {
-			t.Logf("herald stderr:\n%s", stderr.String())
+			t.Logf("herald stdout:\n%s\nherald stderr:\n%s", h.stdout.String(), h.stderr.String())
 		}
 	})
 
-	// The demo prints its key once it is set up.
-	keys := make(chan string, 1)
+	demo := len(args) > 1 && args[1] == "--demo"
+	ready := make(chan [2]string, 2)
+	var pipes sync.WaitGroup
+	pipes.Add(2)
 	go func() {
+		defer pipes.Done()
+		exportLine := regexp.MustCompile(`export API=(http://\S+)/api/v1 KEY=(om_\S+)`)
 		sc := bufio.NewScanner(stdout)
-		re := regexp.MustCompile(`om_[A-Za-z0-9]{32}`)
 		for sc.Scan() {
-			if k := re.FindString(sc.Text()); k != "" {
-				keys <- k
+			h.stdout.WriteLine(sc.Text())
+			if m := exportLine.FindStringSubmatch(sc.Text()); m != nil && demo {
+				ready <- [2]string{m[1], m[2]}
 			}
 		}
-		_, _ = io.Copy(io.Discard, stdout)
 	}()
-	select {
-	case demoKey := <-keys:
-		require.NotEmpty(t, demoKey)
-	case err := <-exited:
-		t.Fatalf("herald exited: %v\n%s", err, stderr.String())
-	case <-time.After(60 * time.Second):
-		t.Fatal("herald printed no demo key")
-	}
-
-	base := "http://" + addr
-	c := &apiClient{t: t, base: base}
-
-	// A company of its own, through the admin API.
-	admin := "Bearer e2e-admin-token"
-	var company struct {
-		ID     string `json:"id"`
-		Active bool   `json:"active"`
-	}
-	c.do("POST", "/admin/v1/companies", "Authorization", admin, `{"name":"Acme"}`, http.StatusCreated, &company)
-	require.False(t, company.Active)
-	var key struct {
-		APIKey string `json:"apiKey"`
-	}
-	c.do("POST", "/admin/v1/companies/"+company.ID+"/api-keys", "Authorization", admin, "", http.StatusCreated, &key)
-	c.key = key.APIKey
-	c.api("GET", "/sms-senders", "", http.StatusServiceUnavailable, nil) // not active yet
-	c.do("POST", "/admin/v1/companies/"+company.ID+"/activate", "Authorization", admin, "", http.StatusOK, nil)
-	var sender struct {
-		ID int64 `json:"id"`
-	}
-	c.do("POST", "/admin/v1/companies/"+company.ID+"/sms-senders", "Authorization", admin, `{"senderId":"ACME"}`, http.StatusCreated, &sender)
-	c.do("POST", fmt.Sprintf("/admin/v1/sms-senders/%d/approve", sender.ID), "Authorization", admin, "", http.StatusOK, nil)
-
-	var tpl struct {
-		ID string `json:"id"`
-	}
-	c.api("POST", "/templates/sms", fmt.Sprintf(`{"name":"promo","templateContent":"Hello {{name}}","smsSenderId":%d}`, sender.ID), http.StatusCreated, &tpl)
-
-	const n = 300
-	var recipients []string
-	for i := range n {
-		recipients = append(recipients, fmt.Sprintf(`{"phoneNumber":"+4477009%05d","placeholders":{"name":"R%d"}}`, i, i))
-	}
-	recipients = append(recipients, `{"phoneNumber":"12-34"}`)
-	var sent struct {
-		CampaignID   string   `json:"campaignId"`
-		MessageCount int      `json:"messageCount"`
-		Skipped      int      `json:"skippedCount"`
-		Invalid      []string `json:"invalidPhoneNumbers"`
-		Status       string   `json:"status"`
-	}
-	c.api("POST", "/sms/promotional", fmt.Sprintf(`{"templateId":%q,"recipients":[%s]}`, tpl.ID, strings.Join(recipients, ",")), http.StatusAccepted, &sent)
-	require.Equal(t, n, sent.MessageCount)
-	require.Equal(t, []string{"12-34"}, sent.Invalid)
-	require.Equal(t, "Queuing", sent.Status)
-
-	type campaignJSON struct {
-		Status         string `json:"status"`
-		TotalMessages  int    `json:"totalMessages"`
-		DeliveredCount int    `json:"deliveredCount"`
-		FailedCount    int    `json:"failedCount"`
-		PendingCount   int    `json:"pendingCount"`
-	}
-	waitFor := func(status string) campaignJSON {
-		var got campaignJSON
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) {
-			c.api("GET", "/campaigns/"+sent.CampaignID, "", http.StatusOK, &got)
-			if got.Status == status {
-				return got
+	go func() {
+		defer pipes.Done()
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			h.stderr.WriteLine(sc.Text())
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "herald serving" && !demo {
+				ready <- [2]string{"http://" + line.Addr}
 			}
-			time.Sleep(50 * time.Millisecond)
 		}
-		t.Fatalf("campaign still %s, want %s", got.Status, status)
-		return got
-	}
-	ready := waitFor("Ready")
-	require.Equal(t, n, ready.TotalMessages)
-	require.Equal(t, n, ready.PendingCount)
+	}()
+	go func() {
+		pipes.Wait()
+		h.exited <- h.cmd.Wait()
+	}()
 
-	var started struct {
-		Status string `json:"status"`
-	}
-	c.api("POST", "/campaigns/"+sent.CampaignID+"/start", "", http.StatusOK, &started)
-	require.Equal(t, "InProgress", started.Status)
-	done := waitFor("Completed")
-	// Numbers ...00001, ...00002, ...00003 fail; every other is delivered
-	// (once its receipt is applied, which may follow completion).
-	deadline := time.Now().Add(30 * time.Second)
-	for done.DeliveredCount+done.FailedCount < n && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		c.api("GET", "/campaigns/"+sent.CampaignID, "", http.StatusOK, &done)
-	}
-	require.Equal(t, 3, done.FailedCount)
-	require.Equal(t, n-3, done.DeliveredCount)
-
-	for phone, want := range map[string][2]string{
-		"447700900001": {"Failed", "UNDELIVERED"}, "447700900002": {"Failed", "EXPIRED"},
-		"447700900003": {"Failed", "REJECTED"}, "447700900004": {"Delivered", ""},
-	} {
-		var page struct {
-			Messages []struct {
-				Status  string  `json:"status"`
-				Details *string `json:"details"`
-				Content string  `json:"messageContent"`
-			} `json:"messages"`
-		}
-		c.api("GET", "/messages?phoneNumber="+phone, "", http.StatusOK, &page)
-		require.Len(t, page.Messages, 1, phone)
-		m := page.Messages[0]
-		require.Equal(t, want[0], m.Status, phone)
-		if want[1] != "" {
-			require.NotNil(t, m.Details)
-			require.Equal(t, want[1], *m.Details, phone)
-		}
-		require.Equal(t, "Hello R"+phone[len(phone)-1:], m.Content)
-	}
-
-	// Metrics count what the dispatcher did.
-	resp, err := http.Get(base + "/metrics")
-	require.NoError(t, err)
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.Contains(t, string(body), `herald_messages_total{channel="Smpp",status="Sent"} 300`)
-
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
-	case err := <-exited:
-		require.NoError(t, err, "a SIGTERM stop exits 0")
+	case r := <-ready:
+		h.base, h.key = r[0], r[1]
+	case err := <-h.exited:
+		t.Fatalf("herald exited before serving: %v\n%s", err, h.stderr.String())
 	case <-time.After(60 * time.Second):
-		t.Fatal("herald did not stop on SIGTERM")
+		t.Fatalf("herald did not start\n%s", h.stderr.String())
+	}
+	return h
+}
+
+// stop sends SIGTERM and requires a clean exit.
+func (h *herald) stop() {
+	h.t.Helper()
+	require.NoError(h.t, h.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-h.exited:
+		require.NoError(h.t, err, "herald stops on SIGTERM with exit code 0")
+	case <-time.After(60 * time.Second):
+		h.t.Fatal("herald did not stop on SIGTERM")
 	}
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
+// metrics returns the text of GET /metrics.
+func (h *herald) metrics() string {
+	h.t.Helper()
+	var b bytes.Buffer
+	h.client("").call("GET", "/metrics", nil, "", http.StatusOK, &b)
+	return b.String()
 }
 
-type apiClient struct {
+func (h *herald) client(key string) *client {
+	return &client{t: h.t, base: h.base, key: key, http: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// client calls one herald process.
+type client struct {
 	t    *testing.T
 	base string
 	key  string
+	http *http.Client
 }
 
-func (c *apiClient) do(method, path, header, value, body string, want int, out any) {
+// call sends a request and requires the status want; it decodes the
+// answer into out (JSON, or the raw body into a *bytes.Buffer).
+func (c *client) call(method, path string, headers map[string]string, body string, want int, out any) {
 	c.t.Helper()
 	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
 	require.NoError(c.t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(header, value)
-	resp, err := http.DefaultClient.Do(req)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.http.Do(req)
 	require.NoError(c.t, err)
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(c.t, err)
 	require.Equal(c.t, want, resp.StatusCode, "%s %s: %s", method, path, data)
-	if out != nil {
-		require.NoError(c.t, json.Unmarshal(data, out), string(data))
+	switch out := out.(type) {
+	case nil:
+	case *bytes.Buffer:
+		out.Write(data)
+	default:
+		require.NoError(c.t, json.Unmarshal(data, out), "%s %s: %s", method, path, data)
 	}
 }
 
-func (c *apiClient) api(method, path, body string, want int, out any) {
+// api calls the API v1 with the client's key.
+func (c *client) api(method, path, body string, want int, out any) {
 	c.t.Helper()
-	c.do(method, "/api/v1"+path, "X-API-Key", c.key, body, want, out)
+	c.call(method, "/api/v1"+path, map[string]string{"X-API-Key": c.key}, body, want, out)
+}
+
+// sendJSON is the answer of a bulk send.
+type sendJSON struct {
+	CampaignID          string
+	MessageCount        int
+	SkippedCount        int
+	InvalidPhoneNumbers []string
+	Status              string
+}
+
+// bulk sends template tpl to phones through path, with name=friend as the
+// request's placeholder.
+func (c *client) bulk(path, tpl string, phones []string) sendJSON {
+	c.t.Helper()
+	recipients := make([]string, len(phones))
+	for i, p := range phones {
+		if _, ok := messaging.NormalizePhone(p); ok {
+			p = "+" + p // sent in international form, listed by its digits
+		}
+		recipients[i] = fmt.Sprintf(`{"phoneNumber":%q}`, p)
+	}
+	var out sendJSON
+	c.api("POST", path, fmt.Sprintf(`{"templateId":%q,"placeholders":{"name":"friend"},"recipients":[%s]}`, tpl, strings.Join(recipients, ",")),
+		http.StatusAccepted, &out)
+	return out
+}
+
+// campaignJSON is a campaign's detail.
+type campaignJSON struct {
+	Status                    string
+	Channel                   string
+	TotalMessages             int
+	DeliveredCount            int
+	FailedCount               int
+	PendingCount              int
+	SeenCount                 int
+	SMSFallbackCount          int `json:"smsFallbackCount"`
+	SMSFallbackDeliveredCount int `json:"smsFallbackDeliveredCount"`
+	OverallDeliveryRate       float64
+	FailureReason             *string
+}
+
+func (c *client) campaign(id string) campaignJSON {
+	c.t.Helper()
+	var out campaignJSON
+	c.api("GET", "/campaigns/"+id, "", http.StatusOK, &out)
+	return out
+}
+
+// waitCampaign polls campaign id until done holds of it.
+func (c *client) waitCampaign(id string, done func(campaignJSON) bool) campaignJSON {
+	c.t.Helper()
+	var got campaignJSON
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got = c.campaign(id); done(got) {
+			return got
+		}
+	}
+	c.t.Fatalf("campaign %s did not get there: %+v", id, got)
+	return got
+}
+
+// messageJSON is a message as GET /messages answers it.
+type messageJSON struct {
+	Status         string
+	ChannelType    string
+	MessageContent string
+	Details        *string
+	SMSErrorCode   *string `json:"smsErrorCode"`
+	SentAt         *time.Time
+}
+
+// messages returns the messages sent to phone.
+func (c *client) messages(phone string) []messageJSON {
+	c.t.Helper()
+	var page struct{ Messages []messageJSON }
+	c.api("GET", "/messages?phoneNumber="+phone, "", http.StatusOK, &page)
+	return page.Messages
+}
+
+// surveyResultJSON is one survey answer.
+type surveyResultJSON struct {
+	PhoneNumber         string
+	SelectedOptionIndex int
+	SelectedOptionText  string
+}
+
+// waitSurvey polls the survey results of campaign id until n arrived, and
+// returns them by phone number.
+func (c *client) waitSurvey(id string, n int) map[string]surveyResultJSON {
+	c.t.Helper()
+	var page struct {
+		Results    []surveyResultJSON
+		TotalCount int
+	}
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		c.api("GET", "/survey-results?pageSize=100&campaignId="+id, "", http.StatusOK, &page)
+		if page.TotalCount >= n {
+			break
+		}
+	}
+	require.Equal(c.t, n, page.TotalCount)
+	out := map[string]surveyResultJSON{}
+	for _, r := range page.Results {
+		out[r.PhoneNumber] = r
+	}
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// lockedBuffer collects a process's output lines for failure logs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) WriteLine(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s)
+	l.b.WriteByte('\n')
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
