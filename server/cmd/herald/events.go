@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/heraldhq/herald/delivery"
@@ -8,11 +9,19 @@ import (
 )
 
 // chatEvents adapts delivery.ChatEvents to the callback endpoint and the
-// dispatcher.
+// dispatcher, and counts the callbacks in the metrics.
 type chatEvents struct {
 	*delivery.ChatEvents
+	metrics *metrics
 }
 
-func newChatEvents(store *sqlstore.Store, log *slog.Logger) chatEvents {
-	return chatEvents{delivery.NewChatEvents(delivery.ChatEventsConfig{Store: store, Logger: log})}
+func newChatEvents(store *sqlstore.Store, m *metrics, log *slog.Logger) chatEvents {
+	return chatEvents{ChatEvents: delivery.NewChatEvents(delivery.ChatEventsConfig{Store: store, Logger: log}), metrics: m}
+}
+
+// Handle is the callback endpoint's delivery.ChatEventHandler.
+func (e chatEvents) Handle(ctx context.Context, ev delivery.ChatEvent) error {
+	err := e.ChatEvents.Handle(ctx, ev)
+	e.metrics.chatEvent(ev, err)
+	return err
 }

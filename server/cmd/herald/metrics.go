@@ -28,6 +28,8 @@ type metrics struct {
 	batchSize  *prometheus.HistogramVec
 	batchErrs  *prometheus.CounterVec
 
+	chatEvents *prometheus.CounterVec
+
 	httpRequests *prometheus.CounterVec
 	httpTime     *prometheus.HistogramVec
 	httpInFlight prometheus.Gauge
@@ -75,6 +77,10 @@ func newMetrics() *metrics {
 			Name: "herald_store_batch_errors_total",
 			Help: "Failed store calls of the dispatcher, by operation.",
 		}, []string{"op"}),
+		chatEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_chat_callbacks_total",
+			Help: "Chat provider callbacks handled, by kind (status, reply), status (delivered, seen, expired, failed) and outcome (stored, error).",
+		}, []string{"kind", "status", "outcome"}),
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_http_requests_total",
 			Help: "HTTP requests answered, by part of the server (api, admin, callbacks, health, metrics, other), method and status code.",
@@ -90,7 +96,7 @@ func newMetrics() *metrics {
 		}),
 	}
 	m.reg.MustRegister(m.messages, m.sendTime, m.inFlight, m.capacity, m.receipts, m.queueDepth,
-		m.batchTime, m.batchSize, m.batchErrs, m.httpRequests, m.httpTime, m.httpInFlight,
+		m.batchTime, m.batchSize, m.batchErrs, m.chatEvents, m.httpRequests, m.httpTime, m.httpInFlight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -128,6 +134,26 @@ func (m *metrics) Batch(op string, size int, d time.Duration, err error) {
 	if err != nil {
 		m.batchErrs.WithLabelValues(op).Inc()
 	}
+}
+
+// chatEvent counts one chat provider callback. Labels only take known
+// values: a provider's strings could grow the series without bound.
+func (m *metrics) chatEvent(ev delivery.ChatEvent, err error) {
+	kind, status := ev.Kind, ev.Status
+	if kind != delivery.ChatEventStatus && kind != delivery.ChatEventReply {
+		kind = "other"
+	}
+	switch {
+	case kind != delivery.ChatEventStatus:
+		status = ""
+	case status != "delivered" && status != "seen" && status != "expired" && status != "failed":
+		status = "other"
+	}
+	outcome := "stored"
+	if err != nil {
+		outcome = "error"
+	}
+	m.chatEvents.WithLabelValues(kind, status, outcome).Inc()
 }
 
 // handlerGroupNames are the parts of the server HTTP metrics tell apart:

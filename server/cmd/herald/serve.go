@@ -106,7 +106,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		}
 		defer chatClient.Close()
 		dcfg.Chat = chatClient
-		events := newChatEvents(store, log)
+		events := newChatEvents(store, m, log)
 		dcfg.OnChatFailure = events.OnChatFailure
 		extra["/callbacks/chat"] = chat.CallbackHandler(chat.CallbackConfig{
 			Secret: cfg.ChatCallbackSecret, Handler: events.Handle, Logger: log,
