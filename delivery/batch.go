@@ -19,6 +19,7 @@ type committer[T, R any] struct {
 	mu      sync.Mutex
 	queue   []*waiter[T, R]
 	writing bool
+	items   []T // the batch being written, reused: one writer at a time
 }
 
 // waiter is one item and where its result goes.
@@ -57,7 +58,6 @@ func (c *committer[T, R]) do(ctx context.Context, item T) (R, error) {
 
 // run writes batches until the queue is empty.
 func (c *committer[T, R]) run() {
-	items := make([]T, 0, c.max)
 	for {
 		c.mu.Lock()
 		n := min(len(c.queue), c.max)
@@ -76,11 +76,13 @@ func (c *committer[T, R]) run() {
 			c.depth(rest)
 		}
 
-		items = items[:0]
+		items := c.items[:0]
 		for _, w := range batch {
 			items = append(items, w.item)
 		}
+		c.items = items
 		res, err := c.write(items)
+		clear(items)
 		for i, w := range batch {
 			if err != nil {
 				w.err = err

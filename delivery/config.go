@@ -58,7 +58,9 @@ type Config struct {
 	// dispatcher may take it back (a crashed process's messages come back
 	// after it). It must exceed SendTimeout. Default 5 minutes.
 	Lease time.Duration
-	// SendTimeout bounds one call of a sender port. Default 1 minute.
+	// SendTimeout bounds the sends of one claimed batch, from the claim:
+	// a send still running then is cancelled and retried later. Default 1
+	// minute.
 	SendTimeout time.Duration
 	// PollInterval is how often an idle lane looks for due messages
 	// (Wake makes it look at once). Default 200ms.

@@ -73,8 +73,8 @@
 // again only when its process died (or lost the store for longer than the
 // drain allows) between the submit and the commit of its Sent: its result
 // was not recorded. Those are the messages claimed and not recorded at the
-// time, at most Config.SMSConcurrency per process, so one crash submits at
-// most that many SMS twice, and never any SMS three times. Receipts of a
+// time, at most Config.SMSConcurrency per process: one crash submits at
+// most that many SMS a second time, each of them once more. Receipts of a
 // submission whose Sent was never recorded are kept and purged after
 // Config.ReceiptRetention; the message is then settled by the receipts of
 // its new submission. Chat messages are resent with the same sequence

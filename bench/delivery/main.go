@@ -39,6 +39,7 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,7 @@ type options struct {
 	batch       int
 	timeout     time.Duration
 	cpuprofile  string
+	memprofile  string
 	verbose     bool
 }
 
@@ -83,6 +85,7 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 0, "dispatcher claim batch (0: default)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on the run")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole process) to this file")
 	flag.BoolVar(&o.verbose, "v", false, "log the dispatcher's warnings")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
@@ -195,7 +198,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	var peakHeap atomic.Uint64
 	sampling := make(chan struct{})
 	go sampleHeap(&peakHeap, sampling)
-	cpu0 := cpuTime()
+	cpu0, sys0 := cpuTime(), machineCPU()
 	start := time.Now()
 	if err := store.TransitionCampaign(ctx, co.ID, c.ID, []messaging.CampaignStatus{messaging.CampaignReady},
 		messaging.CampaignInProgress, time.Now(), ""); err != nil {
@@ -218,10 +221,20 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 	}
 	elapsed := time.Since(start)
-	cpu := cpuTime() - cpu0
+	cpu, sysCPU := cpuTime()-cpu0, machineCPU()-sys0
 	close(sampling)
 	pprof.StopCPUProfile()
 
+	if o.memprofile != "" {
+		f, err := os.Create(o.memprofile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			return err
+		}
+		_ = f.Close()
+	}
 	_ = simIn.Close()
 	if err := simCmd.Wait(); err != nil {
 		return fmt.Errorf("simulator: %w", err)
@@ -241,6 +254,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(out, "throughput          %.0f msgs/s\n", n/elapsed.Seconds())
 	fmt.Fprintf(out, "cpu herald          %.1f µs/msg (%v user+sys)\n", float64(cpu.Microseconds())/n, cpu.Round(time.Millisecond))
 	fmt.Fprintf(out, "cpu simulator       %.1f µs/msg\n", float64(simCPU.Microseconds())/n)
+	fmt.Fprintf(out, "cpu machine         %.1f µs/msg (every process: herald, simulator, database, anything else running)\n", float64(sysCPU.Microseconds())/n)
 	fmt.Fprintf(out, "peak heap (run)     %.0f MiB\n", float64(peakHeap.Load())/(1<<20))
 	fmt.Fprintf(out, "peak RSS (process)  %.0f MiB\n", float64(ru.Maxrss)/1024)
 	obs.print(out)
@@ -411,4 +425,28 @@ func (b *batchStats) print(out io.Writer) {
 			float64(s.items)/float64(s.calls), float64(s.time.Microseconds())/1000/float64(s.calls),
 			float64(s.time.Microseconds())/float64(s.items), s.errors)
 	}
+}
+
+// machineCPU is the CPU time every process of the machine used so far
+// (user, nice, system, irq and softirq time of /proc/stat), zero when it
+// cannot be read.
+func machineCPU() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7} { // user nice system irq softirq
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0
+		}
+		ticks += v
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }

@@ -173,7 +173,7 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, channel messaging.Chan
 	for i, c := range picked {
 		copy(ids[i][:], c.id)
 	}
-	mrows, err := tx.QueryContext(ctx, "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, updated_at = ? "+
+	mrows, err := s.rawQuery(ctx, tx, "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, updated_at = ? "+
 		"WHERE id IN ("+s.jsonIDList()+") AND status = 'Pending' RETURNING "+messageColumns(""), s.ts(leaseUntil), s.ts(now), s.jsonIDs(ids))
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
@@ -284,7 +284,7 @@ func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (
 	}
 	states := make(map[messaging.ID]*messageState, len(ids))
 	for chunk := range slices.Chunk(ids, 1000) {
-		rows, err := tx.QueryContext(ctx, q, s.jsonIDs(chunk))
+		rows, err := s.rawQuery(ctx, tx, q, s.jsonIDs(chunk))
 		if err != nil {
 			return nil, fmt.Errorf("read message statuses: %w", err)
 		}
@@ -351,7 +351,7 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 				pending[st.companyID] += unsent(st.status) - unsent(st.was)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, q, rows.String()); err != nil {
+		if _, err := s.rawExec(ctx, tx, q, rows.String()); err != nil {
 			return fmt.Errorf("update messages: %w", err)
 		}
 	}

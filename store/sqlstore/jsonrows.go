@@ -1,6 +1,8 @@
 package sqlstore
 
 import (
+	"context"
+	"database/sql"
 	"encoding/hex"
 	"strconv"
 	"strings"
@@ -246,4 +248,38 @@ func (s *Store) jsonTextList() string {
 		return "SELECT value FROM json_each(?)"
 	}
 	return "SELECT value FROM json_array_elements_text(?::json)"
+}
+
+// rawQuery runs q in tx through the driver, its ? placeholders bound by
+// the driver ($1, $2, ... on Postgres) rather than formatted into the text
+// by bun: a JSON batch is then neither copied into the statement nor
+// parsed as part of it.
+func (s *Store) rawQuery(ctx context.Context, tx *txn, q string, args ...any) (*sql.Rows, error) {
+	return tx.Tx.Tx.QueryContext(ctx, s.placeholders(q), args...)
+}
+
+// rawExec is rawQuery for statements that return no rows.
+func (s *Store) rawExec(ctx context.Context, tx *txn, q string, args ...any) (sql.Result, error) {
+	return tx.Tx.Tx.ExecContext(ctx, s.placeholders(q), args...)
+}
+
+// placeholders numbers the ? placeholders of q on Postgres. The
+// statements given to it hold no ? anywhere else.
+func (s *Store) placeholders(q string) string {
+	if s.dialect != dialectPostgres || !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 8)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
 }

@@ -85,7 +85,7 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 		for _, r := range chunk {
 			batch.row().text(r.pid).id(r.message).int(int64(r.index)).int(int64(r.count)).ts(r.at)
 		}
-		rs, err := tx.QueryContext(ctx, q, batch.String())
+		rs, err := s.rawQuery(ctx, tx, q, batch.String())
 		if err != nil {
 			return fmt.Errorf("record sms parts: %w", err)
 		}
@@ -284,7 +284,7 @@ func (s *Store) readParts(ctx context.Context, tx *txn, receipts []delivery.Rece
 		for k, i := range chunk {
 			pids[k] = receipts[i].ProviderID
 		}
-		rs, err := tx.QueryContext(ctx, "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts WHERE provider_id IN ("+
+		rs, err := s.rawQuery(ctx, tx, "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts WHERE provider_id IN ("+
 			s.jsonTextList()+")", jsonStrings(pids))
 		if err != nil {
 			return nil, fmt.Errorf("read sms parts: %w", err)
@@ -325,7 +325,7 @@ func (s *Store) upsertReceipts(ctx context.Context, tx *txn, receipts []delivery
 			r := receipts[i]
 			batch.row().text(r.ProviderID).text(r.State).text(r.Err).ts(r.At).ts(now)
 		}
-		rs, err := tx.QueryContext(ctx, q, batch.String())
+		rs, err := s.rawQuery(ctx, tx, q, batch.String())
 		if err != nil {
 			return fmt.Errorf("store receipts: %w", err)
 		}
@@ -350,7 +350,7 @@ func (s *Store) partReceipts(ctx context.Context, tx *txn, ids []messaging.ID) (
 	slicesSortIDs(ids)
 	ids = slices.Compact(ids)
 	for chunk := range slices.Chunk(ids, 1000) {
-		rs, err := tx.QueryContext(ctx, "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts "+
+		rs, err := s.rawQuery(ctx, tx, "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts "+
 			"WHERE message_id IN ("+s.jsonIDList()+") AND part_count > 1 AND state IS NOT NULL", s.jsonIDs(chunk))
 		if err != nil {
 			return nil, fmt.Errorf("read part receipts: %w", err)
