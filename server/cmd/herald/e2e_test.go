@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +23,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore"
@@ -47,17 +52,53 @@ func TestBinary(t *testing.T) {
 		require.Contains(t, string(out), `HERALD_MAX_PENDING="lots": want a positive integer`)
 		require.Contains(t, string(out), `HERALD_LOG_FORMAT="xml": want text or json`)
 	})
-	t.Run("serve", func(t *testing.T) { testServe(t, bin) })
-	t.Run("demo", func(t *testing.T) { testDemo(t, bin) })
+	for _, db := range []struct {
+		name string
+		url  func(t *testing.T) string
+	}{
+		{"sqlite", func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "herald.db") }},
+		{"postgres", postgresURL},
+	} {
+		t.Run(db.name, func(t *testing.T) {
+			t.Run("serve", func(t *testing.T) { testServe(t, bin, db.url(t)) })
+			t.Run("demo", func(t *testing.T) { testDemo(t, bin, db.url(t)) })
+		})
+	}
+}
+
+// postgresURL returns the URL of a fresh schema of the database
+// HERALD_TEST_POSTGRES_URL names, dropped when the test ends; it skips the
+// test without that variable.
+func postgresURL(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("HERALD_TEST_POSTGRES_URL")
+	if base == "" {
+		t.Skip("Postgres tests need HERALD_TEST_POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
+	}
+	var suffix [6]byte
+	_, _ = rand.Read(suffix[:])
+	schema := "herald_binary_" + hex.EncodeToString(suffix[:])
+	admin := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(base)))
+	t.Cleanup(func() { _ = admin.Close() })
+	_, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+		require.NoError(t, err)
+	})
+	u, err := url.Parse(base)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // testServe runs herald serve without transports: a company provisioned
 // through the admin API prepares and starts a bulk SMS campaign, whose
 // messages wait for an SMSC.
-func testServe(t *testing.T, bin string) {
-	dir := t.TempDir()
-	h := startHerald(t, bin, heraldEnv("HERALD_DATABASE_URL=sqlite://"+filepath.Join(dir, "herald.db"),
-		"HERALD_ADMIN_TOKEN=admin-secret"), "serve")
+func testServe(t *testing.T, bin, dbURL string) {
+	h := startHerald(t, bin, heraldEnv("HERALD_DATABASE_URL="+dbURL, "HERALD_ADMIN_TOKEN=admin-secret"), "serve")
 	c := h.client("")
 
 	c.call("GET", "/healthz", nil, "", http.StatusOK, nil)
@@ -70,7 +111,7 @@ func testServe(t *testing.T, bin string) {
 	var tpl struct{ ID string }
 	api.api("POST", "/templates/sms", fmt.Sprintf(`{"name":"promo","templateContent":"Hi {{name}}","smsSenderId":%d}`, co.senderID), http.StatusCreated, &tpl)
 	phones := numbers(300, 0)
-	sent := api.bulk("/sms/promotional", tpl.ID, append(phones, "12-34"))
+	sent := api.bulk("/sms/promotional", tpl.ID, append(phones, "12-34"), "")
 	require.Equal(t, 300, sent.MessageCount)
 	require.Equal(t, []string{"12-34"}, sent.InvalidPhoneNumbers)
 	require.Equal(t, "Queuing", sent.Status)
@@ -103,9 +144,8 @@ func testServe(t *testing.T, bin string) {
 // ends as the simulator's outcome for its number says. A restart on the
 // same database finds the demo company again and fails the bulk
 // preparation a crash left Queuing.
-func testDemo(t *testing.T, bin string) {
-	dir := t.TempDir()
-	env := heraldEnv("HERALD_DATABASE_URL=sqlite://"+filepath.Join(dir, "herald.db"), "HERALD_ADMIN_TOKEN=admin-secret")
+func testDemo(t *testing.T, bin, dbURL string) {
+	env := heraldEnv("HERALD_DATABASE_URL="+dbURL, "HERALD_ADMIN_TOKEN=admin-secret")
 	h := startHerald(t, bin, env, "serve", "--demo")
 	require.Contains(t, h.stdout.String(), "admin token          (HERALD_ADMIN_TOKEN)")
 	require.NotContains(t, h.stdout.String(), "admin-secret")
@@ -129,7 +169,7 @@ func testDemo(t *testing.T, bin string) {
 	var sms struct{ ID string }
 	api.api("POST", "/templates/sms", fmt.Sprintf(`{"name":"promo","templateContent":"Hi {{name}}","smsSenderId":%d}`, senders[0].ID), http.StatusCreated, &sms)
 	phones := numbers(300, 0)
-	sent := api.bulk("/sms/promotional", sms.ID, phones)
+	sent := api.bulk("/sms/promotional", sms.ID, phones, "bulk-sms")
 	api.waitCampaign(sent.CampaignID, func(c campaignJSON) bool { return c.Status == "Ready" })
 	api.api("POST", "/campaigns/"+sent.CampaignID+"/start", "", http.StatusOK, nil)
 	done := api.waitCampaign(sent.CampaignID, func(c campaignJSON) bool {
@@ -137,10 +177,14 @@ func testDemo(t *testing.T, bin string) {
 	})
 	require.Equal(t, 75, done.FailedCount)
 	require.Equal(t, 225, done.DeliveredCount)
+	byPhone := map[string]messageJSON{}
+	for _, m := range api.messagesOf("bulk-sms") {
+		require.NotContains(t, byPhone, m.PhoneNumber)
+		byPhone[m.PhoneNumber] = m
+	}
+	require.Len(t, byPhone, len(phones))
 	for _, p := range phones {
-		ms := api.messages(p)
-		require.Len(t, ms, 1, p)
-		m := ms[0]
+		m := byPhone[p]
 		require.Equal(t, "Smpp", m.ChannelType, p)
 		require.Equal(t, "Hi friend", m.MessageContent, p)
 		status, details, code := smsOutcome(p)
@@ -158,7 +202,7 @@ func testDemo(t *testing.T, bin string) {
 		"smsFallbackEnabled":true,"smsFallbackTemplateContent":"How did we do, {{name}}? Reply 1, 2 or 3","smsFallbackSenderId":%d}`,
 		services[0].ID, senders[0].ID), http.StatusCreated, &survey)
 	chatPhones := numbers(24, 1)
-	chatSent := api.bulk("/chat/send", survey.ID, chatPhones)
+	chatSent := api.bulk("/chat/send", survey.ID, chatPhones, "")
 	api.waitCampaign(chatSent.CampaignID, func(c campaignJSON) bool { return c.Status == "Ready" })
 	api.api("POST", "/campaigns/"+chatSent.CampaignID+"/start", "", http.StatusOK, nil)
 	chatDone := api.waitCampaign(chatSent.CampaignID, func(c campaignJSON) bool {
@@ -231,7 +275,7 @@ func testDemo(t *testing.T, bin string) {
 	admin := h.client("")
 	co := provision(t, admin, "admin-secret")
 	h.stop()
-	stale := queuingCampaign(t, filepath.Join(dir, "herald.db"), co.id)
+	stale := queuingCampaign(t, dbURL, co.id)
 
 	// The restart finds the demo company again, with a new key.
 	h2 := startHerald(t, bin, env, "serve", "--demo")
@@ -280,10 +324,10 @@ func numbers(n, s int) []string {
 // queuingCampaign writes, in the stopped server's database, a bulk
 // campaign of company companyID left Queuing an hour ago, as a process
 // stopped in the middle of its preparation leaves it.
-func queuingCampaign(t *testing.T, path, companyID string) messaging.ID {
+func queuingCampaign(t *testing.T, dbURL, companyID string) messaging.ID {
 	t.Helper()
 	ctx := context.Background()
-	store, err := sqlstore.Open(ctx, "sqlite://"+path, sqlstore.Config{})
+	store, err := sqlstore.Open(ctx, dbURL, sqlstore.Config{})
 	require.NoError(t, err)
 	defer store.Close()
 	co, err := messaging.ParseID(companyID)
@@ -502,15 +546,16 @@ type sendJSON struct {
 }
 
 // bulk sends template tpl to phones through path, with name=friend as the
-// request's placeholder.
-func (c *client) bulk(path, tpl string, phones []string) sendJSON {
+// request's placeholder and externalUserID, when not empty, on every
+// recipient.
+func (c *client) bulk(path, tpl string, phones []string, externalUserID string) sendJSON {
 	c.t.Helper()
 	recipients := make([]string, len(phones))
 	for i, p := range phones {
 		if _, ok := messaging.NormalizePhone(p); ok {
 			p = "+" + p // sent in international form, listed by its digits
 		}
-		recipients[i] = fmt.Sprintf(`{"phoneNumber":%q}`, p)
+		recipients[i] = fmt.Sprintf(`{"phoneNumber":%q,"externalUserId":%q}`, p, externalUserID)
 	}
 	var out sendJSON
 	c.api("POST", path, fmt.Sprintf(`{"templateId":%q,"placeholders":{"name":"friend"},"recipients":[%s]}`, tpl, strings.Join(recipients, ",")),
@@ -555,6 +600,7 @@ func (c *client) waitCampaign(id string, done func(campaignJSON) bool) campaignJ
 
 // messageJSON is a message as GET /messages answers it.
 type messageJSON struct {
+	PhoneNumber    string
 	Status         string
 	ChannelType    string
 	MessageContent string
@@ -569,6 +615,24 @@ func (c *client) messages(phone string) []messageJSON {
 	var page struct{ Messages []messageJSON }
 	c.api("GET", "/messages?phoneNumber="+phone, "", http.StatusOK, &page)
 	return page.Messages
+}
+
+// messagesOf returns every message of the given externalUserId, page by
+// page.
+func (c *client) messagesOf(externalUserID string) []messageJSON {
+	c.t.Helper()
+	var all []messageJSON
+	for page := 1; ; page++ {
+		var p struct {
+			Messages   []messageJSON
+			TotalPages int
+		}
+		c.api("GET", fmt.Sprintf("/messages?externalUserId=%s&pageSize=100&page=%d", externalUserID, page), "", http.StatusOK, &p)
+		all = append(all, p.Messages...)
+		if page >= p.TotalPages {
+			return all
+		}
+	}
 }
 
 // surveyResultJSON is one survey answer.
