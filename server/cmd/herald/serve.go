@@ -122,7 +122,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		Campaigns: svc, Surveys: surveys, AdminToken: cfg.AdminToken, Logger: log,
 		Ready: store.Ping, Extra: extra,
 	})
-	httpSrv := &http.Server{Handler: m.instrument(handler), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	httpSrv := &http.Server{Handler: m.instrument(handler), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRun()
