@@ -49,6 +49,7 @@ func (s *Store) ClaimDue(ctx context.Context, channel messaging.Channel, now, le
 	if limit <= 0 {
 		return nil, nil
 	}
+	s.prepareQueries(ctx)
 	var out []messaging.Message
 	err := s.write(ctx, "claim due messages", func(tx *txn) error {
 		var err error
@@ -87,13 +88,7 @@ func (s *Store) ClaimDue(ctx context.Context, channel messaging.Channel, now, le
 // the oldest due Pending messages of the channel, locked with SKIP LOCKED
 // so that concurrent claimers pass each other, then the oldest of those.
 func (s *Store) claimPostgres(ctx context.Context, tx *txn, channel messaging.Channel, now, leaseUntil time.Time, limit int) ([]messaging.Message, error) {
-	rows, err := tx.QueryContext(ctx, "WITH picked AS ("+
-		"SELECT m.id FROM campaigns c CROSS JOIN LATERAL ("+
-		"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? "+
-		"ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED) m "+
-		"WHERE c.status = 'InProgress' AND c.pending + c.fb_pending > 0 ORDER BY m.due_at, m.id LIMIT ?) "+
-		"UPDATE messages SET status = 'Sending', attempts = messages.attempts + 1, lease_until = ?, updated_at = ? "+
-		"FROM picked WHERE messages.id = picked.id RETURNING "+messageColumns("messages"),
+	rows, err := s.rawQuery(ctx, tx, s.queries().claimPostgres,
 		string(channel), s.ts(now), limit, limit, s.ts(leaseUntil), s.ts(now))
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
@@ -173,8 +168,7 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, channel messaging.Chan
 	for i, c := range picked {
 		copy(ids[i][:], c.id)
 	}
-	mrows, err := s.rawQuery(ctx, tx, "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, updated_at = ? "+
-		"WHERE id IN ("+s.jsonIDList()+") AND status = 'Pending' RETURNING "+messageColumns(""), s.ts(leaseUntil), s.ts(now), s.jsonIDs(ids))
+	mrows, err := s.rawQuery(ctx, tx, s.queries().claimSQLite, s.ts(leaseUntil), s.ts(now), s.jsonIDs(ids))
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
@@ -208,6 +202,7 @@ func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdat
 	if len(updates) == 0 {
 		return applied, nil
 	}
+	s.prepareQueries(ctx)
 	ids := make([]messaging.ID, len(updates))
 	for i, u := range updates {
 		ids[i] = u.MessageID
@@ -278,10 +273,7 @@ func (st *messageState) apply(u delivery.StatusUpdate) {
 // lockMessages reads the statuses of the messages with the given sorted
 // ids, locking their rows on Postgres.
 func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (map[messaging.ID]*messageState, error) {
-	q := "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status FROM messages WHERE id IN (" + s.jsonIDList() + ") ORDER BY id"
-	if s.dialect == dialectPostgres {
-		q += " FOR UPDATE"
-	}
+	q := s.queries().lockMessages
 	states := make(map[messaging.ID]*messageState, len(ids))
 	for chunk := range slices.Chunk(ids, 1000) {
 		rows, err := s.rawQuery(ctx, tx, q, s.jsonIDs(chunk))
@@ -323,18 +315,7 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 	slicesSortIDs(ids)
 	deltas := map[messaging.ID]*counterDelta{}
 	pending := map[messaging.ID]int{}
-	q := "WITH v AS (" + s.jsonSelect(
-		[]string{"id", "status", "updated_at", "sent_at", "delivered_at", "seen_at", "due_at", "provider_message_id", "details", "sms_error_code"},
-		[]int{jsonID, jsonText, jsonTime, jsonTime, jsonTime, jsonTime, jsonTime, jsonText, jsonText, jsonText}) +
-		") UPDATE messages SET status = v.status, updated_at = v.updated_at" +
-		", sent_at = COALESCE(v.sent_at, messages.sent_at)" +
-		", delivered_at = COALESCE(v.delivered_at, messages.delivered_at)" +
-		", seen_at = COALESCE(v.seen_at, messages.seen_at)" +
-		", due_at = COALESCE(v.due_at, messages.due_at)" +
-		", provider_message_id = COALESCE(v.provider_message_id, messages.provider_message_id)" +
-		", details = COALESCE(v.details, messages.details)" +
-		", sms_error_code = COALESCE(v.sms_error_code, messages.sms_error_code)" +
-		" FROM v WHERE messages.id = v.id"
+	q := s.queries().writeStates
 	for chunk := range slices.Chunk(ids, 1000) {
 		rows := s.newJSONRows(len(chunk))
 		for _, id := range chunk {

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -253,13 +255,20 @@ func (s *Store) jsonTextList() string {
 // rawQuery runs q in tx through the driver, its ? placeholders bound by
 // the driver ($1, $2, ... on Postgres) rather than formatted into the text
 // by bun: a JSON batch is then neither copied into the statement nor
-// parsed as part of it.
+// parsed as part of it. A statement prepared by prepareQueries runs
+// prepared.
 func (s *Store) rawQuery(ctx context.Context, tx *txn, q string, args ...any) (*sql.Rows, error) {
+	if st := s.stmts.get(q); st != nil {
+		return tx.Tx.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
 	return tx.Tx.Tx.QueryContext(ctx, s.placeholders(q), args...)
 }
 
 // rawExec is rawQuery for statements that return no rows.
 func (s *Store) rawExec(ctx context.Context, tx *txn, q string, args ...any) (sql.Result, error) {
+	if st := s.stmts.get(q); st != nil {
+		return tx.Tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
 	return tx.Tx.Tx.ExecContext(ctx, s.placeholders(q), args...)
 }
 
@@ -282,4 +291,146 @@ func (s *Store) placeholders(q string) string {
 		b.WriteByte(q[i])
 	}
 	return b.String()
+}
+
+// deliveryQueries are the statements of the delivery path: their texts do
+// not depend on the batch (it is a JSON argument), so each is prepared
+// once per connection and kept.
+type deliveryQueries struct {
+	lockMessages, writeStates, claimSQLite, claimPostgres  string
+	recordParts, readParts, receiptsInsert, receiptsUpdate string
+	partReceipts                                           string
+}
+
+// stmtCache holds prepared statements of the writer pool by their text.
+// A statement is prepared outside any transaction (on SQLite the one
+// writer connection may be in use by the caller's own transaction) and
+// then used inside transactions, which prepare it on their connection the
+// first time and reuse it after.
+type stmtCache struct {
+	once     sync.Once
+	q        deliveryQueries
+	ready    atomic.Bool
+	mu       sync.Mutex
+	prepared map[string]*sql.Stmt
+}
+
+func (c *stmtCache) get(q string) *sql.Stmt {
+	if !c.ready.Load() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.prepared[q]
+}
+
+// queries returns the delivery statements of the store's dialect.
+func (s *Store) queries() *deliveryQueries {
+	c := &s.stmts
+	c.once.Do(func() {
+		lock := ""
+		if s.dialect == dialectPostgres {
+			lock = " FOR UPDATE"
+		}
+		c.q = deliveryQueries{
+			lockMessages: "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status FROM messages WHERE id IN (" +
+				s.jsonIDList() + ") ORDER BY id" + lock,
+			writeStates: "WITH v AS (" + s.jsonSelect(
+				[]string{"id", "status", "updated_at", "sent_at", "delivered_at", "seen_at", "due_at", "provider_message_id", "details", "sms_error_code"},
+				[]int{jsonID, jsonText, jsonTime, jsonTime, jsonTime, jsonTime, jsonTime, jsonText, jsonText, jsonText}) +
+				") UPDATE messages SET status = v.status, updated_at = v.updated_at" +
+				", sent_at = COALESCE(v.sent_at, messages.sent_at)" +
+				", delivered_at = COALESCE(v.delivered_at, messages.delivered_at)" +
+				", seen_at = COALESCE(v.seen_at, messages.seen_at)" +
+				", due_at = COALESCE(v.due_at, messages.due_at)" +
+				", provider_message_id = COALESCE(v.provider_message_id, messages.provider_message_id)" +
+				", details = COALESCE(v.details, messages.details)" +
+				", sms_error_code = COALESCE(v.sms_error_code, messages.sms_error_code)" +
+				" FROM v WHERE messages.id = v.id",
+			claimSQLite: "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, updated_at = ? " +
+				"WHERE id IN (" + s.jsonIDList() + ") AND status = 'Pending' RETURNING " + messageColumns(""),
+			claimPostgres: "WITH picked AS (" +
+				"SELECT m.id FROM campaigns c CROSS JOIN LATERAL (" +
+				"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? " +
+				"ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED) m " +
+				"WHERE c.status = 'InProgress' AND c.pending + c.fb_pending > 0 ORDER BY m.due_at, m.id LIMIT ?) " +
+				"UPDATE messages SET status = 'Sending', attempts = messages.attempts + 1, lease_until = ?, updated_at = ? " +
+				"FROM picked WHERE messages.id = picked.id RETURNING " + messageColumns("messages"),
+			// A row without a message holds an early receipt, kept; a row
+			// of another message is a part id the SMSC gave again: it now
+			// names this part, without the old receipt.
+			recordParts: "INSERT INTO sms_parts (provider_id, message_id, part_index, part_count, created_at) " +
+				s.jsonSelect([]string{"provider_id", "message_id", "part_index", "part_count", "created_at"},
+					[]int{jsonText, jsonID, jsonInt, jsonInt, jsonTime}) +
+				" WHERE true ON CONFLICT (provider_id) DO UPDATE SET message_id = excluded.message_id, " +
+				"part_index = excluded.part_index, part_count = excluded.part_count, created_at = excluded.created_at, " +
+				"state = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.state END, " +
+				"err = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.err ELSE '' END, " +
+				"done_at = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.done_at END " +
+				"RETURNING provider_id, message_id, part_count, state, err, done_at",
+			readParts: "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts WHERE provider_id IN (" +
+				s.jsonTextList() + ")",
+			receiptsInsert: "INSERT INTO sms_parts (provider_id, state, err, done_at, created_at) " +
+				s.jsonSelect([]string{"provider_id", "state", "err", "done_at", "created_at"}, []int{jsonText, jsonText, jsonText, jsonTime, jsonTime}) +
+				" WHERE true ON CONFLICT (provider_id) DO UPDATE SET state = excluded.state, err = excluded.err, " +
+				"done_at = excluded.done_at WHERE sms_parts.state IS NULL" + partReturning,
+			receiptsUpdate: "WITH v AS (" + s.jsonSelect([]string{"provider_id", "state", "err", "done_at", "created_at"},
+				[]int{jsonText, jsonText, jsonText, jsonTime, jsonTime}) +
+				") UPDATE sms_parts SET state = v.state, err = v.err, done_at = v.done_at" +
+				" FROM v WHERE sms_parts.provider_id = v.provider_id AND sms_parts.state IS NULL" + partReturning,
+			partReceipts: "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts " +
+				"WHERE message_id IN (" + s.jsonIDList() + ") AND part_count > 1 AND state IS NOT NULL",
+		}
+	})
+	return &c.q
+}
+
+// partReturning returns a part row as scanPartRow reads it.
+const partReturning = " RETURNING sms_parts.provider_id, sms_parts.message_id, sms_parts.part_count, sms_parts.state, sms_parts.err, sms_parts.done_at"
+
+// prepareQueries prepares the delivery statements once. It runs outside
+// transactions; when it fails the statements run unprepared and the next
+// call tries again.
+func (s *Store) prepareQueries(ctx context.Context) {
+	c := &s.stmts
+	if c.ready.Load() {
+		return
+	}
+	q := s.queries()
+	texts := []string{q.lockMessages, q.writeStates, q.recordParts, q.readParts, q.receiptsInsert, q.receiptsUpdate, q.partReceipts}
+	if s.dialect == dialectSQLite {
+		texts = append(texts, q.claimSQLite)
+	} else {
+		texts = append(texts, q.claimPostgres)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ready.Load() {
+		return
+	}
+	prepared := make(map[string]*sql.Stmt, len(texts))
+	for _, t := range texts {
+		st, err := s.db.DB.PrepareContext(ctx, s.placeholders(t))
+		if err != nil {
+			for _, st := range prepared {
+				_ = st.Close()
+			}
+			return
+		}
+		prepared[t] = st
+	}
+	c.prepared = prepared
+	c.ready.Store(true)
+}
+
+// closeStmts closes the prepared statements.
+func (s *Store) closeStmts() {
+	c := &s.stmts
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ready.Store(false)
+	for _, st := range c.prepared {
+		_ = st.Close()
+	}
+	c.prepared = nil
 }

@@ -68,18 +68,7 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 		}
 	}
 	var early []partRow
-	// A row without a message holds an early receipt, kept; a row of
-	// another message is a part id the SMSC gave again: it now names this
-	// part, without the old receipt.
-	q := "INSERT INTO sms_parts (provider_id, message_id, part_index, part_count, created_at) " +
-		s.jsonSelect([]string{"provider_id", "message_id", "part_index", "part_count", "created_at"},
-			[]int{jsonText, jsonID, jsonInt, jsonInt, jsonTime}) +
-		" WHERE true ON CONFLICT (provider_id) DO UPDATE SET message_id = excluded.message_id, " +
-		"part_index = excluded.part_index, part_count = excluded.part_count, created_at = excluded.created_at, " +
-		"state = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.state END, " +
-		"err = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.err ELSE '' END, " +
-		"done_at = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.done_at END " +
-		"RETURNING provider_id, message_id, part_count, state, err, done_at"
+	q := s.queries().recordParts
 	for chunk := range slices.Chunk(rows, partChunk) {
 		batch := s.newJSONRows(len(chunk))
 		for _, r := range chunk {
@@ -171,6 +160,7 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 	if len(cand) == 0 {
 		return out, nil
 	}
+	s.prepareQueries(ctx)
 	err := s.write(ctx, "apply receipts", func(tx *txn) error {
 		for _, i := range cand {
 			out[i] = delivery.ReceiptDuplicate
@@ -284,8 +274,7 @@ func (s *Store) readParts(ctx context.Context, tx *txn, receipts []delivery.Rece
 		for k, i := range chunk {
 			pids[k] = receipts[i].ProviderID
 		}
-		rs, err := s.rawQuery(ctx, tx, "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts WHERE provider_id IN ("+
-			s.jsonTextList()+")", jsonStrings(pids))
+		rs, err := s.rawQuery(ctx, tx, s.queries().readParts, jsonStrings(pids))
 		if err != nil {
 			return nil, fmt.Errorf("read sms parts: %w", err)
 		}
@@ -307,18 +296,10 @@ func (s *Store) upsertReceipts(ctx context.Context, tx *txn, receipts []delivery
 	if len(idx) == 0 {
 		return nil
 	}
-	var q string
+	q := s.queries().receiptsUpdate
 	if insert {
-		q = "INSERT INTO sms_parts (provider_id, state, err, done_at, created_at) " +
-			s.jsonSelect([]string{"provider_id", "state", "err", "done_at", "created_at"}, []int{jsonText, jsonText, jsonText, jsonTime, jsonTime}) +
-			" WHERE true ON CONFLICT (provider_id) DO UPDATE SET state = excluded.state, err = excluded.err, " +
-			"done_at = excluded.done_at WHERE sms_parts.state IS NULL"
-	} else {
-		q = "WITH v AS (" + s.jsonSelect([]string{"provider_id", "state", "err", "done_at", "created_at"}, []int{jsonText, jsonText, jsonText, jsonTime, jsonTime}) +
-			") UPDATE sms_parts SET state = v.state, err = v.err, done_at = v.done_at" +
-			" FROM v WHERE sms_parts.provider_id = v.provider_id AND sms_parts.state IS NULL"
+		q = s.queries().receiptsInsert
 	}
-	q += " RETURNING sms_parts.provider_id, sms_parts.message_id, sms_parts.part_count, sms_parts.state, sms_parts.err, sms_parts.done_at"
 	for chunk := range slices.Chunk(idx, partChunk) {
 		batch := s.newJSONRows(len(chunk))
 		for _, i := range chunk {
@@ -350,8 +331,7 @@ func (s *Store) partReceipts(ctx context.Context, tx *txn, ids []messaging.ID) (
 	slicesSortIDs(ids)
 	ids = slices.Compact(ids)
 	for chunk := range slices.Chunk(ids, 1000) {
-		rs, err := s.rawQuery(ctx, tx, "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts "+
-			"WHERE message_id IN ("+s.jsonIDList()+") AND part_count > 1 AND state IS NOT NULL", s.jsonIDs(chunk))
+		rs, err := s.rawQuery(ctx, tx, s.queries().partReceipts, s.jsonIDs(chunk))
 		if err != nil {
 			return nil, fmt.Errorf("read part receipts: %w", err)
 		}

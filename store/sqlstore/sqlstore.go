@@ -62,6 +62,8 @@ type Store struct {
 	// checkpointer copies SQLite's write-ahead log into the database file
 	// in the background (nil on Postgres).
 	checkpointer *checkpointer
+	// stmts are the delivery path's prepared statements.
+	stmts stmtCache
 }
 
 // Open connects to the database named by rawURL (sqlite://path or
@@ -82,6 +84,7 @@ func (s *Store) Close() error {
 	if s.checkpointer != nil {
 		err = s.checkpointer.close()
 	}
+	s.closeStmts()
 	err = errors.Join(err, s.db.Close())
 	if s.read != s.db {
 		err = errors.Join(err, s.read.Close())
