@@ -31,6 +31,12 @@ const recoverEvery = time.Minute
 
 // serve runs herald serve until ctx ends, then shuts down in order.
 func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *slog.Logger) (err error) {
+	stopping := false
+	defer func() { // after everything else is closed
+		if stopping {
+			log.Info("stopped")
+		}
+	}()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -77,19 +83,38 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	surveys := survey.New(survey.Config{Store: store})
 	m := newMetrics()
 
-	// The transports and the dispatcher.
+	// The transports and the dispatcher. The SMPP session binds at once and
+	// the SMSC may deliver receipts right after the bind, before the
+	// dispatcher that stores them exists: they wait for it.
 	var d *delivery.Dispatcher
-	dcfg := delivery.Config{Store: store, Logger: log, Observer: m}
-	var smsClient *smpp.Client
+	dReady := make(chan struct{})
+	dcfg := delivery.Config{Store: store, Logger: log, Observer: m, DrainTimeout: cfg.ShutdownTimeout}
 	if cfg.SMPPAddr != "" {
-		smsClient, err = smpp.New(smpp.Config{
+		smsClient, err := smpp.New(smpp.Config{
 			Addr: cfg.SMPPAddr, SystemID: cfg.SMPPSystemID, Password: cfg.SMPPPassword,
 			Window: cfg.SMPPWindow, MaxPerSecond: cfg.SMPPMaxRate, Logger: log,
-			ReceiptHandler: func(ctx context.Context, r delivery.Receipt) error { return d.HandleReceipt(ctx, r) },
+			ReceiptHandler: func(ctx context.Context, r delivery.Receipt) error {
+				select {
+				case <-dReady:
+					return d.HandleReceipt(ctx, r)
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			},
 		})
 		if err != nil {
 			return fmt.Errorf("SMPP transport: %w", err)
 		}
+		// Closed after the dispatcher stopped (its sends in flight need the
+		// session) and before the database (receipts go on being stored
+		// until the session ends).
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+			defer cancel()
+			if err := smsClient.Close(ctx); err != nil {
+				log.Warn("SMPP close", "err", err)
+			}
+		}()
 		dcfg.SMS = smsClient
 		m.reg.MustRegister(newSMPPCollector(smsClient))
 	} else {
@@ -117,6 +142,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	if d, err = delivery.New(dcfg); err != nil {
 		return fmt.Errorf("dispatcher: %w", err)
 	}
+	close(dReady)
 
 	handler := server.New(server.Config{
 		Campaigns: svc, Surveys: surveys, AdminToken: cfg.AdminToken, Logger: log,
@@ -169,6 +195,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	}
 
 	var runErr error
+	stopping = true
 	select {
 	case <-ctx.Done():
 		log.Info("stopping")
@@ -189,12 +216,6 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	}
 	stopRun() // the dispatcher drains what is in flight
 	wg.Wait()
-	if smsClient != nil {
-		if err := smsClient.Close(shutCtx); err != nil {
-			log.Warn("SMPP close", "err", err)
-		}
-	}
-	log.Info("stopped")
 	return runErr
 }
 
