@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -64,6 +65,7 @@ func TestBinary(t *testing.T) {
 			t.Run("demo", func(t *testing.T) { testDemo(t, bin, db.url(t)) })
 		})
 	}
+	t.Run("simulators", func(t *testing.T) { testSimulators(t, bin) })
 }
 
 // postgresURL returns the URL of a fresh schema of the database
@@ -297,6 +299,57 @@ func testDemo(t *testing.T, bin, dbURL string) {
 	h2.stop()
 }
 
+// testSimulators runs herald simulate smsc and herald simulate chat as
+// processes of their own and herald serve configured through the
+// environment to use them, as a deployment with a real SMSC and chat
+// provider is: direct sends reach them and come back with their outcomes.
+func testSimulators(t *testing.T, bin string) {
+	smsc := startProcess(t, bin, heraldEnv(), smscLine, "simulate", "smsc", "-addr", "127.0.0.1:0", "-system-id", "acme", "-password", "pw")
+	addr := freeAddr(t) // the chat simulator needs the server's callback URL before it starts
+	chat := startProcess(t, bin, heraldEnv(), chatLine, "simulate", "chat", "-addr", "127.0.0.1:0", "-token", "chat-token",
+		"-callback-url", "http://"+addr+"/callbacks/chat", "-callback-secret", "shared-secret", "-delivered-delay", "10ms")
+	h := startHerald(t, bin, heraldEnv("HERALD_ADDR="+addr, "HERALD_DATABASE_URL=sqlite://"+filepath.Join(t.TempDir(), "herald.db"),
+		"HERALD_ADMIN_TOKEN=admin-secret",
+		"HERALD_SMPP_ADDR="+smsc.ready[1], "HERALD_SMPP_SYSTEM_ID=acme", "HERALD_SMPP_PASSWORD=pw", "HERALD_SMPP_WINDOW=10", "HERALD_SMPP_MAX_RATE=1000",
+		"HERALD_CHAT_URL="+chat.ready[1], "HERALD_CHAT_TOKEN=chat-token", "HERALD_CHAT_CALLBACK_SECRET=shared-secret"), "serve")
+	co := provision(t, h.client(""), "admin-secret")
+	api := h.client(co.key)
+	var services []struct{ ID int64 }
+	api.api("GET", "/chat-services", "", http.StatusOK, &services)
+	require.Len(t, services, 1)
+
+	var sms, chats sendJSON
+	api.api("POST", "/sms/send", fmt.Sprintf(`{"messageContent":"Your code is 4711","smsSenderId":%d,"recipients":[{"phoneNumber":"+447922000003"},{"phoneNumber":"+447922000004"}]}`, co.senderID),
+		http.StatusAccepted, &sms)
+	api.api("POST", "/chat/send-text", fmt.Sprintf(`{"messageContent":"Your table is ready","chatServiceId":%d,"smsFallbackText":"Your table is ready (SMS)","smsFallbackSenderId":%d,
+		"recipients":[{"phoneNumber":"+447933000010"},{"phoneNumber":"+447933000011"}]}`, services[0].ID, co.senderID), http.StatusAccepted, &chats)
+	api.waitCampaign(sms.CampaignID, func(c campaignJSON) bool { return c.DeliveredCount+c.FailedCount == 2 })
+	api.waitCampaign(chats.CampaignID, func(c campaignJSON) bool { return c.SeenCount == 1 && c.SMSFallbackDeliveredCount == 1 })
+
+	require.Equal(t, "REJECTED", deref(api.messages("447922000003")[0].Details))
+	require.Equal(t, "Delivered", api.messages("447922000004")[0].Status)
+	require.Equal(t, "Seen", api.messages("447933000011")[0].Status, "the chat simulator's callbacks are signed with the shared secret")
+	fallback := api.messages("447933000010")
+	require.Len(t, fallback, 2)
+	require.ElementsMatch(t, []string{"Chat Failed", "Smpp Delivered"},
+		[]string{fallback[0].ChannelType + " " + fallback[0].Status, fallback[1].ChannelType + " " + fallback[1].Status})
+
+	h.stop()
+	smsc.stop()
+	chat.stop()
+	require.Contains(t, smsc.stdout.String(), "SMSC simulator stopped")
+	require.Contains(t, chat.stdout.String(), "chat provider simulator stopped")
+}
+
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
 // smsOutcome is the SMSC simulator's outcome for a number: status,
 // details and SMS error code.
 func smsOutcome(phone string) (string, string, string) {
@@ -397,19 +450,43 @@ func heraldEnv(kv ...string) []string {
 	return append(append(env, "HERALD_ADDR=127.0.0.1:0", "HERALD_LOG_FORMAT=json"), kv...)
 }
 
-// herald is a running herald process.
+// herald is a running herald process: a server or a simulator.
 type herald struct {
 	t              *testing.T
 	cmd            *exec.Cmd
 	exited         chan error
 	stdout, stderr *lockedBuffer
-	base           string // http://host:port
-	key            string // the demo's API key
+	ready          []string // the submatches of its ready line
+	base           string   // http://host:port
+	key            string   // the demo's API key
 }
+
+// Lines telling that a process is ready, each with the submatches
+// startHerald keeps: the base URL and, for the demo, the API key.
+var (
+	servingLine = regexp.MustCompile(`"msg":"herald serving","addr":"([^"]+)"`)
+	demoLine    = regexp.MustCompile(`export API=(http://\S+)/api/v1 KEY=(om_\S+)`)
+	smscLine    = regexp.MustCompile(`SMSC simulator listening on (\S+) `)
+	chatLine    = regexp.MustCompile(`chat provider simulator at (http://[^;\s]+)`)
+)
 
 // startHerald starts bin with args and env and waits until it serves (and,
 // with --demo, printed its key).
 func startHerald(t *testing.T, bin string, env []string, args ...string) *herald {
+	t.Helper()
+	if len(args) > 1 && args[1] == "--demo" {
+		h := startProcess(t, bin, env, demoLine, args...)
+		h.base, h.key = h.ready[1], h.ready[2]
+		return h
+	}
+	h := startProcess(t, bin, env, servingLine, args...)
+	h.base = "http://" + h.ready[1]
+	return h
+}
+
+// startProcess starts bin with args and env and waits until a line of its
+// output matches ready.
+func startProcess(t *testing.T, bin string, env []string, ready *regexp.Regexp, args ...string) *herald {
 	t.Helper()
 	h := &herald{t: t, cmd: exec.Command(bin, args...), exited: make(chan error, 1),
 		stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
@@ -425,48 +502,38 @@ func startHerald(t *testing.T, bin string, env []string, args ...string) *herald
 			<-h.exited
 		}
 		if t.Failed() {
-			t.Logf("herald stdout:\n%s\nherald stderr:\n%s", h.stdout.String(), h.stderr.String())
+			t.Logf("%s stdout:\n%s\n%[1]s stderr:\n%s", strings.Join(args, " "), h.stdout.String(), h.stderr.String())
 		}
 	})
 
-	demo := len(args) > 1 && args[1] == "--demo"
-	ready := make(chan [2]string, 2)
+	matched := make(chan []string, 1)
+	var once sync.Once
 	var pipes sync.WaitGroup
-	pipes.Add(2)
-	go func() {
-		defer pipes.Done()
-		exportLine := regexp.MustCompile(`export API=(http://\S+)/api/v1 KEY=(om_\S+)`)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			h.stdout.WriteLine(sc.Text())
-			if m := exportLine.FindStringSubmatch(sc.Text()); m != nil && demo {
-				ready <- [2]string{m[1], m[2]}
+	for _, p := range []struct {
+		r   io.Reader
+		buf *lockedBuffer
+	}{{stdout, h.stdout}, {stderr, h.stderr}} {
+		pipes.Go(func() {
+			sc := bufio.NewScanner(p.r)
+			for sc.Scan() {
+				p.buf.WriteLine(sc.Text())
+				if m := ready.FindStringSubmatch(sc.Text()); m != nil {
+					once.Do(func() { matched <- m })
+				}
 			}
-		}
-	}()
-	go func() {
-		defer pipes.Done()
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			h.stderr.WriteLine(sc.Text())
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "herald serving" && !demo {
-				ready <- [2]string{"http://" + line.Addr}
-			}
-		}
-	}()
+		})
+	}
 	go func() {
 		pipes.Wait()
 		h.exited <- h.cmd.Wait()
 	}()
 
 	select {
-	case r := <-ready:
-		h.base, h.key = r[0], r[1]
+	case h.ready = <-matched:
 	case err := <-h.exited:
-		t.Fatalf("herald exited before serving: %v\n%s", err, h.stderr.String())
+		t.Fatalf("%s exited before it was ready: %v\n%s", strings.Join(args, " "), err, h.stderr.String())
 	case <-time.After(60 * time.Second):
-		t.Fatalf("herald did not start\n%s", h.stderr.String())
+		t.Fatalf("%s did not get ready\n%s", strings.Join(args, " "), h.stderr.String())
 	}
 	return h
 }
