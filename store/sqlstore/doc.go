@@ -76,6 +76,23 @@
 // campaigns, then companies, in id order; a Postgres transaction that
 // still loses a deadlock or a serialisation conflict is run again.
 //
+// # Delivery
+//
+// The parts of an SMS recorded Sent, and receipts that came before their
+// part was recorded, are rows of sms_parts keyed by the provider's part id;
+// a receipt and the recording of its part meet on that key (see
+// ApplyReceipts). Chat sequence numbers come from the chat_seq sequence on
+// Postgres and a counters row on SQLite, both started at the time the
+// schema was created in microseconds since the epoch.
+//
+// The delivery path (claims, status updates, receipts) runs thousands of
+// statements a second with batches of every size. Its statements take a
+// batch as one JSON argument bound by the driver, expanded in the
+// statement by json_each (SQLite) or json_array_elements (Postgres), so
+// that their texts never change: each is prepared once per connection and
+// reused, where a VALUES or IN list of the batch's size would be parsed
+// and planned again every time.
+//
 // # Bulk inserts
 //
 // InsertMessages writes on Postgres with a binary COPY FROM STDIN (the
