@@ -167,6 +167,8 @@ func TestRunExitCodes(t *testing.T) {
 		{"unknown simulator", []string{"simulate", "mms"}, nil, 2, `simulate "mms"`},
 		{"help", []string{"help"}, nil, 0, ""},
 		{"serve help", []string{"serve", "-h"}, nil, 0, ""},
+		{"simulator help", []string{"simulate", "smsc", "-h"}, nil, 0, ""},
+		{"unknown simulator flag", []string{"simulate", "chat", "-colour"}, nil, 2, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

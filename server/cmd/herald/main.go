@@ -139,7 +139,7 @@ func usage(w io.Writer) {
                             run the API, the admin API, the dispatcher and the transports;
                             a flag overrides its variable
   herald simulate smsc      run the SMSC simulator (flags: -addr -system-id -password -receipt-delay)
-  herald simulate chat      run the chat provider simulator (flags: -addr -token -callback-url -callback-secret)
+  herald simulate chat      run the chat provider simulator (flags: -addr -token -callback-url -callback-secret -delivered-delay)
 
 herald serve reads:
 `)

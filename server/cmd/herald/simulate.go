@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,7 +23,9 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 		systemID := fs.String("system-id", "", "system_id every bind must carry (empty: any)")
 		password := fs.String("password", "", "password every bind must carry (empty: any)")
 		delay := fs.Duration("receipt-delay", 0, "time between a submit_sm_resp and its receipt")
-		if err := fs.Parse(args); err != nil {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return nil // the flags were listed
+		} else if err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 		sim := smscsim.New(smscsim.Config{SystemID: *systemID, Password: *password, ReceiptDelay: *delay, Logger: log})
@@ -41,7 +44,9 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 		callbackURL := fs.String("callback-url", "", "where callbacks are posted (Herald's /callbacks/chat); empty: none")
 		secret := fs.String("callback-secret", "", "key of the callbacks' X-Content-Signature")
 		delay := fs.Duration("delivered-delay", 200*time.Millisecond, "time between acceptance and the delivered callback")
-		if err := fs.Parse(args); err != nil {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return nil // the flags were listed
+		} else if err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 		sim := chatsim.New(chatsim.Config{Token: *token, CallbackURL: *callbackURL, CallbackSecret: *secret,
