@@ -77,12 +77,14 @@ type Config struct {
 	// chat sender's default.
 	ChatTTL time.Duration
 
-	// UpdateBatch is the most send results one store transaction records.
-	// Default 1024.
-	UpdateBatch int
-	// ReceiptBatch is the most receipts one store transaction applies.
-	// Default 512.
-	ReceiptBatch int
+	// WriteBatch is the most send results and receipts one store
+	// transaction records. Default 1024.
+	WriteBatch int
+	// WriteDelay is how long results and receipts may wait for others to
+	// share their store transaction, when fewer than an eighth of
+	// WriteBatch are waiting: a fast store would otherwise commit many
+	// tiny transactions. Default 5ms; negative: no wait.
+	WriteDelay time.Duration
 	// StoreTimeout bounds one store call. Default 30s.
 	StoreTimeout time.Duration
 	// RecoverInterval is how often Sending messages whose lease ended are
@@ -137,8 +139,8 @@ const (
 	DefaultRetryMin         = time.Second
 	DefaultRetryMax         = 5 * time.Minute
 	DefaultMaxAttempts      = 12
-	DefaultUpdateBatch      = 1024
-	DefaultReceiptBatch     = 512
+	DefaultWriteBatch       = 1024
+	DefaultWriteDelay       = 5 * time.Millisecond
 	DefaultStoreTimeout     = 30 * time.Second
 	DefaultRecoverInterval  = 30 * time.Second
 	DefaultCompleteInterval = time.Second
@@ -183,8 +185,10 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.SMSConcurrency, DefaultSMSConcurrency)
 	def(&c.ChatConcurrency, DefaultChatConcurrency)
 	def(&c.MaxAttempts, DefaultMaxAttempts)
-	def(&c.UpdateBatch, DefaultUpdateBatch)
-	def(&c.ReceiptBatch, DefaultReceiptBatch)
+	def(&c.WriteBatch, DefaultWriteBatch)
+	if c.WriteDelay == 0 {
+		c.WriteDelay = DefaultWriteDelay
+	}
 	defD(&c.Lease, DefaultLease)
 	defD(&c.SendTimeout, DefaultSendTimeout)
 	defD(&c.PollInterval, DefaultPollInterval)

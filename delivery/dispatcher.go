@@ -21,11 +21,10 @@ type Dispatcher struct {
 	log   *slog.Logger
 	obs   Observer
 
-	lanes    []*lane
-	updates  *committer[update, bool]
-	receipts *committer[Receipt, ReceiptOutcome]
-	routes   routeCache
-	parts    recording
+	lanes   []*lane
+	results *committer[result, resultOut]
+	routes  routeCache
+	parts   recording
 
 	running atomic.Bool
 	// changed says that messages may have left Pending or Sending since
@@ -41,10 +40,18 @@ type Dispatcher struct {
 	cancelWrite context.CancelFunc
 }
 
-// update is a send result to record, with its message's channel.
-type update struct {
-	StatusUpdate
-	ch messaging.Channel
+// result is what the dispatcher records: a send result (with its
+// message's channel) or a receipt.
+type result struct {
+	update  *StatusUpdate
+	ch      messaging.Channel
+	receipt *Receipt
+}
+
+// resultOut is what became of a result.
+type resultOut struct {
+	applied bool           // the update was applied
+	outcome ReceiptOutcome // of the receipt
 }
 
 // New returns a Dispatcher for cfg.
@@ -56,14 +63,10 @@ func New(cfg Config) (*Dispatcher, error) {
 	d := &Dispatcher{cfg: cfg, store: cfg.Store, log: cfg.Logger, obs: cfg.Observer}
 	d.routes.ttl = cfg.RouteTTL
 	d.writeCtx, d.cancelWrite = context.WithCancel(context.Background())
-	d.updates = &committer[update, bool]{max: cfg.UpdateBatch, write: d.writeUpdates,
-		depth: func(n int) { d.obs.QueueDepth("updates", n) }}
-	d.receipts = &committer[Receipt, ReceiptOutcome]{max: cfg.ReceiptBatch, write: d.writeReceipts,
-		depth: func(n int) { d.obs.QueueDepth("receipts", n) }}
+	d.results = &committer[result, resultOut]{max: cfg.WriteBatch, min: max(1, cfg.WriteBatch/8), linger: cfg.WriteDelay, write: d.writeResults,
+		depth: func(n int) { d.obs.QueueDepth("results", n) }}
 	if cfg.SMS != nil {
-		sms := newLane(d, messaging.ChannelSMS, cfg.SMSConcurrency, d.sendSMS)
-		d.lanes = append(d.lanes, sms)
-		d.parts.active = sms.busy
+		d.lanes = append(d.lanes, newLane(d, messaging.ChannelSMS, cfg.SMSConcurrency, d.sendSMS))
 	}
 	if cfg.Chat != nil {
 		d.lanes = append(d.lanes, newLane(d, messaging.ChannelChat, cfg.ChatConcurrency, d.sendChat))
@@ -209,29 +212,48 @@ func (d *Dispatcher) purge(ctx context.Context) {
 	}
 }
 
-// writeUpdates records a batch of send results, trying again until it
-// succeeds or Run gives up draining.
-func (d *Dispatcher) writeUpdates(us []update) ([]bool, error) {
-	batch := make([]StatusUpdate, len(us))
-	for i, u := range us {
-		batch[i] = u.StatusUpdate
+// writeResults records a batch of send results and receipts in one store
+// transaction (Store.ApplyBatch), trying again until it succeeds or Run
+// gives up draining.
+func (d *Dispatcher) writeResults(rs []result) ([]resultOut, error) {
+	var updates []StatusUpdate
+	var receipts []Receipt
+	for _, r := range rs {
+		if r.update != nil {
+			updates = append(updates, *r.update)
+		} else {
+			receipts = append(receipts, *r.receipt)
+		}
 	}
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(d.writeCtx, d.cfg.StoreTimeout)
 		start := time.Now()
-		ok, err := d.store.ApplyUpdates(ctx, batch)
+		applied, outcomes, err := d.store.ApplyBatch(ctx, updates, receipts, d.cfg.Now())
 		cancel()
-		d.obs.Batch("updates", len(batch), time.Since(start), err)
+		d.obs.Batch("results", len(rs), time.Since(start), err)
 		if err == nil {
-			d.changed.Store(true)
-			d.countApplied(us, ok)
-			return ok, nil
+			if len(updates) > 0 {
+				d.changed.Store(true)
+			}
+			out := make([]resultOut, len(rs))
+			u, r := 0, 0
+			for i, res := range rs {
+				if res.update != nil {
+					out[i].applied = u < len(applied) && applied[u]
+					u++
+				} else if r < len(outcomes) {
+					out[i].outcome = outcomes[r]
+					r++
+				}
+			}
+			d.countApplied(rs, out)
+			return out, nil
 		}
 		if d.writeCtx.Err() != nil {
-			return nil, fmt.Errorf("record send results: %w", err)
+			return nil, fmt.Errorf("record send results and receipts: %w", err)
 		}
 		wait := min(time.Duration(attempt)*100*time.Millisecond, 5*time.Second)
-		d.log.Error("recording send results; trying again", "count", len(batch), "attempt", attempt, "err", err)
+		d.log.Error("recording send results and receipts; trying again", "count", len(rs), "attempt", attempt, "err", err)
 		select {
 		case <-time.After(wait):
 		case <-d.writeCtx.Done():
@@ -239,21 +261,33 @@ func (d *Dispatcher) writeUpdates(us []update) ([]bool, error) {
 	}
 }
 
-// countApplied reports the applied updates to the Observer, by channel
-// and status.
-func (d *Dispatcher) countApplied(us []update, ok []bool) {
+// countApplied reports the applied updates and the receipts to the
+// Observer.
+func (d *Dispatcher) countApplied(rs []result, out []resultOut) {
 	type key struct {
 		ch messaging.Channel
 		st messaging.MessageStatus
 	}
 	var counts map[key]int
-	for i, u := range us {
-		if i < len(ok) && ok[i] {
-			if counts == nil {
-				counts = map[key]int{}
+	for i, r := range rs {
+		var k key
+		switch {
+		case r.update != nil && out[i].applied:
+			k = key{r.ch, r.update.Status}
+		case r.receipt != nil:
+			d.obs.Receipt(r.receipt.State, out[i].outcome)
+			if out[i].outcome != ReceiptApplied {
+				continue
 			}
-			counts[key{u.ch, u.Status}]++
+			st, _ := ReceiptStatus(r.receipt.State)
+			k = key{messaging.ChannelSMS, st}
+		default:
+			continue
 		}
+		if counts == nil {
+			counts = map[key]int{}
+		}
+		counts[k]++
 	}
 	for k, n := range counts {
 		d.obs.Messages(k.ch, k.st, n)
@@ -261,8 +295,10 @@ func (d *Dispatcher) countApplied(us []update, ok []bool) {
 }
 
 // HandleReceipt is the delivery.ReceiptHandler of the SMS adapter: it
-// stores one receipt, grouped with the receipts handled concurrently into
-// one store transaction, and returns once that transaction committed. A
+// stores one receipt, grouped with the send results and receipts recorded
+// at the same time into one store transaction, and returns once that
+// transaction committed. A receipt of a part whose Sent this dispatcher is
+// recording goes into the same transaction as the Sent or a later one; a
 // receipt of a part not recorded yet is kept until it is (see
 // Store.ApplyReceipts); a repeated one changes nothing. An error means the
 // receipt was not stored: the adapter then has the SMSC send it again.
@@ -270,30 +306,10 @@ func (d *Dispatcher) HandleReceipt(ctx context.Context, r Receipt) error {
 	if err := d.parts.wait(ctx, r.ProviderID); err != nil {
 		return fmt.Errorf("store receipt %s: %w", r.ProviderID, err)
 	}
-	out, err := d.receipts.do(ctx, r)
-	if err != nil {
+	if _, err := d.results.do(ctx, result{receipt: &r}, nil); err != nil {
 		return fmt.Errorf("store receipt %s: %w", r.ProviderID, err)
 	}
-	d.obs.Receipt(r.State, out)
-	if out == ReceiptApplied {
-		st, _ := ReceiptStatus(r.State)
-		d.obs.Messages(messaging.ChannelSMS, st, 1)
-	}
 	return nil
-}
-
-// writeReceipts applies a batch of receipts.
-func (d *Dispatcher) writeReceipts(rs []Receipt) ([]ReceiptOutcome, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.StoreTimeout)
-	defer cancel()
-	start := time.Now()
-	out, err := d.store.ApplyReceipts(ctx, rs, d.cfg.Now())
-	d.obs.Batch("receipts", len(rs), time.Since(start), err)
-	if err != nil {
-		d.log.Error("storing receipts", "count", len(rs), "err", err)
-		return nil, err
-	}
-	return out, nil
 }
 
 // routeCache keeps campaigns' routes for a while.
@@ -330,28 +346,20 @@ func (c *routeCache) put(id messaging.ID, r Route, now time.Time) {
 	c.m[id] = routeEntry{r, now.Add(c.ttl)}
 }
 
-// recording tracks the SMS parts whose Sent is being stored, so that their
-// receipts (which the SMSC may send right after its submit_sm_resp) wait
-// for it and then apply at once, instead of being kept and applied by the
-// Sent: fewer rows written, and no two transactions writing one part.
-//
-// A receipt can even come before the Send that submitted its part has
-// returned its ids. A receipt of a part unknown here therefore waits, while
-// SMS sends are in flight, up to earlyReceiptWait for the part to show up;
-// past that it is stored as it is (kept until its part is recorded). The
-// wait only saves work: correctness never depends on it.
+// recording tracks the SMS parts whose Sent is about to be queued for the
+// store, so that their receipts (which the SMSC may send right after its
+// submit_sm_resp) queue behind it: they then apply in the Sent's
+// transaction or a later one, instead of being kept and applied by the
+// Sent. A receipt of a part not registered here is queued at once; should
+// its transaction come before its Sent's, it is kept and applied by the
+// Sent, as for a receipt of another process's part.
 type recording struct {
-	mu      sync.Mutex
-	m       map[string]chan struct{} // part id -> closed once its Sent is stored
-	waiting map[string]chan struct{} // part id -> closed when it is added
-	active  func() bool              // whether SMS sends are in flight
+	mu sync.Mutex
+	m  map[string]chan struct{} // part id -> closed once its Sent is queued
 }
 
-// earlyReceiptWait bounds the wait of a receipt for a part not known yet.
-const earlyReceiptWait = 50 * time.Millisecond
-
-// add registers parts being recorded; close the returned channel (through
-// remove) once their Sent is stored or given up.
+// add registers parts whose Sent is about to be queued; close the returned
+// channel (through remove) once it is.
 func (r *recording) add(ids []string) chan struct{} {
 	done := make(chan struct{})
 	r.mu.Lock()
@@ -360,10 +368,6 @@ func (r *recording) add(ids []string) chan struct{} {
 	}
 	for _, id := range ids {
 		r.m[id] = done
-		if w := r.waiting[id]; w != nil {
-			close(w)
-			delete(r.waiting, id)
-		}
 	}
 	r.mu.Unlock()
 	return done
@@ -381,40 +385,13 @@ func (r *recording) remove(ids []string, done chan struct{}) {
 	close(done)
 }
 
-// wait waits until the part is not being recorded, giving a part not known
-// yet a short time to show up.
+// wait waits until the Sent of the part, when registered, is queued.
 func (r *recording) wait(ctx context.Context, id string) error {
 	r.mu.Lock()
 	done := r.m[id]
-	var added chan struct{}
-	if done == nil && r.active != nil && r.active() {
-		if r.waiting == nil {
-			r.waiting = map[string]chan struct{}{}
-		}
-		added = r.waiting[id]
-		if added == nil {
-			added = make(chan struct{})
-			r.waiting[id] = added
-		}
-	}
 	r.mu.Unlock()
-	if added != nil {
-		t := time.NewTimer(earlyReceiptWait)
-		select {
-		case <-added:
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		r.mu.Lock()
-		if r.waiting[id] == added {
-			delete(r.waiting, id)
-		}
-		done = r.m[id]
-		r.mu.Unlock()
-	}
 	if done == nil {
-		return ctx.Err()
+		return nil
 	}
 	select {
 	case <-done:

@@ -98,13 +98,6 @@ func (l *lane) release(n int) {
 	}
 }
 
-// busy reports whether sends are in flight.
-func (l *lane) busy() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.inFlight > 0
-}
-
 // waitFree waits until the lane may claim again; false when ctx ended.
 func (l *lane) waitFree(ctx context.Context) bool {
 	for {
@@ -265,16 +258,20 @@ func (l *lane) settle(ctx context.Context, m messaging.Message, u *StatusUpdate)
 	go func() {
 		defer l.procs.Done()
 		defer l.release(1)
-		l.record(m, u)
+		l.record(m, u, nil)
 	}()
 }
 
-// record hands u to the update committer and waits until it is stored.
-func (l *lane) record(m messaging.Message, u *StatusUpdate) {
+// record hands u to the committer and waits until it is stored; queued,
+// when not nil, is called once u is queued.
+func (l *lane) record(m messaging.Message, u *StatusUpdate, queued func()) {
 	if u == nil {
+		if queued != nil {
+			queued()
+		}
 		return
 	}
-	if _, err := l.d.updates.do(context.Background(), update{*u, l.ch}); err != nil {
+	if _, err := l.d.results.do(context.Background(), result{update: u, ch: l.ch}, queued); err != nil {
 		l.d.log.Error("a send result was not recorded: the message stays Sending until its lease ends",
 			"message", m.ID, "status", u.Status, "err", err)
 	}
@@ -288,13 +285,14 @@ func (l *lane) process(j job) {
 	u, result := l.send(j.batch.ctx, j)
 	j.batch.done()
 	l.d.obs.Send(l.ch, time.Since(start), result)
+	var queued func()
 	if u != nil && len(u.PartIDs) > 0 {
-		// Receipts of these parts that arrive meanwhile wait for the Sent
-		// to be stored, and then find their parts.
+		// Receipts of these parts that arrive meanwhile queue behind the
+		// Sent, and so find their parts.
 		done := l.d.parts.add(u.PartIDs)
-		defer l.d.parts.remove(u.PartIDs, done)
+		queued = func() { l.d.parts.remove(u.PartIDs, done) }
 	}
-	l.record(j.m, u)
+	l.record(j.m, u, queued)
 }
 
 // sendSMS submits an SMS (or a fallback SMS) through the SMS port.

@@ -27,12 +27,12 @@ type Observer interface {
 	// given state (DELIVRD, UNDELIV, ...).
 	Receipt(state string, outcome ReceiptOutcome)
 	// QueueDepth reports how many items wait for a store transaction in
-	// one of the dispatcher's write queues: "updates" (results of sends)
-	// or "receipts".
+	// one of the dispatcher's write queues: "results" (send results and
+	// receipts).
 	QueueDepth(queue string, n int)
 	// Batch reports one store call of the dispatcher: the operation
-	// ("claim_sms", "claim_chat", "updates", "receipts", "recover",
-	// "complete", ...), how many items it carried, how long it took, and
+	// ("claim_sms", "claim_chat", "chat_seqs", "results", "recover",
+	// "complete", "purge"), how many items it carried, how long it took, and
 	// whether it failed.
 	Batch(op string, size int, d time.Duration, err error)
 }

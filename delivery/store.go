@@ -56,6 +56,10 @@ type Store interface {
 	// or not the message could still move), ReceiptPartial that the message
 	// waits for receipts of its other parts.
 	ApplyReceipts(ctx context.Context, receipts []Receipt, now time.Time) ([]ReceiptOutcome, error)
+	// ApplyBatch is ApplyUpdates and then ApplyReceipts in one
+	// transaction: the receipt of a part that one of the updates records
+	// applies to its message at once.
+	ApplyBatch(ctx context.Context, updates []StatusUpdate, receipts []Receipt, now time.Time) ([]bool, []ReceiptOutcome, error)
 	// ChatSeqs returns the chat sequence number of each message, in the
 	// order of ids, assigning one to every message that has none yet from a
 	// counter kept in the store: every message gets a different number,

@@ -62,6 +62,7 @@ type options struct {
 	receipts    int
 	concurrency int
 	batch       int
+	writeDelay  time.Duration
 	timeout     time.Duration
 	cpuprofile  string
 	memprofile  string
@@ -83,6 +84,7 @@ func main() {
 	flag.IntVar(&o.receipts, "receipt-concurrency", 256, "receipts handled at once by the SMPP adapter")
 	flag.IntVar(&o.concurrency, "concurrency", 0, "dispatcher SMS concurrency (0: default)")
 	flag.IntVar(&o.batch, "batch", 0, "dispatcher claim batch (0: default)")
+	flag.DurationVar(&o.writeDelay, "write-delay", 0, "dispatcher write delay (0: default)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on the run")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole process) to this file")
@@ -170,7 +172,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	obs := &batchStats{ops: map[string]*opStats{}}
 	d, err = delivery.New(delivery.Config{Store: store, SMS: client, Logger: logger, Observer: obs,
-		SMSConcurrency: o.concurrency, BatchSize: o.batch})
+		SMSConcurrency: o.concurrency, BatchSize: o.batch, WriteDelay: o.writeDelay})
 	if err != nil {
 		return err
 	}
@@ -198,6 +200,15 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	var peakHeap atomic.Uint64
 	sampling := make(chan struct{})
 	go sampleHeap(&peakHeap, sampling)
+	if path := os.Getenv("HERALD_BENCH_GOROUTINES"); path != "" {
+		go func() {
+			time.Sleep(3 * time.Second)
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+				_ = f.Close()
+			}
+		}()
+	}
 	cpu0, sys0 := cpuTime(), machineCPU()
 	start := time.Now()
 	if err := store.TransitionCampaign(ctx, co.ID, c.ID, []messaging.CampaignStatus{messaging.CampaignReady},

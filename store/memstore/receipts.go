@@ -79,6 +79,24 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 		return nil, err
 	}
 	defer s.mu.Unlock()
+	return s.applyReceipts(receipts, now), nil
+}
+
+// ApplyBatch implements delivery.Store.
+func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate, receipts []delivery.Receipt, now time.Time) ([]bool, []delivery.ReceiptOutcome, error) {
+	if err := s.lock(ctx, "apply status updates and receipts"); err != nil {
+		return nil, nil, err
+	}
+	defer s.mu.Unlock()
+	applied := make([]bool, len(updates))
+	for i, u := range updates {
+		applied[i] = s.applyUpdate(u)
+	}
+	return applied, s.applyReceipts(receipts, now), nil
+}
+
+// applyReceipts applies receipts under the lock.
+func (s *Store) applyReceipts(receipts []delivery.Receipt, now time.Time) []delivery.ReceiptOutcome {
 	r := &s.receipts
 	r.init()
 	out := make([]delivery.ReceiptOutcome, len(receipts))
@@ -103,7 +121,7 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // ChatSeqs implements delivery.Store. The counter starts at the time of

@@ -198,46 +198,30 @@ type messageState struct {
 // is not applied. The parts of the SMS recorded Sent are written after the
 // updates, and the receipts that were waiting for them applied then.
 func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdate) ([]bool, error) {
-	applied := make([]bool, len(updates))
-	if len(updates) == 0 {
-		return applied, nil
-	}
-	s.prepareQueries(ctx)
-	ids := make([]messaging.ID, len(updates))
+	applied, _, err := s.ApplyBatch(ctx, updates, nil, time.Time{})
+	return applied, err
+}
+
+// applyUpdates applies updates to the locked states of their messages,
+// and records the parts of the SMS that went Sent (applying the receipts
+// that were waiting for them).
+func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, updates []delivery.StatusUpdate, applied []bool) error {
+	var sent []sentParts
 	for i, u := range updates {
-		ids[i] = u.MessageID
+		st := states[u.MessageID]
+		if st == nil || !st.status.CanAdvance(u.Status) {
+			continue
+		}
+		applied[i] = true
+		st.apply(u)
+		if u.Status == messaging.StatusSent && len(u.PartIDs) > 0 {
+			sent = append(sent, sentParts{message: u.MessageID, ids: u.PartIDs, at: u.At})
+		}
 	}
-	slicesSortIDs(ids)
-	ids = slices.Compact(ids)
-	err := s.write(ctx, "apply status updates", func(tx *txn) error {
-		clear(applied)
-		states, err := s.lockMessages(ctx, tx, ids)
-		if err != nil {
-			return err
-		}
-		var sent []sentParts
-		for i, u := range updates {
-			st := states[u.MessageID]
-			if st == nil || !st.status.CanAdvance(u.Status) {
-				continue
-			}
-			applied[i] = true
-			st.apply(u)
-			if u.Status == messaging.StatusSent && len(u.PartIDs) > 0 {
-				sent = append(sent, sentParts{message: u.MessageID, ids: u.PartIDs, at: u.At})
-			}
-		}
-		if len(sent) > 0 {
-			if err := s.recordParts(ctx, tx, states, sent); err != nil {
-				return err
-			}
-		}
-		return s.writeStates(ctx, tx, states)
-	})
-	if err != nil {
-		return nil, err
+	if len(sent) == 0 {
+		return nil
 	}
-	return applied, nil
+	return s.recordParts(ctx, tx, states, sent)
 }
 
 // apply records an allowed update.

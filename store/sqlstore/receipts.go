@@ -133,13 +133,25 @@ func (d *nullID) Scan(src any) error {
 	return d.id.Scan(src)
 }
 
-// ApplyReceipts implements delivery.Store. The receipt of a part of a
-// one-part message is not written into the part's row: the message's
-// status records it (a final status makes any later receipt a duplicate).
-// The receipts of parts of long messages are, so that the message is
-// Delivered once every part is; and so are those of parts not recorded
-// yet, kept in a row of their own until ApplyUpdates records the part.
+// ApplyReceipts implements delivery.Store.
 func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, now time.Time) ([]delivery.ReceiptOutcome, error) {
+	_, out, err := s.ApplyBatch(ctx, nil, receipts, now)
+	return out, err
+}
+
+// ApplyBatch implements delivery.Store: one transaction locks the messages
+// of the updates, applies them, records the parts of the SMS gone Sent,
+// then applies the receipts (locking the messages they name that the
+// updates did not), and writes every changed message in one statement.
+//
+// The receipt of a part of a one-part message is not written into the
+// part's row: the message's status records it (a final status makes any
+// later receipt a duplicate). The receipts of parts of long messages are,
+// so that the message is Delivered once every part is; and so are those of
+// parts not recorded yet, kept in a row of their own until ApplyUpdates
+// records the part.
+func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate, receipts []delivery.Receipt, now time.Time) ([]bool, []delivery.ReceiptOutcome, error) {
+	applied := make([]bool, len(updates))
 	out := make([]delivery.ReceiptOutcome, len(receipts))
 	// The first final receipt of each part is a candidate; the others are
 	// duplicates whatever the database holds.
@@ -157,113 +169,155 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 		first[r.ProviderID] = i
 		cand = append(cand, i)
 	}
-	if len(cand) == 0 {
-		return out, nil
+	if len(updates) == 0 && len(cand) == 0 {
+		return applied, out, nil
 	}
+	ids := make([]messaging.ID, len(updates))
+	for i, u := range updates {
+		ids[i] = u.MessageID
+	}
+	slicesSortIDs(ids)
+	ids = slices.Compact(ids)
 	s.prepareQueries(ctx)
-	err := s.write(ctx, "apply receipts", func(tx *txn) error {
-		for _, i := range cand {
-			out[i] = delivery.ReceiptDuplicate
-		}
-		known, err := s.readParts(ctx, tx, receipts, cand)
-		if err != nil {
-			return err
-		}
-		// taken are the part rows the receipts were written into (or, for
-		// one-part messages, that they apply to).
-		taken := map[string]partRow{}
-		var multi, unknown []int
-		for _, i := range cand {
-			p, ok := known[receipts[i].ProviderID]
-			switch {
-			case !ok:
-				unknown = append(unknown, i)
-			case p.message.IsZero() || p.state != "": // a kept receipt, or a part with its receipt
-			case p.count <= 1:
-				r := receipts[i]
-				p.state, p.err, p.doneAt = r.State, r.Err, r.At
-				taken[p.providerID] = p
-			default:
-				multi = append(multi, i)
+	err := s.write(ctx, "apply status updates and receipts", func(tx *txn) error {
+		clear(applied)
+		states := map[messaging.ID]*messageState{}
+		if len(ids) > 0 {
+			var err error
+			if states, err = s.lockMessages(ctx, tx, ids); err != nil {
+				return err
+			}
+			if err := s.applyUpdates(ctx, tx, states, updates, applied); err != nil {
+				return err
 			}
 		}
-		// Parts of long messages take the receipt unless they hold one; a
-		// concurrent receipt of the same part may have written it since it
-		// was read.
-		if err := s.upsertReceipts(ctx, tx, receipts, multi, now, false, taken); err != nil {
-			return err
-		}
-		// Parts not known: the receipt is kept in a row of its own. The part
-		// may have been recorded meanwhile by a transaction that committed
-		// since it was read (Postgres): the row is then the part's.
-		if err := s.upsertReceipts(ctx, tx, receipts, unknown, now, true, taken); err != nil {
-			return err
-		}
-		var ids, long []messaging.ID
-		for _, i := range cand {
-			p, ok := taken[receipts[i].ProviderID]
-			switch {
-			case !ok:
-			case p.message.IsZero():
-				out[i] = delivery.ReceiptQueued
-			default:
-				ids = append(ids, p.message)
-				if p.count > 1 {
-					long = append(long, p.message)
-				}
-			}
-		}
-		if len(ids) == 0 {
-			return nil
-		}
-		slicesSortIDs(ids)
-		ids = slices.Compact(ids)
-		states, err := s.lockMessages(ctx, tx, ids)
-		if err != nil {
-			return err
-		}
-		// Receipts of the other parts of long messages, read once the
-		// messages are locked so that concurrent receipts of one message
-		// see each other.
-		others, err := s.partReceipts(ctx, tx, long)
-		if err != nil {
-			return err
-		}
-		for _, i := range cand {
-			p, ok := taken[receipts[i].ProviderID]
-			if !ok || p.message.IsZero() {
-				continue
-			}
-			st := states[p.message]
-			if p.count <= 1 && st != nil && st.status.Final() {
-				continue // a one-part message already settled: a duplicate
-			}
-			var recorded []delivery.PartReceipt
-			for _, o := range others[p.message] {
-				// Parts whose receipt comes later in this batch are not
-				// counted yet.
-				if k, inBatch := first[o.providerID]; o.providerID == p.providerID || (inBatch && k > i && taken[o.providerID].message == p.message) {
-					continue
-				}
-				recorded = append(recorded, delivery.PartReceipt{State: o.state, Err: o.err, At: o.doneAt})
-			}
-			last := delivery.PartReceipt{State: p.state, Err: p.err, At: p.doneAt}
-			u, decided := delivery.PartsUpdate(p.message, p.count, recorded, last)
-			if !decided {
-				out[i] = delivery.ReceiptPartial
-				continue
-			}
-			out[i] = delivery.ReceiptApplied
-			if st != nil && st.status.CanAdvance(u.Status) {
-				st.apply(u)
+		if len(cand) > 0 {
+			if err := s.applyReceipts(ctx, tx, states, receipts, cand, first, now, out); err != nil {
+				return err
 			}
 		}
 		return s.writeStates(ctx, tx, states)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return applied, out, nil
+}
+
+// applyReceipts applies the candidate receipts (the first final one of
+// each part) to the parts and to states, locking the messages not in
+// states yet.
+func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, receipts []delivery.Receipt,
+	cand []int, first map[string]int, now time.Time, out []delivery.ReceiptOutcome) error {
+	for _, i := range cand {
+		out[i] = delivery.ReceiptDuplicate
+	}
+	known, err := s.readParts(ctx, tx, receipts, cand)
+	if err != nil {
+		return err
+	}
+	// taken are the part rows the receipts were written into (or, for
+	// one-part messages, that they apply to).
+	taken := map[string]partRow{}
+	var multi, unknown []int
+	for _, i := range cand {
+		p, ok := known[receipts[i].ProviderID]
+		switch {
+		case !ok:
+			unknown = append(unknown, i)
+		case p.message.IsZero() || p.state != "": // a kept receipt, or a part with its receipt
+		case p.count <= 1:
+			r := receipts[i]
+			p.state, p.err, p.doneAt = r.State, r.Err, r.At
+			taken[p.providerID] = p
+		default:
+			multi = append(multi, i)
+		}
+	}
+	// Parts of long messages take the receipt unless they hold one; a
+	// concurrent receipt of the same part may have written it since it
+	// was read.
+	if err := s.upsertReceipts(ctx, tx, receipts, multi, now, false, taken); err != nil {
+		return err
+	}
+	// Parts not known: the receipt is kept in a row of its own. The part
+	// may have been recorded meanwhile by a transaction that committed
+	// since it was read (Postgres): the row is then the part's.
+	if err := s.upsertReceipts(ctx, tx, receipts, unknown, now, true, taken); err != nil {
+		return err
+	}
+	var ids, long []messaging.ID
+	for _, i := range cand {
+		p, ok := taken[receipts[i].ProviderID]
+		switch {
+		case !ok:
+		case p.message.IsZero():
+			out[i] = delivery.ReceiptQueued
+		default:
+			ids = append(ids, p.message)
+			if p.count > 1 {
+				long = append(long, p.message)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	// Messages not locked by the updates of the batch.
+	var lock []messaging.ID
+	for _, id := range ids {
+		if _, ok := states[id]; !ok {
+			lock = append(lock, id)
+		}
+	}
+	if len(lock) > 0 {
+		slicesSortIDs(lock)
+		lock = slices.Compact(lock)
+		more, err := s.lockMessages(ctx, tx, lock)
+		if err != nil {
+			return err
+		}
+		for id, st := range more {
+			states[id] = st
+		}
+	}
+	// Receipts of the other parts of long messages, read once the
+	// messages are locked so that concurrent receipts of one message
+	// see each other.
+	others, err := s.partReceipts(ctx, tx, long)
+	if err != nil {
+		return err
+	}
+	for _, i := range cand {
+		p, ok := taken[receipts[i].ProviderID]
+		if !ok || p.message.IsZero() {
+			continue
+		}
+		st := states[p.message]
+		if p.count <= 1 && st != nil && st.status.Final() {
+			continue // a one-part message already settled: a duplicate
+		}
+		var recorded []delivery.PartReceipt
+		for _, o := range others[p.message] {
+			// Parts whose receipt comes later in this batch are not
+			// counted yet.
+			if k, inBatch := first[o.providerID]; o.providerID == p.providerID || (inBatch && k > i && taken[o.providerID].message == p.message) {
+				continue
+			}
+			recorded = append(recorded, delivery.PartReceipt{State: o.state, Err: o.err, At: o.doneAt})
+		}
+		last := delivery.PartReceipt{State: p.state, Err: p.err, At: p.doneAt}
+		u, decided := delivery.PartsUpdate(p.message, p.count, recorded, last)
+		if !decided {
+			out[i] = delivery.ReceiptPartial
+			continue
+		}
+		out[i] = delivery.ReceiptApplied
+		if st != nil && st.status.CanAdvance(u.Status) {
+			st.apply(u)
+		}
+	}
+	return nil
 }
 
 // readParts reads the rows of the parts the receipts name.

@@ -364,3 +364,39 @@ func testApplyUpdatesText(f *fixture) {
 		f.receipts(3, rcpt(`id-"1"\x`, delivery.StateDelivered, "000", 3), rcpt("ü-2", delivery.StateDelivered, "000", 3)))
 	require.Equal(t, messaging.StatusDelivered, f.getMessage(a.ID, msgs[1].ID).Status)
 }
+
+// testApplyBatch: updates then receipts in one call; a receipt of a part
+// recorded by an update of the same call applies at once.
+func testApplyBatch(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	c, msgs := f.sentBulk(a.ID, 4)
+	require.Equal(t, []bool{true}, f.apply(sent(msgs[3], 1, "Z1")))
+	applied, out, err := f.s.ApplyBatch(f.ctx,
+		[]delivery.StatusUpdate{sent(msgs[0], 2, "B0"), sent(msgs[1], 2, "B1a", "B1b"), sent(msgs[0], 3, "again"),
+			{MessageID: msgs[2].ID, Status: messaging.StatusPending, At: at(2), DueAt: at(9)}},
+		[]delivery.Receipt{rcpt("B0", delivery.StateDelivered, "000", 4), rcpt("B1b", delivery.StateDelivered, "000", 4),
+			rcpt("B1a", delivery.StateUndeliverable, "001", 5), rcpt("Z1", delivery.StateExpired, "002", 5),
+			rcpt("NONE", delivery.StateDelivered, "000", 5), rcpt("B0", delivery.StateDelivered, "000", 4)},
+		at(6))
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, true, false, true}, applied)
+	require.Equal(t, []delivery.ReceiptOutcome{delivery.ReceiptApplied, delivery.ReceiptPartial, delivery.ReceiptApplied,
+		delivery.ReceiptApplied, delivery.ReceiptQueued, delivery.ReceiptDuplicate}, out)
+	m0 := f.getMessage(a.ID, msgs[0].ID)
+	require.Equal(t, messaging.StatusDelivered, m0.Status)
+	requireTime(t, "SentAt", at(2), *m0.SentAt, nil)
+	requireTime(t, "DeliveredAt", at(4), *m0.DeliveredAt, nil)
+	m1 := f.getMessage(a.ID, msgs[1].ID)
+	require.Equal(t, messaging.StatusFailed, m1.Status)
+	require.Equal(t, "UNDELIVERED", m1.Details)
+	require.Equal(t, "EXPIRED", f.getMessage(a.ID, msgs[3].ID).Details)
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 1, Delivered: 1, Failed: 2}, messaging.StatusCounts{})
+	require.Equal(t, 1, f.pending(a.ID))
+
+	applied, out, err = f.s.ApplyBatch(f.ctx, nil, nil, at(7))
+	require.NoError(t, err)
+	require.Empty(t, applied)
+	require.Empty(t, out)
+	f.requireReconciled()
+}

@@ -122,6 +122,7 @@ func cases() []testCase {
 		{"ChatSeqs", testChatSeqs},
 		{"PurgeReceipts", testPurgeReceipts},
 		{"ApplyUpdatesText", testApplyUpdatesText},
+		{"ApplyBatch", testApplyBatch},
 		{"RecordResult", testRecordResult},
 		{"ListResults", testListResults},
 		{"CountByOption", testCountByOption},
