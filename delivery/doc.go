@@ -8,9 +8,10 @@
 // A Dispatcher runs one lane per channel whose sender is configured. A
 // lane claims due Pending messages of InProgress campaigns in batches
 // (Store.ClaimDue: they become Sending, leased for Config.Lease), sends
-// each through its port, concurrently, and records the results in batches
-// (Store.ApplyUpdates): results that arrive while a batch is being written
-// are grouped into the next one. A lane keeps at most its concurrency
+// each through its port, concurrently, and records the results in batches:
+// results and SMS receipts that arrive while a batch is being written are
+// grouped into the next one, written in one transaction
+// (Store.ApplyBatch). A lane keeps at most its concurrency
 // (Config.SMSConcurrency, Config.ChatConcurrency) messages claimed and not
 // recorded, and claims again once half a batch of places is free; when
 // nothing is due it polls every Config.PollInterval, or at once after Wake.
@@ -49,13 +50,14 @@
 //
 // # Receipts
 //
-// HandleReceipt is the SMS adapter's ReceiptHandler. Receipts handled
-// concurrently are stored together in one transaction
-// (Store.ApplyReceipts) and each call returns once its transaction
-// committed, so the adapter acknowledges a receipt only once it is stored.
-// A receipt may arrive before the Sent of its message was recorded (the
-// SMSC can answer right after submit_sm_resp): it is kept and applied when
-// the parts are recorded. DELIVRD delivers a part and a message is
+// HandleReceipt is the SMS adapter's ReceiptHandler. Receipts are stored
+// in the transactions that record send results, and each call returns once
+// its transaction committed, so the adapter acknowledges a receipt only
+// once it is stored. A receipt may arrive before the Sent of its message
+// was recorded (the SMSC can answer right after submit_sm_resp): when this
+// dispatcher is recording that Sent, the receipt goes into the same
+// transaction or a later one; otherwise it is kept and applied when the
+// parts are recorded. DELIVRD delivers a part and a message is
 // Delivered once all its parts are; UNDELIV, EXPIRED and REJECTD fail it
 // with details UNDELIVERED, EXPIRED and REJECTED and the receipt's err as
 // SMSErrorCode. A repeated receipt changes nothing.
