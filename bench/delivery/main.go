@@ -7,17 +7,21 @@
 // figures of this process are Herald's alone; the receipts come back the
 // same way.
 //
-// It reports messages per second, the CPU time (user + system) of this
-// process per message over the run, the simulator's CPU time per message,
-// and the peak memory: the process's peak resident set (setup included)
-// and the peak Go heap during the run.
+// It reports messages per second; the CPU time (user + system) per
+// message of this process, of the simulator process and of the whole
+// machine (the database server included) over the run; the peak memory
+// (the process's peak resident set, setup included, and the peak Go heap
+// during the run); what became of the receipts; and the dispatcher's store
+// calls, by operation.
 //
-//	go run ./bench/delivery -db sqlite
-//	go run ./bench/delivery -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
+//	go build -o /tmp/herald-delivery-bench ./bench/delivery
+//	/tmp/herald-delivery-bench -db sqlite
+//	/tmp/herald-delivery-bench -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
 //
 // With -db sqlite the database is a new file in a temporary directory; with
 // a Postgres URL the run uses a new schema of that database, dropped at the
-// end. -cpuprofile writes a CPU profile of the run.
+// end. -cpuprofile, -memprofile and -goroutines write profiles. The whole
+// run is bounded by -timeout.
 package main
 
 import (
@@ -66,6 +70,7 @@ type options struct {
 	timeout     time.Duration
 	cpuprofile  string
 	memprofile  string
+	goroutines  string
 	verbose     bool
 }
 
@@ -88,6 +93,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on the run")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole process) to this file")
+	flag.StringVar(&o.goroutines, "goroutines", "", "write the goroutines' stacks 3s into the run to this file")
 	flag.BoolVar(&o.verbose, "v", false, "log the dispatcher's warnings")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
@@ -200,7 +206,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	var peakHeap atomic.Uint64
 	sampling := make(chan struct{})
 	go sampleHeap(&peakHeap, sampling)
-	if path := os.Getenv("HERALD_BENCH_GOROUTINES"); path != "" {
+	if path := o.goroutines; path != "" {
 		go func() {
 			time.Sleep(3 * time.Second)
 			if f, err := os.Create(path); err == nil {
