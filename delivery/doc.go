@@ -71,12 +71,16 @@
 // starts, and every Config.RecoverInterval) puts them back to Pending and
 // they are sent again.
 //
-// Delivery to the SMSC is therefore at least once. A message is submitted
-// again only when its process died (or lost the store for longer than the
-// drain allows) between the submit and the commit of its Sent: its result
-// was not recorded. Those are the messages claimed and not recorded at the
-// time, at most Config.SMSConcurrency per process: one crash submits at
-// most that many SMS a second time, each of them once more. Receipts of a
+// Delivery to the SMSC is therefore at least once. A message accepted by
+// the SMSC is submitted again in two cases only. First, when its process
+// died (or lost the store for longer than the drain allows) between the
+// submit and the commit of its Sent: its result was not recorded. Those
+// are the messages claimed and not recorded at the time, at most
+// Config.SMSConcurrency per process: one crash submits at most that many
+// SMS a second time, each of them once more. Second, when the SMSC's answer
+// to a submit was lost (no submit_sm_resp within the adapter's timeout, or
+// the connection dropped after the submit): the send failed transiently
+// and is retried, as it must be, since the SMSC may not have it. Receipts of a
 // submission whose Sent was never recorded are kept and purged after
 // Config.ReceiptRetention; the message is then settled by the receipts of
 // its new submission. Chat messages are resent with the same sequence
