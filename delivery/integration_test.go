@@ -230,3 +230,45 @@ func TestChatEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestDispatchersShareStore runs two dispatchers, each with its own store
+// handle and SMPP session, on one database, as two processes would: every
+// message is submitted once, whichever claims it, and the receipts, which
+// the SMSC hands to either session, settle every message.
+func TestDispatchersShareStore(t *testing.T) {
+	for _, db := range databases {
+		t.Run(db.name, func(t *testing.T) {
+			rawURL := db.url(t)
+			s := openStore(t, rawURL)
+			w := newWorld(t, s)
+			sim := startSMSC(t, smscsim.Config{SystemID: "herald", Password: "secret"})
+			const n = 400
+			c, msgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(n, 0)})
+			// Both exist before either sends: the SMSC may hand a receipt
+			// of one's submit to the other's session.
+			ds := make([]*delivery.Dispatcher, 2)
+			for i := range ds {
+				client := smppClient(t, sim, func(ctx context.Context, r delivery.Receipt) error { return ds[i].HandleReceipt(ctx, r) })
+				cfg := fastConfig(openStore(t, rawURL))
+				cfg.SMS, cfg.BatchSize = client, 16
+				var err error
+				ds[i], err = delivery.New(cfg)
+				require.NoError(t, err)
+			}
+			for _, d := range ds {
+				run(t, d)
+			}
+			got := w.waitCampaign(c.ID, "every message settled", func(c messaging.Campaign) bool {
+				return settled(c) && c.Status == messaging.CampaignCompleted
+			})
+			require.Equal(t, messaging.StatusCounts{Delivered: n - 3, Failed: 3}, got.Counts)
+			submits := map[string]int{}
+			for _, p := range sim.Parts() {
+				submits[p.To]++
+			}
+			for i, m := range msgs {
+				require.Equal(t, 1, submits[m.Phone], "message %d", i)
+			}
+		})
+	}
+}
