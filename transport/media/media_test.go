@@ -25,7 +25,7 @@ import (
 //
 //	/image.png  200, 12345 bytes, image/png
 //	/missing    404
-//	/slow       answers nothing for 5 s unless the request is cancelled
+//	/slow       answers nothing for 5 s or until the test ends
 //	/redirect/N redirects N+1 times, the last time to /image.png
 //	/loop       redirects to itself
 //	/downgrade  redirects to an http:// URL
@@ -39,6 +39,7 @@ type server struct {
 
 func newServer(t *testing.T) *server {
 	s := &server{methods: make(chan string, 64), agents: make(chan string, 64)}
+	stop := make(chan struct{})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/image.png", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "image/png")
@@ -47,8 +48,11 @@ func newServer(t *testing.T) *server {
 	})
 	mux.HandleFunc("/missing", http.NotFound)
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		// The request's own context is not watched: a server may cancel it
+		// for reasons of its own and answer early, which would let a probe
+		// that should time out succeed.
 		select {
-		case <-r.Context().Done():
+		case <-stop:
 		case <-time.After(5 * time.Second): // far past every timeout the tests set
 		}
 	})
@@ -91,6 +95,7 @@ func newServer(t *testing.T) *server {
 	s.Config.ErrorLog = log.New(io.Discard, "", 0) // cancelled probes make the server log
 	s.StartTLS()
 	t.Cleanup(s.Close)
+	t.Cleanup(func() { close(stop) }) // runs first: Close waits for handlers
 	return s
 }
 
