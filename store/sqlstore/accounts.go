@@ -62,7 +62,7 @@ func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (m
 		return messaging.Company{}, nil, messaging.NotFoundf("No company has this API key")
 	}
 	var hash []byte
-	c, err := scanCompany(s.read.QueryRowContext(ctx, "SELECT "+companyColumns+", api_key_hash FROM companies WHERE api_key_selector = ?", selector), &hash)
+	c, err := scanCompany(s.readRow(ctx, "SELECT "+companyColumns+", api_key_hash FROM companies WHERE api_key_selector = ?", selector), &hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return messaging.Company{}, nil, messaging.NotFoundf("No company has this API key")
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -75,31 +73,25 @@ func (c *campaignState) pending() int {
 func (s *Store) lockCampaigns(ctx context.Context, tx *txn, ids []messaging.ID) (map[messaging.ID]*campaignState, error) {
 	slices.SortFunc(ids, compareIDs)
 	ids = slices.Compact(ids)
-	q := "SELECT id, company_id, status, planned, " + counterColumns + " FROM campaigns WHERE id IN (?) ORDER BY id"
-	if s.dialect == dialectPostgres {
-		q += " FOR UPDATE"
-	}
 	out := make(map[messaging.ID]*campaignState, len(ids))
-	for chunk := range slices.Chunk(ids, 500) {
-		rows, err := tx.QueryContext(ctx, q, bun.In(s.ids(chunk)))
-		if err != nil {
+	rows, err := s.rawQuery(ctx, tx, s.admitStatements().lockCampaigns, s.jsonIDs(ids))
+	if err != nil {
+		return nil, fmt.Errorf("lock campaigns: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c := new(campaignState)
+		dst := append([]any{&c.id, &c.companyID, &c.status, &c.planned}, counterDsts(&c.counts, &c.fallback)...)
+		if err := rows.Scan(dst...); err != nil {
 			return nil, fmt.Errorf("lock campaigns: %w", err)
 		}
-		for rows.Next() {
-			c := new(campaignState)
-			dst := append([]any{&c.id, &c.companyID, &c.status, &c.planned}, counterDsts(&c.counts, &c.fallback)...)
-			if err := rows.Scan(dst...); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("lock campaigns: %w", err)
-			}
-			out[c.id] = c
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("lock campaigns: %w", err)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("lock campaigns: %w", err)
-		}
+		out[c.id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("lock campaigns: %w", err)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("lock campaigns: %w", err)
 	}
 	return out, nil
 }
@@ -125,7 +117,7 @@ func (s *Store) addCounters(ctx context.Context, tx *txn, id messaging.ID, count
 		return nil
 	}
 	args = append(args, s.id(id))
-	if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET "+strings.Join(set, ", ")+" WHERE id = ?", args...); err != nil {
+	if _, err := s.rawExec(ctx, tx, "UPDATE campaigns SET "+strings.Join(set, ", ")+" WHERE id = ?", args...); err != nil {
 		return fmt.Errorf("update campaign counters: %w", err)
 	}
 	return nil
@@ -142,7 +134,7 @@ func (s *Store) addPending(ctx context.Context, tx *txn, deltas map[messaging.ID
 	}
 	slices.SortFunc(ids, compareIDs)
 	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, "UPDATE companies SET pending_count = pending_count + ? WHERE id = ?", deltas[id], s.id(id)); err != nil {
+		if _, err := s.rawExec(ctx, tx, s.admitStatements().addPending, deltas[id], s.id(id)); err != nil {
 			return fmt.Errorf("update pending count: %w", err)
 		}
 	}
@@ -155,8 +147,7 @@ func (s *Store) addPending(ctx context.Context, tx *txn, deltas map[messaging.ID
 func (s *Store) admit(ctx context.Context, tx *txn, companyID messaging.ID, n, requested, maxPending int) error {
 	if n > 0 {
 		var pending int
-		err := tx.QueryRowContext(ctx, "UPDATE companies SET pending_count = pending_count + ? WHERE id = ? AND pending_count + ? <= ? RETURNING pending_count",
-			n, s.id(companyID), n, maxPending).Scan(&pending)
+		err := s.rawQueryRow(ctx, tx, s.admitStatements().admit, n, s.id(companyID), n, maxPending).Scan(&pending)
 		if err == nil {
 			return nil
 		}
@@ -165,7 +156,7 @@ func (s *Store) admit(ctx context.Context, tx *txn, companyID messaging.ID, n, r
 		}
 	}
 	var pending int
-	err := tx.QueryRowContext(ctx, "SELECT pending_count FROM companies WHERE id = ?", s.id(companyID)).Scan(&pending)
+	err := s.rawQueryRow(ctx, tx, s.admitStatements().pendingOf, s.id(companyID)).Scan(&pending)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return messaging.NotFoundf("Company %s not found", companyID)
@@ -206,7 +197,7 @@ func (s *Store) CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPe
 
 // GetCampaign implements campaign.CampaignStore and survey.Store.
 func (s *Store) GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error) {
-	c, err := scanCampaign(s.read.QueryRowContext(ctx, "SELECT "+campaignColumns+" FROM campaigns WHERE id = ? AND company_id = ?",
+	c, err := scanCampaign(s.readRow(ctx, "SELECT "+campaignColumns+" FROM campaigns WHERE id = ? AND company_id = ?",
 		s.id(id), s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return messaging.Campaign{}, messaging.NotFoundf("Campaign %s not found", id)

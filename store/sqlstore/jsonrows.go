@@ -313,6 +313,7 @@ type deliveryQueries struct {
 type stmtCache struct {
 	once     sync.Once
 	q        deliveryQueries
+	admit    admitQueries
 	ready    atomic.Bool
 	mu       sync.Mutex
 	prepared map[string]*sql.Stmt
@@ -384,6 +385,7 @@ func (s *Store) queries() *deliveryQueries {
 			partReceipts: "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts " +
 				"WHERE message_id IN (" + s.jsonIDList() + ") AND part_count > 1 AND state IS NOT NULL",
 		}
+		c.admit = s.newAdmitQueries()
 	})
 	return &c.q
 }
@@ -401,6 +403,7 @@ func (s *Store) prepareQueries(ctx context.Context) {
 	}
 	q := s.queries()
 	texts := []string{q.lockMessages, q.writeStates, q.recordParts, q.readParts, q.receiptsInsert, q.receiptsUpdate, q.partReceipts}
+	texts = append(texts, c.admit.texts()...)
 	if s.dialect == dialectSQLite {
 		texts = append(texts, q.claimSQLite)
 	} else {

@@ -46,6 +46,7 @@ func (s *Store) InsertMessages(ctx context.Context, msgs []*messaging.Message) e
 	if err != nil {
 		return fmt.Errorf("insert messages: %w", err)
 	}
+	s.prepareQueries(ctx)
 	return s.write(ctx, "insert messages", func(tx *txn) error {
 		return s.insertMessages(ctx, tx, b, messaging.NilID, 0)
 	})
@@ -64,6 +65,7 @@ func (s *Store) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs 
 	if err != nil {
 		return fmt.Errorf("admit messages: %w", err)
 	}
+	s.prepareQueries(ctx)
 	return s.write(ctx, "admit messages", func(tx *txn) error {
 		return s.insertMessages(ctx, tx, b, companyID, maxPending)
 	})

@@ -62,8 +62,11 @@ type Store struct {
 	// checkpointer copies SQLite's write-ahead log into the database file
 	// in the background (nil on Postgres).
 	checkpointer *checkpointer
-	// stmts are the delivery path's prepared statements.
+	// stmts are the prepared statements of the delivery and admission
+	// paths on the writer.
 	stmts stmtCache
+	// readStmts are the prepared statements of the hot reads.
+	readStmts readStmts
 }
 
 // Open connects to the database named by rawURL (sqlite://path or
@@ -85,6 +88,7 @@ func (s *Store) Close() error {
 		err = s.checkpointer.close()
 	}
 	s.closeStmts()
+	s.closeReadStmts()
 	err = errors.Join(err, s.db.Close())
 	if s.read != s.db {
 		err = errors.Join(err, s.read.Close())

@@ -42,7 +42,7 @@ func (s *Store) CreateTemplate(ctx context.Context, t *messaging.Template) error
 
 // GetTemplate implements campaign.TemplateStore.
 func (s *Store) GetTemplate(ctx context.Context, companyID, id messaging.ID) (messaging.Template, error) {
-	t, err := scanTemplate(s.read.QueryRowContext(ctx, "SELECT "+templateColumns+" FROM templates WHERE id = ? AND company_id = ?",
+	t, err := scanTemplate(s.readRow(ctx, "SELECT "+templateColumns+" FROM templates WHERE id = ? AND company_id = ?",
 		s.id(id), s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return messaging.Template{}, messaging.NotFoundf("Template %s not found", id)
