@@ -112,7 +112,7 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 		Config: rendered.Config, FallbackContent: rendered.FallbackContent,
 		Status: messaging.StatusPending, DueAt: now, CreatedAt: now, UpdatedAt: now,
 	}
-	if err := s.store.AdmitMessages(ctx, companyID, []*messaging.Message{m}, s.limits.MaxPending); err != nil {
+	if err := s.admit(ctx, companyID, m); err != nil {
 		return messaging.Message{}, s.limits.RetryHint(fmt.Errorf("add message: %w", err))
 	}
 	return *m, nil

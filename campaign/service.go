@@ -54,6 +54,9 @@ type Service struct {
 	// RecoverPreparations.
 	preparingMu sync.Mutex
 	preparing   map[messaging.ID]struct{}
+
+	// admissions groups concurrent AddMessage writes.
+	admissions admitQueue
 }
 
 // New returns a Service for cfg.
