@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/heraldhq/herald/messaging"
 )
@@ -51,6 +52,7 @@ func (s *Service) SetCompanyActive(ctx context.Context, id messaging.ID, active 
 	if err := s.store.SetCompanyActive(ctx, id, active); err != nil {
 		return fmt.Errorf("set company active: %w", err)
 	}
+	s.keys.clear()
 	return nil
 }
 
@@ -68,6 +70,7 @@ func (s *Service) GenerateAPIKey(ctx context.Context, companyID messaging.ID) (s
 			return "", err
 		}
 		err = s.store.SetAPIKey(ctx, companyID, keySelector(key), hashKey(key))
+		s.keys.clear() // the previous key stops working here and now
 		if messaging.IsCode(err, messaging.Conflict) && attempt < 3 {
 			continue
 		}
@@ -134,8 +137,13 @@ func (s *Service) Authenticate(ctx context.Context, key string) (messaging.Compa
 	if !WellFormedAPIKey(key) {
 		return messaging.Company{}, messaging.Errorf(messaging.Unauthorized, messaging.NameUnauthorized, "Invalid or revoked API key")
 	}
+	hash := hashKey(key)
+	cacheKey := [32]byte(hash)
+	if c, ok := s.keys.get(cacheKey, time.Now()); ok {
+		return c, nil
+	}
 	c, stored, err := s.store.CompanyByAPIKeySelector(ctx, keySelector(key))
-	if err == nil && subtle.ConstantTimeCompare(stored, hashKey(key)) != 1 {
+	if err == nil && subtle.ConstantTimeCompare(stored, hash) != 1 {
 		err = messaging.NotFoundf("No company has this API key")
 	}
 	if messaging.IsCode(err, messaging.NotFound) {
@@ -147,5 +155,6 @@ func (s *Service) Authenticate(ctx context.Context, key string) (messaging.Compa
 	if !c.Active {
 		return messaging.Company{}, messaging.Errorf(messaging.Unavailable, messaging.NameServiceUnavailable, "Company account is not fully set up")
 	}
+	s.keys.put(cacheKey, c, time.Now())
 	return c, nil
 }

@@ -81,10 +81,11 @@ func (s *Service) CreateTransactional(ctx context.Context, companyID messaging.I
 // AddMessage queues one message on a transactional campaign of channel ch,
 // rendered from the campaign's template as it is now.
 func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch messaging.Channel, campaignID messaging.ID, r Recipient) (messaging.Message, error) {
-	c, err := s.store.GetCampaign(ctx, companyID, campaignID)
+	tg, err := s.target(ctx, companyID, campaignID)
 	if err != nil {
-		return messaging.Message{}, fmt.Errorf("add message: %w", err)
+		return messaging.Message{}, err
 	}
+	c := tg.campaign
 	if err := CanAddMessages(c, ch); err != nil {
 		return messaging.Message{}, err
 	}
@@ -97,15 +98,11 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 	if err := fe.Err(); err != nil {
 		return messaging.Message{}, err
 	}
-	t, err := s.store.GetTemplate(ctx, companyID, c.TemplateID)
-	if messaging.IsCode(err, messaging.NotFound) {
+	if tg.compiled == nil {
 		return messaging.Message{}, messaging.Errorf(messaging.Invalid, messaging.NameBadRequest, "The campaign's template %s no longer exists", c.TemplateID)
 	}
-	if err != nil {
-		return messaging.Message{}, fmt.Errorf("add message: %w", err)
-	}
 	now := s.clock()
-	rendered := template.CompileTemplate(&t).Render(r.Placeholders, nil)
+	rendered := tg.compiled.Render(r.Placeholders, nil)
 	m := &messaging.Message{
 		ID: s.ids.New(), CompanyID: companyID, CampaignID: c.ID, Channel: c.Channel,
 		Phone: phone, ExternalUserID: r.ExternalUserID, Content: rendered.Content,
@@ -116,6 +113,44 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 		return messaging.Message{}, s.limits.RetryHint(fmt.Errorf("add message: %w", err))
 	}
 	return *m, nil
+}
+
+// targetKey names a campaign of a company.
+type targetKey struct{ company, campaign messaging.ID }
+
+// target is what AddMessage needs of a campaign: the campaign and its
+// template compiled, nil when the template no longer exists.
+type target struct {
+	campaign messaging.Campaign
+	compiled *template.Compiled
+}
+
+// target reads a campaign and its template, through the cache for
+// transactional campaigns in progress (the only ones messages are added
+// to, and whose status does not change).
+func (s *Service) target(ctx context.Context, companyID, campaignID messaging.ID) (target, error) {
+	k := targetKey{companyID, campaignID}
+	if tg, ok := s.targets.get(k, time.Now()); ok {
+		return tg, nil
+	}
+	c, err := s.store.GetCampaign(ctx, companyID, campaignID)
+	if err != nil {
+		return target{}, fmt.Errorf("add message: %w", err)
+	}
+	tg := target{campaign: c}
+	if c.Mode != messaging.ModeTransactional || c.Status != messaging.CampaignInProgress {
+		return tg, nil // refused by CanAddMessages; nothing worth keeping
+	}
+	t, err := s.store.GetTemplate(ctx, companyID, c.TemplateID)
+	switch {
+	case messaging.IsCode(err, messaging.NotFound):
+	case err != nil:
+		return target{}, fmt.Errorf("add message: %w", err)
+	default:
+		tg.compiled = template.CompileTemplate(&t)
+	}
+	s.targets.put(k, tg, time.Now())
+	return tg, nil
 }
 
 // SendBulk accepts a bulk send of channel ch from one of the company's

@@ -32,6 +32,12 @@ type Config struct {
 	Media template.MediaProber
 	// Logger receives what the use cases log. Default: discard.
 	Logger *slog.Logger
+	// CacheTTL is how long an authenticated API key, and a transactional
+	// campaign with its compiled template, are reused without reading the
+	// store again. What this Service changes it forgets at once; changes
+	// made by another process sharing the database show within the TTL.
+	// Zero means DefaultCacheTTL (1 s); negative turns the caches off.
+	CacheTTL time.Duration
 }
 
 // Service runs Herald's sending use cases for every company of one
@@ -57,6 +63,12 @@ type Service struct {
 
 	// admissions groups concurrent AddMessage writes.
 	admissions admitQueue
+
+	// keys caches companies by the SHA-256 of an API key that
+	// authenticated; targets caches transactional campaigns with their
+	// compiled templates.
+	keys    ttlCache[[32]byte, messaging.Company]
+	targets ttlCache[targetKey, target]
 }
 
 // New returns a Service for cfg.
@@ -77,6 +89,11 @@ func New(cfg Config) *Service {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	ttl := cfg.CacheTTL
+	if ttl == 0 {
+		ttl = DefaultCacheTTL
+	}
+	s.keys.ttl, s.targets.ttl = ttl, ttl
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	return s
 }

@@ -44,6 +44,7 @@ func (s *Service) UpdateTemplate(ctx context.Context, companyID, id messaging.ID
 	if err := s.store.UpdateTemplate(ctx, &t); err != nil {
 		return messaging.Template{}, fmt.Errorf("update template: %w", err)
 	}
+	s.targets.clear() // messages added from now on use the new text
 	return t, nil
 }
 
@@ -76,6 +77,7 @@ func (s *Service) DeleteTemplate(ctx context.Context, companyID, id messaging.ID
 	if err := s.store.DeleteTemplate(ctx, companyID, id); err != nil {
 		return fmt.Errorf("delete template: %w", err)
 	}
+	s.targets.clear()
 	return nil
 }
 
