@@ -338,30 +338,62 @@ func (s *Service) prepare(ctx context.Context, c messaging.Campaign, recipients 
 }
 
 func (s *Service) insertAll(ctx context.Context, c messaging.Campaign, recipients []Recipient, render func(Recipient) template.Rendered) error {
-	batch := make([]messaging.Message, 0, min(insertChunk, len(recipients)))
-	ptrs := make([]*messaging.Message, 0, cap(batch))
-	for start := 0; start < len(recipients); start += insertChunk {
+	// Rendering a chunk overlaps with writing the one before it: a
+	// renderer fills one of two buffers while the store writes the other.
+	type chunk struct {
+		batch      []messaging.Message
+		msgs       []*messaging.Message
+		start, end int
+	}
+	size := min(insertChunk, len(recipients))
+	free := make(chan []messaging.Message, 2)
+	free <- make([]messaging.Message, 0, size)
+	free <- make([]messaging.Message, 0, size)
+	full := make(chan chunk, 1)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		defer close(full)
+		ptrs := [2][]*messaging.Message{make([]*messaging.Message, 0, size), make([]*messaging.Message, 0, size)}
+		for n, start := 0, 0; start < len(recipients); n, start = n+1, start+insertChunk {
+			var batch []messaging.Message
+			select {
+			case batch = <-free:
+			case <-done:
+				return
+			}
+			end := min(start+insertChunk, len(recipients))
+			now := s.clock()
+			batch = batch[:0]
+			for _, r := range recipients[start:end] {
+				rd := render(r)
+				batch = append(batch, messaging.Message{
+					ID: s.ids.New(), CompanyID: c.CompanyID, CampaignID: c.ID, Channel: c.Channel,
+					Phone: r.Phone, ExternalUserID: r.ExternalUserID, Content: rd.Content, Config: rd.Config,
+					FallbackContent: rd.FallbackContent, Status: messaging.StatusPending,
+					DueAt: now, CreatedAt: now, UpdatedAt: now,
+				})
+			}
+			p := ptrs[n%2][:0]
+			for i := range batch {
+				p = append(p, &batch[i])
+			}
+			ptrs[n%2] = p
+			select {
+			case full <- chunk{batch: batch, msgs: p, start: start, end: end}:
+			case <-done:
+				return
+			}
+		}
+	}()
+	for ch := range full {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		end := min(start+insertChunk, len(recipients))
-		now := s.clock()
-		batch, ptrs = batch[:0], ptrs[:0]
-		for _, r := range recipients[start:end] {
-			rd := render(r)
-			batch = append(batch, messaging.Message{
-				ID: s.ids.New(), CompanyID: c.CompanyID, CampaignID: c.ID, Channel: c.Channel,
-				Phone: r.Phone, ExternalUserID: r.ExternalUserID, Content: rd.Content, Config: rd.Config,
-				FallbackContent: rd.FallbackContent, Status: messaging.StatusPending,
-				DueAt: now, CreatedAt: now, UpdatedAt: now,
-			})
+		if err := s.store.InsertMessages(ctx, ch.msgs); err != nil {
+			return fmt.Errorf("insert messages %d-%d: %w", ch.start, ch.end, err)
 		}
-		for i := range batch {
-			ptrs = append(ptrs, &batch[i])
-		}
-		if err := s.store.InsertMessages(ctx, ptrs); err != nil {
-			return fmt.Errorf("insert messages %d-%d: %w", start, end, err)
-		}
+		free <- ch.batch
 	}
 	return nil
 }
