@@ -18,8 +18,9 @@ type Stats struct {
 	FallbackDelivered int
 	FallbackFailed    int
 	// OverallDeliveryRate is (chat messages Delivered or Seen + fallback
-	// SMS Delivered) / total messages, as a percentage with two decimals;
-	// 0 when there are no messages.
+	// SMS Delivered) / total chat messages, as a percentage with two
+	// decimals; 0 when there are no chat messages (so always 0 for an SMS
+	// campaign).
 	OverallDeliveryRate float64
 }
 
@@ -40,7 +41,7 @@ func StatsOf(c messaging.Campaign) Stats {
 		s.Pending += c.Planned - s.TotalMessages
 		s.TotalMessages = c.Planned
 	}
-	if s.TotalMessages > 0 {
+	if c.Channel == messaging.ChannelChat && s.TotalMessages > 0 {
 		ok := s.Delivered + s.FallbackDelivered
 		s.OverallDeliveryRate = math.Round(float64(ok)*10000/float64(s.TotalMessages)) / 100
 	}
