@@ -91,6 +91,23 @@ type StatusUpdate struct {
 	PartIDs []string
 }
 
+// Times returns the times a store records for u, applied at now to a
+// message sent at sentAt (nil: not sent yet). updatedAt, when Herald
+// recorded the change, is now or u.At, whichever is later: a provider's
+// time (an SMSC's done date has minute precision) never sets it back. at,
+// the time of the status itself (sentAt, deliveredAt, seenAt), is u.At,
+// but a delivery or a view is never earlier than the send.
+func (u StatusUpdate) Times(sentAt *time.Time, now time.Time) (updatedAt, at time.Time) {
+	updatedAt, at = u.At, u.At
+	if now.After(updatedAt) {
+		updatedAt = now
+	}
+	if (u.Status == messaging.StatusDelivered || u.Status == messaging.StatusSeen) && sentAt != nil && at.Before(*sentAt) {
+		at = *sentAt
+	}
+	return updatedAt, at
+}
+
 // ReceiptOutcome is what ApplyReceipts did with one receipt.
 type ReceiptOutcome int
 

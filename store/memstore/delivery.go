@@ -48,15 +48,15 @@ func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdat
 	defer s.mu.Unlock()
 	applied := make([]bool, len(updates))
 	for i, u := range updates {
-		applied[i] = s.applyUpdate(u)
+		applied[i] = s.applyUpdate(u, u.At)
 	}
 	return applied, nil
 }
 
-// applyUpdate applies u when its move is allowed, and reports whether it
-// did. An applied update to Sent with PartIDs records the SMS parts and
+// applyUpdate applies u at now (see delivery.StatusUpdate.Times) when its
+// move is allowed, and reports whether it did. An applied update to Sent with PartIDs records the SMS parts and
 // applies the receipts that came before them.
-func (s *Store) applyUpdate(u delivery.StatusUpdate) bool {
+func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 	m := s.messages[u.MessageID]
 	if m == nil || !m.Status.CanAdvance(u.Status) {
 		return false
@@ -67,16 +67,18 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate) bool {
 	if old.Unsent() && !u.Status.Unsent() {
 		s.companies[m.CompanyID].pending--
 	}
-	m.Status, m.UpdatedAt = u.Status, u.At
+	var at time.Time
+	m.UpdatedAt, at = u.Times(m.SentAt, now)
+	m.Status = u.Status
 	switch u.Status {
 	case messaging.StatusSent:
-		m.SentAt = cloneTime(&u.At)
+		m.SentAt = cloneTime(&at)
 	case messaging.StatusDelivered:
-		m.DeliveredAt = cloneTime(&u.At)
+		m.DeliveredAt = cloneTime(&at)
 	case messaging.StatusSeen:
-		m.SeenAt = cloneTime(&u.At)
+		m.SeenAt = cloneTime(&at)
 		if old != messaging.StatusDelivered {
-			m.DeliveredAt = cloneTime(&u.At)
+			m.DeliveredAt = cloneTime(&at)
 		}
 	}
 	if u.ProviderMessageID != "" {

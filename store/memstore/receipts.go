@@ -53,13 +53,13 @@ func (s *Store) recordParts(id messaging.ID, partIDs []string, at time.Time) {
 	}
 	r.partsOf[id] = append([]string(nil), partIDs...)
 	for _, p := range early {
-		s.applyPart(p)
+		s.applyPart(p, at) // recorded with the send it waited for
 	}
 }
 
 // applyPart applies the receipt just recorded on part p to its message, and
 // reports whether it decided the message's status.
-func (s *Store) applyPart(p *smsPart) bool {
+func (s *Store) applyPart(p *smsPart, now time.Time) bool {
 	var recorded []delivery.PartReceipt
 	for _, pid := range s.receipts.partsOf[p.message] {
 		if q := s.receipts.parts[pid]; q != nil && q != p && q.message == p.message && q.receipt != nil {
@@ -68,7 +68,7 @@ func (s *Store) applyPart(p *smsPart) bool {
 	}
 	u, ok := delivery.PartsUpdate(p.message, p.count, recorded, *p.receipt)
 	if ok {
-		s.applyUpdate(u)
+		s.applyUpdate(u, now)
 	}
 	return ok
 }
@@ -90,7 +90,7 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 	defer s.mu.Unlock()
 	applied := make([]bool, len(updates))
 	for i, u := range updates {
-		applied[i] = s.applyUpdate(u)
+		applied[i] = s.applyUpdate(u, u.At)
 	}
 	return applied, s.applyReceipts(receipts, now), nil
 }
@@ -116,7 +116,7 @@ func (s *Store) applyReceipts(receipts []delivery.Receipt, now time.Time) []deli
 		default:
 			p.receipt = pr
 			out[i] = delivery.ReceiptPartial
-			if s.applyPart(p) {
+			if s.applyPart(p, now) {
 				out[i] = delivery.ReceiptApplied
 			}
 		}

@@ -187,10 +187,12 @@ type messageState struct {
 	was, status           messaging.MessageStatus
 	changed               bool
 	updatedAt             time.Time
-	sentAt, deliveredAt   *time.Time
-	seenAt, dueAt         *time.Time
-	providerID, details   string
-	smsErrorCode          string
+	// storedSentAt is the sent_at the message had when it was read.
+	storedSentAt        *time.Time
+	sentAt, deliveredAt *time.Time
+	seenAt, dueAt       *time.Time
+	providerID, details string
+	smsErrorCode        string
 }
 
 // ApplyUpdates implements delivery.Store: updates apply in order, each
@@ -213,7 +215,7 @@ func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.
 			continue
 		}
 		applied[i] = true
-		st.apply(u)
+		st.apply(u, u.At)
 		if u.Status == messaging.StatusSent && len(u.PartIDs) > 0 {
 			sent = append(sent, sentParts{message: u.MessageID, ids: u.PartIDs, at: u.At})
 		}
@@ -224,11 +226,17 @@ func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.
 	return s.recordParts(ctx, tx, states, sent)
 }
 
-// apply records an allowed update.
-func (st *messageState) apply(u delivery.StatusUpdate) {
+// apply records an allowed update, applied at now (see
+// delivery.StatusUpdate.Times).
+func (st *messageState) apply(u delivery.StatusUpdate, now time.Time) {
 	old := st.status
-	st.status, st.changed, st.updatedAt = u.Status, true, u.At
-	at := u.At
+	sent := st.sentAt
+	if sent == nil {
+		sent = st.storedSentAt
+	}
+	var at time.Time
+	st.updatedAt, at = u.Times(sent, now)
+	st.status, st.changed = u.Status, true
 	switch u.Status {
 	case messaging.StatusSent:
 		st.sentAt = &at
@@ -267,7 +275,7 @@ func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (
 		for rows.Next() {
 			var id messaging.ID
 			st := new(messageState)
-			if err := rows.Scan(&id, &st.companyID, &st.campaignID, &st.fallback, &st.status); err != nil {
+			if err := rows.Scan(&id, &st.companyID, &st.campaignID, &st.fallback, &st.status, timePtrDst{&st.storedSentAt}); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read message statuses: %w", err)
 			}

@@ -337,7 +337,7 @@ func (s *Store) queries() *deliveryQueries {
 			lock = " FOR UPDATE"
 		}
 		c.q = deliveryQueries{
-			lockMessages: "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status FROM messages WHERE id IN (" +
+			lockMessages: "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status, sent_at FROM messages WHERE id IN (" +
 				s.jsonIDList() + ") ORDER BY id" + lock,
 			writeStates: "WITH v AS (" + s.jsonSelect(
 				[]string{"id", "status", "updated_at", "sent_at", "delivered_at", "seen_at", "due_at", "provider_message_id", "details", "sms_error_code"},

@@ -106,7 +106,7 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 		last := delivery.PartReceipt{State: p.state, Err: p.err, At: p.doneAt}
 		if u, ok := delivery.PartsUpdate(p.message, p.count, recorded, last); ok {
 			if st := states[p.message]; st != nil && st.status.CanAdvance(u.Status) {
-				st.apply(u)
+				st.apply(u, st.updatedAt) // recorded with the send it waited for
 			}
 		}
 		recorded = append(recorded, last)
@@ -314,7 +314,7 @@ func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging
 		}
 		out[i] = delivery.ReceiptApplied
 		if st != nil && st.status.CanAdvance(u.Status) {
-			st.apply(u)
+			st.apply(u, now)
 		}
 	}
 	return nil

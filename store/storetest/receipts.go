@@ -69,6 +69,7 @@ func testReceiptsAfterSent(f *fixture) {
 	require.NotNil(t, m0.DeliveredAt)
 	requireTime(t, "DeliveredAt", at(5), *m0.DeliveredAt, nil)
 	requireTime(t, "SentAt", at(2), *m0.SentAt, nil)
+	requireTime(t, "UpdatedAt", at(10), m0.UpdatedAt, nil) // when the receipt was applied
 	for i, want := range []struct{ details, code string }{{"UNDELIVERED", "001"}, {"EXPIRED", "002"}, {"REJECTED", "003"}} {
 		m := get(i + 1)
 		require.Equal(t, messaging.StatusFailed, m.Status, "message %d", i+1)
@@ -91,6 +92,15 @@ func testReceiptsAfterSent(f *fixture) {
 	require.Equal(t, "UNDELIVERED", get(1).Details)
 	require.Equal(t, messaging.StatusDelivered, get(4).Status)
 	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Sent: 1, Delivered: 2, Failed: 3}, messaging.StatusCounts{})
+
+	// A done date before the send (an SMSC's has minute precision): the
+	// delivery is recorded at the send, not before it.
+	require.Equal(t, []delivery.ReceiptOutcome{delivery.ReceiptApplied}, f.receipts(14, rcpt("P5", delivery.StateDelivered, "000", 1)))
+	m5 := get(5)
+	require.Equal(t, messaging.StatusDelivered, m5.Status)
+	requireTime(t, "DeliveredAt", at(2), *m5.DeliveredAt, nil)
+	requireTime(t, "UpdatedAt", at(14), m5.UpdatedAt, nil)
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Delivered: 3, Failed: 3}, messaging.StatusCounts{})
 	require.Equal(t, 0, f.pending(a.ID))
 	f.requireReconciled()
 }
@@ -119,7 +129,10 @@ func testReceiptsBeforeSent(f *fixture) {
 	m0 := f.getMessage(a.ID, msgs[0].ID)
 	require.Equal(t, messaging.StatusDelivered, m0.Status)
 	requireTime(t, "SentAt", at(5), *m0.SentAt, nil)
-	requireTime(t, "DeliveredAt", at(3), *m0.DeliveredAt, nil)
+	// The receipt's time is before the send was recorded: a delivery is
+	// never earlier than its send, and updatedAt is when it was recorded.
+	requireTime(t, "DeliveredAt", at(5), *m0.DeliveredAt, nil)
+	requireTime(t, "UpdatedAt", at(5), m0.UpdatedAt, nil)
 	m1 := f.getMessage(a.ID, msgs[1].ID)
 	require.Equal(t, messaging.StatusFailed, m1.Status)
 	require.Equal(t, "REJECTED", m1.Details)
@@ -196,7 +209,7 @@ func testReceiptsLongMessages(f *fixture) {
 	require.Equal(t, []bool{true}, f.apply(sent(late[0], 21, "F1", "F2")))
 	ml := f.getMessage(a.ID, late[0].ID)
 	require.Equal(t, messaging.StatusDelivered, ml.Status)
-	requireTime(t, "DeliveredAt", at(20), *ml.DeliveredAt, nil)
+	requireTime(t, "DeliveredAt", at(21), *ml.DeliveredAt, nil) // not before the send
 	f.requireReconciled()
 }
 
