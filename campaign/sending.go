@@ -112,6 +112,7 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 	if err := s.admit(ctx, companyID, m); err != nil {
 		return messaging.Message{}, s.limits.RetryHint(fmt.Errorf("add message: %w", err))
 	}
+	s.notifyQueued()
 	return *m, nil
 }
 
@@ -323,6 +324,9 @@ func (s *Service) prepare(ctx context.Context, c messaging.Campaign, recipients 
 		}
 		err = s.store.TransitionCampaign(ctx, c.CompanyID, c.ID, Sources(ev), to, s.clock(), "")
 		if err == nil {
+			if to == messaging.CampaignInProgress {
+				s.notifyQueued()
+			}
 			return nil
 		}
 	}
@@ -513,6 +517,7 @@ func (s *Service) Start(ctx context.Context, companyID, id messaging.ID) (messag
 	if err != nil {
 		return messaging.Campaign{}, fmt.Errorf("start campaign: %w", err)
 	}
+	s.notifyQueued()
 	return s.GetCampaign(ctx, companyID, id)
 }
 

@@ -38,6 +38,11 @@ type Config struct {
 	// made by another process sharing the database show within the TTL.
 	// Zero means DefaultCacheTTL (1 s); negative turns the caches off.
 	CacheTTL time.Duration
+	// OnQueued, when set, is called after messages became due for sending:
+	// a message added to a transactional campaign, a direct send, a
+	// campaign started. A dispatcher's Wake fits: it looks for due
+	// messages at once instead of at its next poll. It must not block.
+	OnQueued func()
 }
 
 // Service runs Herald's sending use cases for every company of one
@@ -50,6 +55,7 @@ type Service struct {
 	rand   io.Reader
 	media  template.MediaProber
 	log    *slog.Logger
+	queued func()
 
 	// Background preparation of bulk campaigns.
 	bgCtx    context.Context
@@ -75,6 +81,7 @@ type Service struct {
 func New(cfg Config) *Service {
 	s := &Service{
 		store: cfg.Store, limits: cfg.Limits.WithDefaults(), now: cfg.Now, ids: cfg.IDs, rand: cfg.Rand, media: cfg.Media, log: cfg.Logger,
+		queued:    cfg.OnQueued,
 		preparing: make(map[messaging.ID]struct{}),
 	}
 	if s.now == nil {
@@ -125,3 +132,10 @@ func (s *Service) Close() {
 func (s *Service) Limits() Limits { return s.limits }
 
 func (s *Service) clock() time.Time { return s.now().UTC() }
+
+// notifyQueued calls the OnQueued hook.
+func (s *Service) notifyQueued() {
+	if s.queued != nil {
+		s.queued()
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -68,11 +69,18 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		log.Warn("pending counts reconciled after an unclean stop", "companies", n)
 	}
 
+	// The dispatcher, made below, is woken when messages become due.
+	var wake atomic.Pointer[delivery.Dispatcher]
 	svc := campaign.New(campaign.Config{
 		Store:  store,
 		Limits: campaign.Limits{MaxPending: cfg.MaxPending},
 		Media:  media.New(media.Config{}),
 		Logger: log,
+		OnQueued: func() {
+			if d := wake.Load(); d != nil {
+				d.Wake()
+			}
+		},
 	})
 	defer svc.Close()
 	if n, err := svc.RecoverPreparations(ctx, 0); err != nil {
@@ -143,6 +151,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		return fmt.Errorf("dispatcher: %w", err)
 	}
 	close(dReady)
+	wake.Store(d)
 
 	handler := server.New(server.Config{
 		Campaigns: svc, Surveys: surveys, AdminToken: cfg.AdminToken, Logger: log,

@@ -1,0 +1,50 @@
+package campaign
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/memstore"
+)
+
+func TestOnQueued(t *testing.T) {
+	ctx := t.Context()
+	var calls atomic.Int64
+	svc := New(Config{Store: memstore.New(), Limits: Limits{MaxPending: 3}, OnQueued: func() { calls.Add(1) }})
+	t.Cleanup(svc.Close)
+	c, err := svc.CreateCompany(ctx, "Acme")
+	require.NoError(t, err)
+	require.NoError(t, svc.SetCompanyActive(ctx, c.ID, true))
+	sender, err := svc.RegisterSMSSender(ctx, c.ID, "ACME")
+	require.NoError(t, err)
+	require.NoError(t, svc.ApproveSMSSender(ctx, sender.ID))
+	tpl, err := svc.CreateTemplate(ctx, c.ID, messaging.Template{Channel: messaging.ChannelSMS, Name: "t", SMSSenderID: sender.ID, Content: "Hi"})
+	require.NoError(t, err)
+
+	// A bulk campaign prepared to Ready is not due yet; started, it is.
+	res, err := svc.SendBulk(ctx, c.ID, messaging.ChannelSMS, tpl.ID, []Recipient{{Phone: "+447700900001"}}, nil)
+	require.NoError(t, err)
+	require.NoError(t, svc.Wait(ctx))
+	require.Zero(t, calls.Load())
+	_, err = svc.Start(ctx, c.ID, res.Campaign.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, calls.Load())
+
+	tx, err := svc.CreateTransactional(ctx, c.ID, messaging.ChannelSMS, NewCampaign{Name: "otp", TemplateID: tpl.ID})
+	require.NoError(t, err)
+	_, err = svc.AddMessage(ctx, c.ID, messaging.ChannelSMS, tx.ID, Recipient{Phone: "+447700900002"})
+	require.NoError(t, err)
+	require.EqualValues(t, 2, calls.Load())
+
+	_, err = svc.SendDirectSMS(ctx, c.ID, DirectSMS{Content: "Hello", SMSSenderID: sender.ID, Recipients: []Recipient{{Phone: "+447700900003"}}})
+	require.NoError(t, err)
+	require.EqualValues(t, 3, calls.Load())
+
+	// Refused: the capacity of 3 is used up. Nothing became due.
+	_, err = svc.AddMessage(ctx, c.ID, messaging.ChannelSMS, tx.ID, Recipient{Phone: "+447700900004"})
+	require.True(t, messaging.IsCode(err, messaging.RateLimited), "%v", err)
+	require.EqualValues(t, 3, calls.Load())
+}
