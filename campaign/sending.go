@@ -20,8 +20,12 @@ const (
 	MaxExternalUserIDLen      = 100
 )
 
-// insertChunk is how many messages a preparation writes per store call.
-const insertChunk = 10_000
+// insertChunk is how many messages a preparation writes per store call,
+// and insertWriters how many such calls it makes at once.
+const (
+	insertChunk   = 10_000
+	insertWriters = 2
+)
 
 // Recipient is one addressee of a send.
 type Recipient struct {
@@ -342,64 +346,78 @@ func (s *Service) prepare(ctx context.Context, c messaging.Campaign, recipients 
 }
 
 func (s *Service) insertAll(ctx context.Context, c messaging.Campaign, recipients []Recipient, render func(Recipient) template.Rendered) error {
-	// Rendering a chunk overlaps with writing the one before it: a
-	// renderer fills one of two buffers while the store writes the other.
+	// A renderer fills chunks while insertWriters store calls write the
+	// ones before them: rendering overlaps with writing, and a database
+	// that takes writes side by side (Postgres) takes two at once.
 	type chunk struct {
 		batch      []messaging.Message
 		msgs       []*messaging.Message
 		start, end int
 	}
 	size := min(insertChunk, len(recipients))
-	free := make(chan []messaging.Message, 2)
-	free <- make([]messaging.Message, 0, size)
-	free <- make([]messaging.Message, 0, size)
-	full := make(chan chunk, 1)
-	done := make(chan struct{})
-	defer close(done)
+	free := make(chan chunk, insertWriters+1)
+	for range insertWriters + 1 {
+		free <- chunk{batch: make([]messaging.Message, 0, size), msgs: make([]*messaging.Message, 0, size)}
+	}
+	full := make(chan chunk, insertWriters)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	go func() {
 		defer close(full)
-		ptrs := [2][]*messaging.Message{make([]*messaging.Message, 0, size), make([]*messaging.Message, 0, size)}
-		for n, start := 0, 0; start < len(recipients); n, start = n+1, start+insertChunk {
-			var batch []messaging.Message
+		for start := 0; start < len(recipients); start += insertChunk {
+			var ch chunk
 			select {
-			case batch = <-free:
-			case <-done:
+			case ch = <-free:
+			case <-ctx.Done():
 				return
 			}
 			end := min(start+insertChunk, len(recipients))
 			now := s.clock()
-			batch = batch[:0]
+			ch.batch, ch.msgs, ch.start, ch.end = ch.batch[:0], ch.msgs[:0], start, end
 			for _, r := range recipients[start:end] {
 				rd := render(r)
-				batch = append(batch, messaging.Message{
+				ch.batch = append(ch.batch, messaging.Message{
 					ID: s.ids.New(), CompanyID: c.CompanyID, CampaignID: c.ID, Channel: c.Channel,
 					Phone: r.Phone, ExternalUserID: r.ExternalUserID, Content: rd.Content, Config: rd.Config,
 					FallbackContent: rd.FallbackContent, Status: messaging.StatusPending,
 					DueAt: now, CreatedAt: now, UpdatedAt: now,
 				})
 			}
-			p := ptrs[n%2][:0]
-			for i := range batch {
-				p = append(p, &batch[i])
+			for i := range ch.batch {
+				ch.msgs = append(ch.msgs, &ch.batch[i])
 			}
-			ptrs[n%2] = p
 			select {
-			case full <- chunk{batch: batch, msgs: p, start: start, end: end}:
-			case <-done:
+			case full <- ch:
+			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	for ch := range full {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := s.store.InsertMessages(ctx, ch.msgs); err != nil {
-			return fmt.Errorf("insert messages %d-%d: %w", ch.start, ch.end, err)
-		}
-		free <- ch.batch
+	errs := make(chan error, insertWriters)
+	for range insertWriters {
+		go func() {
+			for ch := range full {
+				if err := ctx.Err(); err != nil {
+					errs <- err
+					return
+				}
+				if err := s.store.InsertMessages(ctx, ch.msgs); err != nil {
+					cancel()
+					errs <- fmt.Errorf("insert messages %d-%d: %w", ch.start, ch.end, err)
+					return
+				}
+				free <- ch
+			}
+			errs <- nil
+		}()
 	}
-	return nil
+	var err error
+	for range insertWriters {
+		if werr := <-errs; werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
 }
 
 // screen applies the recipient rules: at most MaxRecipients, numbers

@@ -62,7 +62,8 @@ func (s *Store) newAdmitQueries() admitQueries {
 	lock := "SELECT id, company_id, status, planned, " + counterColumns + " FROM campaigns WHERE id IN (" +
 		s.jsonIDList() + ") ORDER BY id"
 	if s.dialect == dialectPostgres {
-		lock += " FOR UPDATE"
+		// NO KEY: the counters change, never the key.
+		lock += " FOR NO KEY UPDATE"
 	}
 	col := counterColumn(messaging.StatusPending, false)
 	return admitQueries{
