@@ -1,12 +1,9 @@
 package chat
 
 import (
-	"io"
 	"path"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -206,75 +203,4 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-// maxPooledBody is the largest body buffer kept for reuse.
-const maxPooledBody = 64 << 10
-
-// payload is an encoded request body shared by the attempts of one send.
-// It goes back to its pool when the send is over and every request body
-// made from it was closed: the HTTP transport may close a body after Do
-// returned.
-type payload struct {
-	buf  []byte
-	refs atomic.Int32
-	pool *sync.Pool
-}
-
-// hold takes a reference.
-func (p *payload) hold() { p.refs.Add(1) }
-
-// release drops a reference; the last one returns p to its pool.
-func (p *payload) release() {
-	if p.refs.Add(-1) != 0 {
-		return
-	}
-	if cap(p.buf) > maxPooledBody {
-		return
-	}
-	p.buf = p.buf[:0]
-	p.pool.Put(p)
-}
-
-// body returns a request body reading p; closing it releases the
-// reference it holds.
-func (p *payload) body() io.ReadCloser {
-	p.hold()
-	return &payloadReader{p: p}
-}
-
-// payloadReader reads a payload once. Read and Close may be called from
-// different goroutines; the mutex keeps a Read from copying out of a
-// buffer already handed back to the pool.
-type payloadReader struct {
-	mu     sync.Mutex
-	p      *payload
-	off    int
-	closed bool
-}
-
-// Read implements io.Reader.
-func (r *payloadReader) Read(b []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return 0, io.ErrClosedPipe
-	}
-	if r.off >= len(r.p.buf) {
-		return 0, io.EOF
-	}
-	n := copy(b, r.p.buf[r.off:])
-	r.off += n
-	return n, nil
-}
-
-// Close implements io.Closer; only the first call releases.
-func (r *payloadReader) Close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.closed {
-		r.closed = true
-		r.p.release()
-	}
-	return nil
 }

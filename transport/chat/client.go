@@ -77,7 +77,6 @@ type Client struct {
 	timeout  time.Duration
 	retries  int
 	backoff  Backoff
-	bodies   sync.Pool // *payload
 	reads    sync.Pool // *bytes.Buffer for responses
 }
 
@@ -117,7 +116,6 @@ func New(cfg Config) (*Client, error) {
 		c.backoff.Max = DefaultBackoffMax
 	}
 	c.backoff.Max = max(c.backoff.Max, c.backoff.Min)
-	c.bodies.New = func() any { return &payload{buf: make([]byte, 0, 1024), pool: &c.bodies} }
 	c.reads.New = func() any { return bytes.NewBuffer(make([]byte, 0, 512)) }
 	return c, nil
 }
@@ -162,13 +160,14 @@ func (c *Client) SendChat(ctx context.Context, m delivery.ChatMessage) (delivery
 	if err := checkMessage(&m); err != nil {
 		return delivery.ChatResult{}, err
 	}
-	p := c.bodies.Get().(*payload)
-	p.hold()
-	defer p.release()
-	p.buf = appendRequest(p.buf[:0], &m, ttlSeconds(m.TTL))
+	// The body is a new slice rather than a pooled one: the transport may
+	// read it after RoundTrip returned, and only a body it knows to be in
+	// memory (a *bytes.Reader) is written in the same packet as the
+	// headers, instead of after a separate flush of them.
+	body := appendRequest(make([]byte, 0, 384+len(m.Text)), &m, ttlSeconds(m.TTL))
 
 	for attempt := 0; ; attempt++ {
-		res, wait, err := c.attempt(ctx, p, m.Seq)
+		res, wait, err := c.attempt(ctx, body, m.Seq)
 		if err == nil {
 			return res, nil
 		}
@@ -255,16 +254,13 @@ func (t *messageToken) UnmarshalJSON(b []byte) error {
 
 // attempt makes one request. On failure it returns a *delivery.SendError
 // and the wait the provider asked for (Retry-After), if any.
-func (c *Client) attempt(ctx context.Context, p *payload, seq int64) (delivery.ChatResult, time.Duration, *delivery.SendError) {
+func (c *Client) attempt(ctx context.Context, body []byte, seq int64) (delivery.ChatResult, time.Duration, *delivery.SendError) {
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.endpoint, nil)
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return delivery.ChatResult{}, 0, &delivery.SendError{Permanent: true, Details: "bad request", Err: err}
 	}
-	req.Body = p.body()
-	req.GetBody = func() (io.ReadCloser, error) { return p.body(), nil }
-	req.ContentLength = int64(len(p.buf))
 	req.Header["Content-Type"] = []string{"application/json"}
 	req.Header["X-Auth-Token"] = []string{c.token}
 
