@@ -1,17 +1,13 @@
 package chatsim
 
 import (
-	"bytes"
 	"container/heap"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,10 +18,13 @@ import (
 // one was answered 200 (or given up). A scheduler keeps the chains in a
 // heap by due time and hands due ones to a fixed pool of workers.
 type callbacks struct {
-	cfg     Config
-	log     *slog.Logger
-	client  *http.Client
-	own     bool
+	cfg    Config
+	log    *slog.Logger
+	client *http.Client // posts the callbacks, unless target is set
+	own    bool
+	// target, for a plain http CallbackURL and no CallbackHTTP, is where
+	// each worker posts over a connection of its own (connPoster).
+	target  *url.URL
 	workers int
 
 	mu     sync.Mutex
@@ -40,20 +39,32 @@ type callbacks struct {
 	pending, sent, failures, abandoned atomic.Int64
 }
 
+// event is one callback of a message: a status or, when status is empty,
+// a survey's reply.
+type event struct {
+	status string
+	code   int
+	// The reply: the chosen option's text, index and value.
+	text   string
+	option int
+	value  string
+}
+
 // step is one callback of a chain: its event and the wait before it.
 type step struct {
 	delay time.Duration
-	make  func(ts int64) any // builds the event at its timestamp
+	ev    event
 }
 
 // chain is the callbacks of one message still to post.
 type chain struct {
-	steps     []step
-	body      []byte // the current step's body, kept for its retries
-	attempt   int
-	duplicate bool
-	at        time.Time
-	order     uint64
+	token, tracking, dest string
+	steps                 []step
+	body                  []byte // the current step's body, kept for its retries
+	attempt               int
+	duplicate             bool
+	at                    time.Time
+	order                 uint64
 }
 
 // dueHeap orders chains by due time, then by scheduling order.
@@ -101,7 +112,12 @@ func newCallbacks(cfg Config) *callbacks {
 		wake:    make(chan struct{}, 1),
 		work:    make(chan *chain, cfg.CallbackWorkers),
 	}
-	if c.client == nil {
+	if c.client == nil && cfg.CallbackURL != "" {
+		if u, err := url.Parse(cfg.CallbackURL); err == nil && u.Scheme == "http" && u.Host != "" {
+			c.target = u
+		}
+	}
+	if c.client == nil && c.target == nil {
 		c.client = &http.Client{Transport: &http.Transport{
 			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 			MaxIdleConns:        cfg.CallbackWorkers * 2,
@@ -123,7 +139,7 @@ func newCallbacks(cfg Config) *callbacks {
 func (c *callbacks) close() {
 	c.cancel()
 	c.wg.Wait()
-	if c.own {
+	if c.own && c.client != nil {
 		c.client.CloseIdleConnections()
 	}
 }
@@ -141,30 +157,23 @@ func (c *callbacks) schedule(req *Request, token string, failLater bool, f *faul
 	if c.cfg.CallbackURL == "" || c.ctx.Err() != nil {
 		return
 	}
-	status := func(name string, code int) func(int64) any {
-		return func(ts int64) any {
-			return statusEvent{Event: "status", MessageToken: token, TrackingData: req.TrackingData,
-				Status: name, ErrorCode: code, Timestamp: ts, PhoneNumber: req.Dest}
-		}
-	}
 	var steps []step
 	switch {
 	case failLater:
-		steps = []step{{c.cfg.DeliveredDelay, status("failed", StatusNotViberUser)}}
+		steps = []step{{c.cfg.DeliveredDelay, event{status: "failed", code: StatusNotViberUser}}}
 	case f.SeenBeforeDelivered:
-		steps = []step{{c.cfg.DeliveredDelay, status("seen", 0)}, {c.cfg.SeenDelay, status("delivered", 0)}}
+		steps = []step{{c.cfg.DeliveredDelay, event{status: "seen"}}, {c.cfg.SeenDelay, event{status: "delivered"}}}
 	default:
-		steps = []step{{c.cfg.DeliveredDelay, status("delivered", 0)}, {c.cfg.SeenDelay, status("seen", 0)}}
+		steps = make([]step, 2, 3)
+		steps[0] = step{c.cfg.DeliveredDelay, event{status: "delivered"}}
+		steps[1] = step{c.cfg.SeenDelay, event{status: "seen"}}
 	}
 	if !failLater && req.Type == 6 && req.Survey != nil && len(req.Survey.Options) > 0 {
 		i := int(req.Dest[len(req.Dest)-1]-'0') % len(req.Survey.Options)
 		opt := req.Survey.Options[i]
-		steps = append(steps, step{c.cfg.ReplyDelay, func(ts int64) any {
-			return replyEvent{Event: "reply", MessageToken: token, TrackingData: req.TrackingData, Timestamp: ts,
-				PhoneNumber: req.Dest, Text: opt.Text, Survey: &replySurvey{OptionIndex: i, OptionValue: opt.Value}}
-		}})
+		steps = append(steps, step{c.cfg.ReplyDelay, event{text: opt.Text, option: i, value: opt.Value}})
 	}
-	ch := &chain{steps: steps, duplicate: f.DuplicateCallbacks}
+	ch := &chain{token: token, tracking: req.TrackingData, dest: req.Dest, steps: steps, duplicate: f.DuplicateCallbacks}
 	c.pending.Add(1)
 	c.push(ch, time.Now().Add(steps[0].delay))
 }
@@ -233,10 +242,12 @@ func (c *callbacks) dispatch() {
 // worker posts the current callback of chains until close.
 func (c *callbacks) worker() {
 	defer c.wg.Done()
+	p := c.newPoster()
+	defer p.close()
 	for {
 		select {
 		case ch := <-c.work:
-			c.run(ch)
+			c.run(p, ch)
 		case <-c.ctx.Done():
 			return
 		}
@@ -244,18 +255,11 @@ func (c *callbacks) worker() {
 }
 
 // run posts the current step of ch and plans what comes next.
-func (c *callbacks) run(ch *chain) {
-	if ch.body == nil {
-		var err error
-		ch.body, err = json.Marshal(ch.steps[0].make(c.cfg.Now().UnixMilli()))
-		if err != nil { // cannot happen with these plain structs
-			c.log.Error("chatsim: encoding a callback", "err", err)
-			c.abandoned.Add(1)
-			c.pending.Add(-1)
-			return
-		}
+func (c *callbacks) run(p poster, ch *chain) {
+	if len(ch.body) == 0 {
+		ch.body = appendEvent(ch.body, ch, ch.steps[0].ev, c.cfg.Now().UnixMilli())
 	}
-	if !c.post(ch.body) {
+	if !p.post(ch.body) {
 		if c.ctx.Err() != nil {
 			return
 		}
@@ -271,10 +275,10 @@ func (c *callbacks) run(ch *chain) {
 		return
 	}
 	c.sent.Add(1)
-	if ch.duplicate && c.post(ch.body) {
+	if ch.duplicate && p.post(ch.body) {
 		c.sent.Add(1)
 	}
-	ch.steps, ch.body, ch.attempt = ch.steps[1:], nil, 0
+	ch.steps, ch.body, ch.attempt = ch.steps[1:], ch.body[:0], 0
 	if len(ch.steps) == 0 {
 		c.pending.Add(-1)
 		return
@@ -291,30 +295,65 @@ func (c *callbacks) backoff(n int) time.Duration {
 	return min(d, c.cfg.CallbackBackoff.Max)
 }
 
-// post sends one signed callback and reports whether it was answered 200.
-func (c *callbacks) post(body []byte) bool {
-	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.CallbackTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.CallbackURL, bytes.NewReader(body))
-	if err != nil {
-		c.log.Error("chatsim: callback request", "err", err)
-		return false
+// appendEvent appends the JSON body of event ev of ch, at timestamp ts
+// (Unix milliseconds).
+func appendEvent(b []byte, ch *chain, ev event, ts int64) []byte {
+	if ev.status != "" {
+		b = append(b, `{"event":"status","message_token":`...)
+	} else {
+		b = append(b, `{"event":"reply","message_token":`...)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Content-Signature", sign(c.cfg.CallbackSecret, body))
-	resp, err := c.client.Do(req)
-	if err != nil {
-		c.log.Debug("chatsim: callback failed", "err", err)
-		return false
+	b = appendJSONString(b, ch.token)
+	b = append(b, `,"tracking_data":`...)
+	b = appendJSONString(b, ch.tracking)
+	if ev.status != "" {
+		b = append(b, `,"status":`...)
+		b = appendJSONString(b, ev.status)
+		b = append(b, `,"error_code":`...)
+		b = strconv.AppendInt(b, int64(ev.code), 10)
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	b = append(b, `,"timestamp":`...)
+	b = strconv.AppendInt(b, ts, 10)
+	b = append(b, `,"phone_number":`...)
+	b = appendJSONString(b, ch.dest)
+	if ev.status == "" {
+		b = append(b, `,"text":`...)
+		b = appendJSONString(b, ev.text)
+		b = append(b, `,"survey":{"option_index":`...)
+		b = strconv.AppendInt(b, int64(ev.option), 10)
+		b = append(b, `,"option_value":`...)
+		b = appendJSONString(b, ev.value)
+		b = append(b, '}')
+	}
+	return append(b, '}')
 }
 
-// sign is the hex HMAC-SHA256 of body keyed with secret.
-func sign(secret string, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	return hex.EncodeToString(mac.Sum(nil))
+// appendJSONString appends s, valid UTF-8 (it comes from decoded JSON), as
+// a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

@@ -360,3 +360,36 @@ func TestStartTwice(t *testing.T) {
 	require.Empty(t, idle.URL())
 	require.NoError(t, idle.Close())
 }
+
+// TestCallbackConnections: callbacks reach a receiver that closes every
+// connection after its answer, and one that closes idle connections
+// between callbacks, without a failed attempt; texts that JSON escapes
+// arrive intact.
+func TestCallbackConnections(t *testing.T) {
+	for name, setup := range map[string]func(*httptest.Server){
+		"connection close": func(s *httptest.Server) { s.Config.SetKeepAlivesEnabled(false) },
+		"idle timeout":     func(s *httptest.Server) { s.Config.IdleTimeout = time.Millisecond },
+	} {
+		t.Run(name, func(t *testing.T) {
+			rcv := &receiver{}
+			cb := httptest.NewUnstartedServer(rcv)
+			setup(cb)
+			cb.Start()
+			defer cb.Close()
+			sim, url := start(t, chatsim.Config{CallbackURL: cb.URL + "/callbacks/chat?x=1", CallbackSecret: "s3cret", CallbackWorkers: 1,
+				SeenDelay: 20 * time.Millisecond, ReplyDelay: 20 * time.Millisecond})
+			a := send(t, url, "", "application/json", body("1", "998901234561", `"type":6,"message":{"text":"q"},`+
+				`"survey":{"options":[{"text":"a","value":"a"},{"text":"Oui \"vraiment\" \\ \u00e9\n\u2713","value":"v\t1"}]}`))
+			require.Equal(t, 0, a.Status)
+			require.NoError(t, sim.WaitIdle(context.Background()))
+			got := rcv.got()
+			require.Len(t, got, 3)
+			require.Equal(t, "Oui \"vraiment\" \\ \u00e9\n\u2713", got[2]["text"])
+			require.Equal(t, map[string]any{"option_index": float64(1), "option_value": "v\t1"}, got[2]["survey"])
+			st := sim.Stats()
+			require.EqualValues(t, 3, st.CallbacksSent)
+			require.Zero(t, st.CallbackFailures)
+			require.Zero(t, rcv.bad)
+		})
+	}
+}

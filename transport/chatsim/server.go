@@ -30,8 +30,9 @@ type Config struct {
 	CallbackURL string
 	// CallbackSecret keys the X-Content-Signature of callbacks.
 	CallbackSecret string
-	// CallbackHTTP posts the callbacks. Default: a client of its own with
-	// keep-alive connections.
+	// CallbackHTTP posts the callbacks. Default: each callback worker
+	// posts over a keep-alive HTTP/1.1 connection of its own (an https
+	// CallbackURL goes through an http.Client of the simulator's).
 	CallbackHTTP *http.Client
 	// CallbackTimeout bounds one callback request. Default 5s.
 	CallbackTimeout time.Duration
@@ -420,7 +421,9 @@ func (s *Server) process(r *http.Request, body []byte, req *Request, f *faultSta
 		s.rejected.Add(1)
 		return StatusBadData, ""
 	}
-	req.Raw = append(json.RawMessage(nil), body...)
+	if s.cfg.Record {
+		req.Raw = append(json.RawMessage(nil), body...)
+	}
 
 	if st := req.validate(s.serviceIDs); st != StatusSuccess {
 		s.rejected.Add(1)
