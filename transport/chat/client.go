@@ -231,11 +231,17 @@ type sendResponse struct {
 // messageToken accepts a token sent as a JSON string or number.
 type messageToken string
 
-// UnmarshalJSON implements json.Unmarshaler.
+// UnmarshalJSON implements json.Unmarshaler. encoding/json hands it a
+// valid JSON value: a number is its own text, and a string without escapes
+// or non-ASCII bytes is the text between its quotes.
 func (t *messageToken) UnmarshalJSON(b []byte) error {
 	switch {
 	case string(b) == "null":
 		*t = ""
+	case len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9'):
+		*t = messageToken(b)
+	case len(b) >= 2 && b[0] == '"' && plainASCII(b[1:len(b)-1]):
+		*t = messageToken(b[1 : len(b)-1])
 	case len(b) > 0 && b[0] == '"':
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
@@ -250,6 +256,17 @@ func (t *messageToken) UnmarshalJSON(b []byte) error {
 		*t = messageToken(n)
 	}
 	return nil
+}
+
+// plainASCII reports whether b holds printable ASCII but quotes and
+// backslashes only.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // attempt makes one request. On failure it returns a *delivery.SendError

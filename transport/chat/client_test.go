@@ -322,6 +322,10 @@ func TestSendChatHTTPAnswers(t *testing.T) {
 	}{
 		{"numeric token", 200, `{"status":0,"seq":SEQ,"message_token":5379697806260881548}`, "5379697806260881548", false, "", 1},
 		{"string token, no seq", 200, `{"status":0,"message_token":"abc"}`, "abc", false, "", 1},
+		{"escaped string token", 200, `{"status":0,"message_token":"a\u0062c\"\u00e9"}`, "abc\"\u00e9", false, "", 1},
+		{"negative numeric token", 200, `{"status":0,"message_token":-12.5e3}`, "-12.5e3", false, "", 1},
+		{"null token", 200, `{"status":0,"message_token":null}`, "", false, "", 1},
+		{"object token", 200, `{"status":0,"message_token":{}}`, "", false, "malformed response", 2},
 		{"not found", 404, `nope`, "", true, "HTTP 404", 1},
 		{"bad request", 400, `{}`, "", true, "HTTP 400", 1},
 		{"service unavailable", 503, ``, "", false, "HTTP 503", 2},
