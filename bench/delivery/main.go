@@ -18,9 +18,23 @@
 //	/tmp/herald-delivery-bench -db sqlite
 //	/tmp/herald-delivery-bench -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
 //
+// With -channel chat the campaign is a bulk chat campaign (-chat-type text
+// or survey) sent through the chat client (transport/chat) over HTTP to the
+// chat provider simulator (transport/chatsim, in a process of its own),
+// whose delivered and seen callbacks, and a survey's reply, come back over
+// HTTP to the callback endpoint of this process (chat.CallbackHandler over
+// delivery.ChatEvents, as herald serve mounts it). It reports when every
+// message was handed to the provider, when every accepted one was
+// Delivered, and when every callback was stored; -no-callbacks measures
+// the sends alone.
+//
+//	/tmp/herald-delivery-bench -channel chat -db sqlite
+//	/tmp/herald-delivery-bench -channel chat -chat-type survey -db sqlite
+//
 // With -db sqlite the database is a new file in a temporary directory; with
 // a Postgres URL the run uses a new schema of that database, dropped at the
-// end. -cpuprofile, -memprofile and -goroutines write profiles. The whole
+// end. -cpuprofile, -memprofile and -goroutines write profiles
+// (-sim-cpuprofile one of the chat simulator). The whole
 // run is bounded by -timeout.
 package main
 
@@ -61,6 +75,7 @@ import (
 
 type options struct {
 	db          string
+	channel     string
 	messages    int
 	window      int
 	receipts    int
@@ -72,9 +87,17 @@ type options struct {
 	memprofile  string
 	goroutines  string
 	verbose     bool
+	chat        chatOptions
 }
 
 func main() {
+	if len(os.Args) >= 2 && os.Args[1] == "-serve-chat" {
+		if err := serveChat(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "delivery: chat simulator:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) == 2 && os.Args[1] == "-serve-smsc" {
 		if err := serveSMSC(); err != nil {
 			fmt.Fprintln(os.Stderr, "delivery: smsc:", err)
@@ -84,10 +107,11 @@ func main() {
 	}
 	var o options
 	flag.StringVar(&o.db, "db", "sqlite", `"sqlite" (a new file) or a postgres:// URL (a new schema in it)`)
+	flag.StringVar(&o.channel, "channel", "sms", `"sms" (SMPP) or "chat" (HTTP, with callbacks)`)
 	flag.IntVar(&o.messages, "messages", 200_000, "messages in the campaign")
 	flag.IntVar(&o.window, "window", smpp.DefaultWindow, "SMPP window")
 	flag.IntVar(&o.receipts, "receipt-concurrency", 256, "receipts handled at once by the SMPP adapter")
-	flag.IntVar(&o.concurrency, "concurrency", 0, "dispatcher SMS concurrency (0: default)")
+	flag.IntVar(&o.concurrency, "concurrency", 0, "dispatcher SMS or chat concurrency (0: default)")
 	flag.IntVar(&o.batch, "batch", 0, "dispatcher claim batch (0: default)")
 	flag.DurationVar(&o.writeDelay, "write-delay", 0, "dispatcher write delay (0: default)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on the run")
@@ -95,8 +119,18 @@ func main() {
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole process) to this file")
 	flag.StringVar(&o.goroutines, "goroutines", "", "write the goroutines' stacks 3s into the run to this file")
 	flag.BoolVar(&o.verbose, "v", false, "log the dispatcher's warnings")
+	o.chat.flags()
 	flag.Parse()
-	if err := run(context.Background(), o, os.Stdout); err != nil {
+	runner := run
+	switch o.channel {
+	case "sms":
+	case "chat":
+		runner = runChat
+	default:
+		fmt.Fprintln(os.Stderr, `delivery: -channel must be "sms" or "chat"`)
+		os.Exit(2)
+	}
+	if err := runner(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "delivery:", err)
 		os.Exit(1)
 	}
@@ -192,29 +226,14 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	go func() { done <- d.Run(runCtx) }()
 	defer func() { stop(); <-done }()
 
-	if o.cpuprofile != "" {
-		f, err := os.Create(o.cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startProfile(o)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	var peakHeap atomic.Uint64
 	sampling := make(chan struct{})
 	go sampleHeap(&peakHeap, sampling)
-	if path := o.goroutines; path != "" {
-		go func() {
-			time.Sleep(3 * time.Second)
-			if f, err := os.Create(path); err == nil {
-				_ = pprof.Lookup("goroutine").WriteTo(f, 1)
-				_ = f.Close()
-			}
-		}()
-	}
 	cpu0, sys0 := cpuTime(), machineCPU()
 	start := time.Now()
 	if err := store.TransitionCampaign(ctx, co.ID, c.ID, []messaging.CampaignStatus{messaging.CampaignReady},
@@ -240,17 +259,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	elapsed := time.Since(start)
 	cpu, sysCPU := cpuTime()-cpu0, machineCPU()-sys0
 	close(sampling)
-	pprof.StopCPUProfile()
-
-	if o.memprofile != "" {
-		f, err := os.Create(o.memprofile)
-		if err != nil {
-			return err
-		}
-		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-			return err
-		}
-		_ = f.Close()
+	stopProfile()
+	if err := writeMemProfile(o.memprofile); err != nil {
+		return err
 	}
 	_ = simIn.Close()
 	if err := simCmd.Wait(); err != nil {
@@ -277,6 +288,55 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	obs.print(out)
 	fmt.Fprintf(out, "machine             %d CPUs, %s %s/%s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
+}
+
+// startProfile starts the CPU profile and the goroutine dump the options
+// ask for; the returned function stops the CPU profile (it may be called
+// more than once).
+func startProfile(o options) (func(), error) {
+	if path := o.goroutines; path != "" {
+		go func() {
+			time.Sleep(3 * time.Second)
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+				_ = f.Close()
+			}
+		}()
+	}
+	if o.cpuprofile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(o.cpuprofile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		})
+	}, nil
+}
+
+// writeMemProfile writes the allocation profile to path, when not empty.
+func writeMemProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // prepare creates a company with an approved sender and a Ready bulk
