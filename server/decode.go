@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gorilla/mux"
 
-	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -71,6 +71,7 @@ func decodeError(err error, prefix string) error {
 	var (
 		maxErr  *http.MaxBytesError
 		synErr  *json.SyntaxError
+		jsonErr *jsontext.SyntacticError
 		typeErr *json.UnmarshalTypeError
 		fErr    *fieldError
 		mErr    *messaging.Error
@@ -81,6 +82,8 @@ func decodeError(err error, prefix string) error {
 			message: fmt.Sprintf("The request body is larger than %d bytes", maxErr.Limit)}
 	case errors.As(err, &synErr):
 		return badRequest("Malformed JSON at byte %d: %s", synErr.Offset, synErr.Error())
+	case errors.As(err, &jsonErr):
+		return badRequest("Malformed JSON at byte %d: %v", jsonErr.ByteOffset, jsonErr.Err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return badRequest("Malformed JSON: the body ends in the middle of a value")
 	case errors.Is(err, io.EOF):
@@ -131,125 +134,6 @@ func endOfBody(dec *json.Decoder) error {
 		return badRequest("Malformed JSON: unexpected data after the JSON object")
 	}
 	return nil
-}
-
-// closing reads the token that closes the current object or array; the
-// end of the input there is an unexpected end.
-func closing(dec *json.Decoder) error {
-	_, err := dec.Token()
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// recipientJSON is one element of a request's recipients array.
-type recipientJSON struct {
-	PhoneNumber    string                `json:"phoneNumber"`
-	ExternalUserID string                `json:"externalUserId"`
-	Placeholders   recipientPlaceholders `json:"placeholders"`
-}
-
-// sendFields are the fields of a sending request beside recipients: each
-// key names the pointer its value is decoded into.
-type sendFields map[string]any
-
-// decodeSend reads a sending request as a stream: it walks the top-level
-// object token by token, decodes the fields named in fields normally and
-// the recipients array element by element straight into recipients,
-// refusing the request with "Too many recipients" as soon as the element
-// past the limit appears, without reading the rest. direct refuses
-// per-recipient placeholders (direct sends take none).
-func (s *server) decodeSend(w http.ResponseWriter, r *http.Request, fields sendFields, direct bool) ([]campaign.Recipient, error) {
-	dec := json.NewDecoder(s.body(w, r))
-	tok, err := dec.Token()
-	if errors.Is(err, io.EOF) {
-		return nil, errNoBody()
-	}
-	if err != nil {
-		return nil, decodeError(err, "")
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, badRequest("The request body must be a JSON object")
-	}
-	var (
-		recipients []campaign.Recipient
-		seen       bool
-	)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, decodeError(err, "")
-		}
-		key, _ := tok.(string)
-		if key == "recipients" {
-			if seen {
-				return nil, invalidField("recipients", "recipients is given more than once")
-			}
-			seen = true
-			if recipients, err = s.decodeRecipients(dec, direct, r.ContentLength); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		target, ok := fields[key]
-		if !ok {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return nil, decodeError(err, key)
-			}
-			continue
-		}
-		if err := dec.Decode(target); err != nil {
-			return nil, decodeError(err, key)
-		}
-	}
-	if err := closing(dec); err != nil {
-		return nil, decodeError(err, "")
-	}
-	if err := endOfBody(dec); err != nil {
-		return nil, err
-	}
-	if len(recipients) == 0 {
-		return nil, invalidField("recipients", "recipients must hold at least one recipient")
-	}
-	return recipients, nil
-}
-
-// decodeRecipients decodes the recipients array at the decoder's position.
-func (s *server) decodeRecipients(dec *json.Decoder, direct bool, contentLength int64) ([]campaign.Recipient, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, decodeError(err, "recipients")
-	}
-	if tok == nil {
-		return nil, nil
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return nil, invalidField("recipients", "recipients must be an array")
-	}
-	limit := s.campaigns.Limits().MaxRecipients
-	out := make([]campaign.Recipient, 0, recipientsCap(contentLength, limit))
-	for i := 0; dec.More(); i++ {
-		if i == limit {
-			return nil, messaging.Errorf(messaging.Invalid, messaging.NameTooManyRecipients,
-				"A request may carry at most %d recipients", limit)
-		}
-		var rj recipientJSON
-		if err := dec.Decode(&rj); err != nil {
-			return nil, decodeError(err, "recipients["+strconv.Itoa(i)+"]")
-		}
-		if direct && rj.Placeholders != nil {
-			f := "recipients[" + strconv.Itoa(i) + "].placeholders"
-			return nil, invalidField(f, f+": direct sends take no placeholders")
-		}
-		out = append(out, campaign.Recipient{Phone: rj.PhoneNumber, ExternalUserID: rj.ExternalUserID,
-			Placeholders: rj.Placeholders})
-	}
-	if err := closing(dec); err != nil {
-		return nil, decodeError(err, "recipients")
-	}
-	return out, nil
 }
 
 // minRecipientBytes is about the smallest JSON a recipient takes:
