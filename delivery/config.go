@@ -52,7 +52,9 @@ type Config struct {
 	// (being sent, or waiting for their result to be stored). It bounds
 	// the SMS a crash can leave submitted but not recorded. Default 512.
 	SMSConcurrency int
-	// ChatConcurrency is the same bound for chat messages. Default 128.
+	// ChatConcurrency is the same bound for chat messages: each is one
+	// HTTP request in flight, so it also bounds the connections to the
+	// provider (the chat client keeps up to 512 of them). Default 512.
 	ChatConcurrency int
 	// Lease is how long a claimed message stays Sending before another
 	// dispatcher may take it back (a crashed process's messages come back
@@ -132,7 +134,7 @@ func (b Backoff) delay(attempt int) time.Duration {
 const (
 	DefaultBatchSize        = 256
 	DefaultSMSConcurrency   = 512
-	DefaultChatConcurrency  = 128
+	DefaultChatConcurrency  = 512
 	DefaultLease            = 5 * time.Minute
 	DefaultSendTimeout      = time.Minute
 	DefaultPollInterval     = 200 * time.Millisecond
