@@ -91,7 +91,17 @@ type ChatEvents struct {
 	now   func() time.Time
 	ids   *messaging.IDGenerator
 	log   *slog.Logger
+	// updates group the status updates of concurrent callbacks into one
+	// ApplyUpdates each (group commit).
+	updates *committer[StatusUpdate, bool]
 }
+
+// Group commit of callback status updates: at most eventBatch per store
+// call, and a store call at most eventWriteTimeout long.
+const (
+	eventBatch        = 512
+	eventWriteTimeout = 30 * time.Second
+)
 
 // NewChatEvents returns a ChatEvents for cfg.
 func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
@@ -105,7 +115,19 @@ func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
+	e.updates = &committer[StatusUpdate, bool]{max: eventBatch, min: 1, write: e.writeUpdates}
 	return e
+}
+
+// writeUpdates writes one group of callback status updates.
+func (e *ChatEvents) writeUpdates(us []StatusUpdate) ([]bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), eventWriteTimeout)
+	defer cancel()
+	applied, err := e.store.ApplyUpdates(ctx, us)
+	if err != nil {
+		return nil, fmt.Errorf("chat events: %w", err)
+	}
+	return applied, nil
 }
 
 // Handle stores one provider callback:
@@ -118,33 +140,36 @@ func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
 //   - a reply to a Survey message records the answer (the first counts).
 //
 // Events of unknown messages are logged and dropped: the provider is
-// answered 200 so it stops sending them.
+// answered 200 so it stops sending them. Status updates of concurrent
+// callbacks are written together, in one store transaction (group
+// commit); Handle returns once its own is written. delivered, seen and
+// expired need no read of the message first: the store applies only
+// forward moves of messages it has.
 func (e *ChatEvents) Handle(ctx context.Context, ev ChatEvent) error {
-	m, err := e.store.MessageByID(ctx, ev.MessageID)
-	if messaging.IsCode(err, messaging.NotFound) {
-		e.log.Warn("chat callback for an unknown message", "message", ev.MessageID, "kind", ev.Kind, "status", ev.Status)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("chat event: %w", err)
-	}
 	at := ev.At
 	if at.IsZero() {
 		at = e.now()
 	}
-	if ev.Kind == ChatEventReply {
+	u := StatusUpdate{MessageID: ev.MessageID, At: at}
+	switch {
+	case ev.Kind == ChatEventReply:
+		m, ok, err := e.message(ctx, ev)
+		if !ok {
+			return err
+		}
 		return e.reply(ctx, m, ev, at)
-	}
-	u := StatusUpdate{MessageID: m.ID, At: at}
-	switch ev.Status {
-	case "delivered":
+	case ev.Status == "delivered":
 		u.Status = messaging.StatusDelivered
-	case "seen":
+	case ev.Status == "seen":
 		u.Status = messaging.StatusSeen
-	case "expired":
+	case ev.Status == "expired":
 		u.Status, u.Details = messaging.StatusFailed, "EXPIRED"
-	case "failed":
+	case ev.Status == "failed":
 		u.Status, u.Details = messaging.StatusFailed, fmt.Sprintf("FAILED (%d)", ev.ErrorCode)
+		m, ok, err := e.message(ctx, ev)
+		if !ok {
+			return err
+		}
 		if m.Status.Final() {
 			return nil // a late failure changes nothing
 		}
@@ -155,10 +180,28 @@ func (e *ChatEvents) Handle(ctx context.Context, ev ChatEvent) error {
 		e.log.Warn("chat callback with an unknown status", "message", ev.MessageID, "status", ev.Status)
 		return nil
 	}
-	if _, err := e.store.ApplyUpdates(ctx, []StatusUpdate{u}); err != nil {
+	applied, err := e.updates.do(ctx, u, nil)
+	if err != nil {
 		return fmt.Errorf("chat event: %w", err)
 	}
+	if !applied {
+		e.log.Debug("chat callback changed nothing: unknown message, or not a forward move", "message", ev.MessageID, "status", ev.Status)
+	}
 	return nil
+}
+
+// message reads the message of ev; ok is false when there is none (logged,
+// nil error) or the read failed (err).
+func (e *ChatEvents) message(ctx context.Context, ev ChatEvent) (messaging.Message, bool, error) {
+	m, err := e.store.MessageByID(ctx, ev.MessageID)
+	if messaging.IsCode(err, messaging.NotFound) {
+		e.log.Warn("chat callback for an unknown message", "message", ev.MessageID, "kind", ev.Kind, "status", ev.Status)
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, fmt.Errorf("chat event: %w", err)
+	}
+	return m, true, nil
 }
 
 // OnChatFailure is the Dispatcher's Config.OnChatFailure: it inserts the

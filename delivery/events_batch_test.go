@@ -1,0 +1,102 @@
+package delivery_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/memstore"
+)
+
+// countingStore holds the first ApplyUpdates until release is closed and
+// records the size of each.
+type countingStore struct {
+	*memstore.Store
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	sizes   []int
+}
+
+func (c *countingStore) ApplyUpdates(ctx context.Context, us []delivery.StatusUpdate) ([]bool, error) {
+	c.mu.Lock()
+	c.sizes = append(c.sizes, len(us))
+	c.mu.Unlock()
+	first := false
+	c.once.Do(func() { first = true })
+	if first {
+		close(c.entered)
+		<-c.release
+	}
+	return c.Store.ApplyUpdates(ctx, us)
+}
+
+// TestChatEventsGroupUpdates: the status updates of callbacks that arrive
+// while one is being written are written together, each applied once,
+// forward only.
+func TestChatEventsGroupUpdates(t *testing.T) {
+	ctx := t.Context()
+	st := &countingStore{Store: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	ids := messaging.NewIDGenerator(func() time.Time { return now })
+	co := messaging.Company{ID: ids.New(), Name: "Acme", Active: true, CreatedAt: now}
+	require.NoError(t, st.CreateCompany(ctx, &co))
+	c := messaging.Campaign{ID: ids.New(), CompanyID: co.ID, Channel: messaging.ChannelChat, Mode: messaging.ModeTransactional,
+		Status: messaging.CampaignInProgress, MessageType: messaging.TypeSimpleText, CreatedAt: now, UpdatedAt: now, StartedAt: &now}
+	require.NoError(t, st.CreateCampaign(ctx, &c, 1000))
+	const n = 20
+	msgs := make([]*messaging.Message, n)
+	for i := range msgs {
+		msgs[i] = &messaging.Message{ID: ids.New(), CompanyID: co.ID, CampaignID: c.ID, Channel: messaging.ChannelChat,
+			Phone: fmt.Sprintf("9989012%05d", i), Content: "Hello",
+			Status: messaging.StatusSent, SentAt: &now, DueAt: now, CreatedAt: now, UpdatedAt: now}
+	}
+	require.NoError(t, st.AdmitMessages(ctx, co.ID, msgs, 1000))
+
+	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Now: func() time.Time { return now }})
+	at := now.Add(time.Second)
+	var wg sync.WaitGroup
+	handle := func(e delivery.ChatEvent) {
+		defer wg.Done()
+		require.NoError(t, ev.Handle(ctx, e))
+	}
+	wg.Add(1)
+	go handle(delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: msgs[0].ID, Status: "delivered", At: at})
+	<-st.entered
+	// While the first is held: a seen and a repeated delivered for every
+	// other message, and an event of an unknown message.
+	for _, m := range msgs[1:] {
+		wg.Add(2)
+		go handle(delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: m.ID, Status: "seen", At: at.Add(time.Second)})
+		go handle(delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: m.ID, Status: "delivered", At: at})
+	}
+	wg.Add(1)
+	go handle(delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: ids.New(), Status: "delivered", At: at})
+	// Every callback is queued before the first write ends.
+	require.Eventually(t, func() bool { return delivery.QueuedEvents(ev) == 2*(n-1)+1 }, 10*time.Second, time.Millisecond)
+	close(st.release)
+	wg.Wait()
+
+	st.mu.Lock()
+	sizes := append([]int(nil), st.sizes...)
+	st.mu.Unlock()
+	require.Equal(t, []int{1, 2*(n-1) + 1}, sizes, "the held write, then everything queued meanwhile in one")
+	got, err := st.GetMessage(ctx, co.ID, msgs[0].ID)
+	require.NoError(t, err)
+	require.Equal(t, messaging.StatusDelivered, got.Status)
+	for _, m := range msgs[1:] {
+		got, err := st.GetMessage(ctx, co.ID, m.ID)
+		require.NoError(t, err)
+		require.Equal(t, messaging.StatusSeen, got.Status, "seen wins, whatever the order; a delivered after it changes nothing")
+	}
+	camp, err := st.GetCampaign(ctx, co.ID, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, messaging.StatusCounts{Delivered: 1, Seen: n - 1}, camp.Counts)
+}
