@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -474,26 +473,27 @@ func (s *Store) assignSQLiteSeqs(ctx context.Context, tx *txn, ids []messaging.I
 		return fmt.Errorf("take sequence numbers: %w", err)
 	}
 	next := last - int64(len(missing))
-	for chunk := range slices.Chunk(missing, 500) {
-		var q strings.Builder
-		args := make([]any, 0, 2*len(chunk))
-		q.WriteString("WITH v (id, seq) AS (VALUES ")
-		for i, id := range chunk {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteString("(?, ?)")
-			next++
-			seqs[id] = next
-			args = append(args, s.id(id), next)
-		}
-		q.WriteString(") UPDATE messages SET chat_seq = v.seq FROM v WHERE messages.id = v.id")
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return fmt.Errorf("assign: %w", err)
-		}
+	// The numbers go in as a JSON batch, like the other delivery writes. A
+	// VALUES list of a few hundred rows made SQLite's planner scan the
+	// whole messages index against it instead of looking each id up, a
+	// cost that grew with the table.
+	j := s.newJSONRows(len(missing))
+	for _, id := range missing {
+		next++
+		seqs[id] = next
+		j.row().id(id).int(next)
+	}
+	if _, err := s.rawExec(ctx, tx, sqliteAssignSeqs, j.String()); err != nil {
+		return fmt.Errorf("assign: %w", err)
 	}
 	return nil
 }
+
+// sqliteAssignSeqs writes the chat_seq of the messages of a JSON batch of
+// [id, seq] rows.
+const sqliteAssignSeqs = "WITH v AS (SELECT unhex(j.value ->> 0) AS id, j.value ->> 1 AS seq " +
+	"FROM (SELECT value FROM json_each(?) LIMIT -1) AS j) " +
+	"UPDATE messages SET chat_seq = v.seq FROM v WHERE messages.id = v.id"
 
 // PurgeReceipts implements delivery.Store.
 func (s *Store) PurgeReceipts(ctx context.Context, before time.Time) (int, error) {
