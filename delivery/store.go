@@ -20,7 +20,10 @@ type Store interface {
 	// whose move is not allowed by MessageStatus.CanAdvance (a late or
 	// repeated report) is skipped; the result tells, update by update,
 	// whether it was applied. Campaign counters and company pending counts
-	// follow every applied change exactly.
+	// follow every applied change exactly. Times are recorded as
+	// StatusUpdate.Times says; a message that goes Delivered or Seen with
+	// no send recorded (a callback that overtook the send's own result)
+	// gets that time as its sentAt too.
 	//
 	// An applied update to Sent that carries PartIDs records the parts of
 	// the SMS (see ApplyReceipts) in the same transaction, and then applies

@@ -237,6 +237,11 @@ func (st *messageState) apply(u delivery.StatusUpdate, now time.Time) {
 	var at time.Time
 	st.updatedAt, at = u.Times(sent, now)
 	st.status, st.changed = u.Status, true
+	if sent == nil && (u.Status == messaging.StatusDelivered || u.Status == messaging.StatusSeen) {
+		// Reported delivered before its send was recorded: it was sent by
+		// then, and the send's own record will not move it back.
+		st.sentAt = &at
+	}
 	switch u.Status {
 	case messaging.StatusSent:
 		st.sentAt = &at
