@@ -36,7 +36,10 @@ type Config struct {
 	CallbackHTTP *http.Client
 	// CallbackTimeout bounds one callback request. Default 5s.
 	CallbackTimeout time.Duration
-	// CallbackWorkers is how many callbacks are posted at once. Default 16.
+	// CallbackWorkers is how many callbacks are posted at once, each
+	// worker over a connection of its own. Default 64: a provider posts
+	// the events of many receivers at once, and a receiver that stores
+	// concurrent callbacks together (Herald does) gets larger groups.
 	CallbackWorkers int
 	// CallbackAttempts is how many times one callback is posted before
 	// the simulator gives up on it (and on the events after it). Default
@@ -139,7 +142,7 @@ type Stats struct {
 // Defaults of Config.
 const (
 	DefaultCallbackTimeout  = 5 * time.Second
-	DefaultCallbackWorkers  = 16
+	DefaultCallbackWorkers  = 64
 	DefaultCallbackAttempts = 10
 	DefaultCallbackMin      = 100 * time.Millisecond
 	DefaultCallbackMax      = 5 * time.Second
