@@ -241,9 +241,16 @@ func (e *ChatEvents) reply(ctx context.Context, m messaging.Message, ev ChatEven
 		e.log.Info("chat reply that is not a survey answer", "message", m.ID)
 		return nil
 	}
+	// The options are the message's own, or, for messages of a bulk
+	// campaign (which keep none), the campaign's; the provider's value
+	// stands in only for an index past them.
+	cfg := m.Config
+	if cfg == nil {
+		cfg = c.Config
+	}
 	option := ev.OptionValue
-	if m.Config != nil && ev.OptionIndex < len(m.Config.Options) {
-		option = m.Config.Options[ev.OptionIndex].OptionText
+	if cfg != nil && ev.OptionIndex < len(cfg.Options) {
+		option = cfg.Options[ev.OptionIndex].OptionText
 	}
 	r := messaging.SurveyResult{
 		ID: e.ids.New(), CompanyID: m.CompanyID, CampaignID: m.CampaignID, MessageID: m.ID,
