@@ -11,7 +11,9 @@ import (
 type Store interface {
 	// ClaimDue atomically moves up to limit Pending messages of the given
 	// channel that are due (DueAt <= now) and belong to InProgress
-	// campaigns to Sending, with Attempts incremented and LeaseUntil set to
+	// campaigns (or are fallback SMS of Completed ones: a failed chat
+	// callback may come after its campaign completed) to Sending, with
+	// Attempts incremented and LeaseUntil set to
 	// leaseUntil, and returns them oldest first. Concurrent claimers, in
 	// one process or several sharing a database, never get the same
 	// message.

@@ -233,7 +233,7 @@ func (s *Store) insert(msgs []*messaging.Message, companyID messaging.ID) error 
 		case messaging.StatusSending:
 			s.sending[m.ID] = struct{}{}
 		case messaging.StatusPending:
-			if cr.c.Status == messaging.CampaignInProgress {
+			if sendable(cr, m) {
 				s.pushDue(m)
 			}
 		}

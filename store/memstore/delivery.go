@@ -103,7 +103,7 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 	}
 	if u.Status == messaging.StatusPending {
 		m.DueAt = u.DueAt
-		if cr.c.Status == messaging.CampaignInProgress {
+		if sendable(cr, m) {
 			s.pushDue(m)
 		}
 	}
@@ -133,7 +133,7 @@ func (s *Store) RecoverExpired(ctx context.Context, now time.Time) (int, error) 
 		count(cr, m, m.Status, messaging.StatusPending)
 		m.Status, m.DueAt, m.UpdatedAt = messaging.StatusPending, now, now
 		delete(s.sending, m.ID)
-		if cr.c.Status == messaging.CampaignInProgress {
+		if sendable(cr, m) {
 			s.pushDue(m)
 		}
 	}

@@ -206,10 +206,17 @@ func (s *Store) claimable(e dueEntry) (*messaging.Message, *campaignRow, bool) {
 		return nil, nil, false
 	}
 	cr := s.campaigns[m.CampaignID]
-	if cr == nil || cr.c.Status != messaging.CampaignInProgress {
+	if cr == nil || !sendable(cr, m) {
 		return nil, nil, false
 	}
 	return m, cr, true
+}
+
+// sendable reports whether m of campaign cr may be sent: its campaign is
+// InProgress, or it is a fallback SMS of a campaign Completed before a
+// chat failure reached it (a late failed callback).
+func sendable(cr *campaignRow, m *messaging.Message) bool {
+	return cr.c.Status == messaging.CampaignInProgress || (cr.c.Status == messaging.CampaignCompleted && m.IsFallback())
 }
 
 // count moves one message of campaign cr from status old to status new in

@@ -104,7 +104,11 @@ func (s *Store) claimPostgres(ctx context.Context, tx *txn, channel messaging.Ch
 // same time.
 func (s *Store) claimSQLite(ctx context.Context, tx *txn, channel messaging.Channel, now, leaseUntil time.Time, limit int) ([]messaging.Message, error) {
 	var campaigns [][]byte
-	rows, err := tx.QueryContext(ctx, "SELECT id FROM campaigns WHERE status = 'InProgress' AND pending + fb_pending > 0")
+	// Campaigns in progress, and completed ones that got a fallback SMS
+	// after they completed (a late failed chat callback): a completed
+	// campaign's only Pending messages are such fallbacks.
+	rows, err := tx.QueryContext(ctx, "SELECT id FROM campaigns WHERE (status = 'InProgress' AND pending + fb_pending > 0) "+
+		"OR (status = 'Completed' AND fb_pending > 0)")
 	if err != nil {
 		return nil, fmt.Errorf("claim: campaigns in progress: %w", err)
 	}

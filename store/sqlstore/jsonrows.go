@@ -357,7 +357,8 @@ func (s *Store) queries() *deliveryQueries {
 				"SELECT m.id FROM campaigns c CROSS JOIN LATERAL (" +
 				"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? " +
 				"ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED) m " +
-				"WHERE c.status = 'InProgress' AND c.pending + c.fb_pending > 0 ORDER BY m.due_at, m.id LIMIT ?) " +
+				"WHERE ((c.status = 'InProgress' AND c.pending + c.fb_pending > 0) OR (c.status = 'Completed' AND c.fb_pending > 0)) " +
+				"ORDER BY m.due_at, m.id LIMIT ?) " +
 				"UPDATE messages SET status = 'Sending', attempts = messages.attempts + 1, lease_until = ?, updated_at = ? " +
 				"FROM picked WHERE messages.id = picked.id RETURNING " + messageColumns("messages"),
 			// A row without a message holds an early receipt, kept; a row

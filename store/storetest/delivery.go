@@ -512,3 +512,33 @@ func testCompleteDrained(f *fixture) {
 	f.requireCounts(co.ID, chat.ID, messaging.StatusCounts{Failed: 1}, messaging.StatusCounts{Delivered: 1})
 	f.requireReconciled()
 }
+
+// testLateFallback: a fallback SMS written into a campaign that completed
+// before the chat failure was known (a late failed callback) is claimed
+// and sent like any other; the campaign stays Completed and counts it.
+func testLateFallback(f *fixture) {
+	t := f.t
+	co := f.company("A")
+	chat, msgs := f.bulk(co.ID, messaging.ChannelChat, 2, at(0), messaging.CampaignInProgress)
+	require.Len(t, f.claim(messaging.ChannelChat, at(1), at(61), 10), 2)
+	require.Equal(t, []bool{true, true}, f.apply(
+		delivery.StatusUpdate{MessageID: msgs[0].ID, Status: messaging.StatusSent, At: at(2)},
+		delivery.StatusUpdate{MessageID: msgs[1].ID, Status: messaging.StatusSent, At: at(2)},
+	))
+	n, err := f.s.CompleteDrained(f.ctx, at(3))
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	fb := f.fallbackFor(msgs[1], at(4))
+	f.admit(co.ID, fb)
+	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: msgs[1].ID, Status: messaging.StatusFailed, At: at(4), Details: "FAILED (9)"}))
+	claimed := f.claim(messaging.ChannelSMS, at(5), at(65), 10)
+	require.Equal(t, []messaging.ID{fb.ID}, ids(claimed))
+	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: fb.ID, Status: messaging.StatusDelivered, At: at(6)}))
+	got := f.getCampaign(co.ID, chat.ID)
+	require.Equal(t, messaging.CampaignCompleted, got.Status)
+	f.requireCounts(co.ID, chat.ID, messaging.StatusCounts{Sent: 1, Failed: 1}, messaging.StatusCounts{Delivered: 1})
+	require.Empty(t, f.claim(messaging.ChannelSMS, at(7), at(67), 10))
+	require.Equal(t, 0, f.pending(co.ID))
+	f.requireReconciled()
+}

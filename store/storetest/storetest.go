@@ -114,6 +114,7 @@ func cases() []testCase {
 		{"ApplyUpdatesConcurrent", testApplyUpdatesConcurrent},
 		{"RecoverExpired", testRecoverExpired},
 		{"CompleteDrained", testCompleteDrained},
+		{"LateFallback", testLateFallback},
 		{"ReceiptsAfterSent", testReceiptsAfterSent},
 		{"ReceiptsBeforeSent", testReceiptsBeforeSent},
 		{"ReceiptsLongMessages", testReceiptsLongMessages},
