@@ -46,9 +46,19 @@ func TestCrashChild(t *testing.T) {
 	s, err := sqlstore.Open(ctx, dbURL, sqlstore.Config{})
 	require.NoError(t, err)
 	defer s.Close()
+	// The SMSC delivers the receipts of the killed process's submits as
+	// soon as this one binds, before the dispatcher exists: they wait.
 	var d *delivery.Dispatcher
+	dReady := make(chan struct{})
 	client, err := smpp.New(smpp.Config{Addr: os.Getenv(crashEnvSMSC), SystemID: "herald", Password: "secret", MaxPerSecond: rate,
-		ReceiptHandler: func(ctx context.Context, r delivery.Receipt) error { return d.HandleReceipt(ctx, r) }})
+		ReceiptHandler: func(ctx context.Context, r delivery.Receipt) error {
+			select {
+			case <-dReady:
+				return d.HandleReceipt(ctx, r)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}})
 	require.NoError(t, err)
 	defer client.Close(context.Background())
 	d, err = delivery.New(delivery.Config{
@@ -57,6 +67,7 @@ func TestCrashChild(t *testing.T) {
 		PollInterval: 10 * time.Millisecond, CompleteInterval: 20 * time.Millisecond, Logger: testLogger(),
 	})
 	require.NoError(t, err)
+	close(dReady)
 	require.NoError(t, d.Run(ctx))
 }
 
