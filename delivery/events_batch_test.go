@@ -44,19 +44,12 @@ func (c *countingStore) ApplyUpdates(ctx context.Context, us []delivery.StatusUp
 func TestChatEventsGroupUpdates(t *testing.T) {
 	ctx := t.Context()
 	st := &countingStore{Store: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	ids := messaging.NewIDGenerator(func() time.Time { return now })
-	co := messaging.Company{ID: ids.New(), Name: "Acme", Active: true, CreatedAt: now}
-	require.NoError(t, st.CreateCompany(ctx, &co))
-	c := messaging.Campaign{ID: ids.New(), CompanyID: co.ID, Channel: messaging.ChannelChat, Mode: messaging.ModeTransactional,
-		Status: messaging.CampaignInProgress, MessageType: messaging.TypeSimpleText, CreatedAt: now, UpdatedAt: now, StartedAt: &now}
-	require.NoError(t, st.CreateCampaign(ctx, &c, 1000))
+	f := newEventsFixture(t, st.Store, messaging.TypeSimpleText, nil)
+	co, c, ids, now := f.co, f.c, f.ids, f.now
 	const n = 20
 	msgs := make([]*messaging.Message, n)
 	for i := range msgs {
-		msgs[i] = &messaging.Message{ID: ids.New(), CompanyID: co.ID, CampaignID: c.ID, Channel: messaging.ChannelChat,
-			Phone: fmt.Sprintf("9989012%05d", i), Content: "Hello",
-			Status: messaging.StatusSent, SentAt: &now, DueAt: now, CreatedAt: now, UpdatedAt: now}
+		msgs[i] = f.message(fmt.Sprintf("9989012%05d", i), messaging.StatusSent)
 	}
 	require.NoError(t, st.AdmitMessages(ctx, co.ID, msgs, 1000))
 

@@ -18,20 +18,13 @@ import (
 func TestChatEventsSurveyOptionText(t *testing.T) {
 	ctx := t.Context()
 	st := memstore.New()
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	ids := messaging.NewIDGenerator(func() time.Time { return now })
-	co := messaging.Company{ID: ids.New(), Name: "Acme", Active: true, CreatedAt: now}
-	require.NoError(t, st.CreateCompany(ctx, &co))
 	cfg := &messaging.ChatConfig{Options: []messaging.SurveyOption{
 		{OptionText: "Great", OptionValue: "great"}, {OptionText: "OK", OptionValue: "ok"}, {OptionText: "Bad", OptionValue: "bad"}}}
-	c := messaging.Campaign{ID: ids.New(), CompanyID: co.ID, Channel: messaging.ChannelChat, Mode: messaging.ModeTransactional,
-		Status: messaging.CampaignInProgress, MessageType: messaging.TypeSurvey, Config: cfg, CreatedAt: now, UpdatedAt: now, StartedAt: &now}
-	require.NoError(t, st.CreateCampaign(ctx, &c, 100))
-	own := &messaging.ChatConfig{Options: []messaging.SurveyOption{{OptionText: "Yes", OptionValue: "y"}, {OptionText: "No", OptionValue: "n"}}}
-	bulk := &messaging.Message{ID: ids.New(), CompanyID: co.ID, CampaignID: c.ID, Channel: messaging.ChannelChat, Phone: "998901230001",
-		Content: "How did we do?", Status: messaging.StatusSent, SentAt: &now, DueAt: now, CreatedAt: now, UpdatedAt: now}
-	withOwn := &messaging.Message{ID: ids.New(), CompanyID: co.ID, CampaignID: c.ID, Channel: messaging.ChannelChat, Phone: "998901230002",
-		Content: "Again?", Config: own, Status: messaging.StatusSent, SentAt: &now, DueAt: now, CreatedAt: now, UpdatedAt: now}
+	f := newEventsFixture(t, st, messaging.TypeSurvey, cfg)
+	co, c, now := f.co, f.c, f.now
+	bulk := f.message("998901230001", messaging.StatusSent)
+	withOwn := f.message("998901230002", messaging.StatusSent)
+	withOwn.Config = &messaging.ChatConfig{Options: []messaging.SurveyOption{{OptionText: "Yes", OptionValue: "y"}, {OptionText: "No", OptionValue: "n"}}}
 	require.NoError(t, st.AdmitMessages(ctx, co.ID, []*messaging.Message{bulk, withOwn}, 100))
 
 	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Now: func() time.Time { return now }})

@@ -41,16 +41,12 @@ func TestNeedsFallback(t *testing.T) {
 func TestChatEventsFallbackOnce(t *testing.T) {
 	ctx := t.Context()
 	store := memstore.New()
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	ids := messaging.NewIDGenerator(func() time.Time { return now })
-	co := messaging.Company{ID: ids.New(), Name: "Acme", Active: true, CreatedAt: now}
-	require.NoError(t, store.CreateCompany(ctx, &co))
-	c := messaging.Campaign{ID: ids.New(), CompanyID: co.ID, Channel: messaging.ChannelChat, Mode: messaging.ModeTransactional,
-		Status: messaging.CampaignInProgress, MessageType: messaging.TypeSimpleText, CreatedAt: now, UpdatedAt: now, StartedAt: &now}
-	require.NoError(t, store.CreateCampaign(ctx, &c, 100))
-	m := messaging.Message{ID: ids.New(), CompanyID: co.ID, CampaignID: c.ID, Channel: messaging.ChannelChat, Phone: "998901230008",
-		Content: "Hello", FallbackContent: "Hello (SMS)", Status: messaging.StatusPending, DueAt: now, CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, store.AdmitMessages(ctx, co.ID, []*messaging.Message{&m}, 100))
+	f := newEventsFixture(t, store, messaging.TypeSimpleText, nil)
+	co, c, ids, now := f.co, f.c, f.ids, f.now
+	mp := f.message("998901230008", messaging.StatusPending)
+	mp.FallbackContent = "Hello (SMS)"
+	require.NoError(t, store.AdmitMessages(ctx, co.ID, []*messaging.Message{mp}, 100))
+	m := *mp
 	_, err := store.ApplyUpdates(ctx, []delivery.StatusUpdate{{MessageID: m.ID, Status: messaging.StatusSent, At: now}})
 	require.NoError(t, err)
 
@@ -90,4 +86,36 @@ func TestChatEventsFallbackOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, messaging.StatusFailed, got.Status)
 	require.NoError(t, ev.Handle(ctx, delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: ids.New(), Status: "seen", At: now}))
+}
+
+// eventsFixture is a company with an in-progress transactional chat
+// campaign on a memstore, at a fixed time.
+type eventsFixture struct {
+	co  messaging.Company
+	c   messaging.Campaign
+	ids *messaging.IDGenerator
+	now time.Time
+}
+
+func newEventsFixture(t *testing.T, st *memstore.Store, msgType messaging.MessageType, cfg *messaging.ChatConfig) *eventsFixture {
+	t.Helper()
+	f := &eventsFixture{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	f.ids = messaging.NewIDGenerator(func() time.Time { return f.now })
+	f.co = messaging.Company{ID: f.ids.New(), Name: "Acme", Active: true, CreatedAt: f.now}
+	require.NoError(t, st.CreateCompany(t.Context(), &f.co))
+	f.c = messaging.Campaign{ID: f.ids.New(), CompanyID: f.co.ID, Channel: messaging.ChannelChat, Mode: messaging.ModeTransactional,
+		Status: messaging.CampaignInProgress, MessageType: msgType, Config: cfg, CreatedAt: f.now, UpdatedAt: f.now, StartedAt: &f.now}
+	require.NoError(t, st.CreateCampaign(t.Context(), &f.c, 1000))
+	return f
+}
+
+// message returns a chat message of the campaign to phone, in status (Sent
+// ones with their sentAt), not yet written.
+func (f *eventsFixture) message(phone string, status messaging.MessageStatus) *messaging.Message {
+	m := &messaging.Message{ID: f.ids.New(), CompanyID: f.co.ID, CampaignID: f.c.ID, Channel: messaging.ChannelChat, Phone: phone,
+		Content: "Hello", Status: status, DueAt: f.now, CreatedAt: f.now, UpdatedAt: f.now}
+	if status == messaging.StatusSent {
+		m.SentAt = &f.now
+	}
+	return m
 }
