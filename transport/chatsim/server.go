@@ -37,9 +37,10 @@ type Config struct {
 	// CallbackTimeout bounds one callback request. Default 5s.
 	CallbackTimeout time.Duration
 	// CallbackWorkers is how many callbacks are posted at once, each
-	// worker over a connection of its own. Default 64: a provider posts
-	// the events of many receivers at once, and a receiver that stores
-	// concurrent callbacks together (Herald does) gets larger groups.
+	// worker over a connection of its own, dialled when it first posts.
+	// Default 256: a provider posts the events of many receivers at once,
+	// and a receiver that stores concurrent callbacks together (Herald
+	// does) gets larger groups.
 	CallbackWorkers int
 	// CallbackAttempts is how many times one callback is posted before
 	// the simulator gives up on it (and on the events after it). Default
@@ -142,7 +143,7 @@ type Stats struct {
 // Defaults of Config.
 const (
 	DefaultCallbackTimeout  = 5 * time.Second
-	DefaultCallbackWorkers  = 64
+	DefaultCallbackWorkers  = 256
 	DefaultCallbackAttempts = 10
 	DefaultCallbackMin      = 100 * time.Millisecond
 	DefaultCallbackMax      = 5 * time.Second
