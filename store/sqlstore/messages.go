@@ -160,7 +160,7 @@ func (s *Store) GetMessage(ctx context.Context, companyID, id messaging.ID) (mes
 
 // MessageByID implements delivery.EventStore.
 func (s *Store) MessageByID(ctx context.Context, id messaging.ID) (messaging.Message, error) {
-	m, err := scanMessage(s.read.QueryRowContext(ctx, "SELECT "+messageColumns("")+" FROM messages WHERE id = ?", s.id(id)))
+	m, err := scanMessage(s.readRow(ctx, "SELECT "+messageColumns("")+" FROM messages WHERE id = ?", s.id(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return messaging.Message{}, messaging.NotFoundf("Message %s not found", id)
 	}
