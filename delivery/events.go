@@ -93,7 +93,25 @@ type ChatEvents struct {
 	log   *slog.Logger
 	// updates group the status updates of concurrent callbacks into one
 	// ApplyUpdates each (group commit).
-	updates *committer[StatusUpdate, bool]
+	updates *committer[eventUpdate, eventResult]
+	// group is the StatusUpdate slice of the group being written, reused:
+	// the committer writes one group at a time.
+	group []StatusUpdate
+}
+
+// eventUpdate is the status update of one callback and the context of its
+// request.
+type eventUpdate struct {
+	ctx context.Context
+	u   StatusUpdate
+}
+
+// eventResult is what became of one callback's status update: applied or
+// not (a late or repeated event, an unknown message), or the error that
+// kept it from being stored.
+type eventResult struct {
+	applied bool
+	err     error
 }
 
 // Group commit of callback status updates: at most eventBatch per store
@@ -115,13 +133,45 @@ func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	e.updates = &committer[StatusUpdate, bool]{max: eventBatch, min: 1, write: e.writeUpdates}
+	e.updates = &committer[eventUpdate, eventResult]{max: eventBatch, min: 1, write: e.writeUpdates}
 	return e
 }
 
-// writeUpdates writes one group of callback status updates.
-func (e *ChatEvents) writeUpdates(us []StatusUpdate) ([]bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), eventWriteTimeout)
+// writeUpdates writes one group of callback status updates in one
+// ApplyUpdates. The group's write outlives any one caller's context (a
+// caller that went away must not fail the others' events). When it fails
+// and holds more than one update, each is written again on its own, with
+// its caller's context, so that an error reaches only the callbacks it
+// concerns; the others are answered 200 as usual.
+func (e *ChatEvents) writeUpdates(items []eventUpdate) ([]eventResult, error) {
+	us := e.group[:0]
+	for _, it := range items {
+		us = append(us, it.u)
+	}
+	e.group = us
+	defer clear(us)
+	res := make([]eventResult, len(items))
+	applied, err := e.apply(context.Background(), us)
+	if err == nil {
+		for i := range res {
+			res[i].applied = i < len(applied) && applied[i]
+		}
+		return res, nil
+	}
+	if len(items) == 1 {
+		return nil, err
+	}
+	e.log.Warn("chat callbacks: a group write failed; writing its updates one by one", "updates", len(items), "err", err)
+	for i, it := range items {
+		applied, err := e.apply(it.ctx, us[i:i+1])
+		res[i] = eventResult{applied: err == nil && len(applied) == 1 && applied[0], err: err}
+	}
+	return res, nil
+}
+
+// apply is one ApplyUpdates, bounded by eventWriteTimeout.
+func (e *ChatEvents) apply(ctx context.Context, us []StatusUpdate) ([]bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, eventWriteTimeout)
 	defer cancel()
 	applied, err := e.store.ApplyUpdates(ctx, us)
 	if err != nil {
@@ -133,18 +183,27 @@ func (e *ChatEvents) writeUpdates(us []StatusUpdate) ([]bool, error) {
 // Handle stores one provider callback:
 //   - delivered and seen move the message forward only (Sent -> Delivered
 //     -> Seen), at the provider's time; a late or repeated one changes
-//     nothing;
+//     nothing. One that overtakes the send's own result (the message is
+//     still Sending: the provider called back before the dispatcher
+//     recorded its answer) is applied all the same, and its time becomes
+//     the message's sentAt too; the send result recorded after it is no
+//     forward move and changes nothing (Store.ApplyUpdates);
 //   - expired fails the message (details EXPIRED), failed fails it with
 //     its code, and with code 8, 9 or 10 first inserts its fallback SMS
-//     (NeedsFallback);
+//     (NeedsFallback), once however often the failure is reported. A
+//     fallback written after its bulk campaign completed is sent all the
+//     same: the dispatcher claims the fallback SMS of Completed campaigns
+//     (Store.ClaimDue);
 //   - a reply to a Survey message records the answer (the first counts).
 //
 // Events of unknown messages are logged and dropped: the provider is
 // answered 200 so it stops sending them. Status updates of concurrent
 // callbacks are written together, in one store transaction (group
-// commit); Handle returns once its own is written. delivered, seen and
-// expired need no read of the message first: the store applies only
-// forward moves of messages it has.
+// commit); Handle returns once its own is written, and returns an error
+// only when its own update could not be written (a failed group is
+// written again update by update). delivered, seen and expired need no
+// read of the message first: the store applies only forward moves of
+// messages it has.
 func (e *ChatEvents) Handle(ctx context.Context, ev ChatEvent) error {
 	at := ev.At
 	if at.IsZero() {
@@ -180,11 +239,14 @@ func (e *ChatEvents) Handle(ctx context.Context, ev ChatEvent) error {
 		e.log.Warn("chat callback with an unknown status", "message", ev.MessageID, "status", ev.Status)
 		return nil
 	}
-	applied, err := e.updates.do(ctx, u, nil)
+	r, err := e.updates.do(ctx, eventUpdate{ctx: ctx, u: u}, nil)
+	if err == nil {
+		err = r.err
+	}
 	if err != nil {
 		return fmt.Errorf("chat event: %w", err)
 	}
-	if !applied {
+	if !r.applied {
 		e.log.Debug("chat callback changed nothing: unknown message, or not a forward move", "message", ev.MessageID, "status", ev.Status)
 	}
 	return nil
