@@ -61,6 +61,7 @@ type spec struct {
 	mode     messaging.SendingMode
 	phones   []string
 	text     func(i int) string // default "Hello <i>"
+	fallback func(i int) string // the SMS fallback text of message i; default none
 	status   messaging.CampaignStatus
 	msgType  messaging.MessageType
 	config   *messaging.ChatConfig
@@ -104,6 +105,9 @@ func (w *world) campaign(sp spec) (messaging.Campaign, []*messaging.Message) {
 		}
 		msgs[i] = &messaging.Message{ID: w.ids.New(), CompanyID: w.co.ID, CampaignID: c.ID, Channel: sp.channel, Phone: p,
 			Content: text, Status: messaging.StatusPending, DueAt: now, CreatedAt: now, UpdatedAt: now}
+		if sp.fallback != nil {
+			msgs[i].FallbackContent = sp.fallback(i)
+		}
 	}
 	if sp.mode == messaging.ModeTransactional {
 		if len(msgs) > 0 {
