@@ -69,7 +69,8 @@ type callbackHandler struct {
 //     missing or wrong;
 //   - parses a status or reply event: 400 when the JSON is malformed, the
 //     event kind or status is unknown, tracking_data is not a message id,
-//     or a survey object has no or a negative option_index;
+//     the timestamp is past the year 9999, or a survey object has no or a
+//     negative option_index;
 //   - calls cfg.Handler and answers 200 only when it returned nil, 500
 //     otherwise so that the provider sends the event again.
 //
@@ -186,6 +187,12 @@ func (h *callbackHandler) verify(sig string, body []byte) bool {
 	return hmac.Equal(got, want)
 }
 
+// maxTimestamp is the last millisecond of the year 9999, the latest event
+// time accepted: a later one is no real time, and past it the stores
+// cannot hold the time (Postgres refuses it, SQLite's microseconds
+// overflow).
+const maxTimestamp = 253402300799999
+
 // parse turns a verified body into an event.
 func (h *callbackHandler) parse(body []byte) (delivery.ChatEvent, error) {
 	var b callbackBody
@@ -201,6 +208,9 @@ func (h *callbackHandler) parse(body []byte) (delivery.ChatEvent, error) {
 		Token:       string(b.MessageToken),
 		Phone:       b.PhoneNumber,
 		OptionIndex: -1,
+	}
+	if b.Timestamp > maxTimestamp {
+		return delivery.ChatEvent{}, fmt.Errorf("timestamp %d is past the year 9999", b.Timestamp)
 	}
 	if b.Timestamp > 0 {
 		ev.At = time.UnixMilli(b.Timestamp).UTC()

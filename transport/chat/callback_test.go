@@ -135,6 +135,8 @@ func TestCallbackHandlerRefusals(t *testing.T) {
 		{"unknown event", http.MethodPost, strings.Replace(good, `"status","message_token"`, `"typing","message_token"`, 1), "", 0, http.StatusBadRequest, false},
 		{"unknown status", http.MethodPost, strings.Replace(good, `"delivered"`, `"read"`, 1), "", 0, http.StatusBadRequest, false},
 		{"bad tracking_data", http.MethodPost, strings.Replace(good, msgID, "message-1", 1), "", 0, http.StatusBadRequest, false},
+		{"timestamp past 9999", http.MethodPost, strings.Replace(good, "1731234567890", "253402300800000", 1), "", 0, http.StatusBadRequest, false},
+		{"last timestamp of 9999", http.MethodPost, strings.Replace(good, "1731234567890", "253402300799999", 1), "", 0, http.StatusOK, true},
 		{"no tracking_data", http.MethodPost, `{"event":"status","status":"seen"}`, "", 0, http.StatusBadRequest, false},
 		{"negative option", http.MethodPost, `{"event":"reply","tracking_data":"` + msgID + `","survey":{"option_index":-1}}`, "", 0, http.StatusBadRequest, false},
 		{"survey without option", http.MethodPost, `{"event":"reply","tracking_data":"` + msgID + `","survey":{}}`, "", 0, http.StatusBadRequest, false},
