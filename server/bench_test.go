@@ -52,7 +52,7 @@ func benchAddMessage(b *testing.B, opt func(*envConfig)) {
 }
 
 // BenchmarkBulkRequest200k measures reading a bulk request with the most
-// recipients allowed (200,000, about 6 MB of JSON) as a stream, and
+// recipients allowed (200,000, about 13 MB of JSON) as a stream, and
 // screening them: the company's capacity is too small, so each request
 // ends in a 429 once the recipients are read and checked.
 func BenchmarkBulkRequest200k(b *testing.B) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,39 +172,24 @@ func (p *recipientPlaceholders) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// decodePlaceholders decodes a placeholders object; errors name fields
-// under prefix.
+// decodePlaceholders decodes a placeholders object in one pass, with the
+// rules of texts.readPlaceholders; errors name fields under prefix.
+// Invalid UTF-8, which encoding/json lets through, is refused.
 func decodePlaceholders(b []byte, prefix string) (map[string]string, error) {
-	if string(b) == "null" {
-		return nil, nil
-	}
-	var m map[string]string
-	if err := json.Unmarshal(b, &m); err == nil {
-		return m, nil
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, &fieldError{field: prefix, msg: "placeholders must be an object of names to values"}
-	}
-	if prefix != "" {
-		prefix += "."
-	}
-	m = make(map[string]string, len(raw))
-	for k, v := range raw {
-		switch {
-		case len(v) == 0 || string(v) == "null":
-		case v[0] == '"':
-			var s string
-			if err := json.Unmarshal(v, &s); err != nil {
-				return nil, &fieldError{field: prefix + k, msg: "placeholder " + k + " is not a valid string"}
-			}
-			m[k] = s
-		case string(v) == "true" || string(v) == "false" || v[0] == '-' || (v[0] >= '0' && v[0] <= '9'):
-			m[k] = string(v)
-		default:
-			return nil, &fieldError{field: prefix + k, msg: "placeholder " + k + " must be a string, a number or a boolean"}
+	t := texts{text: make([]byte, 0, len(b)), pending: make([]pendingText, 0, 4)}
+	m, err := t.readPlaceholders(jsontext.NewDecoder(bytes.NewBuffer(b), jsontext.AllowDuplicateNames(true)))
+	var fErr *fieldError
+	switch {
+	case errors.As(err, &fErr):
+		return nil, &fieldError{field: joinPath(prefix, fErr.field), msg: fErr.msg}
+	case err != nil:
+		var synErr *jsontext.SyntacticError
+		if errors.As(err, &synErr) {
+			err = synErr.Err
 		}
+		return nil, &fieldError{field: prefix, msg: "placeholders are not valid JSON: " + err.Error()}
 	}
+	t.flush(nil)
 	return m, nil
 }
 

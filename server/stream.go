@@ -1,12 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -17,7 +17,9 @@ import (
 // Sending requests carry up to 200,000 recipients. They are read with a
 // streaming tokenizer (jsontext) rather than encoding/json's reflection:
 // each recipient is read token by token, straight into a
-// campaign.Recipient, and the rest of the body is never held whole.
+// campaign.Recipient, and the rest of the body is never held whole. The
+// strings of the recipients are not allocated one by one either (see
+// texts).
 
 // sendFields are the fields of a sending request beside recipients: each
 // key names the pointer its value is decoded into (with encoding/json).
@@ -102,175 +104,312 @@ func (s *server) decodeRecipients(dec *jsontext.Decoder, direct bool, contentLen
 		return nil, readError(err, "recipients")
 	case '[':
 	case jsontext.KindInvalid:
-		_, err := dec.ReadToken()
-		return nil, decodeError(err, "recipients")
+		return nil, peekError(dec, "recipients")
 	default:
-		if err := dec.SkipValue(); err != nil {
-			return nil, decodeError(err, "recipients")
-		}
-		return nil, invalidField("recipients", "recipients must be an array")
+		return nil, notA(dec, "recipients", "recipients must be an array")
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, decodeError(err, "recipients")
 	}
 	limit := s.campaigns.Limits().MaxRecipients
 	out := make([]campaign.Recipient, 0, recipientsCap(contentLength, limit))
-	for i := 0; dec.PeekKind() != ']'; i++ {
+	t := texts{names: make(map[string]string)}
+	for i := 0; ; i++ {
+		switch dec.PeekKind() {
+		case ']':
+			if _, err := dec.ReadToken(); err != nil {
+				return nil, decodeError(err, "recipients")
+			}
+			t.flush(out)
+			return out, nil
+		case jsontext.KindInvalid:
+			return nil, peekError(dec, "recipients")
+		}
 		if i == limit {
 			return nil, messaging.Errorf(messaging.Invalid, messaging.NameTooManyRecipients,
 				"A request may carry at most %d recipients", limit)
 		}
-		rc, err := decodeRecipient(dec, i, direct)
-		if err != nil {
+		out = append(out, campaign.Recipient{})
+		if err := t.readRecipient(dec, out, i, direct); err != nil {
 			return nil, err
 		}
-		out = append(out, rc)
+		if len(t.text) >= textBatch {
+			t.flush(out)
+		}
 	}
-	if _, err := dec.ReadToken(); err != nil { // ]
-		return nil, decodeError(err, "recipients")
-	}
-	return out, nil
 }
 
-// decodeRecipient reads recipients[i]. Names match as encoding/json
-// matches them: exactly, else without regard to case; unknown ones are
-// skipped; null values leave a field empty.
-func decodeRecipient(dec *jsontext.Decoder, i int, direct bool) (campaign.Recipient, error) {
-	var rc campaign.Recipient
-	path := func() string { return "recipients[" + strconv.Itoa(i) + "]" }
+// recipientPath is the JSON path of recipients[i], for errors.
+func recipientPath(i int) string { return "recipients[" + strconv.Itoa(i) + "]" }
+
+// readRecipient reads recipients[i] into out[i]. Names match as
+// encoding/json matches them: exactly, else without regard to case;
+// unknown ones are skipped. As with encoding/json, a null value leaves a
+// field as it was, and of a name given twice the last value counts
+// (placeholders: null drops the object).
+func (t *texts) readRecipient(dec *jsontext.Decoder, out []campaign.Recipient, i int, direct bool) error {
 	switch dec.PeekKind() {
 	case '{':
 	case 'n':
 		_, err := dec.ReadToken()
-		return rc, readError(err, path())
+		return readError(err, recipientPath(i))
 	case jsontext.KindInvalid:
-		_, err := dec.ReadToken()
-		return rc, decodeError(err, path())
+		return peekError(dec, recipientPath(i))
 	default:
-		if err := dec.SkipValue(); err != nil {
-			return rc, decodeError(err, path())
-		}
-		return rc, invalidField(path(), path()+" must be an object")
+		return notA(dec, recipientPath(i), recipientPath(i)+" must be an object")
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return rc, decodeError(err, path())
+		return decodeError(err, recipientPath(i))
 	}
 	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
+		name, err := t.readName(dec)
 		if err != nil {
-			return rc, decodeError(err, path())
+			return decodeError(err, recipientPath(i))
 		}
-		name := tok.String()
 		switch {
-		case name == "phoneNumber" || strings.EqualFold(name, "phoneNumber"):
-			rc.Phone, err = readString(dec, path, ".phoneNumber")
-		case name == "externalUserId" || strings.EqualFold(name, "externalUserId"):
-			rc.ExternalUserID, err = readString(dec, path, ".externalUserId")
-		case name == "placeholders" || strings.EqualFold(name, "placeholders"):
-			if direct && dec.PeekKind() != 'n' {
-				f := path() + ".placeholders"
-				return rc, invalidField(f, f+": direct sends take no placeholders")
+		case string(name) == "phoneNumber" || bytes.EqualFold(name, []byte("phoneNumber")):
+			err = t.readString(dec, pendingText{i: i, field: phoneField}, i, ".phoneNumber")
+		case string(name) == "externalUserId" || bytes.EqualFold(name, []byte("externalUserId")):
+			err = t.readString(dec, pendingText{i: i, field: externalIDField}, i, ".externalUserId")
+		case string(name) == "placeholders" || bytes.EqualFold(name, []byte("placeholders")):
+			k := dec.PeekKind()
+			if k == jsontext.KindInvalid {
+				return peekError(dec, recipientPath(i)+".placeholders")
 			}
-			rc.Placeholders, err = readPlaceholders(dec, path)
+			if direct && k != 'n' {
+				f := recipientPath(i) + ".placeholders"
+				return invalidField(f, f+": direct sends take no placeholders")
+			}
+			var m map[string]string
+			if m, err = t.readPlaceholders(dec); err != nil {
+				return decodeError(err, recipientPath(i)+".placeholders")
+			}
+			out[i].Placeholders = m
 		default:
 			if err := dec.SkipValue(); err != nil {
-				return rc, decodeError(err, path())
+				return decodeError(err, recipientPath(i))
 			}
 		}
 		if err != nil {
-			return rc, err
+			return err
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil { // }
-		return rc, decodeError(err, path())
+		return decodeError(err, recipientPath(i))
 	}
-	return rc, nil
+	return nil
 }
 
-// readString reads a string value, "" for null; anything else is an
-// error on the field path()+name (built only then).
-func readString(dec *jsontext.Decoder, path func() string, name string) (string, error) {
-	field := func() string { return path() + name }
+// readString reads a string value bound for to, a field of recipients[i];
+// null leaves the field as it is. Anything else is an error on the
+// field recipientPath(i)+name.
+func (t *texts) readString(dec *jsontext.Decoder, to pendingText, i int, name string) error {
 	switch dec.PeekKind() {
-	case '"', 'n':
-		tok, err := dec.ReadToken()
+	case '"':
+		raw, err := dec.ReadValue()
+		if err == nil {
+			err = t.add(raw, to)
+		}
 		if err != nil {
-			return "", decodeError(err, field())
+			return decodeError(err, recipientPath(i)+name)
 		}
-		if tok.Kind() == 'n' {
-			return "", nil
-		}
-		return tok.String(), nil
-	case jsontext.KindInvalid:
+		return nil
+	case 'n':
 		_, err := dec.ReadToken()
-		return "", decodeError(err, field())
+		return readError(err, recipientPath(i)+name)
+	case jsontext.KindInvalid:
+		return peekError(dec, recipientPath(i)+name)
 	}
-	if err := dec.SkipValue(); err != nil {
-		return "", decodeError(err, field())
-	}
-	return "", invalidField(field(), field()+" must be a string")
+	field := recipientPath(i) + name
+	return notA(dec, field, field+" must be a string")
 }
 
-// readPlaceholders reads a recipient's placeholders object, with the rules
-// of decodePlaceholders: strings, numbers (as written) and booleans; null
-// values are left out; nil for null.
-func readPlaceholders(dec *jsontext.Decoder, path func() string) (map[string]string, error) {
-	field := func() string { return path() + ".placeholders" } // built on errors only
+// readPlaceholders reads a placeholders object: strings, numbers (as
+// written) and booleans; null values are left out, and of a name given
+// twice the last value counts (null too); nil for null. Its values are
+// set on the next flush. An error is of jsontext, or a *fieldError whose
+// field is relative to the object.
+func (t *texts) readPlaceholders(dec *jsontext.Decoder) (map[string]string, error) {
 	switch dec.PeekKind() {
 	case '{':
 	case 'n':
 		_, err := dec.ReadToken()
-		return nil, readError(err, field())
+		return nil, err
 	case jsontext.KindInvalid:
 		_, err := dec.ReadToken()
-		return nil, decodeError(err, field())
+		return nil, err
 	default:
 		if err := dec.SkipValue(); err != nil {
-			return nil, decodeError(err, field())
+			return nil, err
 		}
-		return nil, invalidField(field(), "placeholders must be an object of names to values")
+		return nil, &fieldError{msg: "placeholders must be an object of names to values"}
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return nil, decodeError(err, field())
+		return nil, err
 	}
 	m := make(map[string]string, 1)
 	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
+		name, err := t.readName(dec)
 		if err != nil {
-			return nil, decodeError(err, field())
+			return nil, err
 		}
-		k := tok.String()
+		k := t.intern(name)
 		switch dec.PeekKind() {
-		case '"', 't', 'f':
-			v, err := dec.ReadToken()
-			if err != nil {
-				return nil, decodeError(err, field()+"."+k)
+		case '"', 't', 'f', '0': // a number as written
+			raw, err := dec.ReadValue()
+			if err == nil {
+				err = t.add(raw, pendingText{m: m, name: k})
 			}
-			m[k] = v.String()
-		case '0':
-			v, err := dec.ReadValue() // the number as written
 			if err != nil {
-				return nil, decodeError(err, field()+"."+k)
+				return nil, err
 			}
-			m[k] = string(v)
-		case 'n':
+		case 'n': // no value, also in place of an earlier one
 			if _, err := dec.ReadToken(); err != nil {
-				return nil, decodeError(err, field()+"."+k)
+				return nil, err
 			}
+			t.pending = append(t.pending, pendingText{m: m, name: k, start: -1})
 		case jsontext.KindInvalid:
 			_, err := dec.ReadToken()
-			return nil, decodeError(err, field()+"."+k)
+			return nil, err
 		default:
 			if err := dec.SkipValue(); err != nil {
-				return nil, decodeError(err, field()+"."+k)
+				return nil, err
 			}
-			return nil, invalidField(field()+"."+k, "placeholder "+k+" must be a string, a number or a boolean")
+			return nil, &fieldError{field: k, msg: "placeholder " + k + " must be a string, a number or a boolean"}
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil { // }
-		return nil, decodeError(err, field())
+		return nil, err
 	}
 	return m, nil
+}
+
+// textBatch is about how many bytes of text texts gathers before it
+// makes them a string: a few hundred recipients' worth.
+const textBatch = 16 << 10
+
+// texts reads the strings of recipients without allocating each: their
+// bytes are appended to text, and every textBatch bytes (and at the end)
+// flush makes text one string and sets each value to its part of it.
+// Placeholder names, which repeat from one recipient to the next, are
+// made strings once. The strings of a batch share its memory, which stays
+// in use while any of them is.
+type texts struct {
+	text    []byte
+	pending []pendingText
+	names   map[string]string // placeholder names seen, each its own value; nil: none kept
+	scratch []byte            // a name being unescaped
+}
+
+// maxNames bounds the placeholder names texts keeps for reuse.
+const maxNames = 1024
+
+// textField names a string field of a recipient.
+type textField uint8
+
+const (
+	phoneField textField = iota
+	externalIDField
+)
+
+// pendingText is a value waiting for flush, text[start:end]: the value of
+// the placeholder name of m when m is set (none when start is -1), else
+// the field of out[i].
+type pendingText struct {
+	m          map[string]string
+	name       string
+	i          int
+	field      textField
+	start, end int
+}
+
+// add appends the value raw (a string, unquoted, or a literal as written)
+// to the batch, bound for p (start and end are set here).
+func (t *texts) add(raw jsontext.Value, p pendingText) error {
+	p.start = len(t.text)
+	switch {
+	case raw[0] != '"':
+		t.text = append(t.text, raw...)
+	case bytes.IndexByte(raw, '\\') < 0:
+		t.text = append(t.text, raw[1:len(raw)-1]...)
+	default:
+		var err error
+		if t.text, err = jsontext.AppendUnquote(t.text, raw); err != nil {
+			return err
+		}
+	}
+	p.end = len(t.text)
+	t.pending = append(t.pending, p)
+	return nil
+}
+
+// flush makes the batch one string and sets the values waiting for it, in
+// the order they were read (so that of a name given twice the last
+// counts). out holds the recipients (nil when there are none).
+func (t *texts) flush(out []campaign.Recipient) {
+	if len(t.pending) == 0 {
+		return
+	}
+	s := string(t.text)
+	for _, p := range t.pending {
+		switch {
+		case p.m != nil && p.start < 0:
+			delete(p.m, p.name)
+		case p.m != nil:
+			p.m[p.name] = s[p.start:p.end]
+		case p.field == phoneField:
+			out[p.i].Phone = s[p.start:p.end]
+		default:
+			out[p.i].ExternalUserID = s[p.start:p.end]
+		}
+	}
+	clear(t.pending) // let go of the maps
+	t.text, t.pending = t.text[:0], t.pending[:0]
+}
+
+// readName reads an object name, unescaped; it is valid until the next
+// read.
+func (t *texts) readName(dec *jsontext.Decoder) ([]byte, error) {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1], nil
+	}
+	t.scratch, err = jsontext.AppendUnquote(t.scratch[:0], raw)
+	return t.scratch, err
+}
+
+// intern returns name as a string: when names is set, the same string for
+// the same name (up to maxNames names).
+func (t *texts) intern(name []byte) string {
+	if s, ok := t.names[string(name)]; ok {
+		return s
+	}
+	s := string(name)
+	if t.names != nil && len(t.names) < maxNames {
+		t.names[s] = s
+	}
+	return s
+}
+
+// peekError is the error behind a PeekKind of KindInvalid, for the value
+// at field.
+func peekError(dec *jsontext.Decoder, field string) error {
+	if _, err := dec.ReadToken(); err != nil {
+		return decodeError(err, field)
+	}
+	return badRequest("Malformed JSON at %s", field) // not reached: PeekKind saw an error
+}
+
+// notA skips the value at field, of the wrong kind, and answers msg (or
+// what went wrong while skipping it).
+func notA(dec *jsontext.Decoder, field, msg string) error {
+	if err := dec.SkipValue(); err != nil {
+		return decodeError(err, field)
+	}
+	return invalidField(field, msg)
 }
 
 // readError is decodeError for an error that may be nil.
