@@ -8,16 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
@@ -202,10 +199,7 @@ func runChat(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	defer store.Close()
-	logger := slog.New(slog.DiscardHandler)
-	if o.verbose {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
+	logger := newLogger(o.verbose)
 
 	// The callback endpoint, as herald serve mounts it.
 	events := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: store, Logger: logger})
@@ -261,26 +255,12 @@ func runChat(ctx context.Context, o options, out io.Writer) error {
 	if o.chat.noCallbacks {
 		cc.callbacks = 0
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- d.Run(runCtx) }()
-	defer func() { stop(); <-done }()
-
-	stopProfile, err := startProfile(o)
+	m, err := startMeasured(ctx, o, store, d, cc.company.ID, cc.campaign.ID)
 	if err != nil {
 		return err
 	}
-	defer stopProfile()
-	var peakHeap atomic.Uint64
-	sampling := make(chan struct{})
-	go sampleHeap(&peakHeap, sampling)
-	cpu0, sys0 := cpuTime(), machineCPU()
-	start := time.Now()
-	if err := store.TransitionCampaign(ctx, cc.company.ID, cc.campaign.ID, []messaging.CampaignStatus{messaging.CampaignReady},
-		messaging.CampaignInProgress, time.Now(), ""); err != nil {
-		return fmt.Errorf("start the campaign: %w", err)
-	}
-	d.Wake()
+	defer m.close()
+	start, cpu0 := m.start, m.cpu0
 	var sent, delivered, all *milestone
 	mark := func() *milestone { return &milestone{at: time.Since(start), cpu: cpuTime() - cpu0} }
 	var got messaging.Campaign
@@ -307,10 +287,8 @@ func runChat(ctx context.Context, o options, out io.Writer) error {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	sysCPU := machineCPU() - sys0
-	close(sampling)
-	stopProfile()
-	if err := writeMemProfile(o.memprofile); err != nil {
+	sysCPU, err := m.finish(o)
+	if err != nil {
 		return err
 	}
 	got, err = store.GetCampaign(ctx, cc.company.ID, cc.campaign.ID)
@@ -321,19 +299,12 @@ func runChat(ctx context.Context, o options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-
 	n := float64(o.messages)
-	db := "SQLite"
-	if strings.HasPrefix(dbURL, "postgres") {
-		db = "Postgres"
-	}
 	rate := func(m *milestone) string {
 		return fmt.Sprintf("%-9v %6.0f msgs/s, cpu herald %5.1f µs/msg", m.at.Round(time.Millisecond),
 			n/m.at.Seconds(), float64(m.cpu.Microseconds())/n)
 	}
-	fmt.Fprintf(out, "database            %s\n", db)
+	fmt.Fprintf(out, "database            %s\n", dbName(dbURL))
 	fmt.Fprintf(out, "campaign            %d chat messages, type %s (%d accepted by the provider, %d refused)\n",
 		o.messages, o.chat.template, cc.accepted, o.messages-cc.accepted)
 	fmt.Fprintf(out, "final counts        sent %d, delivered %d, seen %d, failed %d\n",
@@ -349,13 +320,7 @@ func runChat(ctx context.Context, o options, out io.Writer) error {
 		stored.Load(), notStored.Load(), simStats.CallbacksSent, simStats.CallbackFailures, simStats.CallbacksAbandoned)
 	fmt.Fprintf(out, "provider            %d requests, %d accepted, %d already sent, %d refused, %d HTTP errors\n",
 		simStats.Requests, simStats.Accepted, simStats.AlreadySent, simStats.Rejected, simStats.HTTPErrors)
-	fmt.Fprintf(out, "cpu simulator       %.1f µs/msg\n", float64(simCPU.Microseconds())/n)
-	fmt.Fprintf(out, "cpu machine         %.1f µs/msg (every process: herald, simulator, database, anything else running)\n",
-		float64(sysCPU.Microseconds())/n)
-	fmt.Fprintf(out, "peak heap (run)     %.0f MiB\n", float64(peakHeap.Load())/(1<<20))
-	fmt.Fprintf(out, "peak RSS (process)  %.0f MiB\n", float64(ru.Maxrss)/1024)
-	obs.print(out)
-	fmt.Fprintf(out, "machine             %d CPUs, %s %s/%s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	m.report(out, n, simCPU, sysCPU, obs)
 	return nil
 }
 

@@ -195,10 +195,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer func() { _ = simCmd.Process.Kill() }()
 
-	logger := slog.New(slog.DiscardHandler)
-	if o.verbose {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
+	logger := newLogger(o.verbose)
 	var d *delivery.Dispatcher
 	client, err := smpp.New(smpp.Config{Addr: addr, SystemID: "herald", Password: "secret", Window: o.window,
 		ReceiptConcurrency: o.receipts, Logger: logger,
@@ -221,26 +218,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("prepare the campaign: %w", err)
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- d.Run(runCtx) }()
-	defer func() { stop(); <-done }()
-
-	stopProfile, err := startProfile(o)
+	m, err := startMeasured(ctx, o, store, d, co.ID, c.ID)
 	if err != nil {
 		return err
 	}
-	defer stopProfile()
-	var peakHeap atomic.Uint64
-	sampling := make(chan struct{})
-	go sampleHeap(&peakHeap, sampling)
-	cpu0, sys0 := cpuTime(), machineCPU()
-	start := time.Now()
-	if err := store.TransitionCampaign(ctx, co.ID, c.ID, []messaging.CampaignStatus{messaging.CampaignReady},
-		messaging.CampaignInProgress, time.Now(), ""); err != nil {
-		return fmt.Errorf("start the campaign: %w", err)
-	}
-	d.Wake()
+	defer m.close()
+	start := m.start
 	var got messaging.Campaign
 	for {
 		got, err = store.GetCampaign(ctx, co.ID, c.ID)
@@ -257,10 +240,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 	}
 	elapsed := time.Since(start)
-	cpu, sysCPU := cpuTime()-cpu0, machineCPU()-sys0
-	close(sampling)
-	stopProfile()
-	if err := writeMemProfile(o.memprofile); err != nil {
+	cpu := cpuTime() - m.cpu0
+	sysCPU, err := m.finish(o)
+	if err != nil {
 		return err
 	}
 	_ = simIn.Close()
@@ -268,26 +250,99 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return fmt.Errorf("simulator: %w", err)
 	}
 	simCPU := simCmd.ProcessState.UserTime() + simCmd.ProcessState.SystemTime()
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 
 	n := float64(o.messages)
-	db := "SQLite"
-	if strings.HasPrefix(dbURL, "postgres") {
-		db = "Postgres"
-	}
-	fmt.Fprintf(out, "database            %s\n", db)
+	fmt.Fprintf(out, "database            %s\n", dbName(dbURL))
 	fmt.Fprintf(out, "messages            %d (%d delivered, %d failed)\n", o.messages, got.Counts.Delivered, got.Counts.Failed)
 	fmt.Fprintf(out, "elapsed             %v\n", elapsed.Round(time.Millisecond))
 	fmt.Fprintf(out, "throughput          %.0f msgs/s\n", n/elapsed.Seconds())
 	fmt.Fprintf(out, "cpu herald          %.1f µs/msg (%v user+sys)\n", float64(cpu.Microseconds())/n, cpu.Round(time.Millisecond))
+	m.report(out, n, simCPU, sysCPU, obs)
+	return nil
+}
+
+// measurement is a campaign run under measurement: the dispatcher running,
+// the profiles the options ask for, the Go heap sampled, the CPU counted
+// from the campaign's start.
+type measurement struct {
+	start       time.Time
+	cpu0, sys0  time.Duration
+	peakHeap    atomic.Uint64
+	sampling    chan struct{}
+	sampled     sync.Once
+	stopProfile func()
+	stopRun     func()
+}
+
+// startMeasured runs d, starts the profiles and the heap sampling, takes
+// the CPU baselines and starts the Ready campaign; close ends it all.
+func startMeasured(ctx context.Context, o options, store *sqlstore.Store, d *delivery.Dispatcher, companyID, campaignID messaging.ID) (*measurement, error) {
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(runCtx) }()
+	m := &measurement{sampling: make(chan struct{}), stopRun: func() { stop(); <-done }}
+	stopProfile, err := startProfile(o)
+	if err != nil {
+		m.stopRun()
+		return nil, err
+	}
+	m.stopProfile = stopProfile
+	go sampleHeap(&m.peakHeap, m.sampling)
+	m.cpu0, m.sys0 = cpuTime(), machineCPU()
+	m.start = time.Now()
+	if err := store.TransitionCampaign(ctx, companyID, campaignID, []messaging.CampaignStatus{messaging.CampaignReady},
+		messaging.CampaignInProgress, time.Now(), ""); err != nil {
+		m.close()
+		return nil, fmt.Errorf("start the campaign: %w", err)
+	}
+	d.Wake()
+	return m, nil
+}
+
+// finish ends the sampling and the profiles, writes the allocation profile
+// and returns the machine's CPU time since the start.
+func (m *measurement) finish(o options) (time.Duration, error) {
+	sysCPU := machineCPU() - m.sys0
+	m.sampled.Do(func() { close(m.sampling) })
+	m.stopProfile()
+	return sysCPU, writeMemProfile(o.memprofile)
+}
+
+// close stops what startMeasured started.
+func (m *measurement) close() {
+	m.sampled.Do(func() { close(m.sampling) })
+	m.stopProfile()
+	m.stopRun()
+}
+
+// report prints the figures every run ends with, per message of n.
+func (m *measurement) report(out io.Writer, n float64, simCPU, sysCPU time.Duration, obs *batchStats) {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	fmt.Fprintf(out, "cpu simulator       %.1f µs/msg\n", float64(simCPU.Microseconds())/n)
-	fmt.Fprintf(out, "cpu machine         %.1f µs/msg (every process: herald, simulator, database, anything else running)\n", float64(sysCPU.Microseconds())/n)
-	fmt.Fprintf(out, "peak heap (run)     %.0f MiB\n", float64(peakHeap.Load())/(1<<20))
+	fmt.Fprintf(out, "cpu machine         %.1f µs/msg (every process: herald, simulator, database, anything else running)\n",
+		float64(sysCPU.Microseconds())/n)
+	fmt.Fprintf(out, "peak heap (run)     %.0f MiB\n", float64(m.peakHeap.Load())/(1<<20))
 	fmt.Fprintf(out, "peak RSS (process)  %.0f MiB\n", float64(ru.Maxrss)/1024)
 	obs.print(out)
 	fmt.Fprintf(out, "machine             %d CPUs, %s %s/%s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return nil
+}
+
+// dbName names the database of a URL.
+func dbName(dbURL string) string {
+	if strings.HasPrefix(dbURL, "postgres") {
+		return "Postgres"
+	}
+	return "SQLite"
+}
+
+// newLogger discards the dispatcher's logs, or with verbose shows its
+// warnings.
+func newLogger(verbose bool) *slog.Logger {
+	if verbose {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return slog.New(slog.DiscardHandler)
 }
 
 // startProfile starts the CPU profile and the goroutine dump the options
