@@ -2,32 +2,23 @@ package delivery_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"fmt"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore"
+	"github.com/heraldhq/herald/store/sqlstore/pgtest"
 	"github.com/heraldhq/herald/transport/chat"
 	"github.com/heraldhq/herald/transport/chatsim"
 	"github.com/heraldhq/herald/transport/smpp"
 	"github.com/heraldhq/herald/transport/smscsim"
 )
-
-// postgresEnv names the variable holding the URL of a Postgres database
-// the tests may create schemas in.
-const postgresEnv = "HERALD_TEST_POSTGRES_URL"
 
 // database is a kind of database the integration tests run on.
 type database struct {
@@ -37,34 +28,7 @@ type database struct {
 
 var databases = []database{
 	{"sqlite", func(t testing.TB) string { return "sqlite://" + filepath.Join(t.TempDir(), "herald.db") }},
-	{"postgres", postgresURL},
-}
-
-// postgresURL returns the URL of a fresh schema of the test database,
-// dropped when the test ends; it skips the test without one.
-func postgresURL(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv(postgresEnv)
-	if base == "" {
-		t.Skipf("Postgres tests need %s", postgresEnv)
-	}
-	var suffix [6]byte
-	_, _ = rand.Read(suffix[:])
-	schema := "herald_test_" + hex.EncodeToString(suffix[:])
-	admin := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(base)))
-	t.Cleanup(func() { _ = admin.Close() })
-	_, err := admin.ExecContext(context.Background(), "CREATE SCHEMA "+schema)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE")
-		require.NoError(t, err)
-	})
-	u, err := url.Parse(base)
-	require.NoError(t, err)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	{"postgres", pgtest.SchemaURL},
 }
 
 // openStore opens a store on rawURL, closed when the test ends.

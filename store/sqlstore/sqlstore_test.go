@@ -1,11 +1,7 @@
 package sqlstore_test
 
 import (
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore"
+	"github.com/heraldhq/herald/store/sqlstore/pgtest"
 	"github.com/heraldhq/herald/store/storetest"
 	"github.com/heraldhq/herald/survey"
 )
@@ -30,41 +27,9 @@ var (
 	_ storetest.Store = (*sqlstore.Store)(nil)
 )
 
-// postgresEnv names the variable holding the URL of a Postgres database
-// the tests may create schemas in.
-const postgresEnv = "HERALD_TEST_POSTGRES_URL"
-
 // sqliteURL returns the URL of a fresh SQLite database file.
 func sqliteURL(t testing.TB) string {
 	return "sqlite://" + filepath.Join(t.TempDir(), "herald.db")
-}
-
-// postgresURL returns the URL of a fresh, empty schema of the test
-// database, dropped when the test ends; it skips the test without one.
-func postgresURL(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv(postgresEnv)
-	if base == "" {
-		t.Skipf("Postgres tests need %s (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", postgresEnv)
-	}
-	var suffix [6]byte
-	_, _ = rand.Read(suffix[:])
-	schema := "herald_test_" + hex.EncodeToString(suffix[:])
-	admin := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(base)))
-	t.Cleanup(func() { _ = admin.Close() })
-	_, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		// t.Context is done by now.
-		_, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE")
-		require.NoError(t, err)
-	})
-	u, err := url.Parse(base)
-	require.NoError(t, err)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // open opens a store on rawURL, closed when the test ends.
@@ -83,7 +48,7 @@ var databases = []struct {
 	url  func(testing.TB) string
 }{
 	{"sqlite", sqliteURL},
-	{"postgres", postgresURL},
+	{"postgres", pgtest.SchemaURL},
 }
 
 func TestConformance(t *testing.T) {

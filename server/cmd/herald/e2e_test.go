@@ -4,15 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,10 +20,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore"
+	"github.com/heraldhq/herald/store/sqlstore/pgtest"
 )
 
 // TestBinary builds the herald binary once and runs it as an operator
@@ -55,10 +51,10 @@ func TestBinary(t *testing.T) {
 	})
 	for _, db := range []struct {
 		name string
-		url  func(t *testing.T) string
+		url  func(t testing.TB) string
 	}{
-		{"sqlite", func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "herald.db") }},
-		{"postgres", postgresURL},
+		{"sqlite", func(t testing.TB) string { return "sqlite://" + filepath.Join(t.TempDir(), "herald.db") }},
+		{"postgres", pgtest.SchemaURL},
 	} {
 		t.Run(db.name, func(t *testing.T) {
 			t.Run("serve", func(t *testing.T) { testServe(t, bin, db.url(t)) })
@@ -66,34 +62,6 @@ func TestBinary(t *testing.T) {
 		})
 	}
 	t.Run("simulators", func(t *testing.T) { testSimulators(t, bin) })
-}
-
-// postgresURL returns the URL of a fresh schema of the database
-// HERALD_TEST_POSTGRES_URL names, dropped when the test ends; it skips the
-// test without that variable.
-func postgresURL(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("HERALD_TEST_POSTGRES_URL")
-	if base == "" {
-		t.Skip("Postgres tests need HERALD_TEST_POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
-	}
-	var suffix [6]byte
-	_, _ = rand.Read(suffix[:])
-	schema := "herald_binary_" + hex.EncodeToString(suffix[:])
-	admin := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(base)))
-	t.Cleanup(func() { _ = admin.Close() })
-	_, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE")
-		require.NoError(t, err)
-	})
-	u, err := url.Parse(base)
-	require.NoError(t, err)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // testServe runs herald serve without transports: a company provisioned
