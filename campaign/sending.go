@@ -20,12 +20,8 @@ const (
 	MaxExternalUserIDLen      = 100
 )
 
-// insertChunk is how many messages a preparation writes per store call,
-// and insertWriters how many such calls it makes at once.
-const (
-	insertChunk   = 10_000
-	insertWriters = 2
-)
+// insertChunk is how many messages a preparation writes per store call.
+const insertChunk = 10_000
 
 // Recipient is one addressee of a send.
 type Recipient struct {
@@ -346,22 +342,21 @@ func (s *Service) prepare(ctx context.Context, c messaging.Campaign, recipients 
 }
 
 func (s *Service) insertAll(ctx context.Context, c messaging.Campaign, recipients []Recipient, render func(Recipient) template.Rendered) error {
-	// A renderer fills chunks while insertWriters store calls write the
-	// ones before them: rendering overlaps with writing, and a database
-	// that takes writes side by side (Postgres) takes two at once.
+	// Rendering a chunk overlaps with writing the one before it: a
+	// renderer fills one of two buffers while the store writes the other.
 	type chunk struct {
 		batch      []messaging.Message
 		msgs       []*messaging.Message
 		start, end int
 	}
 	size := min(insertChunk, len(recipients))
-	free := make(chan chunk, insertWriters+1)
-	for range insertWriters + 1 {
+	free := make(chan chunk, 2)
+	for range 2 {
 		free <- chunk{batch: make([]messaging.Message, 0, size), msgs: make([]*messaging.Message, 0, size)}
 	}
-	full := make(chan chunk, insertWriters)
+	full := make(chan chunk, 1)
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	defer cancel() // stops the renderer when a write fails
 	go func() {
 		defer close(full)
 		for start := 0; start < len(recipients); start += insertChunk {
@@ -393,31 +388,18 @@ func (s *Service) insertAll(ctx context.Context, c messaging.Campaign, recipient
 			}
 		}
 	}()
-	errs := make(chan error, insertWriters)
-	for range insertWriters {
-		go func() {
-			for ch := range full {
-				if err := ctx.Err(); err != nil {
-					errs <- err
-					return
-				}
-				if err := s.store.InsertMessages(ctx, ch.msgs); err != nil {
-					cancel()
-					errs <- fmt.Errorf("insert messages %d-%d: %w", ch.start, ch.end, err)
-					return
-				}
-				free <- ch
-			}
-			errs <- nil
-		}()
-	}
-	var err error
-	for range insertWriters {
-		if werr := <-errs; werr != nil && err == nil {
-			err = werr
+	written := 0
+	for ch := range full {
+		if err := s.store.InsertMessages(ctx, ch.msgs); err != nil {
+			return fmt.Errorf("insert messages %d-%d: %w", ch.start, ch.end, err)
 		}
+		written = ch.end
+		free <- ch
 	}
-	return err
+	if written < len(recipients) { // the renderer stopped: ctx ended
+		return fmt.Errorf("insert messages from %d: %w", written, ctx.Err())
+	}
+	return nil
 }
 
 // screen applies the recipient rules: at most MaxRecipients, numbers

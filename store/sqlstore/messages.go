@@ -75,14 +75,6 @@ func (s *Store) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs 
 // every message must belong to that company and the batch is admitted
 // against maxPending.
 func (s *Store) insertMessages(ctx context.Context, tx *txn, b *batch, admitFor messaging.ID, maxPending int) error {
-	if admitFor.IsZero() {
-		// Rows first, campaigns locked last and briefly: batches of one
-		// campaign written at once (a bulk preparation writes two) then
-		// wait for each other only for their counters.
-		if err := s.insertRows(ctx, tx, b); err != nil {
-			return err
-		}
-	}
 	var campaignIDs []messaging.ID
 	for i, m := range b.msgs {
 		if i == 0 || m.CampaignID != b.msgs[i-1].CampaignID {
@@ -127,10 +119,8 @@ func (s *Store) insertMessages(ctx context.Context, tx *txn, b *batch, admitFor 
 		}
 		delete(pending, admitFor)
 	}
-	if !admitFor.IsZero() {
-		if err := s.insertRows(ctx, tx, b); err != nil {
-			return err
-		}
+	if err := s.insertRows(ctx, tx, b); err != nil {
+		return err
 	}
 	ids := make([]messaging.ID, 0, len(deltas))
 	for id := range deltas {

@@ -62,8 +62,7 @@ func (s *Store) newAdmitQueries() admitQueries {
 	lock := "SELECT id, company_id, status, planned, " + counterColumns + " FROM campaigns WHERE id IN (" +
 		s.jsonIDList() + ") ORDER BY id"
 	if s.dialect == dialectPostgres {
-		// NO KEY: the counters change, never the key.
-		lock += " FOR NO KEY UPDATE"
+		lock += " FOR UPDATE"
 	}
 	col := counterColumn(messaging.StatusPending, false)
 	return admitQueries{
