@@ -101,16 +101,25 @@ type StatusUpdate struct {
 // recorded the change, is now or u.At, whichever is later: a provider's
 // time (an SMSC's done date has minute precision) never sets it back. at,
 // the time of the status itself (sentAt, deliveredAt, seenAt), is u.At,
-// but a delivery or a view is never earlier than the send.
-func (u StatusUpdate) Times(sentAt *time.Time, now time.Time) (updatedAt, at time.Time) {
+// but a delivery or a view is never earlier than the send. sent is the
+// sentAt a delivery or view of a message not recorded sent gives it (a
+// callback that overtook the send's own result: the message was sent by
+// then, and the late result is no forward move); nil otherwise.
+func (u StatusUpdate) Times(sentAt *time.Time, now time.Time) (updatedAt, at time.Time, sent *time.Time) {
 	updatedAt, at = u.At, u.At
 	if now.After(updatedAt) {
 		updatedAt = now
 	}
-	if (u.Status == messaging.StatusDelivered || u.Status == messaging.StatusSeen) && sentAt != nil && at.Before(*sentAt) {
+	if u.Status != messaging.StatusDelivered && u.Status != messaging.StatusSeen {
+		return updatedAt, at, nil
+	}
+	if sentAt == nil {
+		return updatedAt, at, &at
+	}
+	if at.Before(*sentAt) {
 		at = *sentAt
 	}
-	return updatedAt, at
+	return updatedAt, at, nil
 }
 
 // ReceiptOutcome is what ApplyReceipts did with one receipt.

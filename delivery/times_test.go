@@ -21,21 +21,24 @@ func TestStatusUpdateTimes(t *testing.T) {
 		sentAt        *time.Time
 		now           time.Time
 		updated, when time.Time
+		sent          *time.Time
 	}{
-		{"send recorded at its own time", messaging.StatusSent, sec(5), nil, sec(5), sec(5), sec(5)},
-		{"receipt after the send", messaging.StatusDelivered, sec(30), ptr(sec(5)), sec(31), sec(31), sec(30)},
-		{"receipt dated before the send", messaging.StatusDelivered, sec(0), ptr(sec(5)), sec(40), sec(40), sec(5)},
-		{"view dated before the send", messaging.StatusSeen, sec(1), ptr(sec(5)), sec(9), sec(9), sec(5)},
-		{"failure keeps the provider's time", messaging.StatusFailed, sec(1), ptr(sec(5)), sec(9), sec(9), sec(1)},
-		{"delivery of a message never recorded sent", messaging.StatusDelivered, sec(3), nil, sec(9), sec(9), sec(3)},
-		{"provider clock ahead", messaging.StatusDelivered, sec(60), ptr(sec(5)), sec(9), sec(60), sec(60)},
+		{"send recorded at its own time", messaging.StatusSent, sec(5), nil, sec(5), sec(5), sec(5), nil},
+		{"receipt after the send", messaging.StatusDelivered, sec(30), ptr(sec(5)), sec(31), sec(31), sec(30), nil},
+		{"receipt dated before the send", messaging.StatusDelivered, sec(0), ptr(sec(5)), sec(40), sec(40), sec(5), nil},
+		{"view dated before the send", messaging.StatusSeen, sec(1), ptr(sec(5)), sec(9), sec(9), sec(5), nil},
+		{"failure keeps the provider's time", messaging.StatusFailed, sec(1), ptr(sec(5)), sec(9), sec(9), sec(1), nil},
+		{"delivery of a message never recorded sent", messaging.StatusDelivered, sec(3), nil, sec(9), sec(9), sec(3), ptr(sec(3))},
+		{"view of a message never recorded sent", messaging.StatusSeen, sec(4), nil, sec(9), sec(9), sec(4), ptr(sec(4))},
+		{"provider clock ahead", messaging.StatusDelivered, sec(60), ptr(sec(5)), sec(9), sec(60), sec(60), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u := delivery.StatusUpdate{Status: tt.status, At: tt.at}
-			updated, when := u.Times(tt.sentAt, tt.now)
+			updated, when, sent := u.Times(tt.sentAt, tt.now)
 			require.Equal(t, tt.updated, updated, "updatedAt")
 			require.Equal(t, tt.when, when, "status time")
+			require.Equal(t, tt.sent, sent, "sentAt given by the update")
 		})
 	}
 }

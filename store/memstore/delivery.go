@@ -68,12 +68,11 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 		s.companies[m.CompanyID].pending--
 	}
 	var at time.Time
-	m.UpdatedAt, at = u.Times(m.SentAt, now)
+	var impliedSent *time.Time
+	m.UpdatedAt, at, impliedSent = u.Times(m.SentAt, now)
 	m.Status = u.Status
-	if m.SentAt == nil && (u.Status == messaging.StatusDelivered || u.Status == messaging.StatusSeen) {
-		// Reported delivered before its send was recorded: it was sent by
-		// then, and the send's own record will not move it back.
-		m.SentAt = cloneTime(&at)
+	if impliedSent != nil {
+		m.SentAt = impliedSent
 	}
 	switch u.Status {
 	case messaging.StatusSent:

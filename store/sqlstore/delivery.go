@@ -239,12 +239,11 @@ func (st *messageState) apply(u delivery.StatusUpdate, now time.Time) {
 		sent = st.storedSentAt
 	}
 	var at time.Time
-	st.updatedAt, at = u.Times(sent, now)
+	var impliedSent *time.Time
+	st.updatedAt, at, impliedSent = u.Times(sent, now)
 	st.status, st.changed = u.Status, true
-	if sent == nil && (u.Status == messaging.StatusDelivered || u.Status == messaging.StatusSeen) {
-		// Reported delivered before its send was recorded: it was sent by
-		// then, and the send's own record will not move it back.
-		st.sentAt = &at
+	if impliedSent != nil {
+		st.sentAt = impliedSent
 	}
 	switch u.Status {
 	case messaging.StatusSent:
