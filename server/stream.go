@@ -232,10 +232,7 @@ func (t *texts) readString(dec *jsontext.Decoder, to pendingText, i int, name st
 func (t *texts) readPlaceholders(dec *jsontext.Decoder) (map[string]string, error) {
 	switch dec.PeekKind() {
 	case '{':
-	case 'n':
-		_, err := dec.ReadToken()
-		return nil, err
-	case jsontext.KindInvalid:
+	case 'n', jsontext.KindInvalid: // null; or the error the token holds
 		_, err := dec.ReadToken()
 		return nil, err
 	default:
