@@ -211,8 +211,8 @@ func (s *Store) jsonSelect(names []string, kinds []int) string {
 	return b.String()
 }
 
-// jsonIDs returns the JSON array of ids, for an IN list read with
-// jsonIDList.
+// jsonIDs returns the JSON array of ids, for a condition written with
+// jsonIDsIn.
 func (s *Store) jsonIDs(ids []messaging.ID) string {
 	j := s.newJSONRows(len(ids))
 	for i, id := range ids {
@@ -225,17 +225,27 @@ func (s *Store) jsonIDs(ids []messaging.ID) string {
 	return string(j.b) + "]"
 }
 
-// jsonIDList is the subquery of the ids of a jsonIDs argument, for
-// "id IN (...)".
-func (s *Store) jsonIDList() string {
+// jsonIDsIn is the condition that col is one of the ids of a jsonIDs
+// argument.
+func (s *Store) jsonIDsIn(col string) string {
 	if s.dialect == dialectSQLite {
-		return "SELECT unhex(value) FROM json_each(?)"
+		return col + " IN (SELECT unhex(value) FROM json_each(?))"
 	}
-	return "SELECT value::uuid FROM json_array_elements_text(?::json)"
+	return pgAnyOf(col, "SELECT value::uuid FROM json_array_elements_text(?::json)")
 }
 
-// jsonStrings returns the JSON array of strings, for an IN list read with
-// jsonTextList.
+// pgAnyOf is the Postgres condition that col is one of the rows of
+// subquery, written "col = ANY(ARRAY(subquery))": its plan looks each
+// value up in col's index whatever the table's size. With "col IN
+// (subquery)" the generic plan of a prepared statement, made once while
+// the table was small, could join by hash against a scan of the whole
+// table, and kept doing so as the table grew.
+func pgAnyOf(col, subquery string) string {
+	return col + " = ANY(ARRAY(" + subquery + "))"
+}
+
+// jsonStrings returns the JSON array of strings, for a condition written
+// with jsonTextsIn.
 func jsonStrings(ss []string) string {
 	b := []byte{'['}
 	for i, s := range ss {
@@ -247,12 +257,13 @@ func jsonStrings(ss []string) string {
 	return string(append(b, ']'))
 }
 
-// jsonTextList is the subquery of the strings of a jsonStrings argument.
-func (s *Store) jsonTextList() string {
+// jsonTextsIn is the condition that col is one of the strings of a
+// jsonStrings argument.
+func (s *Store) jsonTextsIn(col string) string {
 	if s.dialect == dialectSQLite {
-		return "SELECT value FROM json_each(?)"
+		return col + " IN (SELECT value FROM json_each(?))"
 	}
-	return "SELECT value FROM json_array_elements_text(?::json)"
+	return pgAnyOf(col, "SELECT value FROM json_array_elements_text(?::json)")
 }
 
 // rawQuery runs q in tx through the driver, its ? placeholders bound by
@@ -337,8 +348,8 @@ func (s *Store) queries() *deliveryQueries {
 			lock = " FOR UPDATE"
 		}
 		c.q = deliveryQueries{
-			lockMessages: "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status, sent_at FROM messages WHERE id IN (" +
-				s.jsonIDList() + ") ORDER BY id" + lock,
+			lockMessages: "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status, sent_at FROM messages WHERE " +
+				s.jsonIDsIn("id") + " ORDER BY id" + lock,
 			writeStates: "WITH v AS (" + s.jsonSelect(
 				[]string{"id", "status", "updated_at", "sent_at", "delivered_at", "seen_at", "due_at", "provider_message_id", "details", "sms_error_code"},
 				[]int{jsonID, jsonText, jsonTime, jsonTime, jsonTime, jsonTime, jsonTime, jsonText, jsonText, jsonText}) +
@@ -350,9 +361,9 @@ func (s *Store) queries() *deliveryQueries {
 				", provider_message_id = COALESCE(v.provider_message_id, messages.provider_message_id)" +
 				", details = COALESCE(v.details, messages.details)" +
 				", sms_error_code = COALESCE(v.sms_error_code, messages.sms_error_code)" +
-				" FROM v WHERE messages.id = v.id",
+				" FROM v WHERE messages.id = v.id" + s.pgAlsoIn("messages.id", "SELECT id FROM v"),
 			claimSQLite: "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, updated_at = ? " +
-				"WHERE id IN (" + s.jsonIDList() + ") AND status = 'Pending' RETURNING " + messageColumns(""),
+				"WHERE " + s.jsonIDsIn("id") + " AND status = 'Pending' RETURNING " + messageColumns(""),
 			claimPostgres: "WITH picked AS (" +
 				"SELECT m.id FROM campaigns c CROSS JOIN LATERAL (" +
 				"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? " +
@@ -373,8 +384,8 @@ func (s *Store) queries() *deliveryQueries {
 				"err = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.err ELSE '' END, " +
 				"done_at = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.done_at END " +
 				"RETURNING provider_id, message_id, part_count, state, err, done_at",
-			readParts: "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts WHERE provider_id IN (" +
-				s.jsonTextList() + ")",
+			readParts: "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts WHERE " +
+				s.jsonTextsIn("provider_id"),
 			receiptsInsert: "INSERT INTO sms_parts (provider_id, state, err, done_at, created_at) " +
 				s.jsonSelect([]string{"provider_id", "state", "err", "done_at", "created_at"}, []int{jsonText, jsonText, jsonText, jsonTime, jsonTime}) +
 				" WHERE true ON CONFLICT (provider_id) DO UPDATE SET state = excluded.state, err = excluded.err, " +
@@ -382,17 +393,39 @@ func (s *Store) queries() *deliveryQueries {
 			receiptsUpdate: "WITH v AS (" + s.jsonSelect([]string{"provider_id", "state", "err", "done_at", "created_at"},
 				[]int{jsonText, jsonText, jsonText, jsonTime, jsonTime}) +
 				") UPDATE sms_parts SET state = v.state, err = v.err, done_at = v.done_at" +
-				" FROM v WHERE sms_parts.provider_id = v.provider_id AND sms_parts.state IS NULL" + partReturning,
+				" FROM v WHERE sms_parts.provider_id = v.provider_id AND sms_parts.state IS NULL" +
+				s.pgAlsoIn("sms_parts.provider_id", "SELECT provider_id FROM v") + partReturning,
 			partReceipts: "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts " +
-				"WHERE message_id IN (" + s.jsonIDList() + ") AND part_count > 1 AND state IS NOT NULL",
+				"WHERE " + s.jsonIDsIn("message_id") + " AND part_count > 1 AND state IS NOT NULL",
 		}
 		c.admit = s.newAdmitQueries()
 	})
 	return &c.q
 }
 
+// pgAlsoIn is, on Postgres, the extra condition " AND col = ANY(ARRAY(
+// subquery))" of an UPDATE joined to its batch, which makes its plan look
+// the rows up by index (see pgAnyOf); empty on SQLite.
+func (s *Store) pgAlsoIn(col, subquery string) string {
+	if s.dialect == dialectSQLite {
+		return ""
+	}
+	return " AND " + pgAnyOf(col, subquery)
+}
+
 // partReturning returns a part row as scanPartRow reads it.
 const partReturning = " RETURNING sms_parts.provider_id, sms_parts.message_id, sms_parts.part_count, sms_parts.state, sms_parts.err, sms_parts.done_at"
+
+// preparedTexts lists the statements prepareQueries prepares.
+func (s *Store) preparedTexts() []string {
+	q := s.queries()
+	texts := []string{q.lockMessages, q.writeStates, q.recordParts, q.readParts, q.receiptsInsert, q.receiptsUpdate, q.partReceipts}
+	texts = append(texts, s.stmts.admit.texts()...)
+	if s.dialect == dialectSQLite {
+		return append(texts, q.claimSQLite)
+	}
+	return append(texts, q.claimPostgres)
+}
 
 // prepareQueries prepares the delivery statements once. It runs outside
 // transactions; when it fails the statements run unprepared and the next
@@ -402,14 +435,7 @@ func (s *Store) prepareQueries(ctx context.Context) {
 	if c.ready.Load() {
 		return
 	}
-	q := s.queries()
-	texts := []string{q.lockMessages, q.writeStates, q.recordParts, q.readParts, q.receiptsInsert, q.receiptsUpdate, q.partReceipts}
-	texts = append(texts, c.admit.texts()...)
-	if s.dialect == dialectSQLite {
-		texts = append(texts, q.claimSQLite)
-	} else {
-		texts = append(texts, q.claimPostgres)
-	}
+	texts := s.preparedTexts()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ready.Load() {

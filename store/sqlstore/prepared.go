@@ -59,8 +59,8 @@ type admitQueries struct {
 }
 
 func (s *Store) newAdmitQueries() admitQueries {
-	lock := "SELECT id, company_id, status, planned, " + counterColumns + " FROM campaigns WHERE id IN (" +
-		s.jsonIDList() + ") ORDER BY id"
+	lock := "SELECT id, company_id, status, planned, " + counterColumns + " FROM campaigns WHERE " +
+		s.jsonIDsIn("id") + " ORDER BY id"
 	if s.dialect == dialectPostgres {
 		lock += " FOR UPDATE"
 	}

@@ -1,0 +1,69 @@
+package sqlstore
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/store/sqlstore/pgtest"
+)
+
+// TestPostgresPlansFollowTableGrowth: a statement the store prepared on a
+// connection while the tables were empty, and ran many times then, looks
+// its rows up by index once the tables have grown, as the delivery
+// statements of a process started on a new database must: a plan kept
+// from the empty tables scans all of messages or sms_parts per batch.
+func TestPostgresPlansFollowTableGrowth(t *testing.T) {
+	s, err := Open(t.Context(), pgtest.SchemaURL(t), Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	ctx := t.Context()
+	conn, err := s.db.DB.Conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+
+	const id = "01900000-0000-7000-8000-000000000001"
+	const at = "2026-01-01T00:00:00Z"
+	q := s.queries()
+	statements := []struct{ name, text, arg string }{
+		{"lockMessages", q.lockMessages, `["` + id + `"]`},
+		{"writeStates", q.writeStates, `[["` + id + `","Sent","` + at + `","` + at + `",null,null,null,null,null,null]]`},
+		{"readParts", q.readParts, `["p1"]`},
+		{"receiptsUpdate", q.receiptsUpdate, `[["p1","DELIVRD","000","` + at + `","` + at + `"]]`},
+		{"partReceipts", q.partReceipts, `["` + id + `"]`},
+	}
+	for _, st := range statements {
+		_, err := conn.ExecContext(ctx, "PREPARE "+st.name+" AS "+s.placeholders(st.text))
+		require.NoError(t, err, st.name)
+		// Postgres settles on a generic plan after five runs.
+		for range 8 {
+			_, err := conn.ExecContext(ctx, "EXECUTE "+st.name+"($1)", st.arg)
+			require.NoError(t, err, st.name)
+		}
+	}
+
+	_, err = conn.ExecContext(ctx, "INSERT INTO messages (id, company_id, campaign_id, due_at, created_at, updated_at, channel, status, phone) "+
+		"SELECT ('01900000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, gen_random_uuid(), gen_random_uuid(), now(), now(), now(), "+
+		"'Smpp', 'Sent', '+4477009' || g FROM generate_series(1, 20000) g")
+	require.NoError(t, err)
+	_, err = conn.ExecContext(ctx, "INSERT INTO sms_parts (provider_id, message_id, created_at, part_count) "+
+		"SELECT 'p' || g, ('01900000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, now(), 1 + g % 2 FROM generate_series(1, 20000) g")
+	require.NoError(t, err)
+
+	for _, st := range statements {
+		rows, err := conn.QueryContext(ctx, "EXPLAIN EXECUTE "+st.name+"($1)", st.arg)
+		require.NoError(t, err, st.name)
+		var plan strings.Builder
+		for rows.Next() {
+			var line string
+			require.NoError(t, rows.Scan(&line))
+			fmt.Fprintln(&plan, line)
+		}
+		require.NoError(t, rows.Err())
+		require.NoError(t, rows.Close())
+		require.NotRegexp(t, `Seq Scan on (messages|sms_parts)\b`, plan.String(), "%s plan:\n%s", st.name, plan.String())
+		require.Regexp(t, `Index`, plan.String(), "%s plan:\n%s", st.name, plan.String())
+	}
+}
