@@ -98,6 +98,20 @@ func (s *Store) lockCampaigns(ctx context.Context, tx *txn, ids []messaging.ID) 
 
 // addCounters adds the deltas to a campaign's counters.
 func (s *Store) addCounters(ctx context.Context, tx *txn, id messaging.ID, counts, fallback messaging.StatusCounts) error {
+	set, args := counterSets(counts, fallback)
+	if len(set) == 0 {
+		return nil
+	}
+	args = append(args, s.id(id))
+	if _, err := s.rawExec(ctx, tx, "UPDATE campaigns SET "+strings.Join(set, ", ")+" WHERE id = ?", args...); err != nil {
+		return fmt.Errorf("update campaign counters: %w", err)
+	}
+	return nil
+}
+
+// counterSets returns the SET clauses ("col = col + ?") and arguments
+// adding the non-zero deltas to a campaign's counters.
+func counterSets(counts, fallback messaging.StatusCounts) ([]string, []any) {
 	var set []string
 	var args []any
 	for _, st := range messaging.MessageStatuses() {
@@ -113,14 +127,7 @@ func (s *Store) addCounters(ctx context.Context, tx *txn, id messaging.ID, count
 			}
 		}
 	}
-	if len(set) == 0 {
-		return nil
-	}
-	args = append(args, s.id(id))
-	if _, err := s.rawExec(ctx, tx, "UPDATE campaigns SET "+strings.Join(set, ", ")+" WHERE id = ?", args...); err != nil {
-		return fmt.Errorf("update campaign counters: %w", err)
-	}
-	return nil
+	return set, args
 }
 
 // addPending adds the deltas to the companies' pending counts, in id

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -210,8 +211,9 @@ func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdat
 
 // applyUpdates applies updates to the locked states of their messages,
 // and records the parts of the SMS that went Sent (applying the receipts
-// that were waiting for them).
-func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, updates []delivery.StatusUpdate, applied []bool) error {
+// that were waiting for them) into recorded.
+func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, updates []delivery.StatusUpdate, applied []bool,
+	recorded map[string]partRow) error {
 	var sent []sentParts
 	for i, u := range updates {
 		st := states[u.MessageID]
@@ -227,7 +229,7 @@ func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.
 	if len(sent) == 0 {
 		return nil
 	}
-	return s.recordParts(ctx, tx, states, sent)
+	return s.recordParts(ctx, tx, states, sent, recorded)
 }
 
 // apply records an allowed update, applied at now (see
@@ -336,10 +338,45 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 			return fmt.Errorf("update messages: %w", err)
 		}
 	}
-	if err := s.applyDeltas(ctx, tx, deltas); err != nil {
-		return err
+	return s.moveCounters(ctx, tx, deltas, pending)
+}
+
+// moveCounters adds counter deltas to their campaigns, then pending
+// deltas to their companies, each in id order. On Postgres the updates go
+// in one round trip, as one text of several statements (its only values
+// are ids and integers); on SQLite each runs on its own, in process.
+func (s *Store) moveCounters(ctx context.Context, tx *txn, deltas map[messaging.ID]*counterDelta, pending map[messaging.ID]int) error {
+	if s.dialect != dialectPostgres {
+		if err := s.applyDeltas(ctx, tx, deltas); err != nil {
+			return err
+		}
+		return s.addPending(ctx, tx, pending)
 	}
-	return s.addPending(ctx, tx, pending)
+	var q strings.Builder
+	var args []any
+	ids := slices.SortedFunc(maps.Keys(deltas), compareIDs)
+	for _, id := range ids {
+		set, a := counterSets(deltas[id].counts, deltas[id].fallback)
+		if len(set) == 0 {
+			continue
+		}
+		q.WriteString("UPDATE campaigns SET " + strings.Join(set, ", ") + " WHERE id = ?;")
+		args = append(append(args, a...), s.id(id))
+	}
+	ids = slices.SortedFunc(maps.Keys(pending), compareIDs)
+	for _, id := range ids {
+		if pending[id] != 0 {
+			q.WriteString("UPDATE companies SET pending_count = pending_count + ? WHERE id = ?;")
+			args = append(args, pending[id], s.id(id))
+		}
+	}
+	if q.Len() == 0 {
+		return nil
+	}
+	if _, err := tx.Tx.Tx.ExecContext(ctx, s.placeholders(q.String()), args...); err != nil {
+		return fmt.Errorf("update campaign counters and pending counts: %w", err)
+	}
+	return nil
 }
 
 // unsent is 1 for a status that counts as pending, else 0.

@@ -44,8 +44,9 @@ type partRow struct {
 }
 
 // recordParts inserts the parts of messages just recorded Sent and applies
-// to states the receipts that were waiting for them.
-func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, sent []sentParts) error {
+// to states the receipts that were waiting for them. The rows it wrote go
+// into recorded, by part id.
+func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, sent []sentParts, recorded map[string]partRow) error {
 	type row struct {
 		pid     string
 		message messaging.ID
@@ -82,6 +83,7 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 			return fmt.Errorf("record sms parts: %w", err)
 		}
 		for _, p := range got {
+			recorded[p.providerID] = p
 			if p.state != "" {
 				early = append(early, p)
 			}
@@ -97,18 +99,18 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 		}
 		return byPID[a.providerID] - byPID[b.providerID]
 	})
-	var recorded []delivery.PartReceipt
+	var before []delivery.PartReceipt
 	for i, p := range early {
 		if i == 0 || early[i-1].message != p.message {
-			recorded = recorded[:0]
+			before = before[:0]
 		}
 		last := delivery.PartReceipt{State: p.state, Err: p.err, At: p.doneAt}
-		if u, ok := delivery.PartsUpdate(p.message, p.count, recorded, last); ok {
+		if u, ok := delivery.PartsUpdate(p.message, p.count, before, last); ok {
 			if st := states[p.message]; st != nil && st.status.CanAdvance(u.Status) {
 				st.apply(u, st.updatedAt) // recorded with the send it waited for
 			}
 		}
-		recorded = append(recorded, last)
+		before = append(before, last)
 	}
 	return nil
 }
@@ -181,17 +183,20 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 	err := s.write(ctx, "apply status updates and receipts", func(tx *txn) error {
 		clear(applied)
 		states := map[messaging.ID]*messageState{}
+		// The part rows this transaction wrote: receipts of these parts
+		// need not read them again.
+		recorded := map[string]partRow{}
 		if len(ids) > 0 {
 			var err error
 			if states, err = s.lockMessages(ctx, tx, ids); err != nil {
 				return err
 			}
-			if err := s.applyUpdates(ctx, tx, states, updates, applied); err != nil {
+			if err := s.applyUpdates(ctx, tx, states, updates, applied, recorded); err != nil {
 				return err
 			}
 		}
 		if len(cand) > 0 {
-			if err := s.applyReceipts(ctx, tx, states, receipts, cand, first, now, out); err != nil {
+			if err := s.applyReceipts(ctx, tx, states, recorded, receipts, cand, first, now, out); err != nil {
 				return err
 			}
 		}
@@ -206,14 +211,25 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 // applyReceipts applies the candidate receipts (the first final one of
 // each part) to the parts and to states, locking the messages not in
 // states yet.
-func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, receipts []delivery.Receipt,
-	cand []int, first map[string]int, now time.Time, out []delivery.ReceiptOutcome) error {
+func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, recorded map[string]partRow,
+	receipts []delivery.Receipt, cand []int, first map[string]int, now time.Time, out []delivery.ReceiptOutcome) error {
 	for _, i := range cand {
 		out[i] = delivery.ReceiptDuplicate
 	}
-	known, err := s.readParts(ctx, tx, receipts, cand)
+	var read []int
+	for _, i := range cand {
+		if _, ok := recorded[receipts[i].ProviderID]; !ok {
+			read = append(read, i)
+		}
+	}
+	known, err := s.readParts(ctx, tx, receipts, read)
 	if err != nil {
 		return err
+	}
+	for _, i := range cand {
+		if p, ok := recorded[receipts[i].ProviderID]; ok {
+			known[p.providerID] = p
+		}
 	}
 	// taken are the part rows the receipts were written into (or, for
 	// one-part messages, that they apply to).
