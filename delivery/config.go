@@ -87,6 +87,10 @@ type Config struct {
 	// WriteBatch are waiting: a fast store would otherwise commit many
 	// tiny transactions. Default 5ms; negative: no wait.
 	WriteDelay time.Duration
+	// Writers is how many batches of send results and receipts are
+	// written at once, each by its own writer. Default: the store's
+	// WriteConcurrency when it has one (see ConcurrentStore), else 1.
+	Writers int
 	// StoreTimeout bounds one store call. Default 30s.
 	StoreTimeout time.Duration
 	// RecoverInterval is how often Sending messages whose lease ended are
@@ -188,6 +192,10 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.ChatConcurrency, DefaultChatConcurrency)
 	def(&c.MaxAttempts, DefaultMaxAttempts)
 	def(&c.WriteBatch, DefaultWriteBatch)
+	if cs, ok := c.Store.(ConcurrentStore); ok {
+		def(&c.Writers, cs.WriteConcurrency())
+	}
+	def(&c.Writers, 1)
 	if c.WriteDelay == 0 {
 		c.WriteDelay = DefaultWriteDelay
 	}

@@ -21,8 +21,13 @@ type Dispatcher struct {
 	log   *slog.Logger
 	obs   Observer
 
-	lanes   []*lane
-	results *committer[result, resultOut]
+	lanes []*lane
+	// results are the writers of send results and receipts. A result goes
+	// to the writer its part id (or, without one, its message) picks, and
+	// so does the receipt of that part: the two meet in one writer, and
+	// writers side by side touch different messages.
+	results []*committer[result, resultOut]
+	depths  []atomic.Int64 // queue length of each writer
 	routes  routeCache
 	parts   recording
 
@@ -63,8 +68,11 @@ func New(cfg Config) (*Dispatcher, error) {
 	d := &Dispatcher{cfg: cfg, store: cfg.Store, log: cfg.Logger, obs: cfg.Observer}
 	d.routes.ttl = cfg.RouteTTL
 	d.writeCtx, d.cancelWrite = context.WithCancel(context.Background())
-	d.results = &committer[result, resultOut]{max: cfg.WriteBatch, min: max(1, cfg.WriteBatch/8), linger: cfg.WriteDelay, write: d.writeResults,
-		depth: func(n int) { d.obs.QueueDepth("results", n) }}
+	d.depths = make([]atomic.Int64, cfg.Writers)
+	for i := range cfg.Writers {
+		d.results = append(d.results, &committer[result, resultOut]{max: cfg.WriteBatch, min: max(1, cfg.WriteBatch/8),
+			linger: cfg.WriteDelay, write: d.writeResults, depth: func(n int) { d.queueDepth(i, n) }})
+	}
 	if cfg.SMS != nil {
 		d.lanes = append(d.lanes, newLane(d, messaging.ChannelSMS, cfg.SMSConcurrency, d.sendSMS))
 	}
@@ -212,6 +220,39 @@ func (d *Dispatcher) purge(ctx context.Context) {
 	}
 }
 
+// queueDepth reports the results waiting in all writers, writer i's
+// queue now holding n.
+func (d *Dispatcher) queueDepth(i, n int) {
+	d.depths[i].Store(int64(n))
+	var total int64
+	for k := range d.depths {
+		total += d.depths[k].Load()
+	}
+	d.obs.QueueDepth("results", int(total))
+}
+
+// writer returns the results writer of a part id or message id (its
+// bytes), by FNV-1a hash.
+func (d *Dispatcher) writer(key string) *committer[result, resultOut] {
+	if len(d.results) == 1 {
+		return d.results[0]
+	}
+	h := uint32(2166136261)
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint32(key[i])) * 16777619
+	}
+	return d.results[h%uint32(len(d.results))]
+}
+
+// writerOf returns the results writer of a send result: that of its first
+// part, whose receipt then meets it, else that of its message.
+func (d *Dispatcher) writerOf(u *StatusUpdate) *committer[result, resultOut] {
+	if len(u.PartIDs) > 0 {
+		return d.writer(u.PartIDs[0])
+	}
+	return d.writer(string(u.MessageID[:]))
+}
+
 // writeResults records a batch of send results and receipts in one store
 // transaction (Store.ApplyBatch), trying again until it succeeds or Run
 // gives up draining.
@@ -306,7 +347,7 @@ func (d *Dispatcher) HandleReceipt(ctx context.Context, r Receipt) error {
 	if err := d.parts.wait(ctx, r.ProviderID); err != nil {
 		return fmt.Errorf("store receipt %s: %w", r.ProviderID, err)
 	}
-	if _, err := d.results.do(ctx, result{receipt: &r}, nil); err != nil {
+	if _, err := d.writer(r.ProviderID).do(ctx, result{receipt: &r}, nil); err != nil {
 		return fmt.Errorf("store receipt %s: %w", r.ProviderID, err)
 	}
 	return nil

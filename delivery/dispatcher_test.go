@@ -439,3 +439,38 @@ func TestConfig(t *testing.T) {
 	require.NoError(t, d.Run(ctx))
 	require.Error(t, d.Run(ctx), "Run runs once")
 }
+
+// concurrentStore is a store that asks for several results writers.
+type concurrentStore struct {
+	*memstore.Store
+	n int
+}
+
+func (s concurrentStore) WriteConcurrency() int { return s.n }
+
+// TestWriters: the number of results writers comes from Config.Writers,
+// else from the store; a send result goes to the writer of its first
+// part's receipt, and results spread over every writer.
+func TestWriters(t *testing.T) {
+	d, err := delivery.New(delivery.Config{Store: memstore.New()})
+	require.NoError(t, err)
+	require.Equal(t, 1, delivery.Writers(d))
+	d, err = delivery.New(delivery.Config{Store: concurrentStore{memstore.New(), 3}})
+	require.NoError(t, err)
+	require.Equal(t, 3, delivery.Writers(d))
+	d, err = delivery.New(delivery.Config{Store: concurrentStore{memstore.New(), 3}, Writers: 4})
+	require.NoError(t, err)
+	require.Equal(t, 4, delivery.Writers(d))
+
+	ids := messaging.NewIDGenerator(nil)
+	differs := 0
+	for i := range 200 {
+		u := &delivery.StatusUpdate{MessageID: ids.New(), Status: messaging.StatusSent,
+			PartIDs: []string{fmt.Sprintf("p%d", i), fmt.Sprintf("q%d", i)}}
+		require.True(t, delivery.SameWriter(d, u, u.PartIDs[0]), "part %s", u.PartIDs[0])
+		if !delivery.SameWriter(d, u, fmt.Sprintf("p%d", i+1)) {
+			differs++
+		}
+	}
+	require.Greater(t, differs, 100, "results spread over the writers")
+}

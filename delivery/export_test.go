@@ -6,3 +6,12 @@ func QueuedEvents(e *ChatEvents) int {
 	defer e.updates.mu.Unlock()
 	return len(e.updates.queue)
 }
+
+// Writers returns how many results writers d has.
+func Writers(d *Dispatcher) int { return len(d.results) }
+
+// SameWriter reports whether the send result u and the receipt of part
+// pid go to the same results writer.
+func SameWriter(d *Dispatcher, u *StatusUpdate, pid string) bool {
+	return d.writerOf(u) == d.writer(pid)
+}

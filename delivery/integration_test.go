@@ -65,10 +65,18 @@ func smppClient(t testing.TB, sim *smscsim.Server, h delivery.ReceiptHandler) *s
 // the simulator, on SQLite and Postgres: short, long and Unicode texts,
 // every receipt outcome, throttling, and a connection the SMSC drops
 // mid-campaign. Every message ends as the simulator's outcome by number
-// says, none is left Pending or Sending, and the campaign completes.
+// says, none is left Pending or Sending, and the campaign completes. It
+// runs with the store's number of results writers (one on SQLite, two on
+// Postgres) and with three on SQLite, where the parts of long messages
+// and their receipts go to different writers.
 func TestSMPPEndToEnd(t *testing.T) {
-	for _, db := range databases {
-		t.Run(db.name, func(t *testing.T) {
+	cases := []struct {
+		db      database
+		writers int
+	}{{databases[0], 0}, {databases[1], 0}, {databases[0], 3}}
+	for _, tc := range cases {
+		db := tc.db
+		t.Run(fmt.Sprintf("%s/writers=%d", db.name, tc.writers), func(t *testing.T) {
 			s := openStore(t, db.url(t))
 			w := newWorld(t, s)
 			sim := startSMSC(t, smscsim.Config{SystemID: "herald", Password: "secret",
@@ -94,6 +102,7 @@ func TestSMPPEndToEnd(t *testing.T) {
 			client := smppClient(t, sim, func(ctx context.Context, r delivery.Receipt) error { return d.HandleReceipt(ctx, r) })
 			cfg := fastConfig(s)
 			cfg.SMS = client
+			cfg.Writers = tc.writers
 			d, err := delivery.New(cfg)
 			require.NoError(t, err)
 			run(t, d)

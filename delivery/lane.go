@@ -271,7 +271,7 @@ func (l *lane) record(m messaging.Message, u *StatusUpdate, queued func()) {
 		}
 		return
 	}
-	if _, err := l.d.results.do(context.Background(), result{update: u, ch: l.ch}, queued); err != nil {
+	if _, err := l.d.writerOf(u).do(context.Background(), result{update: u, ch: l.ch}, queued); err != nil {
 		l.d.log.Error("a send result was not recorded: the message stays Sending until its lease ends",
 			"message", m.ID, "status", u.Status, "err", err)
 	}

@@ -77,6 +77,18 @@ type Store interface {
 	PurgeReceipts(ctx context.Context, before time.Time) (int, error)
 }
 
+// ConcurrentStore is a Store whose write transactions run side by side
+// (a Postgres pool), rather than one at a time (SQLite). The Dispatcher
+// then writes WriteConcurrency batches of send results at once, by
+// default. Batches written at once hold different messages: a result and
+// the receipts of its parts go to the same writer.
+type ConcurrentStore interface {
+	Store
+	// WriteConcurrency is how many write transactions are worth running
+	// at once.
+	WriteConcurrency() int
+}
+
 // StatusUpdate is one message status change.
 //
 // At is when it happened: it sets SentAt on Sent, DeliveredAt on Delivered

@@ -244,7 +244,7 @@ func runChat(ctx context.Context, o options, out io.Writer) error {
 
 	obs := &batchStats{ops: map[string]*opStats{}}
 	d, err := delivery.New(delivery.Config{Store: store, Chat: client, OnChatFailure: events.OnChatFailure,
-		Logger: logger, Observer: obs, ChatConcurrency: o.concurrency, BatchSize: o.batch, WriteDelay: o.writeDelay})
+		Logger: logger, Observer: obs, ChatConcurrency: o.concurrency, BatchSize: o.batch, WriteDelay: o.writeDelay, Writers: o.writers})
 	if err != nil {
 		return err
 	}

@@ -82,6 +82,7 @@ type options struct {
 	concurrency int
 	batch       int
 	writeDelay  time.Duration
+	writers     int
 	timeout     time.Duration
 	cpuprofile  string
 	memprofile  string
@@ -114,6 +115,7 @@ func main() {
 	flag.IntVar(&o.concurrency, "concurrency", 0, "dispatcher SMS or chat concurrency (0: default)")
 	flag.IntVar(&o.batch, "batch", 0, "dispatcher claim batch (0: default)")
 	flag.DurationVar(&o.writeDelay, "write-delay", 0, "dispatcher write delay (0: default)")
+	flag.IntVar(&o.writers, "writers", 0, "dispatcher results writers (0: the store's default)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on the run")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole process) to this file")
@@ -209,7 +211,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	obs := &batchStats{ops: map[string]*opStats{}}
 	d, err = delivery.New(delivery.Config{Store: store, SMS: client, Logger: logger, Observer: obs,
-		SMSConcurrency: o.concurrency, BatchSize: o.batch, WriteDelay: o.writeDelay})
+		SMSConcurrency: o.concurrency, BatchSize: o.batch, WriteDelay: o.writeDelay, Writers: o.writers})
 	if err != nil {
 		return err
 	}

@@ -449,3 +449,13 @@ func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (int, error)
 	})
 	return int(n), err
 }
+
+// WriteConcurrency implements delivery.ConcurrentStore: 2 on Postgres,
+// whose transactions run side by side; 1 on SQLite, whose one writer
+// takes them in turn.
+func (s *Store) WriteConcurrency() int {
+	if s.dialect == dialectPostgres {
+		return 2
+	}
+	return 1
+}
