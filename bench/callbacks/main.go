@@ -12,7 +12,9 @@
 //
 // With -db sqlite the database is a new file in a temporary directory; a
 // Postgres database is used as it is (give it an empty one). The senders
-// run in this process too: the CPU figure covers both sides.
+// run in this process too: the CPU figure covers both sides. The process
+// runs with the herald binary's collector settings (GOGC=200,
+// GOMEMLIMIT=200MiB) unless the environment sets GOGC or GOMEMLIMIT.
 package main
 
 import (
@@ -36,6 +38,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/internal/gctune"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore"
 	"github.com/heraldhq/herald/transport/chat"
@@ -51,6 +54,7 @@ type options struct {
 }
 
 func main() {
+	gctune.Apply(os.Getenv) // as the herald binary runs
 	var o options
 	flag.StringVar(&o.db, "db", "sqlite", `"sqlite" (a new file) or a postgres:// URL of an empty database`)
 	flag.IntVar(&o.messages, "messages", 50_000, "chat messages; each gets a delivered and a seen callback")
@@ -166,7 +170,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(out, "throughput          %.0f callbacks/s\n", float64(n)/elapsed.Seconds())
 	fmt.Fprintf(out, "cpu (both sides)    %.1f µs/callback\n", float64(cpu.Microseconds())/float64(n))
 	fmt.Fprintf(out, "check               all %d messages Seen\n", len(msgs))
-	fmt.Fprintf(out, "machine             %d CPUs, %s %s/%s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(out, "machine             %d CPUs, %s %s/%s, %s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, gctune.Describe())
 	return nil
 }
 

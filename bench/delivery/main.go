@@ -35,7 +35,9 @@
 // a Postgres URL the run uses a new schema of that database, dropped at the
 // end. -cpuprofile, -memprofile and -goroutines write profiles
 // (-sim-cpuprofile one of the chat simulator). The whole
-// run is bounded by -timeout.
+// run is bounded by -timeout. The process runs with the herald binary's
+// collector settings (GOGC=200, GOMEMLIMIT=200MiB) unless the environment
+// sets GOGC or GOMEMLIMIT; the report's last line says which were used.
 package main
 
 import (
@@ -67,6 +69,7 @@ import (
 	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/internal/gctune"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore"
 	"github.com/heraldhq/herald/transport/smpp"
@@ -92,6 +95,7 @@ type options struct {
 }
 
 func main() {
+	gctune.Apply(os.Getenv) // as the herald binary runs
 	if len(os.Args) >= 2 && os.Args[1] == "-serve-chat" {
 		if err := serveChat(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "delivery: chat simulator:", err)
@@ -327,7 +331,7 @@ func (m *measurement) report(out io.Writer, n float64, simCPU, sysCPU time.Durat
 	fmt.Fprintf(out, "peak heap (run)     %.0f MiB\n", float64(m.peakHeap.Load())/(1<<20))
 	fmt.Fprintf(out, "peak RSS (process)  %.0f MiB\n", float64(ru.Maxrss)/1024)
 	obs.print(out)
-	fmt.Fprintf(out, "machine             %d CPUs, %s %s/%s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(out, "machine             %d CPUs, %s %s/%s, %s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, gctune.Describe())
 }
 
 // dbName names the database of a URL.

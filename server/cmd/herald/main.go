@@ -23,36 +23,18 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 	"text/tabwriter"
+
+	"github.com/heraldhq/herald/internal/gctune"
 )
 
 func main() {
-	applyGCDefaults(os.Getenv)
+	gctune.Apply(os.Getenv) // GOGC=200, GOMEMLIMIT=200MiB unless set
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
-}
-
-// applyGCDefaults sets the garbage collector as herald runs it, unless
-// the Go runtime's own variables set it: GOGC=200, the collector running
-// once the heap has grown by twice what was live after the last run
-// rather than by as much, and GOMEMLIMIT=200MiB, the heap held near 200
-// MiB when that comes first. While it delivers, herald keeps a few MiB
-// live and allocates quickly, so with GOGC=100 the collector ran hundreds
-// of times a minute and took a fifth of its CPU. A 200,000-recipient bulk
-// request holds about 100 MiB live, which the limit keeps from tripling.
-// Deployments that take several large bulk requests at once should raise
-// GOMEMLIMIT: above the limit the collector runs far more often.
-func applyGCDefaults(getenv func(string) string) {
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(200)
-	}
-	if getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(200 << 20)
-	}
 }
 
 // errUsage marks a command line that cannot be run.

@@ -1,4 +1,4 @@
-package main
+package gctune_test
 
 import (
 	"math"
@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/internal/gctune"
 )
 
-// TestApplyGCDefaults: herald's collector settings apply unless GOGC or
+// TestApply: Herald's collector settings apply unless GOGC or
 // GOMEMLIMIT is set, each on its own.
-func TestApplyGCDefaults(t *testing.T) {
+func TestApply(t *testing.T) {
 	percent := debug.SetGCPercent(100)
 	limit := debug.SetMemoryLimit(math.MaxInt64)
 	t.Cleanup(func() {
@@ -21,15 +23,17 @@ func TestApplyGCDefaults(t *testing.T) {
 		return func(k string) string { return vars[k] }
 	}
 
-	applyGCDefaults(env(nil))
+	gctune.Apply(env(nil))
+	require.Equal(t, "GOGC=200 GOMEMLIMIT=200MiB", gctune.Describe())
 	require.Equal(t, 200, debug.SetGCPercent(100))
 	require.Equal(t, int64(200<<20), debug.SetMemoryLimit(math.MaxInt64))
 
-	applyGCDefaults(env(map[string]string{"GOGC": "50"}))
+	gctune.Apply(env(map[string]string{"GOGC": "50"}))
 	require.Equal(t, 100, debug.SetGCPercent(100), "GOGC set: the percent is the runtime's")
 	require.Equal(t, int64(200<<20), debug.SetMemoryLimit(math.MaxInt64))
 
-	applyGCDefaults(env(map[string]string{"GOMEMLIMIT": "1GiB"}))
+	gctune.Apply(env(map[string]string{"GOMEMLIMIT": "1GiB"}))
+	require.Equal(t, "GOGC=200 GOMEMLIMIT=off", gctune.Describe())
 	require.Equal(t, 200, debug.SetGCPercent(100))
 	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "GOMEMLIMIT set: the limit is the runtime's")
 }
