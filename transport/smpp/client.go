@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/template"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
+	"golang.org/x/time/rate"
 )
 
 // Addressing of submit_sm.
@@ -38,7 +39,7 @@ type Client struct {
 	log      *slog.Logger
 	slots    chan struct{} // the window: one token per outstanding submit_sm
 	receipts chan struct{} // receipt handlers running
-	limiter  *limiter
+	limiter  *rate.Limiter
 	seq      atomic.Uint32
 	ref      atomic.Uint32
 
@@ -441,7 +442,7 @@ func cmpOr(a, b error) error {
 // submitPart paces, takes a window slot and writes one part on the bound
 // session.
 func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Encoding, pt part) (*submit, error) {
-	if err := c.limiter.wait(ctx); err != nil {
+	if err := pace(ctx, c.limiter); err != nil {
 		return nil, fmt.Errorf("smpp: send %s: pacing: %w", sms.MessageID, err)
 	}
 	for {

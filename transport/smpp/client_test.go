@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -351,6 +352,34 @@ func TestCanceledSendKeepsItsSlotUntilAnswered(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Equal(t, 1, c.Stats().WindowInUse, "the SMSC still counts the submit")
 	require.Eventually(t, func() bool { return c.Stats().WindowInUse == 0 }, 2*time.Second, 5*time.Millisecond)
+}
+
+// TestPacingGivesUpNoTokens: sends that stop waiting for their turn (their
+// context ends) leave the pace to the others. With 5 submits a second and
+// 30 sends that give up after 50ms, a later send is still paced at 5/s,
+// not behind the 30 that left.
+func TestPacingGivesUpNoTokens(t *testing.T) {
+	srv := startSim(t, smscsim.Config{})
+	c := newClient(t, srv.Addr(), nil, func(cfg *smpp.Config) { cfg.MaxPerSecond = 5 })
+	require.NoError(t, c.WaitBound(ctxTimeout(t, 5*time.Second)))
+	_, err := c.Send(ctxTimeout(t, 5*time.Second), delivery.SMS{From: "Herald", To: "447700900000", Text: "first"})
+	require.NoError(t, err, "the bucket's one token")
+	var wg sync.WaitGroup
+	var gaveUp atomic.Int32
+	for range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.Send(ctxTimeout(t, 50*time.Millisecond), delivery.SMS{From: "Herald", To: "447700900000", Text: "impatient"})
+			if err != nil {
+				gaveUp.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	require.GreaterOrEqual(t, gaveUp.Load(), int32(29), "at 5/s at most one token falls due within 50ms")
+	_, err = c.Send(ctxTimeout(t, time.Second), delivery.SMS{From: "Herald", To: "447700900000", Text: "patient"})
+	require.NoError(t, err, "the next token is at most 200ms away")
 }
 
 func TestMaxPerSecond(t *testing.T) {

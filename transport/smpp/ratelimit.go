@@ -2,59 +2,32 @@ package smpp
 
 import (
 	"context"
-	"sync"
-	"time"
+
+	"golang.org/x/time/rate"
 )
 
-// limiter is a token bucket in its GCRA form: tat is the time at which the
-// bucket would be full again; a request may pass once now is no earlier
-// than tat minus the bucket's depth.
-type limiter struct {
-	interval time.Duration // one token
-	depth    time.Duration // burst tolerance: (burst-1) tokens
-
-	mu  sync.Mutex
-	tat time.Time
-}
-
-func newLimiter(perSecond float64) *limiter {
+// newLimiter paces submits at perSecond with a bucket of a tenth of a
+// second's worth of tokens (at least one); nil (no pacing) when perSecond
+// is 0.
+//
+// rate.Limiter.Wait gives a waiter's token back when its context ends
+// before the token is due, and refuses at once a wait that would outlast
+// the context's deadline. Waiters that give up therefore never push the
+// pace back for the others: with a low rate and many sends in flight, the
+// sends that time out leave the rate to those still waiting instead of
+// starving them.
+func newLimiter(perSecond float64) *rate.Limiter {
 	if perSecond <= 0 {
 		return nil
 	}
-	interval := time.Duration(float64(time.Second) / perSecond)
-	if interval <= 0 {
-		interval = 1
-	}
-	burst := int(perSecond / 10)
-	if burst < 1 {
-		burst = 1
-	}
-	return &limiter{interval: interval, depth: time.Duration(burst-1) * interval}
+	return rate.NewLimiter(rate.Limit(perSecond), max(1, int(perSecond/10)))
 }
 
-// wait takes one token, sleeping until it is available or ctx ends. A token
-// taken by a wait that ctx ended is not given back.
-func (l *limiter) wait(ctx context.Context) error {
+// pace takes one token from l, waiting until it is due or ctx ends; nil l
+// never waits.
+func pace(ctx context.Context, l *rate.Limiter) error {
 	if l == nil {
 		return nil
 	}
-	l.mu.Lock()
-	now := time.Now()
-	if l.tat.Before(now) {
-		l.tat = now
-	}
-	delay := l.tat.Sub(now) - l.depth
-	l.tat = l.tat.Add(l.interval)
-	l.mu.Unlock()
-	if delay <= 0 {
-		return nil
-	}
-	t := time.NewTimer(delay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return l.Wait(ctx)
 }
