@@ -181,6 +181,7 @@ func (c *Client) Close(ctx context.Context) error {
 		curDone = cur.done
 	}
 	tick := time.NewTicker(2 * time.Millisecond)
+drain:
 	for len(c.receipts) > 0 || (len(c.slots) > 0 && curDone != nil) {
 		select {
 		case <-tick.C:
@@ -188,14 +189,14 @@ func (c *Client) Close(ctx context.Context) error {
 			curDone = nil // the session ended: its submits have failed
 		case <-ctx.Done():
 			c.hcancel()
-			if err == nil {
-				err = fmt.Errorf("smpp: close: %d submits unanswered, %d receipts being handled: %w",
-					len(c.slots), len(c.receipts), ctx.Err())
-			}
-			// handlers see their context end; wait for them to return
+			err = fmt.Errorf("smpp: close: %d submits unanswered, %d receipts being handled: %w",
+				len(c.slots), len(c.receipts), ctx.Err())
+			// handlers see their context end; wait for them to return,
+			// and leave the unanswered submits to the unbind
 			for len(c.receipts) > 0 {
 				<-tick.C
 			}
+			break drain
 		}
 	}
 	tick.Stop()

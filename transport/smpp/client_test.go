@@ -421,6 +421,32 @@ func TestCloseUnbindsAndRefusesSends(t *testing.T) {
 	require.NoError(t, c.Close(context.Background()), "Close twice")
 }
 
+// TestCloseHonoursItsContext: Close whose context ends while a submit is
+// still unanswered returns then, with the context's error, rather than
+// when the submit is answered or times out.
+func TestCloseHonoursItsContext(t *testing.T) {
+	srv := startSim(t, smscsim.Config{Faults: smscsim.Faults{RespDelay: 10 * time.Second}})
+	c, err := smpp.New(smpp.Config{Addr: srv.Addr(), SubmitTimeout: 20 * time.Second, Logger: testLogger()})
+	require.NoError(t, err)
+	require.NoError(t, c.WaitBound(ctxTimeout(t, 5*time.Second)))
+	sent := make(chan error, 1)
+	go func() {
+		_, err := c.Send(ctxTimeout(t, 20*time.Second), delivery.SMS{From: "Herald", To: "447700900000", Text: "in flight"})
+		sent <- err
+	}()
+	require.Eventually(t, func() bool { return c.Stats().WindowInUse == 1 }, 2*time.Second, time.Millisecond)
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close(ctxTimeout(t, 100*time.Millisecond)) }()
+	select {
+	case err := <-closed:
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.ErrorContains(t, err, "1 submits unanswered")
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return when its context ended")
+	}
+	require.Error(t, <-sent, "the unanswered submit fails when the session closes")
+}
+
 func TestConfigValidation(t *testing.T) {
 	_, err := smpp.New(smpp.Config{})
 	require.Error(t, err)
