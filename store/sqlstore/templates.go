@@ -45,7 +45,7 @@ func (s *Store) GetTemplate(ctx context.Context, companyID, id messaging.ID) (me
 	t, err := scanTemplate(s.readRow(ctx, "SELECT "+templateColumns+" FROM templates WHERE id = ? AND company_id = ?",
 		s.id(id), s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return messaging.Template{}, messaging.NotFoundf("Template %s not found", id)
+		return messaging.Template{}, messaging.NotFoundf("Template %s not found or access denied", id)
 	}
 	if err != nil {
 		return messaging.Template{}, fmt.Errorf("get template: %w", err)
@@ -90,14 +90,14 @@ func (s *Store) UpdateTemplate(ctx context.Context, t *messaging.Template) error
 	if isTemplateNameTaken(err) {
 		return errNameTaken()
 	}
-	return updatedOne(res, err, "update template", func() error { return messaging.NotFoundf("Template %s not found", t.ID) })
+	return updatedOne(res, err, "update template", func() error { return messaging.NotFoundf("Template %s not found or access denied", t.ID) })
 }
 
 // DeleteTemplate implements campaign.TemplateStore. Campaigns made from
 // the template keep its id and name.
 func (s *Store) DeleteTemplate(ctx context.Context, companyID, id messaging.ID) error {
 	res, err := s.db.ExecContext(ctx, "DELETE FROM templates WHERE id = ? AND company_id = ?", s.id(id), s.id(companyID))
-	return updatedOne(res, err, "delete template", func() error { return messaging.NotFoundf("Template %s not found", id) })
+	return updatedOne(res, err, "delete template", func() error { return messaging.NotFoundf("Template %s not found or access denied", id) })
 }
 
 // pageDefaults fills the defaults of a page request the caller did not
