@@ -74,10 +74,10 @@ func New(cfg Config) (*Dispatcher, error) {
 			linger: cfg.WriteDelay, write: d.writeResults, depth: func(n int) { d.queueDepth(i, n) }})
 	}
 	if cfg.SMS != nil {
-		d.lanes = append(d.lanes, newLane(d, messaging.ChannelSMS, cfg.SMSConcurrency, d.sendSMS))
+		d.lanes = append(d.lanes, newLane(d, messaging.ChannelSMS, cfg.SMSConcurrency, cfg.SMS, d.sendSMS))
 	}
 	if cfg.Chat != nil {
-		d.lanes = append(d.lanes, newLane(d, messaging.ChannelChat, cfg.ChatConcurrency, d.sendChat))
+		d.lanes = append(d.lanes, newLane(d, messaging.ChannelChat, cfg.ChatConcurrency, cfg.Chat, d.sendChat))
 	}
 	d.changed.Store(true)
 	return d, nil

@@ -207,6 +207,55 @@ func TestSMSLaneRetries(t *testing.T) {
 	}
 }
 
+// readySMS is a fakeSMS that can send only once ready is closed
+// (delivery.ReadyWaiter), like an SMPP client waiting for its bind.
+type readySMS struct {
+	*fakeSMS
+	ready chan struct{}
+	waits atomic.Int32
+}
+
+func (r *readySMS) WaitReady(ctx context.Context) error {
+	r.waits.Add(1)
+	select {
+	case <-r.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestClaimsWaitForReadySender: while the sender says it cannot send
+// (ReadyWaiter), no message is claimed, so none uses up an attempt; once it
+// can, every message goes out on its first attempt.
+func TestClaimsWaitForReadySender(t *testing.T) {
+	s := memstore.New()
+	w := newWorld(t, s)
+	sms := &readySMS{fakeSMS: newFakeSMS(), ready: make(chan struct{})}
+	cfg := fastConfig(s)
+	cfg.SMS = sms
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	c, msgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(5, 100)})
+	run(t, d)
+	require.Eventually(t, func() bool { return sms.waits.Load() > 0 }, 5*time.Second, time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // several poll intervals of fastConfig
+	for _, m := range msgs {
+		got := w.message(m.ID)
+		require.Equal(t, messaging.StatusPending, got.Status)
+		require.Zero(t, got.Attempts)
+	}
+	require.Empty(t, sms.sends())
+
+	close(sms.ready)
+	w.waitCampaign(c.ID, "campaign completed", func(c messaging.Campaign) bool { return c.Status == messaging.CampaignCompleted })
+	for _, m := range msgs {
+		got := w.message(m.ID)
+		require.Equal(t, messaging.StatusSent, got.Status)
+		require.Equal(t, 1, got.Attempts)
+	}
+}
+
 // TestOnlyInProgressCampaigns: messages of a Ready campaign wait until it
 // starts; those of a transactional campaign go at once; a campaign without
 // an approved sender fails its messages.

@@ -15,6 +15,9 @@
 // (Config.SMSConcurrency, Config.ChatConcurrency) messages claimed and not
 // recorded, and claims again once half a batch of places is free; when
 // nothing is due it polls every Config.PollInterval, or at once after Wake.
+// A lane whose sender implements ReadyWaiter (the SMPP adapter, while no
+// session is bound) claims nothing until the sender is ready: during a
+// provider outage messages stay Pending and keep their attempts.
 //
 // Results:
 //   - Sent: SMS with one provider id per part (the first is the message's
@@ -79,7 +82,7 @@
 // they are sent again.
 //
 // Delivery to the SMSC is therefore at least once. A message accepted by
-// the SMSC is submitted again in two cases only. First, when its process
+// the SMSC is submitted again in three cases only. First, when its process
 // died (or lost the store for longer than the drain allows) between the
 // submit and the commit of its Sent: its result was not recorded. Those
 // are the messages claimed and not recorded at the time, at most
@@ -87,7 +90,10 @@
 // SMS a second time, each of them once more. Second, when the SMSC's answer
 // to a submit was lost (no submit_sm_resp within the adapter's timeout, or
 // the connection dropped after the submit): the send failed transiently
-// and is retried, as it must be, since the SMSC may not have it. Receipts of a
+// and is retried, as it must be, since the SMSC may not have it. Third,
+// when one part of a long SMS failed transiently after others were
+// accepted: the message is retried whole, its accepted parts included (the
+// adapter cannot resume a concatenated message halfway). Receipts of a
 // submission whose Sent was never recorded are kept and purged after
 // Config.ReceiptRetention; the message is then settled by the receipts of
 // its new submission. Chat messages are resent with the same sequence

@@ -23,6 +23,7 @@ type lane struct {
 	ch       messaging.Channel
 	capacity int
 	send     func(ctx context.Context, j job) (*StatusUpdate, string)
+	ready    ReadyWaiter // nil when the sender cannot tell
 	wake     chan struct{}
 	jobs     chan job
 
@@ -62,9 +63,30 @@ const (
 	resultFailed = "failed"
 )
 
-func newLane(d *Dispatcher, ch messaging.Channel, capacity int, send func(context.Context, job) (*StatusUpdate, string)) *lane {
-	return &lane{d: d, ch: ch, capacity: capacity, send: send, wake: make(chan struct{}, 1), freed: make(chan struct{}, 1),
+func newLane(d *Dispatcher, ch messaging.Channel, capacity int, sender any, send func(context.Context, job) (*StatusUpdate, string)) *lane {
+	ready, _ := sender.(ReadyWaiter)
+	return &lane{d: d, ch: ch, capacity: capacity, send: send, ready: ready, wake: make(chan struct{}, 1), freed: make(chan struct{}, 1),
 		jobs: make(chan job, capacity)}
+}
+
+// waitReady waits until the lane's sender can send (ReadyWaiter); false
+// when ctx ended. A sender that fails otherwise (closed) is waited for
+// again after the poll interval.
+func (l *lane) waitReady(ctx context.Context) bool {
+	for l.ready != nil {
+		err := l.ready.WaitReady(ctx)
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		l.d.log.Warn("sender not ready; claiming waits", "channel", l.ch, "err", err)
+		if !l.sleep(ctx) {
+			return false
+		}
+	}
+	return ctx.Err() == nil
 }
 
 // threshold is how many places must be free before the lane claims again
@@ -144,7 +166,7 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 	op := "claim_" + map[messaging.Channel]string{messaging.ChannelSMS: "sms", messaging.ChannelChat: "chat"}[l.ch]
 	idle := false
 	for {
-		if idle && !l.sleep(ctx) || !idle && !l.waitFree(ctx) {
+		if idle && !l.sleep(ctx) || !idle && !l.waitFree(ctx) || !l.waitReady(ctx) {
 			return
 		}
 		want := l.reserve(d.cfg.BatchSize)

@@ -33,6 +33,17 @@ type SMSSender interface {
 	Send(ctx context.Context, sms SMS) (SMSResult, error)
 }
 
+// ReadyWaiter is implemented by senders that can tell whether a send could
+// go out now, such as an SMPP client that is bound only while its SMSC
+// connection is up. A lane whose sender implements it waits in WaitReady
+// before each claim, so that while the provider cannot be reached no
+// message is claimed and none uses up its attempts on sends that never
+// leave. WaitReady returns nil once sends can go out, or an error when ctx
+// ended or the sender was closed.
+type ReadyWaiter interface {
+	WaitReady(ctx context.Context) error
+}
+
 // Receipt is a delivery report from the SMSC for one part.
 type Receipt struct {
 	ProviderID string    // normalised provider message id of the part

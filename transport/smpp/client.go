@@ -136,6 +136,10 @@ func (c *Client) WaitBound(ctx context.Context) error {
 	return err
 }
 
+// WaitReady is WaitBound: it makes the Client a delivery.ReadyWaiter, so
+// that a dispatcher claims no message while no session is bound.
+func (c *Client) WaitReady(ctx context.Context) error { return c.WaitBound(ctx) }
+
 // bound returns the bound session, waiting for one.
 func (c *Client) bound(ctx context.Context) (*conn, error) {
 	for {
