@@ -24,7 +24,11 @@ type Config struct {
 	Window int
 	// MaxPerSecond caps submit_sm per second (each part counts); 0 means
 	// unlimited. The bucket holds a tenth of a second's worth of tokens
-	// (at least one).
+	// (at least one). A Send whose turn would come after its context's
+	// deadline fails at once, transiently, without taking a turn: keep the
+	// sends in flight (delivery.Config.SMSConcurrency) under MaxPerSecond
+	// times the send deadline (delivery.Config.SendTimeout), as herald
+	// serve does, so that they are not retried for want of a turn.
 	MaxPerSecond float64
 
 	// EnquireLink is the interval between enquire_link requests; one left

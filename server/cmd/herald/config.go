@@ -53,7 +53,7 @@ func envVars() []envVar {
 		{"HERALD_SMPP_SYSTEM_ID", "empty", "system_id of the SMPP bind (bind_transceiver)"},
 		{"HERALD_SMPP_PASSWORD", "empty", "password of the SMPP bind"},
 		{"HERALD_SMPP_WINDOW", "100", "most submit_sm awaiting their response at once"},
-		{"HERALD_SMPP_MAX_RATE", "0: no limit", "most submit_sm per second (each part of a long SMS counts)"},
+		{"HERALD_SMPP_MAX_RATE", "0: no limit", "most submit_sm per second (each part of a long SMS counts); below 34 it also caps the SMS in flight at 15 a unit of rate, so that each gets its turn within its send deadline"},
 		{"HERALD_CHAT_URL", "empty: chat messages stay Pending", "base URL of the chat provider API (requests go to its /send_message)"},
 		{"HERALD_CHAT_TOKEN", "empty", "X-Auth-Token sent to the chat provider"},
 		{"HERALD_CHAT_CALLBACK_SECRET", "empty", "key of the signatures of the provider's callbacks to /callbacks/chat; required with HERALD_CHAT_URL"},

@@ -199,3 +199,12 @@ func TestEveryVariableIsDocumented(t *testing.T) {
 			"README.md's Configuration table has the row of %s as herald help prints it", v.name)
 	}
 }
+
+// TestPaceConcurrency: under HERALD_SMPP_MAX_RATE the SMS sends in flight
+// are those the rate lets through in a quarter of the send deadline, at
+// least one, at most the default.
+func TestPaceConcurrency(t *testing.T) {
+	for rate, want := range map[float64]int{0: 512, 1: 15, 5: 75, 0.01: 1, 34: 510, 1000: 512} {
+		require.Equal(t, want, paceConcurrency(rate), "rate %v", rate)
+	}
+}

@@ -124,6 +124,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 			}
 		}()
 		dcfg.SMS = smsClient
+		dcfg.SMSConcurrency = paceConcurrency(cfg.SMPPMaxRate)
 		m.reg.MustRegister(newSMPPCollector(smsClient))
 	} else {
 		log.Warn("HERALD_SMPP_ADDR is not set: SMS messages stay Pending")
@@ -242,4 +243,17 @@ func redactURL(raw string) string {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// paceConcurrency is the dispatcher's SMS concurrency under a submit rate
+// of perSecond (0: none): the default, or as many SMS as half the send
+// deadline lets through at that rate when that is fewer, so that every send
+// in flight gets its turn within its deadline (counting two parts a
+// message) instead of failing and using up an attempt.
+func paceConcurrency(perSecond float64) int {
+	if perSecond <= 0 {
+		return delivery.DefaultSMSConcurrency
+	}
+	n := int(perSecond * delivery.DefaultSendTimeout.Seconds() / 4)
+	return max(1, min(delivery.DefaultSMSConcurrency, n))
 }
