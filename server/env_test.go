@@ -51,6 +51,7 @@ type env struct {
 	t      testing.TB
 	store  *memstore.Store
 	svc    *campaign.Service
+	rec    *recordingStore
 	h      http.Handler
 	logs   *syncBuffer
 	verify *contract
@@ -86,8 +87,9 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 	if cfg.wrap != nil {
 		store = cfg.wrap(st)
 	}
-	svc := campaign.New(campaign.Config{Store: store, Limits: cfg.limits, Now: cfg.now})
-	e := &env{t: t, store: st, svc: svc, logs: &syncBuffer{}}
+	rec := &recordingStore{Store: store, campaigns: map[messaging.ID]int{}, messages: map[messaging.ID]int{}}
+	svc := campaign.New(campaign.Config{Store: rec, Limits: cfg.limits, Now: cfg.now})
+	e := &env{t: t, store: st, svc: svc, rec: rec, logs: &syncBuffer{}}
 	logger := loggerTo(e.logs)
 	if cfg.logTo != nil {
 		logger = loggerTo(cfg.logTo)
@@ -295,12 +297,66 @@ func (e *env) pending(id messaging.ID) int {
 	return n
 }
 
-// campaignCount returns how many visible campaigns the company has.
+// campaignCount returns how many visible campaigns the company has; see
+// written for hidden ones.
 func (e *env) campaignCount(id messaging.ID) int {
 	e.t.Helper()
 	_, n, err := e.store.ListCampaigns(context.Background(), id, messaging.CampaignFilter{PageRequest: messaging.PageRequest{Page: 1, PageSize: 100}})
 	require.NoError(e.t, err)
 	return n
+}
+
+// recordingStore is the store the service sees: it hands every call on and
+// counts, per company, the campaigns and messages it wrote, hidden
+// (direct-send) campaigns included, which ListCampaigns leaves out.
+type recordingStore struct {
+	campaign.Store
+	mu        sync.Mutex
+	campaigns map[messaging.ID]int
+	messages  map[messaging.ID]int
+}
+
+func (s *recordingStore) CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPending int) error {
+	err := s.Store.CreateCampaign(ctx, c, maxPending)
+	if err == nil {
+		s.mu.Lock()
+		s.campaigns[c.CompanyID]++
+		s.mu.Unlock()
+	}
+	return err
+}
+
+func (s *recordingStore) InsertMessages(ctx context.Context, msgs []*messaging.Message) error {
+	err := s.Store.InsertMessages(ctx, msgs)
+	if err == nil {
+		s.mu.Lock()
+		for _, m := range msgs {
+			s.messages[m.CompanyID]++
+		}
+		s.mu.Unlock()
+	}
+	return err
+}
+
+func (s *recordingStore) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs []*messaging.Message, maxPending int) error {
+	err := s.Store.AdmitMessages(ctx, companyID, msgs, maxPending)
+	if err == nil {
+		s.mu.Lock()
+		s.messages[companyID] += len(msgs)
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// written tells how many campaigns, hidden ones included, and messages
+// the service has written for the company.
+type written struct{ campaigns, messages int }
+
+// written returns what the service has written for the company so far.
+func (e *env) written(id messaging.ID) written {
+	e.rec.mu.Lock()
+	defer e.rec.mu.Unlock()
+	return written{e.rec.campaigns[id], e.rec.messages[id]}
 }
 
 // messageCount returns how many messages the company has for a number.

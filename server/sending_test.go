@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -266,6 +265,7 @@ func TestDirectSends(t *testing.T) {
 	require.Equal(t, []any{"bad"}, m["invalidPhoneNumbers"])
 	require.Contains(t, m["message"], "2 messages queued")
 	require.Contains(t, m["message"], "1 invalid phone number was skipped")
+	require.Equal(t, written{campaigns: 1, messages: 2}, e.written(e.id), "the hidden campaign and its messages are counted")
 	id := m["campaignId"].(string)
 
 	d := e.do("GET", "/api/v1/campaigns/"+id, nil).obj()
@@ -285,6 +285,7 @@ func TestDirectSends(t *testing.T) {
 	require.Equal(t, "Pending", m["status"])
 	require.Equal(t, float64(3), m["messageCount"])
 	require.Equal(t, []any{}, m["invalidPhoneNumbers"])
+	require.Equal(t, written{campaigns: 2, messages: 5}, e.written(e.id))
 	d = e.do("GET", "/api/v1/campaigns/"+m["campaignId"].(string), nil).obj()
 	require.Equal(t, "Chat", d["channel"])
 	require.Equal(t, float64(e.chat), d["chatServiceId"])
@@ -323,6 +324,7 @@ func TestDirectSendErrors(t *testing.T) {
 		{"content missing", "/api/v1/sms/send", sms("messageContent", ""), "Bad Request", "messageContent"},
 		{"sms content too long", "/api/v1/sms/send", sms("messageContent", strings.Repeat("x", 1601)), "Bad Request", "messageContent"},
 		{"no valid phone numbers", "/api/v1/sms/send", sms("recipients", []map[string]any{{"phoneNumber": "1"}, {"phoneNumber": "abc"}}), "No valid phone numbers", ""},
+		{"no valid chat phone numbers", "/api/v1/chat/send-text", chat("recipients", []map[string]any{{"phoneNumber": "+44 7700 900001"}, {"phoneNumber": "4477009000011234"}}), "No valid phone numbers", ""},
 		{"externalUserId too long", "/api/v1/sms/send", sms("recipients", []map[string]any{{"phoneNumber": phone(1), "externalUserId": strings.Repeat("u", 101)}}), "Bad Request", "recipients[0].externalUserId"},
 		{"recipient placeholders", "/api/v1/sms/send", sms("recipients", []map[string]any{{"phoneNumber": phone(1), "placeholders": map[string]any{"a": "b"}}}), "Bad Request", "recipients[0].placeholders"},
 		{"request placeholders", "/api/v1/chat/send-text", chat("placeholders", map[string]any{"a": "b"}), "Bad Request", "placeholders"},
@@ -347,7 +349,7 @@ func TestDirectSendErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			requireError(t, e.doT(t, "POST", c.path, c.body), http.StatusBadRequest, c.error, c.field)
 			require.Equal(t, 0, e.pending(e.id), "a failed request admits nothing")
-			require.Equal(t, 0, e.messageCount(e.id, phone(0)))
+			require.Equal(t, written{}, e.written(e.id), "a failed request creates no campaign, hidden or not, and no message")
 		})
 	}
 }
@@ -368,6 +370,7 @@ func TestBulkSendErrors(t *testing.T) {
 		{"chat template on sms", "/api/v1/sms/promotional", map[string]any{"templateId": chat, "recipients": recipients(1)}, 400, "Invalid template channel type", ""},
 		{"sms template on chat", "/api/v1/chat/send", map[string]any{"templateId": sms, "recipients": recipients(1)}, 400, "Invalid template channel type", ""},
 		{"no valid phone numbers", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": []map[string]any{{"phoneNumber": "+1"}}}, 400, "No valid phone numbers", ""},
+		{"no valid chat phone numbers", "/api/v1/chat/send", map[string]any{"templateId": chat, "recipients": []map[string]any{{"phoneNumber": "+1"}, {"phoneNumber": "(0)7700 900001"}}}, 400, "No valid phone numbers", ""},
 		{"too many recipients", "/api/v1/chat/send", map[string]any{"templateId": chat, "recipients": recipients(6)}, 400, "Too many recipients", ""},
 		{"unknown template", "/api/v1/sms/promotional", map[string]any{"templateId": "0190f5c0-0000-7000-8000-000000000000", "recipients": recipients(1)}, 404, "Not Found", ""},
 		{"another company's template", "/api/v1/sms/promotional", map[string]any{"templateId": theirs, "recipients": recipients(1)}, 404, "Not Found", ""},
@@ -382,7 +385,7 @@ func TestBulkSendErrors(t *testing.T) {
 			requireError(t, e.doT(t, "POST", c.path, c.body), c.status, c.error, c.field)
 			e.wait()
 			require.Equal(t, 0, e.pending(e.id))
-			require.Equal(t, 0, e.campaignCount(e.id))
+			require.Equal(t, written{}, e.written(e.id))
 		})
 	}
 }
@@ -390,9 +393,12 @@ func TestBulkSendErrors(t *testing.T) {
 func TestPendingCapacity(t *testing.T) {
 	e := newEnv(t, withLimits(campaignLimits(3, 0)))
 	sms := e.smsTemplate("sms", "x")
+	chat := e.chatTemplate("chat", "x", nil)
 	tx := e.transactional("sms", sms)
+	chatTx := e.transactional("chat", chat)
 	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(2)}).Code)
 	e.wait()
+	require.Equal(t, written{campaigns: 3, messages: 2}, e.written(e.id))
 
 	check := func(r response, pending, requested int) {
 		t.Helper()
@@ -408,44 +414,69 @@ func TestPendingCapacity(t *testing.T) {
 		require.Equal(t, "30", r.Header.Get("Retry-After"))
 	}
 	check(e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(2)}), 2, 2)
+	check(e.do("POST", "/api/v1/chat/send", map[string]any{"templateId": chat, "recipients": recipients(2)}), 2, 2)
 	check(e.do("POST", "/api/v1/sms/send", map[string]any{"messageContent": "x", "smsSenderId": e.sender, "recipients": recipients(2)}), 2, 2)
 	check(e.do("POST", "/api/v1/chat/send-text", map[string]any{"messageContent": "x", "chatServiceId": e.chat, "recipients": recipients(2)}), 2, 2)
-	require.Equal(t, 2, e.campaignCount(e.id), "the 429s created no campaign (one transactional, one bulk)")
+	e.wait()
+	require.Equal(t, written{campaigns: 3, messages: 2}, e.written(e.id), "the 429s created no campaign, hidden or not, and no message")
+	require.Equal(t, 3, e.campaignCount(e.id))
 	require.Equal(t, 2, e.pending(e.id))
 
 	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/v1/sms/campaigns/"+tx+"/messages", map[string]any{"phoneNumber": phone(9)}).Code)
 	check(e.do("POST", "/api/v1/sms/campaigns/"+tx+"/messages", map[string]any{"phoneNumber": phone(8)}), 3, 1)
+	check(e.do("POST", "/api/v1/chat/campaigns/"+chatTx+"/messages", map[string]any{"phoneNumber": phone(7)}), 3, 1)
 	require.Equal(t, 0, e.messageCount(e.id, phone(8)))
+	require.Equal(t, 0, e.messageCount(e.id, phone(7)))
+	require.Equal(t, written{campaigns: 3, messages: 3}, e.written(e.id), "only the accepted add-message wrote")
 	require.Equal(t, 3, e.pending(e.id))
+	d := e.do("GET", "/api/v1/campaigns/"+chatTx, nil).obj()
+	require.Equal(t, float64(0), d["totalMessages"], "the refused chat message was not added to its campaign")
 }
 
-// TestTooManyRecipientsIsNever429 sends the spec's 200,001 recipients to a
-// company whose capacity they would also exceed: the recipient limit wins.
+// TestTooManyRecipientsIsNever429 sends the spec's 200,001 recipients to
+// every sending endpoint, for a company whose capacity they would also
+// exceed: the recipient limit wins. At 200,000, capacity decides.
 func TestTooManyRecipientsIsNever429(t *testing.T) {
 	e := newEnv(t, withLimits(campaignLimits(10, 0)), func(c *envConfig) { c.noVerify = true })
 	sms := e.smsTemplate("sms", "x")
-	for _, n := range []int{200_001, 200_000} {
-		var b strings.Builder
-		b.WriteString(`{"templateId":"` + sms + `","recipients":[`)
-		for i := range n {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(`{"phoneNumber":"+4477009`)
-			b.WriteString(fmt.Sprintf("%05d", i%100000))
-			b.WriteString(`"}`)
-		}
-		b.WriteString("]}")
-		r := e.do("POST", "/api/v1/sms/promotional", b.String())
-		if n > 200_000 {
+	chat := e.chatTemplate("chat", "x", nil)
+	over, at := recipientsJSON(200_001)
+	cases := []struct{ name, path, fields string }{
+		{"sms promotional", "/api/v1/sms/promotional", `"templateId":"` + sms + `"`},
+		{"chat send", "/api/v1/chat/send", `"templateId":"` + chat + `"`},
+		{"sms send", "/api/v1/sms/send", `"messageContent":"x","smsSenderId":` + strconv.FormatInt(e.sender, 10)},
+		{"chat send-text", "/api/v1/chat/send-text", `"messageContent":"x","chatServiceId":` + strconv.FormatInt(e.chat, 10)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := e.doT(t, "POST", c.path, "{"+c.fields+`,"recipients":`+over+"}")
 			requireError(t, r, http.StatusBadRequest, "Too many recipients", "")
 			require.Contains(t, r.obj()["message"], "200000")
-		} else {
-			require.Equal(t, http.StatusTooManyRequests, r.Code, "at the limit, capacity decides")
-		}
+			r = e.doT(t, "POST", c.path, "{"+c.fields+`,"recipients":`+at+"}")
+			require.Equal(t, http.StatusTooManyRequests, r.Code, "at the limit, capacity decides: %s", r.Body)
+			require.Equal(t, 0, e.pending(e.id))
+			require.Equal(t, written{}, e.written(e.id))
+		})
 	}
-	require.Equal(t, 0, e.pending(e.id))
-	require.Equal(t, 0, e.campaignCount(e.id))
+}
+
+// recipientsJSON returns a JSON array of n recipients, and the same array
+// without its last element, built in one pass.
+func recipientsJSON(n int) (all, allButLast string) {
+	b := make([]byte, 0, n*30)
+	b = append(b, '[')
+	last := 0
+	for i := range n {
+		if i > 0 {
+			last = len(b)
+			b = append(b, ',')
+		}
+		b = append(b, `{"phoneNumber":"+447700`...)
+		b = strconv.AppendInt(b, int64(1_000_000+i), 10) // 13 digits in all
+		b = append(b, `"}`...)
+	}
+	s := string(append(b, ']'))
+	return s, s[:last] + "]"
 }
 
 // endlessRecipients is a request body whose recipients array goes on far
