@@ -51,6 +51,15 @@ type Config struct {
 	ReceiptTimeout time.Duration
 	// ReceiptConcurrency is the most receipts handled at once. Default 64.
 	ReceiptConcurrency int
+	// SubmitIDFormat and ReceiptIDFormat say how the SMSC writes message
+	// ids in its submit_sm_resp (and the receipted_message_id TLV) and in
+	// the id: field of its receipt texts. Left at IDAsSent, ids are
+	// compared as written (NormalizeMessageID); an SMSC that answers
+	// submits in hexadecimal and writes receipts in decimal needs IDHex
+	// and IDDecimal, or its receipts never find their messages.
+	SubmitIDFormat  IDFormat
+	ReceiptIDFormat IDFormat
+
 	// ReceiptLocation is the time zone of the dates in receipt texts.
 	// Default UTC.
 	ReceiptLocation *time.Location
@@ -88,7 +97,8 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Window < 0 || cfg.MaxPerSecond < 0 || cfg.EnquireLink < 0 || cfg.SubmitTimeout < 0 ||
 		cfg.BindTimeout < 0 || cfg.BindBackoff.Min < 0 || cfg.BindBackoff.Max < 0 ||
-		cfg.ReceiptTimeout < 0 || cfg.ReceiptConcurrency < 0 {
+		cfg.ReceiptTimeout < 0 || cfg.ReceiptConcurrency < 0 ||
+		cfg.SubmitIDFormat < IDAsSent || cfg.SubmitIDFormat > IDHex || cfg.ReceiptIDFormat < IDAsSent || cfg.ReceiptIDFormat > IDHex {
 		return cfg, errors.New("smpp: negative Config value")
 	}
 	if len(cfg.SystemID) > 15 || len(cfg.Password) > 8 || len(cfg.SystemType) > 12 {

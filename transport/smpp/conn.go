@@ -307,7 +307,7 @@ func (cn *conn) onSubmitResp(f frame) {
 	seq := uint32(f.h.SequenceNumber)
 	var o outcome
 	if st := f.h.CommandStatus; st == data.ESME_ROK {
-		o.id = NormalizeMessageID(f.cString())
+		o.id = cn.c.cfg.SubmitIDFormat.Canonical(f.cString())
 	} else {
 		if st == data.ESME_RTHROTTLED || st == data.ESME_RMSGQFUL {
 			cn.c.n.throttled.Add(1)
@@ -356,7 +356,7 @@ func (c *Client) handleDeliver(d *pdu.DeliverSM) data.CommandStatusType {
 		c.log.Info("smpp mobile-originated message", "from", d.SourceAddr.Address(), "to", d.DestAddr.Address(), "text", deliverText(d))
 		return data.ESME_ROK
 	}
-	r, err := receiptOf(d, c.cfg.ReceiptLocation, c.cfg.Now())
+	r, err := receiptOf(d, c.cfg.ReceiptLocation, c.cfg.Now(), c.cfg.SubmitIDFormat, c.cfg.ReceiptIDFormat)
 	if err != nil {
 		c.n.badReceipts.Add(1)
 		c.log.Error("smpp unreadable receipt", "err", err)

@@ -3,6 +3,7 @@ package smpp
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +40,49 @@ func NormalizeMessageID(id string) string {
 		return "0"
 	}
 	return strings.ToLower(trimmed)
+}
+
+// IDFormat is how an SMSC writes the message ids of one kind of PDU, for
+// SMSCs that write them differently in the submit_sm_resp and in the
+// receipt text (hexadecimal in one, decimal in the other).
+type IDFormat int
+
+const (
+	// IDAsSent compares ids as they are written, after NormalizeMessageID.
+	IDAsSent IDFormat = iota
+	// IDDecimal reads ids as decimal numbers.
+	IDDecimal
+	// IDHex reads ids as hexadecimal numbers.
+	IDHex
+)
+
+// ParseIDFormat reads an IDFormat from its name: "as-sent" (or ""),
+// "decimal" or "hex".
+func ParseIDFormat(s string) (IDFormat, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "as-sent":
+		return IDAsSent, nil
+	case "decimal", "dec":
+		return IDDecimal, nil
+	case "hex", "hexadecimal":
+		return IDHex, nil
+	}
+	return 0, fmt.Errorf("smpp: unknown message id format %q (want as-sent, decimal or hex)", s)
+}
+
+// Canonical returns id in the form both kinds of PDU are compared in: with
+// IDDecimal or IDHex, an id that reads as a number in that base becomes
+// that number in decimal; any other id is NormalizeMessageID(id).
+func (f IDFormat) Canonical(id string) string {
+	id = NormalizeMessageID(id)
+	base := map[IDFormat]int{IDDecimal: 10, IDHex: 16}[f]
+	if base == 0 {
+		return id
+	}
+	if n, err := strconv.ParseUint(id, base, 64); err == nil {
+		return strconv.FormatUint(n, 10)
+	}
+	return id
 }
 
 // Receipt states, as receipts spell them.
@@ -222,12 +266,23 @@ func deliverText(d *pdu.DeliverSM) string {
 
 // receiptOf builds the Receipt of a deliver_sm receipt: the
 // receipted_message_id and message_state TLVs win over the text.
-func receiptOf(d *pdu.DeliverSM, loc *time.Location, now time.Time) (delivery.Receipt, error) {
+//
+// The text's id is read in textIDs; the receipted_message_id TLV, which
+// repeats the submit_sm_resp's id, in submitIDs.
+func receiptOf(d *pdu.DeliverSM, loc *time.Location, now time.Time, submitIDs, textIDs IDFormat) (delivery.Receipt, error) {
 	text := deliverText(d)
 	r, textErr := ParseReceiptText(text, loc)
+	r.ProviderID = textIDs.Canonical(r.ProviderID)
 	if f, ok := d.OptionalParameters[pdu.TagReceiptedMessageID]; ok {
-		if id := NormalizeMessageID(f.String()); id != "" {
+		if id := submitIDs.Canonical(f.String()); id != "" {
 			r.ProviderID = id
+		}
+	}
+	// network_error_code: a network type octet, then the network's error
+	// code; it stands for err when the text has none.
+	if f, ok := d.OptionalParameters[pdu.TagNetworkErrorCode]; ok && len(f.Data) == 3 && (r.Err == "" || r.Err == "000") {
+		if code := int(f.Data[1])<<8 | int(f.Data[2]); code != 0 {
+			r.Err = fmt.Sprintf("%03d", code)
 		}
 	}
 	if f, ok := d.OptionalParameters[pdu.TagMessageStateOption]; ok && len(f.Data) == 1 {

@@ -102,3 +102,30 @@ func TestStatusError(t *testing.T) {
 		require.Contains(t, e.Details, tt.details)
 	}
 }
+
+func TestIDFormatCanonical(t *testing.T) {
+	tests := []struct {
+		f      smpp.IDFormat
+		in     string
+		want   string
+		reason string
+	}{
+		{smpp.IDAsSent, "00FF", "ff", "as sent: NormalizeMessageID"},
+		{smpp.IDHex, "0001E240", "123456", "hexadecimal read as a number"},
+		{smpp.IDHex, "1e240", "123456", "case does not matter"},
+		{smpp.IDDecimal, "000123456", "123456", "decimal read as a number"},
+		{smpp.IDDecimal, "1e240", "1e240", "not a decimal number: kept"},
+		{smpp.IDHex, "msg-1", "msg-1", "not a number: kept"},
+		{smpp.IDHex, "FFFFFFFFFFFFFFFFFF", "ffffffffffffffffff", "past 64 bits: kept"},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, tt.f.Canonical(tt.in), tt.reason)
+	}
+	for in, want := range map[string]smpp.IDFormat{"": smpp.IDAsSent, "as-sent": smpp.IDAsSent, "HEX": smpp.IDHex, "decimal": smpp.IDDecimal} {
+		got, err := smpp.ParseIDFormat(in)
+		require.NoError(t, err)
+		require.Equal(t, want, got, in)
+	}
+	_, err := smpp.ParseIDFormat("octal")
+	require.Error(t, err)
+}

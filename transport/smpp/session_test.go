@@ -207,3 +207,47 @@ func TestGenericNackFailsSubmit(t *testing.T) {
 	require.Equal(t, "0x00000002", se.Code)
 	require.True(t, c.Stats().Bound, "the session survives")
 }
+
+// TestIDFormats: an SMSC that answers submits with hexadecimal ids and
+// writes its receipt texts in decimal (the receipted_message_id TLV
+// repeating the hexadecimal id) has its receipts matched to the part ids
+// Send returned once SubmitIDFormat and ReceiptIDFormat say so; a network
+// error code TLV stands for the err a receipt text lacks.
+func TestIDFormats(t *testing.T) {
+	s := newScripted(t)
+	rs := newSink()
+	c := newClient(t, s.l.Addr().String(), rs.handle, func(cfg *smpp.Config) {
+		cfg.SubmitIDFormat, cfg.ReceiptIDFormat = smpp.IDHex, smpp.IDDecimal
+	})
+	p := s.accept()
+	sent := make(chan delivery.SMSResult, 1)
+	go func() {
+		res, err := c.Send(ctxTimeout(t, 5*time.Second), delivery.SMS{From: "Herald", To: "447700900123", Text: "hello"})
+		require.NoError(t, err)
+		sent <- res
+	}()
+	sub, ok := p.readSkipping().(*pdu.SubmitSM)
+	require.True(t, ok)
+	resp := sub.GetResponse().(*pdu.SubmitSMResp)
+	resp.MessageID = "0001E240" // 123456
+	p.write(resp)
+	res := <-sent
+	require.Equal(t, []string{"123456"}, res.PartIDs)
+
+	p.write(deliverSM(7, data.SM_SMSC_DLV_RCPT_TYPE, "id:123456 sub:001 dlvrd:001 submit date:2511221340 done date:2511221342 stat:DELIVRD err:000 text:hello"))
+	_, ok = p.readSkipping().(*pdu.DeliverSMResp)
+	require.True(t, ok)
+	require.Equal(t, "123456", rs.wait(t, 1)[0].ProviderID, "decimal receipt text")
+
+	tlv := deliverSM(8, data.SM_SMSC_DLV_RCPT_TYPE, "")
+	tlv.RegisterOptionalParam(pdu.Field{Tag: pdu.TagReceiptedMessageID, Data: []byte("1e240\x00")})
+	tlv.RegisterOptionalParam(pdu.Field{Tag: pdu.TagMessageStateOption, Data: []byte{5}})
+	tlv.RegisterOptionalParam(pdu.Field{Tag: pdu.TagNetworkErrorCode, Data: []byte{3, 0, 34}})
+	p.write(tlv)
+	_, ok = p.readSkipping().(*pdu.DeliverSMResp)
+	require.True(t, ok)
+	r := rs.wait(t, 1)[0]
+	require.Equal(t, "123456", r.ProviderID, "hexadecimal receipted_message_id")
+	require.Equal(t, "UNDELIV", r.State)
+	require.Equal(t, "034", r.Err, "network_error_code")
+}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/transport/smpp"
 )
 
 // config is what herald serve reads from its environment.
@@ -26,6 +28,8 @@ type config struct {
 	SMPPPassword string  // HERALD_SMPP_PASSWORD
 	SMPPWindow   int     // HERALD_SMPP_WINDOW
 	SMPPMaxRate  float64 // HERALD_SMPP_MAX_RATE, submit_sm per second
+	// HERALD_SMPP_SUBMIT_ID_FORMAT, HERALD_SMPP_RECEIPT_ID_FORMAT
+	SMPPSubmitIDs, SMPPReceiptIDs smpp.IDFormat
 
 	ChatURL            string // HERALD_CHAT_URL; empty: no chat message is sent
 	ChatToken          string // HERALD_CHAT_TOKEN
@@ -54,6 +58,8 @@ func envVars() []envVar {
 		{"HERALD_SMPP_PASSWORD", "empty", "password of the SMPP bind"},
 		{"HERALD_SMPP_WINDOW", "100", "most submit_sm awaiting their response at once"},
 		{"HERALD_SMPP_MAX_RATE", "0: no limit", "most submit_sm per second (each part of a long SMS counts); below 34 it also caps the SMS in flight at 15 a unit of rate, so that each gets its turn within its send deadline"},
+		{"HERALD_SMPP_SUBMIT_ID_FORMAT", "as-sent", "how the SMSC writes message ids in submit_sm_resp and receipted_message_id: as-sent, decimal or hex"},
+		{"HERALD_SMPP_RECEIPT_ID_FORMAT", "as-sent", "how it writes them in the id: of receipt texts; set both when they differ (e.g. hex and decimal)"},
 		{"HERALD_CHAT_URL", "empty: chat messages stay Pending", "base URL of the chat provider API (requests go to its /send_message)"},
 		{"HERALD_CHAT_TOKEN", "empty", "X-Auth-Token sent to the chat provider"},
 		{"HERALD_CHAT_CALLBACK_SECRET", "empty", "key of the signatures of the provider's callbacks to /callbacks/chat; required with HERALD_CHAT_URL"},
@@ -127,6 +133,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 			errs = append(errs, fmt.Errorf("HERALD_SMPP_MAX_RATE=%q: want a number of messages per second, 0 for no limit", v))
 		}
 		c.SMPPMaxRate = f
+	}
+
+	for name, f := range map[string]*smpp.IDFormat{"HERALD_SMPP_SUBMIT_ID_FORMAT": &c.SMPPSubmitIDs, "HERALD_SMPP_RECEIPT_ID_FORMAT": &c.SMPPReceiptIDs} {
+		var err error
+		if *f, err = smpp.ParseIDFormat(getenv(name)); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: want as-sent, decimal or hex", name, getenv(name)))
+		}
 	}
 
 	str("HERALD_CHAT_URL", &c.ChatURL)

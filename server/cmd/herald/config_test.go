@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/transport/smpp"
 )
 
 // env returns a getenv over kv.
@@ -33,6 +35,7 @@ func TestLoadConfigEverySetting(t *testing.T) {
 		"HERALD_ADMIN_TOKEN": "t", "HERALD_MAX_PENDING": "1000", "HERALD_LOG_LEVEL": "debug", "HERALD_LOG_FORMAT": "json",
 		"HERALD_SMPP_ADDR": "smsc:2775", "HERALD_SMPP_SYSTEM_ID": "id", "HERALD_SMPP_PASSWORD": "pw",
 		"HERALD_SMPP_WINDOW": "20", "HERALD_SMPP_MAX_RATE": "150.5",
+		"HERALD_SMPP_SUBMIT_ID_FORMAT": "hex", "HERALD_SMPP_RECEIPT_ID_FORMAT": "decimal",
 		"HERALD_CHAT_URL": "https://chat.example", "HERALD_CHAT_TOKEN": "ct", "HERALD_CHAT_CALLBACK_SECRET": "s",
 		"HERALD_SHUTDOWN_TIMEOUT": "5s",
 	}))
@@ -41,6 +44,7 @@ func TestLoadConfigEverySetting(t *testing.T) {
 		Addr: "0.0.0.0:9000", DatabaseURL: "postgres://u@db:5432/herald", DBMaxConns: 16, AdminToken: "t", MaxPending: 1000,
 		LogLevel: slog.LevelDebug, LogFormat: "json",
 		SMPPAddr: "smsc:2775", SMPPSystemID: "id", SMPPPassword: "pw", SMPPWindow: 20, SMPPMaxRate: 150.5,
+		SMPPSubmitIDs: smpp.IDHex, SMPPReceiptIDs: smpp.IDDecimal,
 		ChatURL: "https://chat.example", ChatToken: "ct", ChatCallbackSecret: "s", ShutdownTimeout: 5 * time.Second,
 	}, c)
 }
@@ -96,6 +100,7 @@ func TestLoadConfigRejects(t *testing.T) {
 		{"smpp address", map[string]string{"HERALD_SMPP_ADDR": "smsc"}, "HERALD_SMPP_ADDR"},
 		{"smpp window negative", map[string]string{"HERALD_SMPP_WINDOW": "-1"}, "HERALD_SMPP_WINDOW"},
 		{"smpp window fraction", map[string]string{"HERALD_SMPP_WINDOW": "1.5"}, "HERALD_SMPP_WINDOW"},
+		{"smpp id format", map[string]string{"HERALD_SMPP_RECEIPT_ID_FORMAT": "octal"}, "HERALD_SMPP_RECEIPT_ID_FORMAT"},
 		{"smpp rate negative", map[string]string{"HERALD_SMPP_MAX_RATE": "-5"}, "HERALD_SMPP_MAX_RATE"},
 		{"smpp rate not a number", map[string]string{"HERALD_SMPP_MAX_RATE": "NaN"}, "HERALD_SMPP_MAX_RATE"},
 		{"smpp rate infinite", map[string]string{"HERALD_SMPP_MAX_RATE": "+Inf"}, "HERALD_SMPP_MAX_RATE"},

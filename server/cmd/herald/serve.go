@@ -101,6 +101,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		smsClient, err := smpp.New(smpp.Config{
 			Addr: cfg.SMPPAddr, SystemID: cfg.SMPPSystemID, Password: cfg.SMPPPassword,
 			Window: cfg.SMPPWindow, MaxPerSecond: cfg.SMPPMaxRate, Logger: log,
+			SubmitIDFormat: cfg.SMPPSubmitIDs, ReceiptIDFormat: cfg.SMPPReceiptIDs,
 			ReceiptHandler: func(ctx context.Context, r delivery.Receipt) error {
 				select {
 				case <-dReady:
