@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -226,6 +227,18 @@ func newQuery(r *http.Request) *query { return &query{v: r.URL.Query()} }
 
 // str returns a parameter, empty when absent.
 func (q *query) str(name string) string { return q.v.Get(name) }
+
+// phone returns a phone number parameter, empty when absent. A '+' left
+// unencoded in a query string is decoded as a space (?phoneNumber=+4477...
+// reads " 4477..."), so one leading space stands for '+'; the number is
+// checked by the service as usual.
+func (q *query) phone(name string) string {
+	s := q.v.Get(name)
+	if strings.HasPrefix(s, " ") {
+		return "+" + s[1:]
+	}
+	return s
+}
 
 // intOr parses an integer parameter, def when absent.
 func (q *query) intOr(name string, def int) int {

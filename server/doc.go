@@ -48,6 +48,11 @@
 //     with 400 "Too many recipients" as soon as the element past the limit
 //     appears, before the rest is read. A missing or empty recipients array
 //     is a 400 on the field recipients.
+//   - A phoneNumber query parameter (GET /messages, GET /survey-results)
+//     that starts with a space is read as starting with '+': a '+' pasted
+//     unencoded into a query string (?phoneNumber=+447700900001) reaches
+//     the server as a space, and a caller means the E.164 number. Only one
+//     leading space is read so; any other space is still a 400.
 //   - startDate and endDate take an RFC 3339 time or a date (YYYY-MM-DD, UTC);
 //     an endDate given as a date covers that whole day.
 //   - Request bodies are limited to Config.MaxBodyBytes; a larger body is a

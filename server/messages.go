@@ -39,7 +39,7 @@ func messageOut(m *messaging.Message) messageJSON {
 // listMessages answers GET /messages.
 func (s *server) listMessages(w http.ResponseWriter, r *http.Request) error {
 	q := newQuery(r)
-	f := messaging.MessageFilter{Phone: q.str("phoneNumber"), ExternalUserID: q.str("externalUserId"),
+	f := messaging.MessageFilter{Phone: q.phone("phoneNumber"), ExternalUserID: q.str("externalUserId"),
 		From: q.date("startDate", false), To: q.date("endDate", true), PageRequest: q.page()}
 	if err := q.err(); err != nil {
 		return err
@@ -74,7 +74,7 @@ type surveyResultJSON struct {
 // listSurveyResults answers GET /survey-results.
 func (s *server) listSurveyResults(w http.ResponseWriter, r *http.Request) error {
 	q := newQuery(r)
-	f := messaging.SurveyResultFilter{CampaignID: q.id("campaignId"), Phone: q.str("phoneNumber"),
+	f := messaging.SurveyResultFilter{CampaignID: q.id("campaignId"), Phone: q.phone("phoneNumber"),
 		ExternalUserID: q.str("externalUserId"), From: q.date("startDate", false), To: q.date("endDate", true),
 		PageRequest: q.page()}
 	if _, bad := q.fe["campaignId"]; !bad && q.str("campaignId") == "" {
