@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/memstore"
 )
 
 var (
@@ -241,10 +244,63 @@ func TestBulkSendLifecycle(t *testing.T) {
 	}
 }
 
+// heldStore holds back the writing of bulk messages until release is
+// closed, then fails it when fail is set: a campaign can be seen Queuing,
+// then Failed.
+type heldStore struct {
+	*memstore.Store
+	release chan struct{}
+	fail    atomic.Bool
+}
+
+func (s *heldStore) InsertMessages(ctx context.Context, msgs []*messaging.Message) error {
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if s.fail.Load() {
+		return errors.New("disk full")
+	}
+	return s.Store.InsertMessages(ctx, msgs)
+}
+
 func TestStartErrors(t *testing.T) {
-	e := newEnv(t)
-	tx := e.transactional("sms", e.smsTemplate("sms", "x"))
-	requireError(t, e.do("POST", "/api/v1/campaigns/"+tx+"/start", nil), http.StatusBadRequest, "Campaign is not ready", "")
+	held := &heldStore{release: make(chan struct{})}
+	e := newEnv(t, func(c *envConfig) {
+		c.wrap = func(s *memstore.Store) campaign.Store { held.Store = s; return held }
+		c.quiet = true // the failed preparation is logged
+	})
+	sms := e.smsTemplate("sms", "x")
+	tx := e.transactional("sms", sms)
+	completed := e.transactional("sms", sms)
+	require.NoError(t, e.store.TransitionCampaign(context.Background(), e.id, messaging.MustParseID(completed),
+		[]messaging.CampaignStatus{messaging.CampaignInProgress}, messaging.CampaignCompleted, time.Now(), ""))
+	r := e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(2)})
+	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
+	bulk := r.obj()["campaignId"].(string)
+
+	// notReady asserts that starting the campaign is refused and changes
+	// nothing of it.
+	notReady := func(t *testing.T, id, status string) {
+		t.Helper()
+		before := e.doT(t, "GET", "/api/v1/campaigns/"+id, nil).obj()
+		require.Equal(t, status, before["status"])
+		requireError(t, e.doT(t, "POST", "/api/v1/campaigns/"+id+"/start", nil), http.StatusBadRequest, "Campaign is not ready", "")
+		require.Equal(t, before, e.doT(t, "GET", "/api/v1/campaigns/"+id, nil).obj(), "a refused start changes nothing")
+	}
+	t.Run("Queuing", func(t *testing.T) { notReady(t, bulk, "Queuing") })
+	t.Run("InProgress", func(t *testing.T) { notReady(t, tx, "InProgress") })
+	t.Run("Completed", func(t *testing.T) { notReady(t, completed, "Completed") })
+	held.fail.Store(true)
+	close(held.release)
+	e.wait()
+	t.Run("Failed", func(t *testing.T) {
+		notReady(t, bulk, "Failed")
+		require.NotNil(t, e.doT(t, "GET", "/api/v1/campaigns/"+bulk, nil).obj()["failureReason"])
+		require.Equal(t, 0, e.pending(e.id), "a failed preparation releases its reservation")
+	})
+
 	requireError(t, e.do("POST", "/api/v1/campaigns/0190f5c0-0000-7000-8000-000000000000/start", nil), http.StatusNotFound, "Not Found", "")
 	requireError(t, e.do("POST", "/api/v1/campaigns/nope/start", nil), http.StatusBadRequest, "Bad Request", "id")
 	other := e.newCompany(t, "Other")
