@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -174,6 +175,74 @@ func TestCreateCampaignErrors(t *testing.T) {
 		http.StatusBadRequest, "Invalid SMS Sender", "")
 	requireError(t, e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": tpl, "recipients": recipients(1)}, withKey(bare)),
 		http.StatusBadRequest, "Invalid SMS Sender", "")
+}
+
+// unapprovingStore reports the senders in revoked as not approved, as if
+// an operator had withdrawn an approval: the API has no way to.
+type unapprovingStore struct {
+	*memstore.Store
+	mu      sync.Mutex
+	revoked map[int64]bool
+}
+
+func (s *unapprovingStore) revoke(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.revoked[id] = true
+}
+
+func (s *unapprovingStore) GetSMSSender(ctx context.Context, companyID messaging.ID, id int64) (messaging.SMSSender, error) {
+	sd, err := s.Store.GetSMSSender(ctx, companyID, id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.revoked[id] {
+		sd.Approved = false
+	}
+	return sd, err
+}
+
+// TestTemplateSenderNoLongerApproved creates campaigns from templates
+// whose SMS sender or fallback sender was approved when the template was
+// made and no longer is: each is refused, and nothing is written.
+func TestTemplateSenderNoLongerApproved(t *testing.T) {
+	st := &unapprovingStore{revoked: map[int64]bool{}}
+	e := newEnv(t, func(c *envConfig) { c.wrap = func(s *memstore.Store) campaign.Store { st.Store = s; return st } })
+	backup, err := e.svc.RegisterSMSSender(t.Context(), e.id, "BACKUP")
+	require.NoError(t, err)
+	require.NoError(t, e.svc.ApproveSMSSender(t.Context(), backup.ID))
+	chat := e.chatTemplate("chat", "x", map[string]any{"smsFallbackEnabled": true,
+		"smsFallbackTemplateContent": strings.Repeat("f", 1600), "smsFallbackSenderId": backup.ID})
+	r := e.do("POST", "/api/v1/templates/sms", map[string]any{"name": "sms", "templateContent": "x", "smsSenderId": backup.ID})
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	sms := r.obj()["id"].(string)
+
+	cases := []struct {
+		name, path string
+		body       map[string]any
+		accepted   int // the status while the sender is approved
+		error      string
+	}{
+		{"chat transactional", "/api/v1/chat/campaigns", map[string]any{"name": "x", "templateId": chat}, http.StatusCreated, "Invalid SMS fallback sender"},
+		{"chat bulk", "/api/v1/chat/send", map[string]any{"templateId": chat, "recipients": recipients(2)}, http.StatusAccepted, "Invalid SMS fallback sender"},
+		{"sms transactional", "/api/v1/sms/campaigns", map[string]any{"name": "x", "templateId": sms}, http.StatusCreated, "Invalid SMS Sender"},
+		{"sms bulk", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(2)}, http.StatusAccepted, "Invalid SMS Sender"},
+	}
+	for _, c := range cases {
+		r := e.do("POST", c.path, c.body)
+		require.Equal(t, c.accepted, r.Code, "%s while the sender is approved: %s", c.name, r.Body)
+	}
+	e.wait()
+	before, pending := e.written(e.id), e.pending(e.id)
+	require.Equal(t, 4, before.campaigns)
+	st.revoke(backup.ID)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			requireError(t, e.doT(t, "POST", c.path, c.body), http.StatusBadRequest, c.error, "")
+			e.wait()
+			require.Equal(t, before, e.written(e.id), "nothing is written")
+			require.Equal(t, pending, e.pending(e.id))
+		})
+	}
 }
 
 func TestBulkSendLifecycle(t *testing.T) {
