@@ -130,6 +130,8 @@ func TestBadQueries(t *testing.T) {
 		{"survey results with a bad campaign id", "/api/v1/survey-results?campaignId=42", "campaignId"},
 		{"survey results with a bad option index", "/api/v1/survey-results?campaignId=0190f5c0-0000-7000-8000-000000000000&selectedOptionIndex=first", "selectedOptionIndex"},
 		{"survey results with a negative option index", "/api/v1/survey-results?campaignId=0190f5c0-0000-7000-8000-000000000000&selectedOptionIndex=-1", "selectedOptionIndex"},
+		{"survey results pageSize 101", "/api/v1/survey-results?campaignId=0190f5c0-0000-7000-8000-000000000000&pageSize=101", "pageSize"},
+		{"survey results pageSize 0", "/api/v1/survey-results?campaignId=0190f5c0-0000-7000-8000-000000000000&pageSize=0", "pageSize"},
 		{"survey results with a bad date", "/api/v1/survey-results?campaignId=0190f5c0-0000-7000-8000-000000000000&startDate=tomorrow", "startDate"},
 		{"survey summary with a bad id", "/api/v1/survey-results/nope/summary", "campaignId"},
 	}

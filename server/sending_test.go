@@ -160,11 +160,13 @@ func TestCreateCampaignErrors(t *testing.T) {
 		{"name missing", "/api/v1/sms/campaigns", map[string]any{"templateId": sms}, 400, "Bad Request", "name"},
 		{"name too long", "/api/v1/sms/campaigns", map[string]any{"name": strings.Repeat("n", 201), "templateId": sms}, 400, "Bad Request", "name"},
 		{"description too long", "/api/v1/sms/campaigns", map[string]any{"name": "n", "description": strings.Repeat("d", 1001), "templateId": sms}, 400, "Bad Request", "description"},
+		{"malformed JSON on sms", "/api/v1/sms/campaigns", `{"name": "x", "templateId": "` + sms + `"`, 400, "Bad Request", ""},
+		{"malformed JSON on chat", "/api/v1/chat/campaigns", `{"name": "x", "templateId": ` + chat, 400, "Bad Request", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			requireError(t, e.doT(t, "POST", c.path, c.body), c.status, c.error, c.field)
-			require.Equal(t, 0, e.campaignCount(e.id))
+			require.Equal(t, written{}, e.written(e.id))
 		})
 	}
 	// An SMS template without a sender needs an approved sender of the

@@ -192,6 +192,7 @@ func TestTemplateErrors(t *testing.T) {
 		{"delete another company's template", "DELETE", "/api/v1/templates/" + theirs, nil, 404, "Not Found", ""},
 		{"channel cannot change", "PUT", "/api/v1/templates/" + mine, map[string]any{"name": "mine", "templateContent": "y", "channelType": "Chat"}, 400, "Bad Request", "channelType"},
 		{"update validates like create", "PUT", "/api/v1/templates/" + chat, chatBody("name", "chat", "messageType", 3), 400, "Bad Request", "typeSpecificConfig.buttonText"},
+		{"malformed JSON on update", "PUT", "/api/v1/templates/" + chat, `{"name": "renamed", "messageType": 1,`, 400, "Bad Request", ""},
 		{"update to a taken name", "PUT", "/api/v1/templates/" + chat, chatBody("name", "mine"), 400, "Bad Request", "name"},
 		{"page size over 100", "GET", "/api/v1/templates?pageSize=101", nil, 400, "Bad Request", "pageSize"},
 		{"page not an integer", "GET", "/api/v1/templates?page=two", nil, 400, "Bad Request", "page"},
