@@ -55,8 +55,10 @@ type result struct {
 
 // resultOut is what became of a result.
 type resultOut struct {
-	applied bool           // the update was applied
-	outcome ReceiptOutcome // of the receipt
+	applied bool                    // the update was applied
+	then    messaging.MessageStatus // where kept receipts moved the update's message
+	outcome ReceiptOutcome          // of the receipt
+	moved   messaging.MessageStatus // where the receipt moved its message
 }
 
 // New returns a Dispatcher for cfg.
@@ -269,7 +271,7 @@ func (d *Dispatcher) writeResults(rs []result) ([]resultOut, error) {
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(d.writeCtx, d.cfg.StoreTimeout)
 		start := time.Now()
-		applied, outcomes, err := d.store.ApplyBatch(ctx, updates, receipts, d.cfg.Now())
+		br, err := d.store.ApplyBatch(ctx, updates, receipts, d.cfg.Now())
 		cancel()
 		d.obs.Batch("results", len(rs), time.Since(start), err)
 		if err == nil {
@@ -280,10 +282,18 @@ func (d *Dispatcher) writeResults(rs []result) ([]resultOut, error) {
 			u, r := 0, 0
 			for i, res := range rs {
 				if res.update != nil {
-					out[i].applied = u < len(applied) && applied[u]
+					out[i].applied = u < len(br.Applied) && br.Applied[u]
+					if u < len(br.Then) {
+						out[i].then = br.Then[u]
+					}
 					u++
-				} else if r < len(outcomes) {
-					out[i].outcome = outcomes[r]
+				} else {
+					if r < len(br.Outcomes) {
+						out[i].outcome = br.Outcomes[r]
+					}
+					if r < len(br.Moved) {
+						out[i].moved = br.Moved[r]
+					}
 					r++
 				}
 			}
@@ -302,33 +312,34 @@ func (d *Dispatcher) writeResults(rs []result) ([]resultOut, error) {
 	}
 }
 
-// countApplied reports the applied updates and the receipts to the
-// Observer.
+// countApplied reports the receipts, and every status a message moved to
+// in the batch, to the Observer: each move once, by the update or the
+// receipt that made it.
 func (d *Dispatcher) countApplied(rs []result, out []resultOut) {
 	type key struct {
 		ch messaging.Channel
 		st messaging.MessageStatus
 	}
 	var counts map[key]int
-	for i, r := range rs {
-		var k key
-		switch {
-		case r.update != nil && out[i].applied:
-			k = key{r.ch, r.update.Status}
-		case r.receipt != nil:
-			d.obs.Receipt(r.receipt.State, out[i].outcome)
-			if out[i].outcome != ReceiptApplied {
-				continue
-			}
-			st, _ := ReceiptStatus(r.receipt.State)
-			k = key{messaging.ChannelSMS, st}
-		default:
-			continue
-		}
+	add := func(ch messaging.Channel, st messaging.MessageStatus) {
 		if counts == nil {
 			counts = map[key]int{}
 		}
-		counts[k]++
+		counts[key{ch, st}]++
+	}
+	for i, r := range rs {
+		switch {
+		case r.update != nil && out[i].applied:
+			add(r.ch, r.update.Status)
+			if out[i].then != "" {
+				add(r.ch, out[i].then)
+			}
+		case r.receipt != nil:
+			d.obs.Receipt(r.receipt.State, out[i].outcome)
+			if out[i].moved != "" {
+				add(messaging.ChannelSMS, out[i].moved)
+			}
+		}
 	}
 	for k, n := range counts {
 		d.obs.Messages(k.ch, k.st, n)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -473,6 +474,44 @@ func TestObserver(t *testing.T) {
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
 	require.Equal(t, map[string]int{"Smpp/Sending": 11, "Smpp/Pending": 1, "Smpp/Sent": 10}, obs.messages)
+}
+
+// TestObserverCountsEveryMove: every status a message moves to is counted
+// once, also when its receipts came before its Sent was recorded (kept,
+// then applied with the Sent) and when a second failed part of a long
+// message decides its status again.
+func TestObserverCountsEveryMove(t *testing.T) {
+	s := memstore.New()
+	w := newWorld(t, s)
+	sms := newFakeSMS()
+	sms.outcome = func(delivery.SMS, int) (int, error) { return 2, nil }
+	var d *delivery.Dispatcher
+	sms.receipts = func(m delivery.SMS, ids []string) {
+		state := delivery.StateDelivered
+		if strings.HasSuffix(m.To, "1") {
+			state = delivery.StateUndeliverable
+		}
+		for _, id := range ids { // before Send returns: kept until the Sent is recorded
+			require.NoError(t, d.HandleReceipt(context.Background(), delivery.Receipt{ProviderID: id, State: state, Err: "001", At: time.Now()}))
+		}
+	}
+	cfg := fastConfig(s)
+	cfg.SMS = sms
+	obs := &countingObserver{}
+	cfg.Observer = obs
+	var err error
+	d, err = delivery.New(cfg)
+	require.NoError(t, err)
+	c, _ := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(10, 900)})
+	stop := run(t, d)
+	got := w.waitCampaign(c.ID, "every receipt applied", func(c messaging.Campaign) bool {
+		return c.Counts.Delivered+c.Counts.Failed == 10
+	})
+	require.Equal(t, messaging.StatusCounts{Delivered: 9, Failed: 1}, got.Counts)
+	stop()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	require.Equal(t, map[string]int{"Smpp/Sending": 10, "Smpp/Sent": 10, "Smpp/Delivered": 9, "Smpp/Failed": 1}, obs.messages)
 }
 
 // TestConfig: the required store and the lease/timeout relation.

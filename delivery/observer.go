@@ -13,8 +13,10 @@ import (
 type Observer interface {
 	// Messages reports that n messages of channel ch were moved to status
 	// by the dispatcher: Sending when claimed, Sent, Failed, or Pending
-	// again (a retry) when their send ended, Delivered or Failed when a
-	// receipt decided them.
+	// again (a retry) when their send ended, Delivered or Failed when
+	// receipts moved them (those that came before the Sent was recorded
+	// when it is). Each move is reported once (Store.ApplyBatch's
+	// BatchResult).
 	Messages(ch messaging.Channel, status messaging.MessageStatus, n int)
 	// Send reports one call of a sender port: how long it took, and
 	// whether the message was sent, will be retried or failed ("sent",

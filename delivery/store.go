@@ -63,8 +63,9 @@ type Store interface {
 	ApplyReceipts(ctx context.Context, receipts []Receipt, now time.Time) ([]ReceiptOutcome, error)
 	// ApplyBatch is ApplyUpdates and then ApplyReceipts in one
 	// transaction: the receipt of a part that one of the updates records
-	// applies to its message at once.
-	ApplyBatch(ctx context.Context, updates []StatusUpdate, receipts []Receipt, now time.Time) ([]bool, []ReceiptOutcome, error)
+	// applies to its message at once. The result says, item by item, what
+	// the batch did to the messages.
+	ApplyBatch(ctx context.Context, updates []StatusUpdate, receipts []Receipt, now time.Time) (BatchResult, error)
 	// ChatSeqs returns the chat sequence number of each message, in the
 	// order of ids, assigning one to every message that has none yet from a
 	// counter kept in the store: every message gets a different number,
@@ -132,6 +133,25 @@ func (u StatusUpdate) Times(sentAt *time.Time, now time.Time) (updatedAt, at tim
 		at = *sentAt
 	}
 	return updatedAt, at, nil
+}
+
+// BatchResult is what ApplyBatch did, item by item: every status a
+// message moved to in the batch is named once, by the update or the
+// receipt that moved it.
+type BatchResult struct {
+	// Applied tells, for each update, whether it moved its message to its
+	// Status (as ApplyUpdates).
+	Applied []bool
+	// Then is, for each update recording an SMS Sent, the status that the
+	// receipts kept for its parts (ReceiptQueued earlier) moved its
+	// message to in the same batch; "" when none did.
+	Then []messaging.MessageStatus
+	// Outcomes is what became of each receipt (as ApplyReceipts).
+	Outcomes []ReceiptOutcome
+	// Moved is, for each receipt, the status it moved its message to; ""
+	// when it moved none: not final, kept, partial, a duplicate, or its
+	// message already had its final status (a second failed part).
+	Moved []messaging.MessageStatus
 }
 
 // ReceiptOutcome is what ApplyReceipts did with one receipt.

@@ -59,7 +59,10 @@ func (s *Store) recordParts(id messaging.ID, partIDs []string, at time.Time) {
 
 // applyPart applies the receipt just recorded on part p to its message, and
 // reports whether it decided the message's status.
-func (s *Store) applyPart(p *smsPart, now time.Time) bool {
+//
+// It reports whether the receipts decided the message's status, and the
+// status they moved it to ("" when it could not move).
+func (s *Store) applyPart(p *smsPart, now time.Time) (bool, messaging.MessageStatus) {
 	var recorded []delivery.PartReceipt
 	for _, pid := range s.receipts.partsOf[p.message] {
 		if q := s.receipts.parts[pid]; q != nil && q != p && q.message == p.message && q.receipt != nil {
@@ -67,10 +70,10 @@ func (s *Store) applyPart(p *smsPart, now time.Time) bool {
 		}
 	}
 	u, ok := delivery.PartsUpdate(p.message, p.count, recorded, *p.receipt)
-	if ok {
-		s.applyUpdate(u, now)
+	if ok && s.applyUpdate(u, now) {
+		return true, u.Status
 	}
-	return ok
+	return ok, ""
 }
 
 // ApplyReceipts implements delivery.Store.
@@ -79,27 +82,36 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	return s.applyReceipts(receipts, now), nil
+	out, _ := s.applyReceipts(receipts, now)
+	return out, nil
 }
 
 // ApplyBatch implements delivery.Store.
-func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate, receipts []delivery.Receipt, now time.Time) ([]bool, []delivery.ReceiptOutcome, error) {
+func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate, receipts []delivery.Receipt, now time.Time) (delivery.BatchResult, error) {
 	if err := s.lock(ctx, "apply status updates and receipts"); err != nil {
-		return nil, nil, err
+		return delivery.BatchResult{}, err
 	}
 	defer s.mu.Unlock()
-	applied := make([]bool, len(updates))
+	res := delivery.BatchResult{Applied: make([]bool, len(updates)), Then: make([]messaging.MessageStatus, len(updates))}
 	for i, u := range updates {
-		applied[i] = s.applyUpdate(u, u.At)
+		res.Applied[i] = s.applyUpdate(u, u.At)
+		// Only the receipts kept for the parts it recorded move the
+		// message on within applyUpdate.
+		if m := s.messages[u.MessageID]; res.Applied[i] && m.Status != u.Status {
+			res.Then[i] = m.Status
+		}
 	}
-	return applied, s.applyReceipts(receipts, now), nil
+	res.Outcomes, res.Moved = s.applyReceipts(receipts, now)
+	return res, nil
 }
 
-// applyReceipts applies receipts under the lock.
-func (s *Store) applyReceipts(receipts []delivery.Receipt, now time.Time) []delivery.ReceiptOutcome {
+// applyReceipts applies receipts under the lock, and returns their
+// outcomes and the statuses they moved their messages to.
+func (s *Store) applyReceipts(receipts []delivery.Receipt, now time.Time) ([]delivery.ReceiptOutcome, []messaging.MessageStatus) {
 	r := &s.receipts
 	r.init()
 	out := make([]delivery.ReceiptOutcome, len(receipts))
+	moved := make([]messaging.MessageStatus, len(receipts))
 	for i, rc := range receipts {
 		if st, _ := delivery.ReceiptStatus(rc.State); st == "" {
 			out[i] = delivery.ReceiptIgnored
@@ -116,12 +128,12 @@ func (s *Store) applyReceipts(receipts []delivery.Receipt, now time.Time) []deli
 		default:
 			p.receipt = pr
 			out[i] = delivery.ReceiptPartial
-			if s.applyPart(p, now) {
-				out[i] = delivery.ReceiptApplied
+			if decided, st := s.applyPart(p, now); decided {
+				out[i], moved[i] = delivery.ReceiptApplied, st
 			}
 		}
 	}
-	return out
+	return out, moved
 }
 
 // ChatSeqs implements delivery.Store. The counter starts at the time of

@@ -205,15 +205,15 @@ type messageState struct {
 // is not applied. The parts of the SMS recorded Sent are written after the
 // updates, and the receipts that were waiting for them applied then.
 func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdate) ([]bool, error) {
-	applied, _, err := s.ApplyBatch(ctx, updates, nil, time.Time{})
-	return applied, err
+	br, err := s.ApplyBatch(ctx, updates, nil, time.Time{})
+	return br.Applied, err
 }
 
 // applyUpdates applies updates to the locked states of their messages,
 // and records the parts of the SMS that went Sent (applying the receipts
 // that were waiting for them) into recorded.
 func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, updates []delivery.StatusUpdate, applied []bool,
-	recorded map[string]partRow) error {
+	then []messaging.MessageStatus, recorded map[string]partRow) error {
 	var sent []sentParts
 	for i, u := range updates {
 		st := states[u.MessageID]
@@ -223,13 +223,13 @@ func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.
 		applied[i] = true
 		st.apply(u, u.At)
 		if u.Status == messaging.StatusSent && len(u.PartIDs) > 0 {
-			sent = append(sent, sentParts{message: u.MessageID, ids: u.PartIDs, at: u.At})
+			sent = append(sent, sentParts{message: u.MessageID, ids: u.PartIDs, at: u.At, update: i})
 		}
 	}
 	if len(sent) == 0 {
 		return nil
 	}
-	return s.recordParts(ctx, tx, states, sent, recorded)
+	return s.recordParts(ctx, tx, states, sent, recorded, then)
 }
 
 // apply records an allowed update, applied at now (see

@@ -31,6 +31,7 @@ type sentParts struct {
 	message messaging.ID
 	ids     []string
 	at      time.Time
+	update  int // index of the update recording them
 }
 
 // partRow is a part's row as an upsert returned it.
@@ -46,7 +47,11 @@ type partRow struct {
 // recordParts inserts the parts of messages just recorded Sent and applies
 // to states the receipts that were waiting for them. The rows it wrote go
 // into recorded, by part id.
-func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, sent []sentParts, recorded map[string]partRow) error {
+//
+// then[k] is set to the status those receipts moved the message of the
+// update of index k to.
+func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, sent []sentParts, recorded map[string]partRow,
+	then []messaging.MessageStatus) error {
 	type row struct {
 		pid     string
 		message messaging.ID
@@ -55,8 +60,10 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 		at      time.Time
 	}
 	byPID := map[string]int{}
+	updateOf := make(map[messaging.ID]int, len(sent))
 	var rows []row
 	for _, sp := range sent {
+		updateOf[sp.message] = sp.update
 		for i, pid := range sp.ids {
 			r := row{pid, sp.message, i, len(sp.ids), sp.at}
 			if k, ok := byPID[pid]; ok { // an id given twice: the last one wins
@@ -108,6 +115,7 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 		if u, ok := delivery.PartsUpdate(p.message, p.count, before, last); ok {
 			if st := states[p.message]; st != nil && st.status.CanAdvance(u.Status) {
 				st.apply(u, st.updatedAt) // recorded with the send it waited for
+				then[updateOf[p.message]] = u.Status
 			}
 		}
 		before = append(before, last)
@@ -136,8 +144,8 @@ func (d *nullID) Scan(src any) error {
 
 // ApplyReceipts implements delivery.Store.
 func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, now time.Time) ([]delivery.ReceiptOutcome, error) {
-	_, out, err := s.ApplyBatch(ctx, nil, receipts, now)
-	return out, err
+	br, err := s.ApplyBatch(ctx, nil, receipts, now)
+	return br.Outcomes, err
 }
 
 // ApplyBatch implements delivery.Store: one transaction locks the messages
@@ -151,9 +159,12 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 // so that the message is Delivered once every part is; and so are those of
 // parts not recorded yet, kept in a row of their own until ApplyUpdates
 // records the part.
-func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate, receipts []delivery.Receipt, now time.Time) ([]bool, []delivery.ReceiptOutcome, error) {
-	applied := make([]bool, len(updates))
-	out := make([]delivery.ReceiptOutcome, len(receipts))
+func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate, receipts []delivery.Receipt, now time.Time) (delivery.BatchResult, error) {
+	res := delivery.BatchResult{
+		Applied: make([]bool, len(updates)), Then: make([]messaging.MessageStatus, len(updates)),
+		Outcomes: make([]delivery.ReceiptOutcome, len(receipts)), Moved: make([]messaging.MessageStatus, len(receipts)),
+	}
+	applied, out := res.Applied, res.Outcomes
 	// The first final receipt of each part is a candidate; the others are
 	// duplicates whatever the database holds.
 	first := map[string]int{}
@@ -171,7 +182,7 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 		cand = append(cand, i)
 	}
 	if len(updates) == 0 && len(cand) == 0 {
-		return applied, out, nil
+		return res, nil
 	}
 	ids := make([]messaging.ID, len(updates))
 	for i, u := range updates {
@@ -182,6 +193,8 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 	s.prepareQueries(ctx)
 	err := s.write(ctx, "apply status updates and receipts", func(tx *txn) error {
 		clear(applied)
+		clear(res.Then)
+		clear(res.Moved)
 		states := map[messaging.ID]*messageState{}
 		// The part rows this transaction wrote: receipts of these parts
 		// need not read them again.
@@ -191,28 +204,28 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 			if states, err = s.lockMessages(ctx, tx, ids); err != nil {
 				return err
 			}
-			if err := s.applyUpdates(ctx, tx, states, updates, applied, recorded); err != nil {
+			if err := s.applyUpdates(ctx, tx, states, updates, applied, res.Then, recorded); err != nil {
 				return err
 			}
 		}
 		if len(cand) > 0 {
-			if err := s.applyReceipts(ctx, tx, states, recorded, receipts, cand, first, now, out); err != nil {
+			if err := s.applyReceipts(ctx, tx, states, recorded, receipts, cand, first, now, out, res.Moved); err != nil {
 				return err
 			}
 		}
 		return s.writeStates(ctx, tx, states)
 	})
 	if err != nil {
-		return nil, nil, err
+		return delivery.BatchResult{}, err
 	}
-	return applied, out, nil
+	return res, nil
 }
 
 // applyReceipts applies the candidate receipts (the first final one of
 // each part) to the parts and to states, locking the messages not in
 // states yet.
 func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, recorded map[string]partRow,
-	receipts []delivery.Receipt, cand []int, first map[string]int, now time.Time, out []delivery.ReceiptOutcome) error {
+	receipts []delivery.Receipt, cand []int, first map[string]int, now time.Time, out []delivery.ReceiptOutcome, moved []messaging.MessageStatus) error {
 	for _, i := range cand {
 		out[i] = delivery.ReceiptDuplicate
 	}
@@ -330,6 +343,7 @@ func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging
 		out[i] = delivery.ReceiptApplied
 		if st != nil && st.status.CanAdvance(u.Status) {
 			st.apply(u, now)
+			moved[i] = u.Status
 		}
 	}
 	return nil

@@ -379,23 +379,34 @@ func testApplyUpdatesText(f *fixture) {
 }
 
 // testApplyBatch: updates then receipts in one call; a receipt of a part
-// recorded by an update of the same call applies at once.
+// recorded by an update of the same call applies at once. The result names
+// every status a message moved to once: by its update, by the receipts
+// kept for the parts an update recorded (Then), or by a receipt (Moved).
 func testApplyBatch(f *fixture) {
 	t := f.t
 	a := f.company("A")
-	c, msgs := f.sentBulk(a.ID, 4)
+	c, msgs := f.sentBulk(a.ID, 6)
 	require.Equal(t, []bool{true}, f.apply(sent(msgs[3], 1, "Z1")))
-	applied, out, err := f.s.ApplyBatch(f.ctx,
+	kept, err := f.s.ApplyReceipts(f.ctx, []delivery.Receipt{rcpt("K4", delivery.StateDelivered, "000", 1)}, at(1))
+	require.NoError(t, err)
+	require.Equal(t, []delivery.ReceiptOutcome{delivery.ReceiptQueued}, kept)
+	br, err := f.s.ApplyBatch(f.ctx,
 		[]delivery.StatusUpdate{sent(msgs[0], 2, "B0"), sent(msgs[1], 2, "B1a", "B1b"), sent(msgs[0], 3, "again"),
-			{MessageID: msgs[2].ID, Status: messaging.StatusPending, At: at(2), DueAt: at(9)}},
+			{MessageID: msgs[2].ID, Status: messaging.StatusPending, At: at(2), DueAt: at(9)},
+			sent(msgs[4], 2, "K4"), sent(msgs[5], 2, "C5a", "C5b")},
 		[]delivery.Receipt{rcpt("B0", delivery.StateDelivered, "000", 4), rcpt("B1b", delivery.StateDelivered, "000", 4),
 			rcpt("B1a", delivery.StateUndeliverable, "001", 5), rcpt("Z1", delivery.StateExpired, "002", 5),
-			rcpt("NONE", delivery.StateDelivered, "000", 5), rcpt("B0", delivery.StateDelivered, "000", 4)},
+			rcpt("NONE", delivery.StateDelivered, "000", 5), rcpt("B0", delivery.StateDelivered, "000", 4),
+			rcpt("C5a", delivery.StateUndeliverable, "001", 5)},
 		at(6))
 	require.NoError(t, err)
-	require.Equal(t, []bool{true, true, false, true}, applied)
+	require.Equal(t, []bool{true, true, false, true, true, true}, br.Applied)
+	require.Equal(t, []messaging.MessageStatus{"", "", "", "", messaging.StatusDelivered, ""}, br.Then,
+		"the receipt kept for K4 delivers msgs[4] once its Sent is recorded")
 	require.Equal(t, []delivery.ReceiptOutcome{delivery.ReceiptApplied, delivery.ReceiptPartial, delivery.ReceiptApplied,
-		delivery.ReceiptApplied, delivery.ReceiptQueued, delivery.ReceiptDuplicate}, out)
+		delivery.ReceiptApplied, delivery.ReceiptQueued, delivery.ReceiptDuplicate, delivery.ReceiptApplied}, br.Outcomes)
+	require.Equal(t, []messaging.MessageStatus{messaging.StatusDelivered, "", messaging.StatusFailed, messaging.StatusFailed, "", "",
+		messaging.StatusFailed}, br.Moved)
 	m0 := f.getMessage(a.ID, msgs[0].ID)
 	require.Equal(t, messaging.StatusDelivered, m0.Status)
 	requireTime(t, "SentAt", at(2), *m0.SentAt, nil)
@@ -404,12 +415,21 @@ func testApplyBatch(f *fixture) {
 	require.Equal(t, messaging.StatusFailed, m1.Status)
 	require.Equal(t, "UNDELIVERED", m1.Details)
 	require.Equal(t, "EXPIRED", f.getMessage(a.ID, msgs[3].ID).Details)
-	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 1, Delivered: 1, Failed: 2}, messaging.StatusCounts{})
+	require.Equal(t, messaging.StatusDelivered, f.getMessage(a.ID, msgs[4].ID).Status)
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 1, Delivered: 2, Failed: 3}, messaging.StatusCounts{})
 	require.Equal(t, 1, f.pending(a.ID))
 
-	applied, out, err = f.s.ApplyBatch(f.ctx, nil, nil, at(7))
+	// The second failed part of a failed message decides its status again
+	// but moves nothing.
+	br, err = f.s.ApplyBatch(f.ctx, nil, []delivery.Receipt{rcpt("C5b", delivery.StateUndeliverable, "001", 7)}, at(7))
 	require.NoError(t, err)
-	require.Empty(t, applied)
-	require.Empty(t, out)
+	require.Equal(t, []delivery.ReceiptOutcome{delivery.ReceiptApplied}, br.Outcomes)
+	require.Equal(t, []messaging.MessageStatus{""}, br.Moved)
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 1, Delivered: 2, Failed: 3}, messaging.StatusCounts{})
+
+	br, err = f.s.ApplyBatch(f.ctx, nil, nil, at(8))
+	require.NoError(t, err)
+	require.Empty(t, br.Applied)
+	require.Empty(t, br.Outcomes)
 	f.requireReconciled()
 }
