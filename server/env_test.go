@@ -21,6 +21,8 @@ import (
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/store/memstore"
 	"github.com/heraldhq/herald/survey"
+	"github.com/heraldhq/herald/template"
+	"github.com/heraldhq/herald/transport/media"
 )
 
 const adminToken = "test-admin-token"
@@ -31,6 +33,7 @@ type envConfig struct {
 	now      func() time.Time
 	ready    func(context.Context) error
 	wrap     func(*memstore.Store) campaign.Store // what the service sees; default the memstore
+	media    template.MediaProber                 // probes media URLs of chat templates; default none
 	maxBody  int64
 	noVerify bool      // skip the OpenAPI contract checks
 	quiet    bool      // discard the logs
@@ -88,7 +91,7 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 		store = cfg.wrap(st)
 	}
 	rec := &recordingStore{Store: store, campaigns: map[messaging.ID]int{}, messages: map[messaging.ID]int{}}
-	svc := campaign.New(campaign.Config{Store: rec, Limits: cfg.limits, Now: cfg.now})
+	svc := campaign.New(campaign.Config{Store: rec, Limits: cfg.limits, Now: cfg.now, Media: cfg.media})
 	e := &env{t: t, store: st, svc: svc, rec: rec, logs: &syncBuffer{}}
 	logger := loggerTo(e.logs)
 	if cfg.logTo != nil {
@@ -366,6 +369,18 @@ func (e *env) messageCount(id messaging.ID, phone string) int {
 	_, n, err := e.store.ListMessages(context.Background(), id, messaging.MessageFilter{Phone: p, PageRequest: messaging.PageRequest{Page: 1, PageSize: 100}})
 	require.NoError(e.t, err)
 	return n
+}
+
+// withMediaServer serves the media URLs of chat templates from h, over
+// HTTPS on loopback, and has the service probe them with the HTTP prober
+// of transport/media (trusting the test server's certificate). It returns
+// the option and the server's base URL.
+func withMediaServer(t testing.TB, h http.Handler) (func(*envConfig), string) {
+	t.Helper()
+	srv := httptest.NewTLSServer(h)
+	t.Cleanup(srv.Close)
+	p := media.New(media.Config{Client: srv.Client(), Timeout: 5 * time.Second})
+	return func(c *envConfig) { c.media = p }, srv.URL
 }
 
 func withLimits(l campaign.Limits) func(*envConfig) { return func(c *envConfig) { c.limits = l } }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -233,4 +235,67 @@ func TestTemplatePaging(t *testing.T) {
 	empty := e.do("GET", "/api/v1/templates?page=9", nil).obj()
 	require.Empty(t, empty["templates"])
 	require.Equal(t, float64(5), empty["totalCount"])
+}
+
+// TestMediaURLsAreProbed creates and updates chat templates whose media
+// URLs a server answers: a URL must answer a HEAD request with 2xx and a
+// size within its kind's limit, and a video's size is filled in.
+func TestMediaURLsAreProbed(t *testing.T) {
+	var heads atomic.Int64
+	withMedia, base := withMediaServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			heads.Add(1)
+		}
+		size := map[string]string{"/logo.png": "2048", "/huge.png": strconv.Itoa(2 << 20), "/clip.mp4": "7340032", "/thumb.jpg": "1024"}[r.URL.Path]
+		if size == "" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Length", size)
+	}))
+	e := newEnv(t, withMedia)
+	image := func(name, url string) map[string]any {
+		return map[string]any{"name": name, "messageType": 2, "chatServiceId": e.chat,
+			"typeSpecificConfig": map[string]any{"imageUrl": url}}
+	}
+	templates := func() any { return e.do("GET", "/api/v1/templates", nil).obj()["totalCount"] }
+
+	cases := []struct {
+		name, url, message string
+	}{
+		{"not found", base + "/missing.png", "404"},
+		{"over 1 MB", base + "/huge.png", "larger than 1 MB"},
+		{"nothing listening", "https://127.0.0.1:1/logo.png", "not reachable"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := requireError(t, e.doT(t, "POST", "/api/v1/templates/chat", image("img "+c.name, c.url)), http.StatusBadRequest, "Bad Request", "typeSpecificConfig.imageUrl")
+			require.Contains(t, m["validationErrors"].(map[string]any)["typeSpecificConfig.imageUrl"], c.message)
+			require.Equal(t, float64(0), templates(), "nothing is created")
+		})
+	}
+
+	r := e.do("POST", "/api/v1/templates/chat", image("logo", base+"/logo.png"))
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	id := r.obj()["id"].(string)
+
+	// An update is probed like a creation and leaves the template as it was.
+	requireError(t, e.do("PUT", "/api/v1/templates/"+id, image("logo", base+"/gone.png")), http.StatusBadRequest, "Bad Request", "typeSpecificConfig.imageUrl")
+	got := e.do("GET", "/api/v1/templates/"+id, nil).obj()
+	require.JSONEq(t, `{"imageUrl":"`+base+`/logo.png"}`, got["typeSpecificConfig"].(string))
+
+	// A video's fileSize is what the HEAD answer gave, whatever was sent;
+	// its duration is kept.
+	r = e.do("POST", "/api/v1/templates/chat", map[string]any{"name": "clip", "messageType": 7, "chatServiceId": e.chat,
+		"typeSpecificConfig": map[string]any{"videoUrl": base + "/clip.mp4", "thumbnailUrl": base + "/thumb.jpg", "fileSize": 1, "duration": 42}})
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	var cfg map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.obj()["typeSpecificConfig"].(string)), &cfg))
+	require.Equal(t, float64(7340032), cfg["fileSize"])
+	require.Equal(t, float64(42), cfg["duration"])
+	requireError(t, e.do("POST", "/api/v1/templates/chat", map[string]any{"name": "no thumb", "messageType": 7, "chatServiceId": e.chat,
+		"typeSpecificConfig": map[string]any{"videoUrl": base + "/clip.mp4", "thumbnailUrl": base + "/none.jpg"}}),
+		http.StatusBadRequest, "Bad Request", "typeSpecificConfig.thumbnailUrl")
+	require.Equal(t, float64(2), templates())
+	require.Positive(t, heads.Load(), "the URLs were asked with HEAD")
 }
