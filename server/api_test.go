@@ -76,6 +76,7 @@ func TestAuthentication(t *testing.T) {
 				}
 			}
 			require.Equal(t, 0, e.pending(e.id))
+			require.Equal(t, written{}, e.written(e.id), "a refused direct send writes nothing")
 		})
 	}
 	r := e.do("GET", "/api/v1/templates", nil)

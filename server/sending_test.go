@@ -667,4 +667,5 @@ func TestRequestBodyLimit(t *testing.T) {
 	r = e.do("POST", "/api/v1/templates/sms", map[string]any{"name": "n", "templateContent": strings.Repeat("x", 2000)})
 	requireError(t, r, http.StatusRequestEntityTooLarge, "Request Entity Too Large", "")
 	require.Equal(t, 0, e.pending(e.id))
+	require.Equal(t, written{}, e.written(e.id))
 }
