@@ -40,6 +40,11 @@ type Store interface {
 	// messages (fallback SMS included) is Pending or Sending to Completed
 	// and returns how many it moved.
 	CompleteDrained(ctx context.Context, now time.Time) (int, error)
+	// Backlog returns, by channel, how many messages of InProgress
+	// campaigns are not handed to a provider yet (Pending or Sending): the
+	// queue the dispatcher works through. Fallback SMS count as SMS.
+	// Channels with none may be left out.
+	Backlog(ctx context.Context) (map[messaging.Channel]int, error)
 
 	// ApplyReceipts stores SMSC delivery receipts, one per SMS part, in one
 	// transaction, and returns what became of each, in order.

@@ -139,6 +139,22 @@ func (s *Store) RecoverExpired(ctx context.Context, now time.Time) (int, error) 
 	return len(expired), nil
 }
 
+// Backlog implements delivery.Store.
+func (s *Store) Backlog(ctx context.Context) (map[messaging.Channel]int, error) {
+	if err := s.lock(ctx, "read the backlog"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := map[messaging.Channel]int{}
+	for _, cr := range s.campaigns {
+		if c := &cr.c; c.Status == messaging.CampaignInProgress {
+			out[c.Channel] += c.Counts.Unsent()
+			out[messaging.ChannelSMS] += c.FallbackCounts.Unsent()
+		}
+	}
+	return out, nil
+}
+
 // CompleteDrained implements delivery.Store.
 func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (int, error) {
 	if err := s.lock(ctx, "complete drained campaigns"); err != nil {

@@ -450,6 +450,31 @@ func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (int, error)
 	return int(n), err
 }
 
+// Backlog implements delivery.Store, from the counters of the InProgress
+// campaigns (their partial index keeps the read small).
+func (s *Store) Backlog(ctx context.Context) (map[messaging.Channel]int, error) {
+	rows, err := s.read.QueryContext(ctx, "SELECT channel, COALESCE(SUM(pending + sending), 0), COALESCE(SUM(fb_pending + fb_sending), 0) "+
+		"FROM campaigns WHERE status = 'InProgress' GROUP BY channel")
+	if err != nil {
+		return nil, fmt.Errorf("read the backlog: %w", err)
+	}
+	defer rows.Close()
+	out := map[messaging.Channel]int{}
+	for rows.Next() {
+		var ch messaging.Channel
+		var own, fallback int
+		if err := rows.Scan(&ch, &own, &fallback); err != nil {
+			return nil, fmt.Errorf("read the backlog: %w", err)
+		}
+		out[ch] += own
+		out[messaging.ChannelSMS] += fallback
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the backlog: %w", err)
+	}
+	return out, nil
+}
+
 // WriteConcurrency implements delivery.ConcurrentStore: 2 on Postgres,
 // whose transactions run side by side; 1 on SQLite, whose one writer
 // takes them in turn.

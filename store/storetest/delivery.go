@@ -542,3 +542,41 @@ func testLateFallback(f *fixture) {
 	require.Equal(t, 0, f.pending(co.ID))
 	f.requireReconciled()
 }
+
+// testBacklog: the messages of InProgress campaigns not handed to a
+// provider yet, by channel, fallback SMS as SMS; those of campaigns not
+// started, and those sent or failed, are not counted.
+func testBacklog(f *fixture) {
+	t := f.t
+	backlog := func() map[messaging.Channel]int {
+		t.Helper()
+		b, err := f.s.Backlog(f.ctx)
+		require.NoError(t, err)
+		for ch, n := range b {
+			if n == 0 {
+				delete(b, ch)
+			}
+		}
+		return b
+	}
+	require.Empty(t, backlog(), "a new store")
+	co := f.company("A")
+	_, sms := f.bulk(co.ID, messaging.ChannelSMS, 4, at(0), messaging.CampaignInProgress)
+	f.bulk(co.ID, messaging.ChannelSMS, 5, at(0), messaging.CampaignReady)
+	_, chat := f.bulk(co.ID, messaging.ChannelChat, 3, at(0), messaging.CampaignInProgress)
+	require.Equal(t, map[messaging.Channel]int{messaging.ChannelSMS: 4, messaging.ChannelChat: 3}, backlog())
+
+	require.Len(t, f.claim(messaging.ChannelSMS, at(1), at(61), 2), 2)
+	require.Equal(t, map[messaging.Channel]int{messaging.ChannelSMS: 4, messaging.ChannelChat: 3}, backlog(), "Sending is not handed over yet")
+	require.Equal(t, []bool{true, true}, f.apply(
+		delivery.StatusUpdate{MessageID: sms[0].ID, Status: messaging.StatusSent, At: at(2)},
+		delivery.StatusUpdate{MessageID: sms[1].ID, Status: messaging.StatusFailed, At: at(2), Details: "x"},
+	))
+	require.Len(t, f.claim(messaging.ChannelChat, at(3), at(63), 1), 1)
+	fb := f.fallbackFor(chat[0], at(4))
+	f.admit(co.ID, fb)
+	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: chat[0].ID, Status: messaging.StatusFailed, At: at(4), Details: "FAILED (9)"}))
+	require.Equal(t, map[messaging.Channel]int{messaging.ChannelSMS: 3, messaging.ChannelChat: 2}, backlog(),
+		"two SMS and the fallback SMS; two chat messages")
+}
+

@@ -115,6 +115,7 @@ func cases() []testCase {
 		{"RecoverExpired", testRecoverExpired},
 		{"CompleteDrained", testCompleteDrained},
 		{"LateFallback", testLateFallback},
+		{"Backlog", testBacklog},
 		{"ReceiptsAfterSent", testReceiptsAfterSent},
 		{"ReceiptsBeforeSent", testReceiptsBeforeSent},
 		{"ReceiptsLongMessages", testReceiptsLongMessages},

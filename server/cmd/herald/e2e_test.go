@@ -232,7 +232,22 @@ func testDemo(t *testing.T, bin, dbURL string) {
 	require.Equal(t, "Delivered", api.messages("447911000005")[0].Status)
 
 	metrics := h.metrics()
+	failedSMS := 1 // the direct SMS to 447911000002
+	for _, p := range phones {
+		if status, _, _ := smsOutcome(p); status == "Failed" {
+			failedSMS++
+		}
+	}
 	require.Contains(t, metrics, `herald_messages_total{channel="Smpp",status="Sent"} 308`)
+	require.Contains(t, metrics, fmt.Sprintf(`herald_messages_total{channel="Smpp",status="Delivered"} %d`, 308-failedSMS),
+		"every delivery counted once, those of receipts that came before the Sent was recorded too")
+	require.Contains(t, metrics, fmt.Sprintf(`herald_messages_total{channel="Smpp",status="Failed"} %d`, failedSMS))
+	require.Contains(t, metrics, `herald_submit_duration_seconds_count{channel="Smpp",result="sent"} 308`)
+	require.Contains(t, metrics, `herald_window_in_use{channel="Smpp"} 0`)
+	require.Contains(t, metrics, `herald_queue_depth{queue="results"} 0`)
+	require.Contains(t, metrics, `herald_backlog_messages{channel="Smpp"} 0`)
+	require.Contains(t, metrics, `herald_backlog_messages{channel="Chat"} 0`)
+	require.Contains(t, metrics, "herald_smpp_reconnects_total 0")
 	require.Contains(t, metrics, `herald_messages_total{channel="Chat",status="Sent"} 18`)
 	require.Contains(t, metrics, `herald_receipts_total{outcome=`)
 	require.Contains(t, metrics, `herald_window_size{channel="Smpp"}`)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -197,6 +198,50 @@ type smppCollector struct {
 	client                                    *smpp.Client
 	bound, binds, rebinds, bindFail, throttle *prometheus.Desc
 	window, submits, submitErrs               *prometheus.Desc
+}
+
+// backlogCollector reports the dispatcher's backlog, read from the store
+// at each scrape (delivery.Store.Backlog).
+type backlogCollector struct {
+	backlog func(ctx context.Context) (map[messaging.Channel]int, error)
+	desc    *prometheus.Desc
+	errs    prometheus.Counter
+}
+
+func newBacklogCollector(backlog func(ctx context.Context) (map[messaging.Channel]int, error)) *backlogCollector {
+	return &backlogCollector{
+		backlog: backlog,
+		desc: prometheus.NewDesc("herald_backlog_messages",
+			"Messages of InProgress campaigns not handed to a provider yet (Pending or Sending), by channel; fallback SMS count as SMS.",
+			[]string{"channel"}, nil),
+		errs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herald_backlog_read_errors_total",
+			Help: "Scrapes whose backlog could not be read from the store.",
+		}),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (b *backlogCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- b.desc
+	b.errs.Describe(ch)
+}
+
+// Collect implements prometheus.Collector: both channels, 0 when none
+// wait; nothing but the error count when the store cannot be read within
+// two seconds.
+func (b *backlogCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	n, err := b.backlog(ctx)
+	if err != nil {
+		b.errs.Inc()
+	} else {
+		for _, c := range []messaging.Channel{messaging.ChannelSMS, messaging.ChannelChat} {
+			ch <- prometheus.MustNewConstMetric(b.desc, prometheus.GaugeValue, float64(n[c]), string(c))
+		}
+	}
+	b.errs.Collect(ch)
 }
 
 func newSMPPCollector(c *smpp.Client) *smppCollector {

@@ -90,6 +90,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	}
 	surveys := survey.New(survey.Config{Store: store})
 	m := newMetrics()
+	m.reg.MustRegister(newBacklogCollector(store.Backlog))
 
 	// The transports and the dispatcher. The SMPP session binds at once and
 	// the SMSC may deliver receipts right after the bind, before the
