@@ -579,4 +579,3 @@ func testBacklog(f *fixture) {
 	require.Equal(t, map[messaging.Channel]int{messaging.ChannelSMS: 3, messaging.ChannelChat: 2}, backlog(),
 		"two SMS and the fallback SMS; two chat messages")
 }
-
