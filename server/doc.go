@@ -65,6 +65,15 @@
 //     (digits only); invalidPhoneNumbers list numbers exactly as sent.
 //   - A campaign's detail also carries completedAt and failureReason (null
 //     until they apply).
+//   - POST /campaigns/{id}/start answers 200 {campaignId, status}: the
+//     campaign is InProgress when it answers (the sends that follow are the
+//     dispatcher's). In the rare case that the campaign changed while it
+//     was being started (another request started it, or its preparation
+//     failed, between the read and the write) it answers 409 Conflict,
+//     asking to try again, or the error of the campaign's new state.
+//   - The admin API's chat service answer carries providerServiceId besides
+//     id and brandName, so that an operator sees what the service was
+//     created with.
 //   - Every response carries an X-Request-Id header: the caller's own when it
 //     sent a reasonable one, else a fresh one. The access log records method,
 //     path (without the query), status, duration and request id, never a body
