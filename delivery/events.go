@@ -81,6 +81,10 @@ type ChatEventsConfig struct {
 	IDs *messaging.IDGenerator
 	// Logger receives events that match no message. Default: discard.
 	Logger *slog.Logger
+	// Observer, when set, has every status a callback moved a chat message
+	// to reported through its Messages (Delivered, Seen, Failed), as the
+	// Dispatcher reports the moves it makes.
+	Observer Observer
 }
 
 // ChatEvents applies what the chat provider reports: its Handle is the
@@ -91,6 +95,7 @@ type ChatEvents struct {
 	now   func() time.Time
 	ids   *messaging.IDGenerator
 	log   *slog.Logger
+	obs   Observer // nil: none
 	// updates group the status updates of concurrent callbacks into one
 	// ApplyUpdates each (group commit).
 	updates *committer[eventUpdate, eventResult]
@@ -123,7 +128,7 @@ const (
 
 // NewChatEvents returns a ChatEvents for cfg.
 func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
-	e := &ChatEvents{store: cfg.Store, now: cfg.Now, ids: cfg.IDs, log: cfg.Logger}
+	e := &ChatEvents{store: cfg.Store, now: cfg.Now, ids: cfg.IDs, log: cfg.Logger, obs: cfg.Observer}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -246,8 +251,11 @@ func (e *ChatEvents) Handle(ctx context.Context, ev ChatEvent) error {
 	if err != nil {
 		return fmt.Errorf("chat event: %w", err)
 	}
-	if !r.applied {
+	switch {
+	case !r.applied:
 		e.log.Debug("chat callback changed nothing: unknown message, or not a forward move", "message", ev.MessageID, "status", ev.Status)
+	case e.obs != nil:
+		e.obs.Messages(messaging.ChannelChat, u.Status, 1)
 	}
 	return nil
 }

@@ -119,3 +119,30 @@ func (f *eventsFixture) message(phone string, status messaging.MessageStatus) *m
 	}
 	return m
 }
+
+// TestChatEventsObserver: every status a callback moves a chat message to
+// is reported once; repeated and backward callbacks report nothing.
+func TestChatEventsObserver(t *testing.T) {
+	ctx := t.Context()
+	st := memstore.New()
+	f := newEventsFixture(t, st, messaging.TypeSimpleText, nil)
+	msgs := []*messaging.Message{f.message("998901200001", messaging.StatusSent), f.message("998901200002", messaging.StatusSent)}
+	require.NoError(t, st.AdmitMessages(ctx, f.co.ID, msgs, 1000))
+	obs := &countingObserver{}
+	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Now: func() time.Time { return f.now }, Observer: obs})
+	at := f.now.Add(time.Second)
+	for _, e := range []delivery.ChatEvent{
+		{MessageID: msgs[0].ID, Status: "delivered"},
+		{MessageID: msgs[0].ID, Status: "delivered"}, // repeated
+		{MessageID: msgs[0].ID, Status: "seen"},
+		{MessageID: msgs[0].ID, Status: "delivered"}, // backward
+		{MessageID: msgs[1].ID, Status: "expired"},
+		{MessageID: f.ids.New(), Status: "seen"}, // unknown message
+	} {
+		e.Kind, e.At = delivery.ChatEventStatus, at
+		require.NoError(t, ev.Handle(ctx, e))
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	require.Equal(t, map[string]int{"Chat/Delivered": 1, "Chat/Seen": 1, "Chat/Failed": 1}, obs.messages)
+}

@@ -249,6 +249,8 @@ func testDemo(t *testing.T, bin, dbURL string) {
 	require.Contains(t, metrics, `herald_backlog_messages{channel="Chat"} 0`)
 	require.Contains(t, metrics, "herald_smpp_reconnects_total 0")
 	require.Contains(t, metrics, `herald_messages_total{channel="Chat",status="Sent"} 18`)
+	require.Contains(t, metrics, `herald_messages_total{channel="Chat",status="Delivered"} 18`, "moves made by callbacks")
+	require.Contains(t, metrics, `herald_messages_total{channel="Chat",status="Seen"} 18`)
 	require.Contains(t, metrics, `herald_receipts_total{outcome=`)
 	require.Contains(t, metrics, `herald_window_size{channel="Smpp"}`)
 	require.Contains(t, metrics, "herald_smpp_bound 1")

@@ -16,7 +16,7 @@ type chatEvents struct {
 }
 
 func newChatEvents(store *sqlstore.Store, m *metrics, log *slog.Logger) chatEvents {
-	return chatEvents{ChatEvents: delivery.NewChatEvents(delivery.ChatEventsConfig{Store: store, Logger: log}), metrics: m}
+	return chatEvents{ChatEvents: delivery.NewChatEvents(delivery.ChatEventsConfig{Store: store, Logger: log, Observer: m}), metrics: m}
 }
 
 // Handle is the callback endpoint's delivery.ChatEventHandler.

@@ -41,7 +41,7 @@ func newMetrics() *metrics {
 		reg: prometheus.NewRegistry(),
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_messages_total",
-			Help: "Messages moved to a status by the dispatcher, by channel and status.",
+			Help: "Messages moved to a status by the dispatcher or by chat callbacks, by channel and status; each move once.",
 		}, []string{"channel", "status"}),
 		sendTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "herald_submit_duration_seconds",
