@@ -26,6 +26,17 @@ type EventStore interface {
 	RecordResult(ctx context.Context, r *messaging.SurveyResult) (bool, error)
 }
 
+// ResultsRecorder is implemented by event stores that record many survey
+// answers in one transaction. ChatEvents then writes the answers of
+// concurrent callbacks together (group commit) instead of one transaction
+// each.
+type ResultsRecorder interface {
+	// RecordResults stores each answer unless its message has one (an
+	// earlier answer, or one before it in rs), and reports which it
+	// stored, in order. All or nothing: on an error none is stored.
+	RecordResults(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error)
+}
+
 // FallbackCodes are the chat provider codes after which a chat message
 // with a fallback falls back to SMS: 8 (the user blocked the service), 9
 // (the user is not a chat user), 10 (the user's app cannot take the
@@ -102,6 +113,25 @@ type ChatEvents struct {
 	// group is the StatusUpdate slice of the group being written, reused:
 	// the committer writes one group at a time.
 	group []StatusUpdate
+	// replies group the survey answers of concurrent callbacks into one
+	// RecordResults each, when the store is a ResultsRecorder; nil
+	// otherwise.
+	replies *committer[replyItem, replyResult]
+	results ResultsRecorder
+}
+
+// replyItem is the survey answer of one callback and the context of its
+// request.
+type replyItem struct {
+	ctx context.Context
+	r   *messaging.SurveyResult
+}
+
+// replyResult is what became of one answer: stored or not (its message had
+// one), or the error that kept it from being written.
+type replyResult struct {
+	stored bool
+	err    error
 }
 
 // eventUpdate is the status update of one callback and the context of its
@@ -139,7 +169,47 @@ func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.updates = &committer[eventUpdate, eventResult]{max: eventBatch, min: 1, write: e.writeUpdates}
+	if rr, ok := cfg.Store.(ResultsRecorder); ok {
+		e.results = rr
+		e.replies = &committer[replyItem, replyResult]{max: eventBatch, min: 1, write: e.writeReplies}
+	}
 	return e
+}
+
+// writeReplies writes one group of survey answers in one RecordResults,
+// falling back to one write each when the group fails, as writeUpdates
+// does.
+func (e *ChatEvents) writeReplies(items []replyItem) ([]replyResult, error) {
+	rs := make([]*messaging.SurveyResult, len(items))
+	for i, it := range items {
+		rs[i] = it.r
+	}
+	res := make([]replyResult, len(items))
+	record := func(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error) {
+		ctx, cancel := context.WithTimeout(ctx, eventWriteTimeout)
+		defer cancel()
+		stored, err := e.results.RecordResults(ctx, rs)
+		if err != nil {
+			return nil, fmt.Errorf("record survey answers: %w", err)
+		}
+		return stored, nil
+	}
+	stored, err := record(context.Background(), rs)
+	if err == nil {
+		for i := range res {
+			res[i].stored = i < len(stored) && stored[i]
+		}
+		return res, nil
+	}
+	if len(items) == 1 {
+		return nil, err
+	}
+	e.log.Warn("chat replies: a group write failed; writing its answers one by one", "answers", len(items), "err", err)
+	for i, it := range items {
+		stored, err := record(it.ctx, rs[i:i+1])
+		res[i] = replyResult{stored: err == nil && len(stored) == 1 && stored[0], err: err}
+	}
+	return res, nil
 }
 
 // writeUpdates writes one group of callback status updates in one
@@ -327,7 +397,17 @@ func (e *ChatEvents) reply(ctx context.Context, m messaging.Message, ev ChatEven
 		Phone: m.Phone, ExternalUserID: m.ExternalUserID, OptionIndex: ev.OptionIndex, OptionText: option,
 		TrackingData: m.ID.String(), RespondedAt: at,
 	}
-	if _, err := e.store.RecordResult(ctx, &r); err != nil {
+	if e.replies == nil {
+		if _, err := e.store.RecordResult(ctx, &r); err != nil {
+			return fmt.Errorf("chat reply: %w", err)
+		}
+		return nil
+	}
+	res, err := e.replies.do(ctx, replyItem{ctx: ctx, r: &r}, nil)
+	if err == nil {
+		err = res.err
+	}
+	if err != nil {
 		return fmt.Errorf("chat reply: %w", err)
 	}
 	return nil

@@ -15,3 +15,10 @@ func Writers(d *Dispatcher) int { return len(d.results) }
 func SameWriter(d *Dispatcher, u *StatusUpdate, pid string) bool {
 	return d.writerOf(u) == d.writer(pid)
 }
+
+// QueuedReplies returns how many survey answers wait for a write.
+func QueuedReplies(e *ChatEvents) int {
+	e.replies.mu.Lock()
+	defer e.replies.mu.Unlock()
+	return len(e.replies.queue)
+}

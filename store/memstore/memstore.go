@@ -51,6 +51,7 @@ type Store struct {
 
 	results           map[messaging.ID]*messaging.SurveyResult // by message id: the first answer
 	resultsByCampaign map[messaging.ID][]*messaging.SurveyResult
+	resultIDs         map[messaging.ID]struct{} // ids of the stored results
 
 	receipts receiptState // SMS parts, early receipts and chat sequence numbers
 }
@@ -149,6 +150,7 @@ func New() *Store {
 		due:               map[messaging.Channel]*dueHeap{},
 		results:           map[messaging.ID]*messaging.SurveyResult{},
 		resultsByCampaign: map[messaging.ID][]*messaging.SurveyResult{},
+		resultIDs:         map[messaging.ID]struct{}{},
 	}
 }
 

@@ -18,10 +18,47 @@ func (s *Store) RecordResult(ctx context.Context, r *messaging.SurveyResult) (bo
 	if _, ok := s.results[r.MessageID]; ok {
 		return false, nil
 	}
+	if _, ok := s.resultIDs[r.ID]; ok {
+		return false, messaging.Errorf(messaging.Conflict, messaging.NameConflict, "survey result %s exists", r.ID)
+	}
+	s.storeResult(r)
+	return true, nil
+}
+
+// storeResult keeps a copy of r, under the lock.
+func (s *Store) storeResult(r *messaging.SurveyResult) {
 	v := *r
 	s.results[r.MessageID] = &v
 	s.resultsByCampaign[r.CampaignID] = append(s.resultsByCampaign[r.CampaignID], &v)
-	return true, nil
+	s.resultIDs[r.ID] = struct{}{}
+}
+
+// RecordResults implements delivery.ResultsRecorder: RecordResult for each
+// answer, under one lock.
+func (s *Store) RecordResults(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error) {
+	if err := s.lock(ctx, "record survey results"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	// Checked first, written after: all or nothing.
+	stored := make([]bool, len(rs))
+	messages := map[messaging.ID]bool{}
+	ids := map[messaging.ID]bool{}
+	for i, r := range rs {
+		if _, ok := s.results[r.MessageID]; ok || messages[r.MessageID] {
+			continue
+		}
+		if _, ok := s.resultIDs[r.ID]; ok || ids[r.ID] {
+			return nil, messaging.Errorf(messaging.Conflict, messaging.NameConflict, "survey result %s exists", r.ID)
+		}
+		messages[r.MessageID], ids[r.ID], stored[i] = true, true, true
+	}
+	for i, r := range rs {
+		if stored[i] {
+			s.storeResult(r)
+		}
+	}
+	return stored, nil
 }
 
 // ListResults implements survey.Store: oldest answer first (RespondedAt,

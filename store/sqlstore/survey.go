@@ -16,13 +16,19 @@ func scanSurveyResult(row interface{ Scan(...any) error }) (messaging.SurveyResu
 	return r, err
 }
 
+// insertResult stores r unless its message has a result.
+const insertResult = "INSERT INTO survey_results (" + surveyResultColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) " +
+	"ON CONFLICT (message_id) DO NOTHING"
+
+func (s *Store) resultArgs(r *messaging.SurveyResult) []any {
+	return []any{s.id(r.ID), s.id(r.CompanyID), s.id(r.CampaignID), s.id(r.MessageID), r.Phone, r.ExternalUserID, r.OptionIndex,
+		r.OptionText, r.TrackingData, s.ts(r.RespondedAt)}
+}
+
 // RecordResult implements survey.Store: the first answer to a message is
 // stored, later ones are not.
 func (s *Store) RecordResult(ctx context.Context, r *messaging.SurveyResult) (bool, error) {
-	res, err := s.db.ExecContext(ctx, "INSERT INTO survey_results ("+surveyResultColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "+
-		"ON CONFLICT (message_id) DO NOTHING",
-		s.id(r.ID), s.id(r.CompanyID), s.id(r.CampaignID), s.id(r.MessageID), r.Phone, r.ExternalUserID, r.OptionIndex,
-		r.OptionText, r.TrackingData, s.ts(r.RespondedAt))
+	res, err := s.db.ExecContext(ctx, insertResult, s.resultArgs(r)...)
 	if err != nil {
 		return false, fmt.Errorf("record survey result: %w", duplicate(err, "survey result "+r.ID.String()))
 	}
@@ -31,6 +37,35 @@ func (s *Store) RecordResult(ctx context.Context, r *messaging.SurveyResult) (bo
 		return false, fmt.Errorf("record survey result: %w", err)
 	}
 	return n == 1, nil
+}
+
+// RecordResults implements delivery.ResultsRecorder: RecordResult for each
+// answer, in one transaction, so that the answers of concurrent callbacks
+// share one commit.
+func (s *Store) RecordResults(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error) {
+	stored := make([]bool, len(rs))
+	if len(rs) == 0 {
+		return stored, nil
+	}
+	err := s.write(ctx, "record survey results", func(tx *txn) error {
+		clear(stored)
+		for i, r := range rs {
+			res, err := tx.ExecContext(ctx, insertResult, s.resultArgs(r)...)
+			if err != nil {
+				return duplicate(err, "survey result "+r.ID.String())
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			stored[i] = n == 1
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record survey results: %w", err)
+	}
+	return stored, nil
 }
 
 // ListResults implements survey.Store: oldest answer first, ties by id.

@@ -126,6 +126,7 @@ func cases() []testCase {
 		{"ApplyUpdatesText", testApplyUpdatesText},
 		{"ApplyBatch", testApplyBatch},
 		{"RecordResult", testRecordResult},
+		{"RecordResults", testRecordResults},
 		{"ListResults", testListResults},
 		{"CountByOption", testCountByOption},
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -74,6 +75,52 @@ func testRecordResult(f *fixture) {
 	counts, err := f.s.CountByOption(f.ctx, a.ID, c.ID)
 	require.NoError(t, err)
 	require.Equal(t, map[int]int{1: 1, 2: 1}, counts)
+}
+
+// testRecordResults: many answers in one call (delivery.ResultsRecorder),
+// each stored unless its message has one, from before the call or from
+// earlier in it; a failed call stores none.
+func testRecordResults(f *fixture) {
+	t := f.t
+	rr, ok := f.s.(delivery.ResultsRecorder)
+	require.True(t, ok, "the store records survey answers in groups")
+	a := f.company("A")
+	c, msgs := f.surveyCampaign(a.ID, 5)
+	earlier := f.result(msgs[0], 0, at(1))
+	f.record(earlier)
+
+	answers := []messaging.SurveyResult{
+		f.result(msgs[0], 2, at(2)), // msgs[0] has an answer
+		f.result(msgs[1], 1, at(3)),
+		f.result(msgs[1], 0, at(4)), // a second answer to msgs[1] in the same call
+		f.result(msgs[2], 2, at(5)),
+	}
+	ptrs := make([]*messaging.SurveyResult, len(answers))
+	for i := range answers {
+		ptrs[i] = &answers[i]
+	}
+	stored, err := rr.RecordResults(f.ctx, ptrs)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, true, false, true}, stored)
+	got, total, err := f.s.ListResults(f.ctx, a.ID, messaging.SurveyResultFilter{CampaignID: c.ID, PageRequest: messaging.PageRequest{Page: 1, PageSize: 20}})
+	require.NoError(t, err)
+	require.Equal(t, 3, total)
+	requireSameList(t, []messaging.SurveyResult{earlier, answers[1], answers[3]}, got)
+
+	// All or nothing: an answer whose id is taken fails the call, and the
+	// other answer of the call is not stored either.
+	taken := f.result(msgs[4], 1, at(6))
+	taken.ID = earlier.ID
+	fresh := f.result(msgs[3], 1, at(6))
+	_, err = rr.RecordResults(f.ctx, []*messaging.SurveyResult{&fresh, &taken})
+	require.Error(t, err)
+	_, total, err = f.s.ListResults(f.ctx, a.ID, messaging.SurveyResultFilter{CampaignID: c.ID, PageRequest: messaging.PageRequest{Page: 1, PageSize: 20}})
+	require.NoError(t, err)
+	require.Equal(t, 3, total, "nothing of a failed call is stored")
+
+	stored, err = rr.RecordResults(f.ctx, nil)
+	require.NoError(t, err)
+	require.Empty(t, stored)
 }
 
 // testListResults: pages of a campaign's results, oldest answer first
