@@ -1,8 +1,11 @@
 package smpp_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -454,4 +457,63 @@ func TestConfigValidation(t *testing.T) {
 	require.Error(t, err)
 	_, err = smpp.New(smpp.Config{Addr: "127.0.0.1:1", SystemID: strings.Repeat("s", 16)})
 	require.Error(t, err)
+}
+
+// logBuffer collects a logger's JSON records, safe for concurrent writes.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// records returns the records logged so far with the given message.
+func (b *logBuffer) records(t *testing.T, msg string) []map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(b.buf.Bytes()), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var r map[string]any
+		require.NoError(t, json.Unmarshal(line, &r))
+		if r["msg"] == msg {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestSessionLogs: failed binds, binds and lost sessions are logged, with
+// the error and the wait before the next try.
+func TestSessionLogs(t *testing.T) {
+	logs := &logBuffer{}
+	addr := freeAddr(t)
+	c := newClient(t, addr, nil, func(cfg *smpp.Config) { cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil)) })
+	require.Eventually(t, func() bool { return len(logs.records(t, "smpp bind failed")) >= 1 }, 5*time.Second, 5*time.Millisecond)
+	failed := logs.records(t, "smpp bind failed")[0]
+	require.Equal(t, "WARN", failed["level"])
+	require.Contains(t, failed["err"], "connection refused")
+	require.NotEmpty(t, failed["retry_in"])
+
+	srv := smscsim.New(smscsim.Config{})
+	require.NoError(t, srv.Start(addr))
+	t.Cleanup(func() { _ = srv.Close() })
+	require.NoError(t, c.WaitBound(ctxTimeout(t, 5*time.Second)))
+	bound := logs.records(t, "smpp bound")
+	require.Len(t, bound, 1)
+	require.Equal(t, "INFO", bound[0]["level"])
+	require.Equal(t, "herald", bound[0]["system_id"])
+
+	srv.DropConnections()
+	require.Eventually(t, func() bool { return len(logs.records(t, "smpp bound")) == 2 }, 5*time.Second, 5*time.Millisecond, "bound again")
+	lost := logs.records(t, "smpp session lost")
+	require.Len(t, lost, 1)
+	require.Equal(t, "WARN", lost[0]["level"])
+	require.NotEmpty(t, lost[0]["err"])
 }
