@@ -177,46 +177,35 @@ func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
 }
 
 // writeReplies writes one group of survey answers in one RecordResults,
-// falling back to one write each when the group fails, as writeUpdates
-// does.
+// as writeUpdates writes status updates (groupWrite).
 func (e *ChatEvents) writeReplies(items []replyItem) ([]replyResult, error) {
 	rs := make([]*messaging.SurveyResult, len(items))
 	for i, it := range items {
 		rs[i] = it.r
 	}
-	res := make([]replyResult, len(items))
-	record := func(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error) {
-		ctx, cancel := context.WithTimeout(ctx, eventWriteTimeout)
-		defer cancel()
-		stored, err := e.results.RecordResults(ctx, rs)
-		if err != nil {
-			return nil, fmt.Errorf("record survey answers: %w", err)
-		}
-		return stored, nil
-	}
-	stored, err := record(context.Background(), rs)
-	if err == nil {
-		for i := range res {
-			res[i].stored = i < len(stored) && stored[i]
-		}
-		return res, nil
-	}
-	if len(items) == 1 {
+	stored, errs, err := groupWrite(e.log, "chat replies", len(items), func(i int) context.Context { return items[i].ctx },
+		func(ctx context.Context, from, to int) ([]bool, error) {
+			ctx, cancel := context.WithTimeout(ctx, eventWriteTimeout)
+			defer cancel()
+			stored, err := e.results.RecordResults(ctx, rs[from:to])
+			if err != nil {
+				return nil, fmt.Errorf("record survey answers: %w", err)
+			}
+			return stored, nil
+		})
+	if err != nil {
 		return nil, err
 	}
-	e.log.Warn("chat replies: a group write failed; writing its answers one by one", "answers", len(items), "err", err)
-	for i, it := range items {
-		stored, err := record(it.ctx, rs[i:i+1])
-		res[i] = replyResult{stored: err == nil && len(stored) == 1 && stored[0], err: err}
+	res := make([]replyResult, len(items))
+	for i := range res {
+		res[i] = replyResult{stored: stored[i], err: errs[i]}
 	}
 	return res, nil
 }
 
 // writeUpdates writes one group of callback status updates in one
-// ApplyUpdates. The group's write outlives any one caller's context (a
-// caller that went away must not fail the others' events). When it fails
-// and holds more than one update, each is written again on its own, with
-// its caller's context, so that an error reaches only the callbacks it
+// ApplyUpdates (groupWrite): when that fails, each update is written
+// again on its own, so that an error reaches only the callbacks it
 // concerns; the others are answered 200 as usual.
 func (e *ChatEvents) writeUpdates(items []eventUpdate) ([]eventResult, error) {
 	us := e.group[:0]
@@ -225,23 +214,42 @@ func (e *ChatEvents) writeUpdates(items []eventUpdate) ([]eventResult, error) {
 	}
 	e.group = us
 	defer clear(us)
-	res := make([]eventResult, len(items))
-	applied, err := e.apply(context.Background(), us)
-	if err == nil {
-		for i := range res {
-			res[i].applied = i < len(applied) && applied[i]
-		}
-		return res, nil
-	}
-	if len(items) == 1 {
+	applied, errs, err := groupWrite(e.log, "chat callbacks", len(items), func(i int) context.Context { return items[i].ctx },
+		func(ctx context.Context, from, to int) ([]bool, error) { return e.apply(ctx, us[from:to]) })
+	if err != nil {
 		return nil, err
 	}
-	e.log.Warn("chat callbacks: a group write failed; writing its updates one by one", "updates", len(items), "err", err)
-	for i, it := range items {
-		applied, err := e.apply(it.ctx, us[i:i+1])
-		res[i] = eventResult{applied: err == nil && len(applied) == 1 && applied[0], err: err}
+	res := make([]eventResult, len(items))
+	for i := range res {
+		res[i] = eventResult{applied: applied[i], err: errs[i]}
 	}
 	return res, nil
+}
+
+// groupWrite writes the n items of a group with one call write(ctx, 0, n)
+// whose context outlives any one caller's (a caller that went away must
+// not fail the others' items). When that fails and the group holds more
+// than one item, each is written again on its own, write(ctxOf(i), i,
+// i+1), so that an error reaches only the items it concerns. It returns,
+// for each item, what its write reported and that write's error; err is
+// the error of a group of one.
+func groupWrite(log *slog.Logger, what string, n int, ctxOf func(i int) context.Context,
+	write func(ctx context.Context, from, to int) ([]bool, error)) (ok []bool, errs []error, err error) {
+	ok, errs = make([]bool, n), make([]error, n)
+	got, err := write(context.Background(), 0, n)
+	if err == nil {
+		copy(ok, got)
+		return ok, errs, nil
+	}
+	if n == 1 {
+		return nil, nil, err
+	}
+	log.Warn(what+": a group write failed; writing its items one by one", "items", n, "err", err)
+	for i := range n {
+		got, err := write(ctxOf(i), i, i+1)
+		ok[i], errs[i] = err == nil && len(got) == 1 && got[0], err
+	}
+	return ok, errs, nil
 }
 
 // apply is one ApplyUpdates, bounded by eventWriteTimeout.
