@@ -22,18 +22,10 @@ type EventStore interface {
 	// campaign.CampaignStore.AdmitMessages. A message whose id exists
 	// already is a Conflict.
 	AdmitMessages(ctx context.Context, companyID messaging.ID, msgs []*messaging.Message, maxPending int) error
-	// RecordResult stores a survey answer unless its message has one.
-	RecordResult(ctx context.Context, r *messaging.SurveyResult) (bool, error)
-}
-
-// ResultsRecorder is implemented by event stores that record many survey
-// answers in one transaction. ChatEvents then writes the answers of
-// concurrent callbacks together (group commit) instead of one transaction
-// each.
-type ResultsRecorder interface {
-	// RecordResults stores each answer unless its message has one (an
-	// earlier answer, or one before it in rs), and reports which it
-	// stored, in order. All or nothing: on an error none is stored.
+	// RecordResults stores survey answers in one transaction, each unless
+	// its message has one; it is survey.Store.RecordResults. ChatEvents
+	// writes the answers of concurrent callbacks together with it (group
+	// commit).
 	RecordResults(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error)
 }
 
@@ -114,10 +106,8 @@ type ChatEvents struct {
 	// the committer writes one group at a time.
 	group []StatusUpdate
 	// replies group the survey answers of concurrent callbacks into one
-	// RecordResults each, when the store is a ResultsRecorder; nil
-	// otherwise.
+	// RecordResults each.
 	replies *committer[replyItem, replyResult]
-	results ResultsRecorder
 }
 
 // replyItem is the survey answer of one callback and the context of its
@@ -169,10 +159,7 @@ func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.updates = &committer[eventUpdate, eventResult]{max: eventBatch, min: 1, write: e.writeUpdates}
-	if rr, ok := cfg.Store.(ResultsRecorder); ok {
-		e.results = rr
-		e.replies = &committer[replyItem, replyResult]{max: eventBatch, min: 1, write: e.writeReplies}
-	}
+	e.replies = &committer[replyItem, replyResult]{max: eventBatch, min: 1, write: e.writeReplies}
 	return e
 }
 
@@ -187,7 +174,7 @@ func (e *ChatEvents) writeReplies(items []replyItem) ([]replyResult, error) {
 		func(ctx context.Context, from, to int) ([]bool, error) {
 			ctx, cancel := context.WithTimeout(ctx, eventWriteTimeout)
 			defer cancel()
-			stored, err := e.results.RecordResults(ctx, rs[from:to])
+			stored, err := e.store.RecordResults(ctx, rs[from:to])
 			if err != nil {
 				return nil, fmt.Errorf("record survey answers: %w", err)
 			}
@@ -404,12 +391,6 @@ func (e *ChatEvents) reply(ctx context.Context, m messaging.Message, ev ChatEven
 		ID: e.ids.New(), CompanyID: m.CompanyID, CampaignID: m.CampaignID, MessageID: m.ID,
 		Phone: m.Phone, ExternalUserID: m.ExternalUserID, OptionIndex: ev.OptionIndex, OptionText: option,
 		TrackingData: m.ID.String(), RespondedAt: at,
-	}
-	if e.replies == nil {
-		if _, err := e.store.RecordResult(ctx, &r); err != nil {
-			return fmt.Errorf("chat reply: %w", err)
-		}
-		return nil
 	}
 	res, err := e.replies.do(ctx, replyItem{ctx: ctx, r: &r}, nil)
 	if err == nil {

@@ -13,6 +13,11 @@ type Store interface {
 	// RecordResult stores r unless its message already has a result: the
 	// first answer counts. It reports whether r was stored.
 	RecordResult(ctx context.Context, r *messaging.SurveyResult) (bool, error)
+	// RecordResults is RecordResult for many answers in one transaction:
+	// each is stored unless its message has one (an earlier answer, or
+	// one before it in rs); it reports which it stored, in order. All or
+	// nothing: on an error none is stored.
+	RecordResults(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error)
 	// ListResults returns one page of the company's results of one
 	// campaign matching f, oldest answer first, and the total count.
 	ListResults(ctx context.Context, companyID messaging.ID, f messaging.SurveyResultFilter) ([]messaging.SurveyResult, int, error)

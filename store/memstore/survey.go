@@ -33,7 +33,7 @@ func (s *Store) storeResult(r *messaging.SurveyResult) {
 	s.resultIDs[r.ID] = struct{}{}
 }
 
-// RecordResults implements delivery.ResultsRecorder: RecordResult for each
+// RecordResults implements survey.Store: RecordResult for each
 // answer, under one lock.
 func (s *Store) RecordResults(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error) {
 	if err := s.lock(ctx, "record survey results"); err != nil {

@@ -39,7 +39,7 @@ func (s *Store) RecordResult(ctx context.Context, r *messaging.SurveyResult) (bo
 	return n == 1, nil
 }
 
-// RecordResults implements delivery.ResultsRecorder: RecordResult for each
+// RecordResults implements survey.Store: RecordResult for each
 // answer, in one transaction, so that the answers of concurrent callbacks
 // share one commit.
 func (s *Store) RecordResults(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error) {

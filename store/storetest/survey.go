@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -77,13 +76,11 @@ func testRecordResult(f *fixture) {
 	require.Equal(t, map[int]int{1: 1, 2: 1}, counts)
 }
 
-// testRecordResults: many answers in one call (delivery.ResultsRecorder),
+// testRecordResults: many answers in one call (RecordResults),
 // each stored unless its message has one, from before the call or from
 // earlier in it; a failed call stores none.
 func testRecordResults(f *fixture) {
 	t := f.t
-	rr, ok := f.s.(delivery.ResultsRecorder)
-	require.True(t, ok, "the store records survey answers in groups")
 	a := f.company("A")
 	c, msgs := f.surveyCampaign(a.ID, 5)
 	earlier := f.result(msgs[0], 0, at(1))
@@ -99,7 +96,7 @@ func testRecordResults(f *fixture) {
 	for i := range answers {
 		ptrs[i] = &answers[i]
 	}
-	stored, err := rr.RecordResults(f.ctx, ptrs)
+	stored, err := f.s.RecordResults(f.ctx, ptrs)
 	require.NoError(t, err)
 	require.Equal(t, []bool{false, true, false, true}, stored)
 	got, total, err := f.s.ListResults(f.ctx, a.ID, messaging.SurveyResultFilter{CampaignID: c.ID, PageRequest: messaging.PageRequest{Page: 1, PageSize: 20}})
@@ -112,13 +109,13 @@ func testRecordResults(f *fixture) {
 	taken := f.result(msgs[4], 1, at(6))
 	taken.ID = earlier.ID
 	fresh := f.result(msgs[3], 1, at(6))
-	_, err = rr.RecordResults(f.ctx, []*messaging.SurveyResult{&fresh, &taken})
+	_, err = f.s.RecordResults(f.ctx, []*messaging.SurveyResult{&fresh, &taken})
 	require.Error(t, err)
 	_, total, err = f.s.ListResults(f.ctx, a.ID, messaging.SurveyResultFilter{CampaignID: c.ID, PageRequest: messaging.PageRequest{Page: 1, PageSize: 20}})
 	require.NoError(t, err)
 	require.Equal(t, 3, total, "nothing of a failed call is stored")
 
-	stored, err = rr.RecordResults(f.ctx, nil)
+	stored, err = f.s.RecordResults(f.ctx, nil)
 	require.NoError(t, err)
 	require.Empty(t, stored)
 }

@@ -97,9 +97,13 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Window < 0 || cfg.MaxPerSecond < 0 || cfg.EnquireLink < 0 || cfg.SubmitTimeout < 0 ||
 		cfg.BindTimeout < 0 || cfg.BindBackoff.Min < 0 || cfg.BindBackoff.Max < 0 ||
-		cfg.ReceiptTimeout < 0 || cfg.ReceiptConcurrency < 0 ||
-		cfg.SubmitIDFormat < IDAsSent || cfg.SubmitIDFormat > IDHex || cfg.ReceiptIDFormat < IDAsSent || cfg.ReceiptIDFormat > IDHex {
+		cfg.ReceiptTimeout < 0 || cfg.ReceiptConcurrency < 0 {
 		return cfg, errors.New("smpp: negative Config value")
+	}
+	for _, f := range []IDFormat{cfg.SubmitIDFormat, cfg.ReceiptIDFormat} {
+		if f < IDAsSent || f > IDHex {
+			return cfg, fmt.Errorf("smpp: unknown message id format %d", f)
+		}
 	}
 	if len(cfg.SystemID) > 15 || len(cfg.Password) > 8 || len(cfg.SystemType) > 12 {
 		return cfg, fmt.Errorf("smpp: system_id (15), password (8) or system_type (12) too long")

@@ -75,8 +75,13 @@ func ParseIDFormat(s string) (IDFormat, error) {
 // that number in decimal; any other id is NormalizeMessageID(id).
 func (f IDFormat) Canonical(id string) string {
 	id = NormalizeMessageID(id)
-	base := map[IDFormat]int{IDDecimal: 10, IDHex: 16}[f]
-	if base == 0 {
+	var base int
+	switch f {
+	case IDDecimal:
+		base = 10
+	case IDHex:
+		base = 16
+	default:
 		return id
 	}
 	if n, err := strconv.ParseUint(id, base, 64); err == nil {

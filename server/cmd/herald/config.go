@@ -135,12 +135,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 		c.SMPPMaxRate = f
 	}
 
-	for name, f := range map[string]*smpp.IDFormat{"HERALD_SMPP_SUBMIT_ID_FORMAT": &c.SMPPSubmitIDs, "HERALD_SMPP_RECEIPT_ID_FORMAT": &c.SMPPReceiptIDs} {
+	idFormat := func(name string, dst *smpp.IDFormat) {
 		var err error
-		if *f, err = smpp.ParseIDFormat(getenv(name)); err != nil {
+		if *dst, err = smpp.ParseIDFormat(getenv(name)); err != nil {
 			errs = append(errs, fmt.Errorf("%s=%q: want as-sent, decimal or hex", name, getenv(name)))
 		}
 	}
+	idFormat("HERALD_SMPP_SUBMIT_ID_FORMAT", &c.SMPPSubmitIDs)
+	idFormat("HERALD_SMPP_RECEIPT_ID_FORMAT", &c.SMPPReceiptIDs)
 
 	str("HERALD_CHAT_URL", &c.ChatURL)
 	if c.ChatURL != "" && !strings.HasPrefix(c.ChatURL, "http://") && !strings.HasPrefix(c.ChatURL, "https://") {
