@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Code classifies an Error. The HTTP layer maps each code to one status in
@@ -18,7 +19,7 @@ const (
 	Unauthorized Code = "unauthorized" // 401: missing, invalid or revoked key
 	Conflict     Code = "conflict"     // 409: the state changed underneath
 	RateLimited  Code = "rate_limited" // 429: pending capacity exhausted
-	Unavailable  Code = "unavailable"  // 503: company not set up
+	Unavailable  Code = "unavailable"  // 503: company not set up, or storage unreachable
 	Internal     Code = "internal"     // 500: never echoed to callers
 )
 
@@ -65,7 +66,11 @@ type Error struct {
 	Message  string
 	Fields   map[string]string
 	Capacity *Capacity
-	Err      error // wrapped cause, never shown to callers
+	// RetryAfter, on an Unavailable error, is how long a caller should
+	// wait before trying again (the HTTP layer sends it as Retry-After);
+	// zero when retrying will not help by itself (a company not set up).
+	RetryAfter time.Duration
+	Err        error // wrapped cause, never shown to callers
 }
 
 // Error implements error.
@@ -115,6 +120,18 @@ func Invalidf(field, format string, args ...any) *Error {
 // NotFoundf returns a NotFound error.
 func NotFoundf(format string, args ...any) *Error {
 	return &Error{Code: NotFound, Name: NameNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// DefaultStoreRetryAfter is the RetryAfter of StoreUnavailable.
+const DefaultStoreRetryAfter = 5 * time.Second
+
+// StoreUnavailable returns the Unavailable error of a store that cannot be
+// reached or is not accepting work yet (a database restarting, a lost
+// connection): the request changed nothing and may be sent again after
+// RetryAfter. cause is kept for logs.
+func StoreUnavailable(cause error) *Error {
+	return &Error{Code: Unavailable, Name: NameServiceUnavailable,
+		Message: "The database is unavailable; retry later", RetryAfter: DefaultStoreRetryAfter, Err: cause}
 }
 
 // ErrorCode returns the code of err: the Code of the first *Error in its
