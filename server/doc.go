@@ -27,6 +27,12 @@
 // errors are logged with the request id and answered with a fixed message:
 // nothing internal reaches a caller.
 //
+// An error that says how long to wait (messaging.Error.RetryAfter: the
+// store cannot reach its database, or the database is starting) is a 503
+// "Service Unavailable" with a Retry-After header in whole seconds, rounded
+// up and at least 1; its cause is logged, not answered. A 503 without
+// Retry-After (a company not activated) will not pass by waiting.
+//
 // # Choices where the API contract leaves room
 //
 //   - An unknown path answers 404 and a known path asked with another method

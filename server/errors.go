@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heraldhq/herald/messaging"
 )
@@ -58,11 +59,13 @@ type rateLimitBody struct {
 }
 
 // httpError is an error of the edge itself that needs a status the code
-// table does not give (405, 413).
+// table does not give (405, 408, 413, 503 of the body budget).
 type httpError struct {
 	status  int
 	name    string
 	message string
+	// retryAfter, when set, is sent as Retry-After.
+	retryAfter time.Duration
 }
 
 func (e *httpError) Error() string { return e.name + ": " + e.message }
@@ -108,17 +111,45 @@ func fieldsMessage(fields map[string]string) string {
 	return b.String()
 }
 
+// retryAfterSeconds is the Retry-After of a wait d: whole seconds,
+// rounded up, at least 1.
+func retryAfterSeconds(d time.Duration) int {
+	n := int((d + time.Second - 1) / time.Second)
+	return max(n, 1)
+}
+
 // writeError answers err. A *messaging.Error is answered with the status of
 // its code, its name, message and fields; an *httpError with its own
 // status; anything else, and every Internal error, is logged with the
-// request id and answered with a fixed 500.
+// request id and answered with a fixed 500. An error that tells how long
+// to wait (messaging.Error.RetryAfter, a store restarting) is a 503 with
+// Retry-After, whatever its code, and its cause is logged.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var he *httpError
 	if errors.As(err, &he) {
+		if he.retryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(he.retryAfter)))
+		}
 		s.writeJSON(w, he.status, errorBody{Error: he.name, Message: he.message})
 		return
 	}
 	var e *messaging.Error
+	if errors.As(err, &e) && e.RetryAfter > 0 && e.Code != messaging.RateLimited {
+		s.log.LogAttrs(r.Context(), slog.LevelWarn, "unavailable",
+			slog.String("requestId", requestID(r.Context())), slog.String("method", r.Method),
+			slog.String("path", r.URL.Path), slog.String("err", err.Error()))
+		name := e.Name
+		if e.Code != messaging.Unavailable || name == "" {
+			name = messaging.NameServiceUnavailable
+		}
+		msg := e.Message
+		if e.Code != messaging.Unavailable || msg == "" {
+			msg = "The service is unavailable; retry later"
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(e.RetryAfter)))
+		s.writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: name, Message: msg})
+		return
+	}
 	if !errors.As(err, &e) || statusOf(e.Code) == http.StatusInternalServerError {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "internal error",
 			slog.String("requestId", requestID(r.Context())), slog.String("method", r.Method),
