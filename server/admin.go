@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/gorilla/mux"
-
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -102,7 +100,10 @@ func (s *server) adminRegisterSender(w http.ResponseWriter, r *http.Request) err
 
 // pathSenderID parses the integer id of an SMS sender in the path.
 func pathSenderID(r *http.Request) (int64, error) {
-	v := mux.Vars(r)["smsSenderId"]
+	v, err := pathVar(r, "smsSenderId")
+	if err != nil {
+		return 0, err
+	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n <= 0 {
 		return 0, invalidField("smsSenderId", fmt.Sprintf("smsSenderId %q is not a positive integer", v))

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gorilla/mux"
@@ -194,9 +195,47 @@ func decodePlaceholders(b []byte, prefix string) (map[string]string, error) {
 	return m, nil
 }
 
+// controlChar returns the first control character of s that text may not
+// hold (U+0000 to U+001F but TAB, LF and CR), and whether there is one.
+func controlChar(s string) (byte, bool) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// badText tells what is wrong with the text of a query parameter or path
+// variable name: a control character or invalid UTF-8; "" when nothing.
+// Such text is refused at the edge rather than handed to a database that
+// may choke on it.
+func badText(name, v string) string {
+	if c, ok := controlChar(v); ok {
+		return fmt.Sprintf("%s must not contain control characters (found U+%04X)", name, c)
+	}
+	if !utf8.ValidString(v) {
+		return name + " must be valid UTF-8"
+	}
+	return ""
+}
+
+// pathVar returns the path variable name, refusing control characters
+// and invalid UTF-8.
+func pathVar(r *http.Request, name string) (string, error) {
+	v := mux.Vars(r)[name]
+	if msg := badText(name, v); msg != "" {
+		return "", invalidField(name, msg)
+	}
+	return v, nil
+}
+
 // pathID parses the UUID path variable name.
 func pathID(r *http.Request, name string) (messaging.ID, error) {
-	v := mux.Vars(r)[name]
+	v, err := pathVar(r, name)
+	if err != nil {
+		return messaging.NilID, err
+	}
 	id, err := messaging.ParseID(v)
 	if err != nil {
 		return messaging.NilID, invalidField(name, fmt.Sprintf("%s %q is not a valid UUID", name, v))
@@ -225,15 +264,27 @@ type query struct {
 
 func newQuery(r *http.Request) *query { return &query{v: r.URL.Query()} }
 
+// get returns a parameter, empty when absent. A value with a control
+// character or invalid UTF-8 is an error on the parameter, and reads as
+// absent.
+func (q *query) get(name string) string {
+	s := q.v.Get(name)
+	if msg := badText(name, s); msg != "" {
+		q.fe.Add(name, "%s", msg)
+		return ""
+	}
+	return s
+}
+
 // str returns a parameter, empty when absent.
-func (q *query) str(name string) string { return q.v.Get(name) }
+func (q *query) str(name string) string { return q.get(name) }
 
 // phone returns a phone number parameter, empty when absent. A '+' left
 // unencoded in a query string is decoded as a space (?phoneNumber=+4477...
 // reads " 4477..."), so one leading space stands for '+'; the number is
 // checked by the service as usual.
 func (q *query) phone(name string) string {
-	s := q.v.Get(name)
+	s := q.get(name)
 	if strings.HasPrefix(s, " ") {
 		return "+" + s[1:]
 	}
@@ -242,7 +293,7 @@ func (q *query) phone(name string) string {
 
 // intOr parses an integer parameter, def when absent.
 func (q *query) intOr(name string, def int) int {
-	s := q.v.Get(name)
+	s := q.get(name)
 	if s == "" {
 		return def
 	}
@@ -268,7 +319,7 @@ func (q *query) page() messaging.PageRequest {
 
 // id parses an optional UUID parameter.
 func (q *query) id(name string) messaging.ID {
-	s := q.v.Get(name)
+	s := q.get(name)
 	if s == "" {
 		return messaging.NilID
 	}
@@ -282,7 +333,7 @@ func (q *query) id(name string) messaging.ID {
 // date parses a time parameter: RFC 3339, or a date YYYY-MM-DD (UTC). A
 // date stands for its first instant, or its last when endOfDay.
 func (q *query) date(name string, endOfDay bool) time.Time {
-	s := q.v.Get(name)
+	s := q.get(name)
 	if s == "" {
 		return time.Time{}
 	}

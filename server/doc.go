@@ -59,6 +59,11 @@
 //     unencoded into a query string (?phoneNumber=+447700900001) reaches
 //     the server as a space, and a caller means the E.164 number. Only one
 //     leading space is read so; any other space is still a 400.
+//   - Query parameters and path segments the API reads may not hold
+//     control characters (U+0000 to U+001F but TAB, LF and CR) or invalid
+//     UTF-8: such a value is a 400 naming the parameter, before any
+//     database sees it. Parameters the API does not read are ignored
+//     whatever they hold.
 //   - startDate and endDate take an RFC 3339 time or a date (YYYY-MM-DD, UTC);
 //     an endDate given as a date covers that whole day.
 //   - Request bodies are limited to Config.MaxBodyBytes; a larger body is a

@@ -128,3 +128,80 @@ func TestStoreUnavailableIs503WithRetryAfter(t *testing.T) {
 	r := e.do("GET", "/api/v1/templates", nil)
 	require.Equal(t, http.StatusOK, r.Code, "back once the database is: %s", r.Body)
 }
+
+func TestControlCharactersInQueriesAndPaths(t *testing.T) {
+	e := newEnv(t)
+	const cid = "0190f5c0-0000-7000-8000-000000000000"
+	survey := "/api/v1/survey-results?campaignId=" + cid + "&"
+	params := []struct{ base, param, good string }{
+		{"/api/v1/campaigns?", "page", "1"},
+		{"/api/v1/campaigns?", "pageSize", "10"},
+		{"/api/v1/campaigns?", "sendingMode", "Bulk"},
+		{"/api/v1/templates?", "page", "1"},
+		{"/api/v1/templates?", "pageSize", "10"},
+		{"/api/v1/messages?phoneNumber=447700900001&", "externalUserId", "u1"},
+		{"/api/v1/messages?externalUserId=u1&", "phoneNumber", "447700900001"},
+		{"/api/v1/messages?externalUserId=u1&", "startDate", "2024-05-01"},
+		{"/api/v1/messages?externalUserId=u1&", "endDate", "2024-05-01"},
+		{"/api/v1/messages?externalUserId=u1&", "page", "1"},
+		{"/api/v1/messages?externalUserId=u1&", "pageSize", "10"},
+		{"/api/v1/survey-results?", "campaignId", cid},
+		{survey, "phoneNumber", "447700900001"},
+		{survey, "externalUserId", "u1"},
+		{survey, "startDate", "2024-05-01"},
+		{survey, "endDate", "2024-05-01"},
+		{survey, "selectedOptionIndex", "0"},
+		{survey, "page", "1"},
+		{survey, "pageSize", "10"},
+	}
+	for _, p := range params {
+		for _, bad := range []string{"%00", "%01", "%1F", "%1B"} {
+			// the control character alone, and inside a value that is
+			// otherwise good
+			for _, v := range []string{bad, p.good[:1] + bad + p.good[1:]} {
+				path := p.base + p.param + "=" + v
+				t.Run(path, func(t *testing.T) {
+					r := e.doT(t, "GET", path, nil)
+					m := requireError(t, r, http.StatusBadRequest, "Bad Request", p.param)
+					require.Contains(t, m["message"], p.param+" must not contain control characters")
+				})
+			}
+		}
+		t.Run(p.base+p.param+" invalid UTF-8", func(t *testing.T) {
+			r := e.doT(t, "GET", p.base+p.param+"=%FF"+p.good, nil)
+			requireError(t, r, http.StatusBadRequest, "Bad Request", p.param)
+		})
+	}
+
+	t.Run("tab, line feed and carriage return are text", func(t *testing.T) {
+		for _, v := range []string{"a%09b", "a%0Ab", "a%0Db"} {
+			r := e.doT(t, "GET", "/api/v1/messages?externalUserId="+v, nil)
+			require.Equal(t, http.StatusOK, r.Code, "%s: %s", v, r.Body)
+			r = e.doT(t, "GET", survey+"externalUserId="+v, nil)
+			require.Equal(t, http.StatusNotFound, r.Code, "an unknown campaign, past the checks: %s", r.Body)
+		}
+	})
+
+	paths := []struct{ method, path, field string }{
+		{"GET", "/api/v1/templates/%00", "id"},
+		{"PUT", "/api/v1/templates/0190f5c0-0000-7000-8000-%00", "id"},
+		{"DELETE", "/api/v1/templates/%1F", "id"},
+		{"GET", "/api/v1/campaigns/%07", "id"},
+		{"POST", "/api/v1/campaigns/%00/start", "id"},
+		{"POST", "/api/v1/sms/campaigns/%00/messages", "id"},
+		{"GET", "/api/v1/survey-results/%00/summary", "campaignId"},
+		{"POST", "/admin/v1/companies/%00/activate", "id"},
+		{"POST", "/admin/v1/sms-senders/1%00/approve", "smsSenderId"},
+	}
+	for _, p := range paths {
+		t.Run(p.method+" "+p.path, func(t *testing.T) {
+			var body any
+			if p.method == "POST" || p.method == "PUT" {
+				body = map[string]any{"phoneNumber": phone(1), "name": "x"}
+			}
+			r := e.doT(t, p.method, p.path, body, withHeader("Authorization", "Bearer "+adminToken))
+			m := requireError(t, r, http.StatusBadRequest, "Bad Request", p.field)
+			require.Contains(t, m["message"], p.field+" must not contain control characters")
+		})
+	}
+}
