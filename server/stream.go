@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -32,9 +33,17 @@ type sendFields map[string]any
 // reading the rest. direct refuses per-recipient placeholders (direct
 // sends take none). Invalid UTF-8 is malformed JSON.
 func (s *server) decodeSend(w http.ResponseWriter, r *http.Request, fields sendFields, direct bool) ([]campaign.Recipient, error) {
+	return decodeSendBody(s.body(w, r), r.ContentLength, s.campaigns.Limits().MaxRecipients, fields, direct)
+}
+
+// decodeSendBody is decodeSend on a body: contentLength is the body's
+// announced length (-1: unknown), only used to size the recipients array,
+// limit the most recipients allowed. Names of the top-level object match
+// as encoding/json matches them: exactly, else without regard to case.
+func decodeSendBody(body io.Reader, contentLength int64, limit int, fields sendFields, direct bool) ([]campaign.Recipient, error) {
 	// Duplicate names are let through to the checks below: a repeated
 	// recipients array is refused by name, other repeats take the last.
-	dec := jsontext.NewDecoder(s.body(w, r), jsontext.AllowDuplicateNames(true))
+	dec := jsontext.NewDecoder(body, jsontext.AllowDuplicateNames(true))
 	tok, err := dec.ReadToken()
 	if errors.Is(err, io.EOF) {
 		return nil, errNoBody()
@@ -55,17 +64,17 @@ func (s *server) decodeSend(w http.ResponseWriter, r *http.Request, fields sendF
 			return nil, decodeError(err, "")
 		}
 		key := tok.String()
-		if key == "recipients" {
+		if key == "recipients" || strings.EqualFold(key, "recipients") {
 			if seen {
 				return nil, invalidField("recipients", "recipients is given more than once")
 			}
 			seen = true
-			if recipients, err = s.decodeRecipients(dec, direct, r.ContentLength); err != nil {
+			if recipients, err = decodeRecipients(dec, direct, contentLength, limit); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		target, ok := fields[key]
+		target, ok := fields.lookup(key)
 		if !ok {
 			if err := dec.SkipValue(); err != nil {
 				return nil, decodeError(err, key)
@@ -96,8 +105,23 @@ func (s *server) decodeSend(w http.ResponseWriter, r *http.Request, fields sendF
 	return recipients, nil
 }
 
-// decodeRecipients reads the recipients array at the decoder's position.
-func (s *server) decodeRecipients(dec *jsontext.Decoder, direct bool, contentLength int64) ([]campaign.Recipient, error) {
+// lookup returns the target of the field named key: exactly, else
+// without regard to case.
+func (f sendFields) lookup(key string) (any, bool) {
+	if t, ok := f[key]; ok {
+		return t, true
+	}
+	for name, t := range f {
+		if strings.EqualFold(name, key) {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// decodeRecipients reads the recipients array at the decoder's position;
+// limit is the most recipients allowed.
+func decodeRecipients(dec *jsontext.Decoder, direct bool, contentLength int64, limit int) ([]campaign.Recipient, error) {
 	switch dec.PeekKind() {
 	case 'n':
 		_, err := dec.ReadToken()
@@ -111,7 +135,6 @@ func (s *server) decodeRecipients(dec *jsontext.Decoder, direct bool, contentLen
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, decodeError(err, "recipients")
 	}
-	limit := s.campaigns.Limits().MaxRecipients
 	out := make([]campaign.Recipient, 0, recipientsCap(contentLength, limit))
 	t := texts{names: make(map[string]string)}
 	for i := 0; ; i++ {
