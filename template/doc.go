@@ -34,7 +34,24 @@
 //     validation error, since it would never be filled; in fileName it is
 //     plain text. A URL with placeholders is checked with the placeholders
 //     left in, so its scheme and host are fixed by the template.
-//   - Fields that do not belong to the message type are ignored.
+//   - Fields that do not belong to the message type are ignored, except
+//     for the character rule below: they are kept as given.
+//
+// # Characters
+//
+// CheckChars is the one rule on the characters of every text Herald
+// stores, applied here to every field of a template and by the campaign
+// package to everything else a request carries (campaign names, message
+// texts, external user ids, placeholder names and values, company and
+// chat service names): the text must be valid UTF-8 and hold no control
+// character U+0000-U+001F but tab, line feed and carriage return. A NUL
+// cannot be stored in a Postgres text column, and the other controls
+// have no business in a message; refusing them at the edge of the domain
+// makes them a 400 on the field at fault on every store, instead of a
+// failure of the database (or, worse, a stored text that one store keeps
+// and another could not). Form feed is refused too, although GSM 03.38
+// can encode it. DEL and the C1 controls (U+007F-U+009F) are let through:
+// every store keeps them.
 //   - fileType is matched without regard to case and stored as given.
 //
 // # Media

@@ -130,6 +130,9 @@ func checkChat(fe *messaging.FieldErrors, t *messaging.Template) {
 	if c == nil {
 		c = &messaging.ChatConfig{} // a missing config reports its missing fields one by one
 	}
+	// Fields that do not belong to the type are ignored but stored: their
+	// characters are checked all the same, after the type's own rules.
+	defer checkConfigChars(fe, c)
 	switch mt {
 	case messaging.TypeImageOnly:
 		checkURL(fe, "imageUrl", c.ImageURL, true, false)
@@ -149,6 +152,7 @@ func checkChat(fe *messaging.FieldErrors, t *messaging.Template) {
 	case messaging.TypeFile:
 		checkURL(fe, "fileUrl", c.FileURL, true, true)
 		checkText(fe, configPrefix+"fileName", c.FileName, true, MaxFileNameLen)
+		checkChars(fe, configPrefix+"fileType", c.FileType)
 		if strings.TrimSpace(c.FileType) == "" {
 			fe.Add(configPrefix+"fileType", "fileType is required")
 		} else if !ValidFileType(c.FileType) {
@@ -209,6 +213,32 @@ func checkVideo(fe *messaging.FieldErrors, c *messaging.ChatConfig) {
 	}
 }
 
+// checkConfigChars applies CheckChars to every text of a chat config.
+func checkConfigChars(fe *messaging.FieldErrors, c *messaging.ChatConfig) {
+	for _, f := range [...]struct{ name, s string }{
+		{"imageUrl", c.ImageURL}, {"buttonText", c.ButtonText}, {"buttonUrl", c.ButtonURL},
+		{"videoUrl", c.VideoURL}, {"thumbnailUrl", c.ThumbnailURL}, {"fileUrl", c.FileURL},
+		{"fileName", c.FileName}, {"fileType", c.FileType},
+	} {
+		checkChars(fe, configPrefix+f.name, f.s)
+	}
+	for i, it := range c.Items {
+		p := configPrefix + "items[" + strconv.Itoa(i) + "]."
+		for _, f := range [...]struct{ name, s string }{
+			{"title", it.Title}, {"imageUrl", it.ImageURL}, {"buttonText", it.ButtonText},
+			{"buttonUrl", it.ButtonURL}, {"secondaryButtonText", it.SecondaryButtonText},
+			{"secondaryButtonUrl", it.SecondaryButtonURL},
+		} {
+			checkChars(fe, p+f.name, f.s)
+		}
+	}
+	for i, o := range c.Options {
+		p := configPrefix + "options[" + strconv.Itoa(i) + "]."
+		checkChars(fe, p+"optionText", o.OptionText)
+		checkChars(fe, p+"optionValue", o.OptionValue)
+	}
+}
+
 // fieldName is the last element of a JSON path, for messages.
 func fieldName(path string) string {
 	if i := strings.LastIndexByte(path, '.'); i >= 0 {
@@ -225,6 +255,7 @@ func checkText(fe *messaging.FieldErrors, field, s string, required bool, max in
 		fe.Add(field, "%s is required", name)
 		return
 	}
+	checkChars(fe, field, s)
 	if n := utf8.RuneCountInString(s); n > max {
 		fe.Add(field, "%s must be at most %d characters, got %d", name, max, n)
 	}
@@ -237,6 +268,7 @@ func checkRange(fe *messaging.FieldErrors, field, s string, min, max int) {
 		fe.Add(field, "%s is required", name)
 		return
 	}
+	checkChars(fe, field, s)
 	if n := utf8.RuneCountInString(s); n < min || n > max {
 		fe.Add(field, "%s must be %d to %d characters, got %d", name, min, max, n)
 	}
@@ -284,6 +316,9 @@ func urlProblem(raw string) string {
 		if raw[i] <= ' ' || raw[i] == 0x7f {
 			return "must not contain spaces or control characters"
 		}
+	}
+	if !utf8.ValidString(raw) {
+		return "must be valid UTF-8"
 	}
 	if len(raw) < 8 || !strings.EqualFold(raw[:8], "https://") {
 		return "must be an HTTPS URL (https://...)"
