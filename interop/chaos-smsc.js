@@ -1,0 +1,180 @@
+'use strict';
+// An SMSC for Herald's chaos suite (chaos/), on the npm package smpp in
+// server mode, that can be told to misbehave while it runs.
+//
+// It binds any system_id, answers every submit_sm with a decimal message id
+// (unique across restarts) and sends a DELIVRD receipt for it shortly after. Receipts are kept in a
+// store-and-forward queue, as an SMSC keeps them: each goes to any bound
+// session, and one whose session closed before its deliver_sm_resp is sent
+// again on the next bound session.
+//
+// Every accepted submit is written to stdout as one JSON line BEFORE its
+// submit_sm_resp is sent (stdout writes to a pipe are synchronous in Node on
+// Linux), so a reader of the output knows every submit the ESME may believe
+// accepted, even when this process is killed with SIGKILL:
+//
+//   {"event":"submit","to":"447...","id":17,"session":2}
+//
+// Commands, one a line on stdin:
+//
+//   stall    stop answering submit_sm (they are held, unanswered, and not
+//            logged); enquire_link is still answered, so the connection
+//            stays up and the ESME's window fills
+//   resume   answer the held submits (late) and every later one at once
+//   drop     destroy every open connection (no unbind)
+//
+// Usage: node chaos-smsc.js <port> [host] [receipt delay in ms]
+const smpp = require('smpp');
+
+const port = Number(process.argv[2]);
+const host = process.argv[3] || '127.0.0.1';
+const receiptDelay = Number(process.argv[4] || 5);
+if (!Number.isInteger(port) || port < 0 || !Number.isFinite(receiptDelay)) {
+  process.stderr.write('usage: node chaos-smsc.js <port> [host] [receipt delay in ms]\n');
+  process.exit(2);
+}
+
+function emit(event) {
+  process.stdout.write(JSON.stringify(event) + '\n');
+}
+
+function smppDate(d) {
+  const p = (n) => String(n).padStart(2, '0');
+  return p(d.getUTCFullYear() % 100) + p(d.getUTCMonth() + 1) + p(d.getUTCDate()) +
+    p(d.getUTCHours()) + p(d.getUTCMinutes());
+}
+
+// Message ids start from the clock, so that a restarted SMSC never gives an
+// id an earlier run gave (receipts are matched by id).
+let nextId = Date.now() * 1000;
+let nextSession = 1;
+let stalled = false;
+const held = []; // [session, pdu] of the submits held while stalled
+const sessions = new Set(); // open sessions
+const bound = new Set(); // bound sessions, in bind order
+const receipts = []; // receipts waiting for a bound session
+let counts = { submits: 0, receipts: 0, acks: 0, held: 0 };
+
+// accept logs a submit and answers it, then schedules its receipt.
+function accept(session, pdu) {
+  if (!sessions.has(session)) {
+    return; // its connection is gone: the ESME will retry it
+  }
+  const id = nextId++;
+  counts.submits++;
+  emit({ event: 'submit', to: pdu.destination_addr, id: id, session: session.herald });
+  session.send(pdu.response({ message_id: String(id) }));
+  if ((pdu.registered_delivery & 0x03) === 1) {
+    const now = smppDate(new Date());
+    setTimeout(() => {
+      receipts.push({
+        source_addr: pdu.destination_addr, source_addr_ton: 1, source_addr_npi: 1,
+        destination_addr: pdu.source_addr,
+        esm_class: 0x04,
+        short_message: 'id:' + id + ' sub:001 dlvrd:001 submit date:' + now + ' done date:' + now +
+          ' stat:DELIVRD err:000 text:',
+        receipted_message_id: String(id),
+        message_state: 2,
+      });
+      flush();
+    }, receiptDelay);
+  }
+}
+
+// flush sends the queued receipts to the bound sessions, in turn.
+function flush() {
+  while (receipts.length > 0 && bound.size > 0) {
+    const targets = Array.from(bound);
+    const r = receipts.shift();
+    const session = targets[counts.receipts % targets.length];
+    counts.receipts++;
+    const sent = session.deliver_sm(r, (resp) => {
+      counts.acks++;
+      session.unacked.delete(r);
+      if (resp.command_status !== 0) {
+        receipts.push(r); // refused: try again later
+        setTimeout(flush, 100);
+      }
+    });
+    if (sent) {
+      session.unacked.add(r);
+    } else {
+      receipts.unshift(r);
+      bound.delete(session);
+    }
+  }
+}
+
+const server = smpp.createServer(function (session) {
+  session.herald = nextSession++;
+  session.unacked = new Set();
+  sessions.add(session);
+  session.on('error', (e) => emit({ event: 'error', session: session.herald, message: String(e) }));
+  session.on('close', () => {
+    sessions.delete(session);
+    bound.delete(session);
+    for (const r of session.unacked) {
+      receipts.push(r); // never acknowledged: forward it again
+    }
+    session.unacked.clear();
+    emit({ event: 'close', session: session.herald });
+  });
+  for (const cmd of ['bind_transceiver', 'bind_transmitter', 'bind_receiver']) {
+    session.on(cmd, (pdu) => {
+      emit({ event: 'bind', command: cmd, system_id: pdu.system_id, session: session.herald });
+      session.send(pdu.response({ system_id: 'chaos-smsc' }));
+      if (cmd !== 'bind_transmitter') {
+        bound.add(session);
+        flush();
+      }
+    });
+  }
+  session.on('enquire_link', (pdu) => session.send(pdu.response()));
+  session.on('unbind', (pdu) => {
+    emit({ event: 'unbind', session: session.herald });
+    bound.delete(session);
+    session.send(pdu.response());
+    session.close();
+  });
+  session.on('submit_sm', (pdu) => {
+    if (stalled) {
+      counts.held++;
+      held.push([session, pdu]);
+      return;
+    }
+    accept(session, pdu);
+  });
+});
+
+let input = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  input += chunk;
+  let nl;
+  while ((nl = input.indexOf('\n')) >= 0) {
+    const cmd = input.slice(0, nl).trim();
+    input = input.slice(nl + 1);
+    if (cmd === 'stall') {
+      stalled = true;
+    } else if (cmd === 'resume') {
+      stalled = false;
+      for (const [session, pdu] of held.splice(0)) {
+        accept(session, pdu);
+      }
+    } else if (cmd === 'drop') {
+      for (const session of Array.from(sessions)) {
+        session.destroy();
+      }
+    } else if (cmd !== '') {
+      emit({ event: 'error', message: 'unknown command ' + JSON.stringify(cmd) });
+      continue;
+    }
+    emit({ event: 'done', command: cmd, held: held.length, counts: counts });
+  }
+});
+
+server.listen(port, host, () => emit({ event: 'listening', host: host, port: server.address().port }));
+process.on('SIGTERM', () => {
+  emit({ event: 'stopped', counts: counts });
+  process.exit(0);
+});
