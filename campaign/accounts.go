@@ -19,15 +19,14 @@ const (
 	keyAlphabet  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 )
 
+// MaxCompanyNameLen is the most characters of a company name.
+const MaxCompanyNameLen = 200
+
 // CreateCompany registers a company. It starts inactive, without a key.
 func (s *Service) CreateCompany(ctx context.Context, name string) (messaging.Company, error) {
 	name = strings.TrimSpace(name)
 	var fe messaging.FieldErrors
-	if name == "" {
-		fe.Add("name", "name is required")
-	} else if n := len([]rune(name)); n > 200 {
-		fe.Add("name", "name must be at most 200 characters")
-	}
+	checkLen(&fe, "name", name, 1, MaxCompanyNameLen)
 	if err := fe.Err(); err != nil {
 		return messaging.Company{}, err
 	}

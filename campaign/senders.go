@@ -55,20 +55,17 @@ func (s *Service) ListSMSSenders(ctx context.Context, companyID messaging.ID) ([
 	return out, nil
 }
 
+// MaxChatServiceFieldLen is the most characters of a chat service's
+// brandName and providerServiceId.
+const MaxChatServiceFieldLen = 200
+
 // AddChatService registers a company's brand account at the chat
-// provider.
+// provider. brandName and providerServiceId are required, at most
+// MaxChatServiceFieldLen characters each, without control characters.
 func (s *Service) AddChatService(ctx context.Context, companyID messaging.ID, brandName, providerServiceID string) (messaging.ChatService, error) {
 	var fe messaging.FieldErrors
-	if strings.TrimSpace(brandName) == "" {
-		fe.Add("brandName", "brandName is required")
-	} else if len([]rune(brandName)) > 200 {
-		fe.Add("brandName", "brandName must be at most 200 characters")
-	}
-	if strings.TrimSpace(providerServiceID) == "" {
-		fe.Add("providerServiceId", "providerServiceId is required")
-	} else if len(providerServiceID) > 200 {
-		fe.Add("providerServiceId", "providerServiceId must be at most 200 characters")
-	}
+	checkLen(&fe, "brandName", brandName, 1, MaxChatServiceFieldLen)
+	checkLen(&fe, "providerServiceId", providerServiceID, 1, MaxChatServiceFieldLen)
 	if err := fe.Err(); err != nil {
 		return messaging.ChatService{}, err
 	}

@@ -3,8 +3,10 @@ package campaign
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/template"
@@ -95,6 +97,7 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 		fe.Add("phoneNumber", "phoneNumber must be 10 to 15 digits, optionally after a '+'")
 	}
 	checkLen(&fe, "externalUserId", r.ExternalUserID, 0, MaxExternalUserIDLen)
+	checkPlaceholders(&fe, "placeholders", r.Placeholders)
 	if err := fe.Err(); err != nil {
 		return messaging.Message{}, err
 	}
@@ -163,6 +166,11 @@ func (s *Service) target(ctx context.Context, companyID, campaignID messaging.ID
 func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, ch messaging.Channel, templateID messaging.ID, recipients []Recipient, placeholders map[string]string) (SendResult, error) {
 	if templateID.IsZero() {
 		return SendResult{}, messaging.Invalidf("templateId", "templateId is required")
+	}
+	var fe messaging.FieldErrors
+	checkPlaceholders(&fe, "placeholders", placeholders)
+	if err := fe.Err(); err != nil {
+		return SendResult{}, err
 	}
 	valid, res, err := s.screen(recipients, 0)
 	if err != nil {
@@ -402,9 +410,12 @@ func (s *Service) insertAll(ctx context.Context, c messaging.Campaign, recipient
 	return nil
 }
 
-// screen applies the recipient rules: at most MaxRecipients, numbers
-// normalised (invalid ones skipped and reported as sent), externalUserId at
-// most maxExternal characters when maxExternal > 0, at least one valid.
+// screen applies the recipient rules: at most MaxRecipients; externalUserId,
+// placeholder names and values refused by template.CheckChars, and
+// externalUserId over maxExternal characters when maxExternal > 0, make
+// the request Invalid, on the field of the first recipient at fault;
+// numbers normalised (invalid ones skipped and reported as sent); at least
+// one valid.
 func (s *Service) screen(recipients []Recipient, maxExternal int) ([]Recipient, SendResult, error) {
 	if err := s.limits.CheckRecipients(len(recipients)); err != nil {
 		return nil, SendResult{}, err
@@ -413,9 +424,8 @@ func (s *Service) screen(recipients []Recipient, maxExternal int) ([]Recipient, 
 	res.InvalidPhoneNumbers = []string{}
 	var valid []Recipient // sized at the first valid number
 	for i, r := range recipients {
-		if maxExternal > 0 && len([]rune(r.ExternalUserID)) > maxExternal {
-			return nil, SendResult{}, messaging.Invalidf(fmt.Sprintf("recipients[%d].externalUserId", i),
-				"externalUserId must be at most %d characters", maxExternal)
+		if err := checkRecipient(i, r, maxExternal); err != nil {
+			return nil, SendResult{}, err
 		}
 		phone, ok := messaging.NormalizePhone(r.Phone)
 		if !ok {
@@ -435,6 +445,38 @@ func (s *Service) screen(recipients []Recipient, maxExternal int) ([]Recipient, 
 			"None of the %d recipients has a valid phone number", len(recipients))
 	}
 	return valid, res, nil
+}
+
+// checkRecipient checks the texts of recipients[i].
+func checkRecipient(i int, r Recipient, maxExternal int) error {
+	ok := template.CheckChars(r.ExternalUserID) == nil
+	for k, v := range r.Placeholders {
+		ok = ok && template.CheckChars(k) == nil && template.CheckChars(v) == nil
+	}
+	if ok && (maxExternal <= 0 || len(r.ExternalUserID) <= maxExternal || utf8.RuneCountInString(r.ExternalUserID) <= maxExternal) {
+		return nil
+	}
+	var fe messaging.FieldErrors
+	p := "recipients[" + strconv.Itoa(i) + "]"
+	if maxExternal > 0 {
+		checkLen(&fe, p+".externalUserId", r.ExternalUserID, 0, maxExternal)
+	} else {
+		checkChars(&fe, p+".externalUserId", r.ExternalUserID)
+	}
+	checkPlaceholders(&fe, p+".placeholders", r.Placeholders)
+	return fe.Err()
+}
+
+// checkPlaceholders adds a field error for each placeholder name or value
+// that template.CheckChars refuses; prefix is the path of the object.
+func checkPlaceholders(fe *messaging.FieldErrors, prefix string, m map[string]string) {
+	for k, v := range m {
+		if err := template.CheckChars(k); err != nil {
+			fe.Add(prefix, "placeholder name %q %v", k, err)
+		} else if err := template.CheckChars(v); err != nil {
+			fe.Add(prefix+"."+k, "%s %v", k, err)
+		}
+	}
 }
 
 // channelTemplate returns the company's template, which must be of channel
@@ -577,15 +619,32 @@ func (s *Service) ListMessages(ctx context.Context, companyID messaging.ID, f me
 }
 
 // checkLen adds a field error when s is not between lo and hi code points
-// (lo 1 means required).
+// (lo 1 means required) or holds characters template.CheckChars refuses.
 func checkLen(fe *messaging.FieldErrors, field, s string, lo, hi int) {
-	n := len([]rune(s))
+	n := utf8.RuneCountInString(s)
 	switch {
 	case lo > 0 && strings.TrimSpace(s) == "":
-		fe.Add(field, "%s is required", field)
+		fe.Add(field, "%s is required", fieldName(field))
+	case template.CheckChars(s) != nil:
+		checkChars(fe, field, s)
 	case n < lo:
-		fe.Add(field, "%s must be at least %d characters", field, lo)
+		fe.Add(field, "%s must be at least %d characters", fieldName(field), lo)
 	case n > hi:
-		fe.Add(field, "%s must be at most %d characters", field, hi)
+		fe.Add(field, "%s must be at most %d characters", fieldName(field), hi)
 	}
+}
+
+// checkChars adds the problem template.CheckChars finds in s to field.
+func checkChars(fe *messaging.FieldErrors, field, s string) {
+	if err := template.CheckChars(s); err != nil {
+		fe.Add(field, "%s %v", fieldName(field), err)
+	}
+}
+
+// fieldName is the last element of a JSON path, for messages.
+func fieldName(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[i+1:]
+	}
+	return path
 }
