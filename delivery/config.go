@@ -2,6 +2,8 @@ package delivery
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"math/rand/v2"
@@ -56,9 +58,28 @@ type Config struct {
 	// HTTP request in flight, so it also bounds the connections to the
 	// provider (the chat client keeps up to 512 of them). Default 512.
 	ChatConcurrency int
-	// Lease is how long a claimed message stays Sending before another
-	// dispatcher may take it back (a crashed process's messages come back
-	// after it). It must exceed SendTimeout. Default 5 minutes.
+	// Instance names this dispatcher's process among those sharing the
+	// store: its claims carry the name, and its heartbeats keep them. Give
+	// it a name that stays the same across restarts and that no other
+	// live process uses (the herald binary derives one from the host name
+	// and its listening address): Run then takes back at once the claims
+	// its previous run died holding. Two live processes with one name take
+	// each other's claims at their starts (messages are sent twice, none
+	// is lost). Default: a random name, whose claims a restart does not
+	// recognise; they come back after ClaimLease instead.
+	Instance string
+	// ClaimLease is how long the claims of a process that stopped sending
+	// heartbeats are kept: after it, any dispatcher sharing the store
+	// takes them back (within a RecoverInterval). Heartbeats are written
+	// every HeartbeatInterval. Default 10s.
+	ClaimLease time.Duration
+	// HeartbeatInterval is how often the heartbeat that keeps this
+	// process's claims is written. It must be shorter than ClaimLease.
+	// Default: a quarter of ClaimLease.
+	HeartbeatInterval time.Duration
+	// Lease bounds a claim whatever the heartbeats: a message claimed
+	// longer than that is taken back even from a live process. It must
+	// exceed SendTimeout. Default 5 minutes.
 	Lease time.Duration
 	// SendTimeout bounds the sends of one claimed batch, from the claim:
 	// a send still running then is cancelled and retried later. Default 1
@@ -93,8 +114,10 @@ type Config struct {
 	Writers int
 	// StoreTimeout bounds one store call. Default 30s.
 	StoreTimeout time.Duration
-	// RecoverInterval is how often Sending messages whose lease ended are
-	// put back to Pending (also done when Run starts). Default 30s.
+	// RecoverInterval is how often Sending messages whose claim ended
+	// (their process's heartbeat is older than ClaimLease, or their Lease
+	// ended) are put back to Pending (also done when Run starts, with the
+	// claims of Instance's previous run). Default 2s.
 	RecoverInterval time.Duration
 	// CompleteInterval is how often drained bulk campaigns are completed.
 	// Default 1s.
@@ -148,7 +171,8 @@ const (
 	DefaultWriteBatch       = 1024
 	DefaultWriteDelay       = 5 * time.Millisecond
 	DefaultStoreTimeout     = 30 * time.Second
-	DefaultRecoverInterval  = 30 * time.Second
+	DefaultRecoverInterval  = 2 * time.Second
+	DefaultClaimLease       = 10 * time.Second
 	DefaultCompleteInterval = time.Second
 	DefaultReceiptRetention = 7 * 24 * time.Hour
 	DefaultPurgeInterval    = time.Hour
@@ -200,6 +224,14 @@ func (c Config) withDefaults() (Config, error) {
 		c.WriteDelay = DefaultWriteDelay
 	}
 	defD(&c.Lease, DefaultLease)
+	defD(&c.ClaimLease, DefaultClaimLease)
+	defD(&c.HeartbeatInterval, c.ClaimLease/4)
+	if c.HeartbeatInterval >= c.ClaimLease {
+		return c, errors.New("delivery: Config.HeartbeatInterval must be shorter than Config.ClaimLease")
+	}
+	if c.Instance == "" {
+		c.Instance = "herald-" + randomName()
+	}
 	defD(&c.SendTimeout, DefaultSendTimeout)
 	defD(&c.PollInterval, DefaultPollInterval)
 	defD(&c.RetryBackoff.Min, DefaultRetryMin)
@@ -216,4 +248,11 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("delivery: Config.Lease must exceed Config.SendTimeout")
 	}
 	return c, nil
+}
+
+// randomName returns 8 random bytes in hexadecimal.
+func randomName() string {
+	b := make([]byte, 8)
+	_, _ = crand.Read(b) // crypto/rand.Read never fails
+	return hex.EncodeToString(b)
 }

@@ -27,6 +27,9 @@ const (
 	crashEnvDB   = "HERALD_CRASH_DB"   // the database URL (sqlite:// or postgres://)
 	crashEnvSMSC = "HERALD_CRASH_SMSC" // the simulator's address
 	crashEnvRate = "HERALD_CRASH_RATE" // submits per second
+	// the dispatcher's Instance and ClaimLease
+	crashEnvInstance   = "HERALD_CRASH_INSTANCE"
+	crashEnvClaimLease = "HERALD_CRASH_CLAIM_LEASE"
 )
 
 // crashConcurrency is the SMS concurrency of the dispatcher processes: the
@@ -53,6 +56,8 @@ func TestCrashChild(t *testing.T) {
 	}
 	rate, err := strconv.ParseFloat(os.Getenv(crashEnvRate), 64)
 	require.NoError(t, err)
+	claimLease, err := time.ParseDuration(os.Getenv(crashEnvClaimLease))
+	require.NoError(t, err)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	s, err := sqlstore.Open(ctx, dbURL, sqlstore.Config{})
@@ -75,7 +80,8 @@ func TestCrashChild(t *testing.T) {
 	defer client.Close(context.Background())
 	d, err = delivery.New(delivery.Config{
 		Store: s, SMS: client, SMSConcurrency: crashConcurrency, BatchSize: 32,
-		SendTimeout: time.Second, Lease: 2 * time.Second, RecoverInterval: 100 * time.Millisecond,
+		Instance: os.Getenv(crashEnvInstance), ClaimLease: claimLease,
+		SendTimeout: time.Second, RecoverInterval: 100 * time.Millisecond,
 		PollInterval: 10 * time.Millisecond, CompleteInterval: 20 * time.Millisecond, Logger: testLogger(),
 	})
 	require.NoError(t, err)
@@ -90,8 +96,13 @@ func TestCrashChild(t *testing.T) {
 // by the dead process, their results not recorded), at most
 // crashConcurrency of them, and the SMSC has some of them. After the
 // second one ran, every message ends as the simulator's outcome by number
-// says, the Sending ones included: their lease ended, recovery put them
-// back to Pending and the second dispatcher claimed them again. None is
+// says, the Sending ones included: recovery put them back to Pending and
+// the second dispatcher claimed them again. Neither the 5-minute Lease
+// nor a claim lease the test would wait out brings them back: in mode
+// "restart" the second process has the first one's Instance and takes
+// back its claims when it starts (its claim lease is an hour); in mode
+// "takeover" it has an Instance of its own and takes the claims of the
+// first once its heartbeat is a second old. None is
 // left Pending or Sending, the campaign completes, and no message was
 // submitted more than twice; only messages Sending at the kill were, so
 // at most crashConcurrency of them (the bound of the package
@@ -101,20 +112,27 @@ func TestCrashRecovery(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	for _, db := range databases {
-		t.Run(db.name, func(t *testing.T) { testCrashRecovery(t, db.url(t)) })
+		for _, mode := range []string{"restart", "takeover"} {
+			t.Run(db.name+"/"+mode, func(t *testing.T) { testCrashRecovery(t, db.url(t), mode) })
+		}
 	}
 }
 
-func testCrashRecovery(t *testing.T, dbURL string) {
+func testCrashRecovery(t *testing.T, dbURL, mode string) {
 	s := openStore(t, dbURL)
 	w := newWorld(t, s)
 	sim := startSMSC(t, smscsim.Config{SystemID: "herald", Password: "secret"})
 	const n = 1500
 	c, msgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(n, 0)})
 
-	start := func() *exec.Cmd {
+	start := func(instance string) *exec.Cmd {
+		claimLease := "1h"
+		if mode == "takeover" {
+			claimLease = "1s"
+		}
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashEnvDB+"="+dbURL, crashEnvSMSC+"="+sim.Addr(), crashEnvRate+"=2000",
+			crashEnvInstance+"="+instance, crashEnvClaimLease+"="+claimLease,
 			// A -race binary sleeps a second before it exits
 			// (atexit_sleep_ms), which the test need not wait for.
 			"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
@@ -125,7 +143,7 @@ func testCrashRecovery(t *testing.T, dbURL string) {
 	}
 
 	began := time.Now()
-	first := start()
+	first := start("first")
 	w.waitCampaign(c.ID, "a third of the campaign settled", func(c messaging.Campaign) bool {
 		return c.Counts.Delivered+c.Counts.Failed >= n/3
 	})
@@ -165,7 +183,11 @@ func testCrashRecovery(t *testing.T, dbURL string) {
 	require.Equal(t, len(sending), mid.Counts.Sending, "the counters agree with the rows")
 	require.Positive(t, mid.Counts.Pending, "the kill came mid-campaign")
 
-	second := start()
+	secondName := "first"
+	if mode == "takeover" {
+		secondName = "second"
+	}
+	second := start(secondName)
 	got := w.waitCampaign(c.ID, "campaign completed", func(c messaging.Campaign) bool {
 		return c.Status == messaging.CampaignCompleted && settled(c)
 	})
@@ -201,7 +223,7 @@ func testCrashRecovery(t *testing.T, dbURL string) {
 		}
 		k := submits[m.Phone]
 		if sending[m.Phone] {
-			// Claimed by the dead process, taken back once its lease
+			// Claimed by the dead process, taken back once its claim
 			// ended and claimed by the second one: sent by it, once more
 			// when the dead one had submitted it already.
 			require.Equal(t, 2, got.Attempts, "message %d, Sending at the kill, claimed again after recovery", i)

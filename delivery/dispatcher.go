@@ -106,7 +106,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	if !d.running.CompareAndSwap(false, true) {
 		return errors.New("delivery: Run called twice")
 	}
-	d.recoverExpired(ctx)
+	d.heartbeat(ctx)
+	d.recoverClaims(ctx, d.cfg.Instance)
 	d.complete(ctx)
 
 	sendCtx, cancelSends := context.WithCancel(context.WithoutCancel(ctx))
@@ -144,6 +145,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		}
 	}
 	maint.Wait()
+	d.forgetClaimer(context.WithoutCancel(ctx))
 	// Campaigns drained by the last results complete now rather than at
 	// the next start.
 	d.complete(context.WithoutCancel(ctx))
@@ -154,6 +156,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 func (d *Dispatcher) maintain(ctx context.Context) {
 	recoverT := time.NewTicker(d.cfg.RecoverInterval)
 	defer recoverT.Stop()
+	beatT := time.NewTicker(d.cfg.HeartbeatInterval)
+	defer beatT.Stop()
 	completeT := time.NewTicker(d.cfg.CompleteInterval)
 	defer completeT.Stop()
 	purgeT := time.NewTicker(d.cfg.PurgeInterval)
@@ -163,8 +167,10 @@ func (d *Dispatcher) maintain(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-beatT.C:
+			d.heartbeat(ctx)
 		case <-recoverT.C:
-			d.recoverExpired(ctx)
+			d.recoverClaims(ctx, "")
 		case <-completeT.C:
 			d.complete(ctx)
 		case <-purgeT.C:
@@ -173,18 +179,46 @@ func (d *Dispatcher) maintain(ctx context.Context) {
 	}
 }
 
-// recoverExpired puts the messages whose lease ended back to Pending.
-func (d *Dispatcher) recoverExpired(ctx context.Context) {
+// heartbeat records that this process is alive, which keeps its claims.
+func (d *Dispatcher) heartbeat(ctx context.Context) {
+	sctx, cancel := context.WithTimeout(ctx, min(d.cfg.StoreTimeout, d.cfg.HeartbeatInterval))
+	defer cancel()
+	start := time.Now()
+	err := d.store.Heartbeat(sctx, d.cfg.Instance, d.cfg.Now())
+	d.obs.Batch("heartbeat", 1, time.Since(start), err)
+	if err != nil && ctx.Err() == nil {
+		d.log.Error("writing the claim heartbeat", "instance", d.cfg.Instance, "err", err)
+	}
+}
+
+// forgetClaimer removes this process's heartbeat once it holds no claims.
+func (d *Dispatcher) forgetClaimer(ctx context.Context) {
+	sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+	defer cancel()
+	if err := d.store.ForgetClaimer(sctx, d.cfg.Instance); err != nil {
+		d.log.Warn("removing the claim heartbeat", "instance", d.cfg.Instance, "err", err)
+	}
+}
+
+// recoverClaims puts back to Pending the messages whose claim ended: those
+// of processes whose heartbeat is older than the claim lease, those past
+// their Lease, and every claim of own (this process's previous run) when
+// own is set.
+func (d *Dispatcher) recoverClaims(ctx context.Context, own string) {
 	sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
 	defer cancel()
 	start := time.Now()
-	n, err := d.store.RecoverExpired(sctx, d.cfg.Now())
+	now := d.cfg.Now()
+	n, err := d.store.RecoverClaims(sctx, Recovery{Now: now, StaleBefore: now.Add(-d.cfg.ClaimLease), Owner: own})
 	d.obs.Batch("recover", n, time.Since(start), err)
 	switch {
 	case err != nil && ctx.Err() == nil:
-		d.log.Error("recovering expired claims", "err", err)
+		d.log.Error("recovering ended claims", "err", err)
+	case n > 0 && own != "":
+		d.log.Warn("messages this instance's previous run left Sending put back to Pending", "count", n, "instance", own)
+		d.Wake()
 	case n > 0:
-		d.log.Warn("messages left Sending past their lease put back to Pending", "count", n)
+		d.log.Warn("messages left Sending by a stopped process put back to Pending", "count", n)
 		d.Wake()
 	}
 }

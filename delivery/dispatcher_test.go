@@ -369,7 +369,7 @@ func TestRecoverAtStart(t *testing.T) {
 	c, msgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(6, 600)})
 	// A process claimed them a while ago and died.
 	past := time.Now().Add(-time.Hour)
-	claimed, err := s.ClaimDue(t.Context(), messaging.ChannelSMS, time.Now(), past.Add(time.Minute), 4)
+	claimed, err := s.ClaimDue(t.Context(), delivery.Claim{Channel: messaging.ChannelSMS, Now: time.Now(), LeaseUntil: past.Add(time.Minute), Limit: 4})
 	require.NoError(t, err)
 	require.Len(t, claimed, 4)
 

@@ -75,11 +75,25 @@
 // # Crash safety
 //
 // No message is lost: a message leaves Pending only in the claim
-// transaction, and leaves Sending only when its result is recorded. The
-// messages of a process that dies stay Sending until their lease ends;
-// then any dispatcher sharing the store (the restarted one checks when Run
-// starts, and every Config.RecoverInterval) puts them back to Pending and
-// they are sent again.
+// transaction, and leaves Sending only when its result is recorded. Every
+// claim names the process that made it (Config.Instance), and each
+// process writes a heartbeat every Config.HeartbeatInterval while it runs
+// (Store.Heartbeat). The messages of a process that dies stay Sending
+// until one of these takes them back to Pending (Store.RecoverClaims), to
+// be sent again:
+//   - the same process restarted: Run takes back the claims of its
+//     Instance before it claims anything, at once;
+//   - any live dispatcher sharing the store, every Config.RecoverInterval
+//     (2s), once the dead process's last heartbeat is older than
+//     Config.ClaimLease (10s);
+//   - any dispatcher, once a claim is older than Config.Lease (5 minutes),
+//     whatever the heartbeats: the bound of a claim that is never
+//     released.
+//
+// A process that stops cleanly removes its heartbeat (it holds no claims
+// by then). Two live processes must not share an Instance: each would
+// take the other's claims when it starts, and those messages would be
+// sent twice (never lost).
 //
 // Delivery to the SMSC is therefore at least once. A message accepted by
 // the SMSC is submitted again in three cases only. First, when its process

@@ -177,7 +177,7 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		now := d.cfg.Now()
 		sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
 		start := time.Now()
-		claimed, err := d.store.ClaimDue(sctx, l.ch, now, now.Add(d.cfg.Lease), want)
+		claimed, err := d.store.ClaimDue(sctx, Claim{Channel: l.ch, Owner: d.cfg.Instance, Now: now, LeaseUntil: now.Add(d.cfg.Lease), Limit: want})
 		cancel()
 		d.obs.Batch(op, len(claimed), time.Since(start), err)
 		if err != nil {

@@ -9,15 +9,15 @@ import (
 
 // Store is what the dispatcher needs from storage.
 type Store interface {
-	// ClaimDue atomically moves up to limit Pending messages of the given
-	// channel that are due (DueAt <= now) and belong to InProgress
+	// ClaimDue atomically moves up to c.Limit Pending messages of channel
+	// c.Channel that are due (DueAt <= c.Now) and belong to InProgress
 	// campaigns (or are fallback SMS of Completed ones: a failed chat
 	// callback may come after its campaign completed) to Sending, with
-	// Attempts incremented and LeaseUntil set to
-	// leaseUntil, and returns them oldest first. Concurrent claimers, in
-	// one process or several sharing a database, never get the same
+	// Attempts incremented, LeaseUntil set to c.LeaseUntil and the claim
+	// held by c.Owner, and returns them oldest first. Concurrent claimers,
+	// in one process or several sharing a database, never get the same
 	// message.
-	ClaimDue(ctx context.Context, channel messaging.Channel, now, leaseUntil time.Time, limit int) ([]messaging.Message, error)
+	ClaimDue(ctx context.Context, c Claim) ([]messaging.Message, error)
 	// ApplyUpdates applies status changes in one transaction. An update
 	// whose move is not allowed by MessageStatus.CanAdvance (a late or
 	// repeated report) is skipped; the result tells, update by update,
@@ -33,9 +33,17 @@ type Store interface {
 	// the message may end the call Delivered or Failed. The parts of an
 	// update that is not applied are not recorded.
 	ApplyUpdates(ctx context.Context, updates []StatusUpdate) ([]bool, error)
-	// RecoverExpired moves Sending messages whose lease ended before now
-	// back to Pending, due at now, and returns how many it moved.
-	RecoverExpired(ctx context.Context, now time.Time) (int, error)
+	// Heartbeat records that the claimer named owner was alive at at.
+	// RecoverClaims takes back the claims of an owner whose last heartbeat
+	// is too old.
+	Heartbeat(ctx context.Context, owner string, at time.Time) error
+	// ForgetClaimer removes owner's heartbeat: a process that stops
+	// cleanly holds no claims any more.
+	ForgetClaimer(ctx context.Context, owner string) error
+	// RecoverClaims moves back to Pending, due at r.Now, the Sending
+	// messages whose claim ended (see Recovery), and returns how many it
+	// moved. Counters follow the moves exactly.
+	RecoverClaims(ctx context.Context, r Recovery) (int, error)
 	// CompleteDrained moves InProgress bulk campaigns none of whose
 	// messages (fallback SMS included) is Pending or Sending to Completed
 	// and returns how many it moved.
@@ -81,6 +89,39 @@ type Store interface {
 	// before the given time, and returns how many it removed. A receipt of
 	// a forgotten part that arrives later is kept and purged in turn.
 	PurgeReceipts(ctx context.Context, before time.Time) (int, error)
+}
+
+// Claim is one claim of due messages (Store.ClaimDue).
+type Claim struct {
+	// Channel is the channel of the messages claimed.
+	Channel messaging.Channel
+	// Owner names the claiming process (Config.Instance), whose
+	// heartbeats keep the claim; "" holds it until LeaseUntil only.
+	Owner string
+	// Now is the time of the claim: messages due at Now or earlier are
+	// claimed.
+	Now time.Time
+	// LeaseUntil ends the claim whatever the heartbeats: a message claimed
+	// longer than that is taken back.
+	LeaseUntil time.Time
+	// Limit is the most messages claimed.
+	Limit int
+}
+
+// Recovery says which claims Store.RecoverClaims takes back: those whose
+// LeaseUntil is before Now, those of an owner whose last heartbeat is
+// before StaleBefore or who never sent one, and every claim of Owner.
+type Recovery struct {
+	// Now is the time of the recovery, and the due time of the messages
+	// taken back.
+	Now time.Time
+	// StaleBefore is the oldest heartbeat that keeps an owner's claims;
+	// zero: heartbeats are not looked at.
+	StaleBefore time.Time
+	// Owner, when not empty, loses all its claims whatever its heartbeat:
+	// a restarted process takes back those of its previous run, which
+	// died holding them.
+	Owner string
 }
 
 // ConcurrentStore is a Store whose write transactions run side by side

@@ -231,7 +231,7 @@ func (s *Store) insert(msgs []*messaging.Message, companyID messaging.ID) error 
 		}
 		switch m.Status {
 		case messaging.StatusSending:
-			s.sending[m.ID] = struct{}{}
+			s.sending[m.ID] = ""
 		case messaging.StatusPending:
 			if sendable(cr, m) {
 				s.pushDue(m)

@@ -12,11 +12,12 @@ import (
 )
 
 // ClaimDue implements delivery.Store: oldest due first (DueAt, then id).
-func (s *Store) ClaimDue(ctx context.Context, channel messaging.Channel, now, leaseUntil time.Time, limit int) ([]messaging.Message, error) {
+func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) ([]messaging.Message, error) {
 	if err := s.lock(ctx, "claim due messages"); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
+	channel, now, limit := c.Channel, c.Now, c.Limit
 	h := s.due[channel]
 	if h == nil || limit <= 0 {
 		return nil, nil
@@ -31,9 +32,9 @@ func (s *Store) ClaimDue(ctx context.Context, channel messaging.Channel, now, le
 		count(cr, m, m.Status, messaging.StatusSending)
 		m.Status = messaging.StatusSending
 		m.Attempts++
-		m.LeaseUntil = leaseUntil
+		m.LeaseUntil = c.LeaseUntil
 		m.UpdatedAt = now
-		s.sending[m.ID] = struct{}{}
+		s.sending[m.ID] = c.Owner
 		out = append(out, cloneMessage(m))
 	}
 	return out, nil
@@ -96,7 +97,7 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 	}
 	switch {
 	case u.Status == messaging.StatusSending:
-		s.sending[m.ID] = struct{}{}
+		s.sending[m.ID] = ""
 	case old == messaging.StatusSending:
 		delete(s.sending, m.ID)
 	}
@@ -112,16 +113,52 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 	return true
 }
 
-// RecoverExpired implements delivery.Store: leases ending strictly before
-// now have expired.
-func (s *Store) RecoverExpired(ctx context.Context, now time.Time) (int, error) {
-	if err := s.lock(ctx, "recover expired claims"); err != nil {
+// Heartbeat implements delivery.Store.
+func (s *Store) Heartbeat(ctx context.Context, owner string, at time.Time) error {
+	if err := s.lock(ctx, "write the claim heartbeat"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.claimers[owner] = at
+	return nil
+}
+
+// ForgetClaimer implements delivery.Store.
+func (s *Store) ForgetClaimer(ctx context.Context, owner string) error {
+	if err := s.lock(ctx, "remove the claim heartbeat"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	delete(s.claimers, owner)
+	return nil
+}
+
+// RecoverClaims implements delivery.Store: leases ending strictly before
+// r.Now have ended, and so have the claims of owners whose heartbeat is
+// older than r.StaleBefore or missing, and those of r.Owner.
+func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (int, error) {
+	if err := s.lock(ctx, "recover ended claims"); err != nil {
 		return 0, err
 	}
 	defer s.mu.Unlock()
+	now := r.Now
+	ended := func(m *messaging.Message, owner string) bool {
+		switch {
+		case m.LeaseUntil.Before(now):
+			return true
+		case owner == "":
+			return false
+		case owner == r.Owner:
+			return true
+		case r.StaleBefore.IsZero():
+			return false
+		}
+		beat, ok := s.claimers[owner]
+		return !ok || beat.Before(r.StaleBefore)
+	}
 	var expired []*messaging.Message
-	for id := range s.sending {
-		if m := s.messages[id]; m.LeaseUntil.Before(now) {
+	for id, owner := range s.sending {
+		if m := s.messages[id]; ended(m, owner) {
 			expired = append(expired, m)
 		}
 	}

@@ -46,7 +46,8 @@ type Store struct {
 	messages   map[messaging.ID]*messaging.Message
 	byPhone    index
 	byExternal index
-	sending    map[messaging.ID]struct{}
+	sending    map[messaging.ID]string // Sending messages -> the owner of the claim
+	claimers   map[string]time.Time    // owner -> last heartbeat
 	due        map[messaging.Channel]*dueHeap
 
 	results           map[messaging.ID]*messaging.SurveyResult // by message id: the first answer
@@ -146,7 +147,8 @@ func New() *Store {
 		messages:          map[messaging.ID]*messaging.Message{},
 		byPhone:           index{},
 		byExternal:        index{},
-		sending:           map[messaging.ID]struct{}{},
+		sending:           map[messaging.ID]string{},
+		claimers:          map[string]time.Time{},
 		due:               map[messaging.Channel]*dueHeap{},
 		results:           map[messaging.ID]*messaging.SurveyResult{},
 		resultsByCampaign: map[messaging.ID][]*messaging.SurveyResult{},

@@ -78,7 +78,7 @@ func BenchmarkClaimDue200k(b *testing.B) {
 		b.StartTimer()
 		claimed := 0
 		for {
-			ms, err := s.ClaimDue(b.Context(), messaging.ChannelSMS, c.CreatedAt, c.CreatedAt.Add(time.Minute), batch)
+			ms, err := s.ClaimDue(b.Context(), delivery.Claim{Channel: messaging.ChannelSMS, Now: c.CreatedAt, LeaseUntil: c.CreatedAt.Add(time.Minute), Limit: batch})
 			require.NoError(b, err)
 			if len(ms) == 0 {
 				break

@@ -121,7 +121,7 @@ func BenchmarkClaimDueBesideReady(b *testing.B) {
 					claimed = len(live)
 				}
 				b.StartTimer()
-				got, err := s.ClaimDue(ctx, messaging.ChannelSMS, at.Add(time.Minute), at.Add(2*time.Minute), batch)
+				got, err := s.ClaimDue(ctx, delivery.Claim{Channel: messaging.ChannelSMS, Now: at.Add(time.Minute), LeaseUntil: at.Add(2 * time.Minute), Limit: batch})
 				require.NoError(b, err)
 				require.Len(b, got, batch)
 				claimed -= batch

@@ -46,8 +46,8 @@ func (s *Store) applyDeltas(ctx context.Context, tx *txn, deltas map[messaging.I
 // that have Pending messages first, then the oldest due messages of each
 // one through the claim index, so that messages of campaigns not started
 // cost nothing.
-func (s *Store) ClaimDue(ctx context.Context, channel messaging.Channel, now, leaseUntil time.Time, limit int) ([]messaging.Message, error) {
-	if limit <= 0 {
+func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) ([]messaging.Message, error) {
+	if c.Limit <= 0 {
 		return nil, nil
 	}
 	s.prepareQueries(ctx)
@@ -55,9 +55,9 @@ func (s *Store) ClaimDue(ctx context.Context, channel messaging.Channel, now, le
 	err := s.write(ctx, "claim due messages", func(tx *txn) error {
 		var err error
 		if s.dialect == dialectPostgres {
-			out, err = s.claimPostgres(ctx, tx, channel, now, leaseUntil, limit)
+			out, err = s.claimPostgres(ctx, tx, c)
 		} else {
-			out, err = s.claimSQLite(ctx, tx, channel, now, leaseUntil, limit)
+			out, err = s.claimSQLite(ctx, tx, c)
 		}
 		if err != nil {
 			return err
@@ -88,9 +88,9 @@ func (s *Store) ClaimDue(ctx context.Context, channel messaging.Channel, now, le
 // claimPostgres claims in one statement: for each campaign in progress
 // the oldest due Pending messages of the channel, locked with SKIP LOCKED
 // so that concurrent claimers pass each other, then the oldest of those.
-func (s *Store) claimPostgres(ctx context.Context, tx *txn, channel messaging.Channel, now, leaseUntil time.Time, limit int) ([]messaging.Message, error) {
+func (s *Store) claimPostgres(ctx context.Context, tx *txn, c delivery.Claim) ([]messaging.Message, error) {
 	rows, err := s.rawQuery(ctx, tx, s.queries().claimPostgres,
-		string(channel), s.ts(now), limit, limit, s.ts(leaseUntil), s.ts(now))
+		string(c.Channel), s.ts(c.Now), c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
@@ -103,7 +103,8 @@ func (s *Store) claimPostgres(ctx context.Context, tx *txn, channel messaging.Ch
 
 // claimSQLite claims under the single writer: no other claim runs at the
 // same time.
-func (s *Store) claimSQLite(ctx context.Context, tx *txn, channel messaging.Channel, now, leaseUntil time.Time, limit int) ([]messaging.Message, error) {
+func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]messaging.Message, error) {
+	channel, now, limit := c.Channel, c.Now, c.Limit
 	var campaigns [][]byte
 	// Campaigns in progress, and completed ones that got a fallback SMS
 	// after they completed (a late failed chat callback): a completed
@@ -173,7 +174,7 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, channel messaging.Chan
 	for i, c := range picked {
 		copy(ids[i][:], c.id)
 	}
-	mrows, err := s.rawQuery(ctx, tx, s.queries().claimSQLite, s.ts(leaseUntil), s.ts(now), s.jsonIDs(ids))
+	mrows, err := s.rawQuery(ctx, tx, s.queries().claimSQLite, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(now), s.jsonIDs(ids))
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
@@ -395,14 +396,43 @@ func nullText(s string) any {
 	return s
 }
 
-// RecoverExpired implements delivery.Store: Sending messages whose lease
-// ended strictly before now go back to Pending, due now.
-func (s *Store) RecoverExpired(ctx context.Context, now time.Time) (int, error) {
+// Heartbeat implements delivery.Store.
+func (s *Store) Heartbeat(ctx context.Context, owner string, at time.Time) error {
+	return s.write(ctx, "write the claim heartbeat", func(tx *txn) error {
+		_, err := s.rawExec(ctx, tx, "INSERT INTO claimers (name, heartbeat_at) VALUES (?, ?) "+
+			"ON CONFLICT (name) DO UPDATE SET heartbeat_at = excluded.heartbeat_at", owner, s.ts(at))
+		return err
+	})
+}
+
+// ForgetClaimer implements delivery.Store.
+func (s *Store) ForgetClaimer(ctx context.Context, owner string) error {
+	return s.write(ctx, "remove the claim heartbeat", func(tx *txn) error {
+		_, err := s.rawExec(ctx, tx, "DELETE FROM claimers WHERE name = ?", owner)
+		return err
+	})
+}
+
+// RecoverClaims implements delivery.Store: Sending messages whose lease
+// ended strictly before r.Now, whose owner's heartbeat is older than
+// r.StaleBefore (or missing), or held by r.Owner go back to Pending, due
+// at r.Now. The Sending messages are few (those in flight), and found
+// through their partial index.
+func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (int, error) {
 	var n int
-	err := s.write(ctx, "recover expired claims", func(tx *txn) error {
-		rows, err := tx.QueryContext(ctx, "UPDATE messages SET status = 'Pending', due_at = ?, updated_at = ? "+
-			"WHERE status = 'Sending' AND lease_until < ? RETURNING campaign_id, fallback_for IS NOT NULL",
-			s.ts(now), s.ts(now), s.ts(now))
+	cond := "lease_until < ?"
+	args := []any{s.ts(r.Now), s.ts(r.Now), s.ts(r.Now)}
+	if !r.StaleBefore.IsZero() {
+		cond += " OR (claimed_by IS NOT NULL AND claimed_by NOT IN (SELECT name FROM claimers WHERE heartbeat_at >= ?))"
+		args = append(args, s.ts(r.StaleBefore))
+	}
+	if r.Owner != "" {
+		cond += " OR claimed_by = ?"
+		args = append(args, r.Owner)
+	}
+	err := s.write(ctx, "recover ended claims", func(tx *txn) error {
+		rows, err := s.rawQuery(ctx, tx, "UPDATE messages SET status = 'Pending', due_at = ?, updated_at = ? "+
+			"WHERE status = 'Sending' AND ("+cond+") RETURNING campaign_id, fallback_for IS NOT NULL", args...)
 		if err != nil {
 			return fmt.Errorf("recover: %w", err)
 		}

@@ -362,7 +362,7 @@ func (s *Store) queries() *deliveryQueries {
 				", details = COALESCE(v.details, messages.details)" +
 				", sms_error_code = COALESCE(v.sms_error_code, messages.sms_error_code)" +
 				" FROM v WHERE messages.id = v.id" + s.pgAlsoIn("messages.id", "SELECT id FROM v"),
-			claimSQLite: "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, updated_at = ? " +
+			claimSQLite: "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, claimed_by = ?, updated_at = ? " +
 				"WHERE " + s.jsonIDsIn("id") + " AND status = 'Pending' RETURNING " + messageColumns(""),
 			claimPostgres: "WITH picked AS (" +
 				"SELECT m.id FROM campaigns c CROSS JOIN LATERAL (" +
@@ -370,7 +370,7 @@ func (s *Store) queries() *deliveryQueries {
 				"ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED) m " +
 				"WHERE ((c.status = 'InProgress' AND c.pending + c.fb_pending > 0) OR (c.status = 'Completed' AND c.fb_pending > 0)) " +
 				"ORDER BY m.due_at, m.id LIMIT ?) " +
-				"UPDATE messages SET status = 'Sending', attempts = messages.attempts + 1, lease_until = ?, updated_at = ? " +
+				"UPDATE messages SET status = 'Sending', attempts = messages.attempts + 1, lease_until = ?, claimed_by = ?, updated_at = ? " +
 				"FROM picked WHERE messages.id = picked.id RETURNING " + messageColumns("messages"),
 			// A row without a message holds an early receipt, kept; a row
 			// of another message is a part id the SMSC gave again: it now

@@ -122,7 +122,7 @@ func testClaimDueConcurrent(f *fixture) {
 	for w := range workers {
 		wg.Go(func() {
 			for {
-				ms, err := f.s.ClaimDue(f.ctx, messaging.ChannelSMS, at(10), at(70), limit)
+				ms, err := f.s.ClaimDue(f.ctx, delivery.Claim{Channel: messaging.ChannelSMS, Owner: fmt.Sprint("w", w), Now: at(10), LeaseUntil: at(70), Limit: limit})
 				if err != nil {
 					errs[w] = err
 					return
@@ -396,7 +396,7 @@ func testApplyUpdatesConcurrent(f *fixture) {
 }
 
 // testRecoverExpired: Sending messages whose lease ended before now go
-// back to Pending, due now; nothing else moves.
+// back to Pending, due now; nothing else moves (heartbeats not looked at).
 func testRecoverExpired(f *fixture) {
 	t := f.t
 	a := f.company("A")
@@ -406,11 +406,11 @@ func testRecoverExpired(f *fixture) {
 	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: msgs[2].ID, Status: messaging.StatusSent, At: at(2)}))
 	require.Equal(t, 4, f.pending(a.ID))
 
-	n, err := f.s.RecoverExpired(f.ctx, at(60))
+	n, err := f.s.RecoverClaims(f.ctx, delivery.Recovery{Now: at(60)})
 	require.NoError(t, err)
 	require.Zero(t, n, "a lease ending at now has not ended before now")
 
-	n, err = f.s.RecoverExpired(f.ctx, at(61))
+	n, err = f.s.RecoverClaims(f.ctx, delivery.Recovery{Now: at(61)})
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 	for _, m := range msgs[:2] {
@@ -428,7 +428,7 @@ func testRecoverExpired(f *fixture) {
 	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 3, Sending: 1, Sent: 1}, messaging.StatusCounts{})
 	require.Equal(t, 4, f.pending(a.ID), "recovery does not change the pending count")
 
-	n, err = f.s.RecoverExpired(f.ctx, at(61))
+	n, err = f.s.RecoverClaims(f.ctx, delivery.Recovery{Now: at(61)})
 	require.NoError(t, err)
 	require.Zero(t, n)
 
@@ -578,4 +578,64 @@ func testBacklog(f *fixture) {
 	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: chat[0].ID, Status: messaging.StatusFailed, At: at(4), Details: "FAILED (9)"}))
 	require.Equal(t, map[messaging.Channel]int{messaging.ChannelSMS: 3, messaging.ChannelChat: 2}, backlog(),
 		"two SMS and the fallback SMS; two chat messages")
+}
+
+// testRecoverClaims: the claims of an owner whose heartbeat is older than
+// StaleBefore, or who never sent one, go back to Pending; those of a live
+// owner stay, unless it is the Owner of the recovery (a restarted process
+// taking back its previous run's claims); a forgotten claimer's claims
+// count as stale.
+func testRecoverClaims(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	c, msgs := f.bulk(a.ID, messaging.ChannelSMS, 8, at(0), messaging.CampaignInProgress)
+	require.NoError(t, f.s.Heartbeat(f.ctx, "live", at(1)))
+	require.NoError(t, f.s.Heartbeat(f.ctx, "dead", at(1)))
+	require.NoError(t, f.s.Heartbeat(f.ctx, "restarted", at(1)))
+	require.NoError(t, f.s.Heartbeat(f.ctx, "gone", at(1)))
+	live := f.claimFor("live", messaging.ChannelSMS, at(1), at(600), 2)
+	dead := f.claimFor("dead", messaging.ChannelSMS, at(1), at(600), 2)
+	restarted := f.claimFor("restarted", messaging.ChannelSMS, at(1), at(600), 1)
+	never := f.claimFor("never", messaging.ChannelSMS, at(1), at(600), 1)
+	gone := f.claimFor("gone", messaging.ChannelSMS, at(1), at(600), 1)
+	require.Equal(t, idsOf(msgs[:7]), ids(slices.Concat(live, dead, restarted, never, gone)))
+	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: dead[1].ID, Status: messaging.StatusSent, At: at(2)}))
+
+	require.NoError(t, f.s.Heartbeat(f.ctx, "live", at(20)))
+	require.NoError(t, f.s.Heartbeat(f.ctx, "restarted", at(20)))
+	require.NoError(t, f.s.Heartbeat(f.ctx, "gone", at(20)))
+	require.NoError(t, f.s.ForgetClaimer(f.ctx, "gone"))
+	require.NoError(t, f.s.ForgetClaimer(f.ctx, "unknown"), "forgetting an unknown claimer is no error")
+
+	n, err := f.s.RecoverClaims(f.ctx, delivery.Recovery{Now: at(21), StaleBefore: at(11)})
+	require.NoError(t, err)
+	require.Equal(t, 3, n, "dead's unsent claim, never's and gone's")
+	for _, m := range []messaging.Message{dead[0], never[0], gone[0]} {
+		got := f.getMessage(a.ID, m.ID)
+		require.Equal(t, messaging.StatusPending, got.Status)
+		requireTime(t, "DueAt", at(21), got.DueAt, nil)
+	}
+	require.Equal(t, messaging.StatusSent, f.getMessage(a.ID, dead[1].ID).Status, "a recorded send is not taken back")
+	for _, m := range slices.Concat(live, restarted) {
+		require.Equal(t, messaging.StatusSending, f.getMessage(a.ID, m.ID).Status, "live claims stay")
+	}
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 4, Sending: 3, Sent: 1}, messaging.StatusCounts{})
+
+	n, err = f.s.RecoverClaims(f.ctx, delivery.Recovery{Now: at(22), StaleBefore: at(12), Owner: "restarted"})
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the restarted owner's claim, though its heartbeat is fresh")
+	require.Equal(t, messaging.StatusPending, f.getMessage(a.ID, restarted[0].ID).Status)
+	for _, m := range live {
+		require.Equal(t, messaging.StatusSending, f.getMessage(a.ID, m.ID).Status)
+	}
+
+	n, err = f.s.RecoverClaims(f.ctx, delivery.Recovery{Now: at(40), StaleBefore: at(30)})
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "live stopped beating")
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 7, Sent: 1}, messaging.StatusCounts{})
+	require.Equal(t, 7, f.pending(a.ID))
+
+	again := f.claimFor("live", messaging.ChannelSMS, at(40), at(600), 10)
+	require.Len(t, again, 7)
+	f.requireReconciled()
 }

@@ -39,7 +39,9 @@
 //   - ApplyUpdates reports an update of an unknown message as not applied;
 //     updates of one call are applied in order, each seeing the effect of
 //     the previous ones.
-//   - RecoverExpired moves messages whose LeaseUntil is strictly before now.
+//   - RecoverClaims moves messages whose LeaseUntil is strictly before now,
+//     those of owners whose heartbeat is older than StaleBefore (or who
+//     never sent one), and those of Owner.
 //   - Left to the store and not checked: UpdatedAt after a claim, an update
 //     or a transition; LeaseUntil once a message left Sending; SentAt when
 //     an update skips Sent.
@@ -113,6 +115,7 @@ func cases() []testCase {
 		{"ApplyUpdatesModel", testApplyUpdatesModel},
 		{"ApplyUpdatesConcurrent", testApplyUpdatesConcurrent},
 		{"RecoverExpired", testRecoverExpired},
+		{"RecoverClaims", testRecoverClaims},
 		{"CompleteDrained", testCompleteDrained},
 		{"LateFallback", testLateFallback},
 		{"Backlog", testBacklog},
@@ -297,10 +300,16 @@ func (f *fixture) apply(updates ...delivery.StatusUpdate) []bool {
 	return ok
 }
 
-// claim claims due messages of ch.
+// claim claims due messages of ch for no owner.
 func (f *fixture) claim(ch messaging.Channel, now, lease time.Time, limit int) []messaging.Message {
 	f.t.Helper()
-	ms, err := f.s.ClaimDue(f.ctx, ch, now, lease, limit)
+	return f.claimFor("", ch, now, lease, limit)
+}
+
+// claimFor claims due messages of ch for owner.
+func (f *fixture) claimFor(owner string, ch messaging.Channel, now, lease time.Time, limit int) []messaging.Message {
+	f.t.Helper()
+	ms, err := f.s.ClaimDue(f.ctx, delivery.Claim{Channel: ch, Owner: owner, Now: now, LeaseUntil: lease, Limit: limit})
 	require.NoError(f.t, err)
 	return ms
 }
