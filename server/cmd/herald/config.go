@@ -36,6 +36,9 @@ type config struct {
 	ChatCallbackSecret string // HERALD_CHAT_CALLBACK_SECRET
 
 	ShutdownTimeout time.Duration // HERALD_SHUTDOWN_TIMEOUT
+
+	Instance   string        // HERALD_INSTANCE; empty: derived by instanceName
+	ClaimLease time.Duration // HERALD_CLAIM_LEASE
 }
 
 // envVar documents one variable for the usage text and the README.
@@ -64,6 +67,8 @@ func envVars() []envVar {
 		{"HERALD_CHAT_TOKEN", "empty", "X-Auth-Token sent to the chat provider"},
 		{"HERALD_CHAT_CALLBACK_SECRET", "empty", "key of the signatures of the provider's callbacks to /callbacks/chat; required with HERALD_CHAT_URL"},
 		{"HERALD_SHUTDOWN_TIMEOUT", "30s", "how long a stop waits for requests, preparations and sends in flight"},
+		{"HERALD_INSTANCE", "host name and HERALD_ADDR", "name of this process among those sharing the database: a restart under the same name takes back at once the messages the previous run left Sending; two running processes must not share one (with port 0 in HERALD_ADDR the default is a random name)"},
+		{"HERALD_CLAIM_LEASE", "10s", "how long after a process's last heartbeat (written every quarter of it) the other processes take back the messages it left Sending"},
 	}
 }
 
@@ -160,10 +165,37 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		c.ShutdownTimeout = d
 	}
+	str("HERALD_INSTANCE", &c.Instance)
+	if v := strings.TrimSpace(getenv("HERALD_CLAIM_LEASE")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			errs = append(errs, fmt.Errorf("HERALD_CLAIM_LEASE=%q: want a duration of at least 1s, such as 10s", v))
+		}
+		c.ClaimLease = d
+	}
 	if len(errs) > 0 {
 		return config{}, fmt.Errorf("configuration: %w", errors.Join(errs...))
 	}
 	return c, nil
+}
+
+// instanceName is the dispatcher's Instance: HERALD_INSTANCE, or the host
+// name and the configured listening address, which a restart on the same
+// host and address finds again; "" (a random name, chosen by the
+// dispatcher) when the address asks for any port, which two processes on
+// one host may both do.
+func (c config) instanceName(hostname func() (string, error)) string {
+	if c.Instance != "" {
+		return c.Instance
+	}
+	if _, port, err := net.SplitHostPort(c.Addr); err != nil || port == "0" {
+		return ""
+	}
+	host, err := hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return host + "/" + c.Addr
 }
 
 // isHostPort tells whether addr is host:port with a port number.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,7 +38,7 @@ func TestLoadConfigEverySetting(t *testing.T) {
 		"HERALD_SMPP_WINDOW": "20", "HERALD_SMPP_MAX_RATE": "150.5",
 		"HERALD_SMPP_SUBMIT_ID_FORMAT": "hex", "HERALD_SMPP_RECEIPT_ID_FORMAT": "decimal",
 		"HERALD_CHAT_URL": "https://chat.example", "HERALD_CHAT_TOKEN": "ct", "HERALD_CHAT_CALLBACK_SECRET": "s",
-		"HERALD_SHUTDOWN_TIMEOUT": "5s",
+		"HERALD_SHUTDOWN_TIMEOUT": "5s", "HERALD_INSTANCE": "eu-1", "HERALD_CLAIM_LEASE": "30s",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, config{
@@ -46,6 +47,7 @@ func TestLoadConfigEverySetting(t *testing.T) {
 		SMPPAddr: "smsc:2775", SMPPSystemID: "id", SMPPPassword: "pw", SMPPWindow: 20, SMPPMaxRate: 150.5,
 		SMPPSubmitIDs: smpp.IDHex, SMPPReceiptIDs: smpp.IDDecimal,
 		ChatURL: "https://chat.example", ChatToken: "ct", ChatCallbackSecret: "s", ShutdownTimeout: 5 * time.Second,
+		Instance: "eu-1", ClaimLease: 30 * time.Second,
 	}, c)
 }
 
@@ -108,6 +110,8 @@ func TestLoadConfigRejects(t *testing.T) {
 		{"chat without callback secret", map[string]string{"HERALD_CHAT_URL": "https://chat.example"}, "HERALD_CHAT_CALLBACK_SECRET is required"},
 		{"shutdown timeout without unit", map[string]string{"HERALD_SHUTDOWN_TIMEOUT": "30"}, "HERALD_SHUTDOWN_TIMEOUT"},
 		{"shutdown timeout zero", map[string]string{"HERALD_SHUTDOWN_TIMEOUT": "0s"}, "HERALD_SHUTDOWN_TIMEOUT"},
+		{"claim lease under a second", map[string]string{"HERALD_CLAIM_LEASE": "500ms"}, "HERALD_CLAIM_LEASE"},
+		{"claim lease without unit", map[string]string{"HERALD_CLAIM_LEASE": "10"}, "HERALD_CLAIM_LEASE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,6 +119,26 @@ func TestLoadConfigRejects(t *testing.T) {
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
+}
+
+// TestInstanceName: HERALD_INSTANCE when set, else the host name and the
+// configured address (the same after a restart), else none (a random name)
+// when the address asks for any port.
+func TestInstanceName(t *testing.T) {
+	host := func() (string, error) { return "mx1", nil }
+	tests := []struct {
+		name string
+		c    config
+		want string
+	}{
+		{"set", config{Instance: "eu-1", Addr: "0.0.0.0:8080"}, "eu-1"},
+		{"host and address", config{Addr: "0.0.0.0:8080"}, "mx1/0.0.0.0:8080"},
+		{"any port", config{Addr: "127.0.0.1:0"}, ""},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, tt.c.instanceName(host), tt.name)
+	}
+	require.Equal(t, "localhost/:8080", config{Addr: ":8080"}.instanceName(func() (string, error) { return "", errors.New("no name") }))
 }
 
 func TestLoadConfigReportsEveryBadValue(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,7 +98,8 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	// dispatcher that stores them exists: they wait for it.
 	var d *delivery.Dispatcher
 	dReady := make(chan struct{})
-	dcfg := delivery.Config{Store: store, Logger: log, Observer: m, DrainTimeout: cfg.ShutdownTimeout}
+	dcfg := delivery.Config{Store: store, Logger: log, Observer: m, DrainTimeout: cfg.ShutdownTimeout,
+		Instance: cfg.instanceName(os.Hostname), ClaimLease: cfg.ClaimLease}
 	if cfg.SMPPAddr != "" {
 		smsClient, err := smpp.New(smpp.Config{
 			Addr: cfg.SMPPAddr, SystemID: cfg.SMPPSystemID, Password: cfg.SMPPPassword,
