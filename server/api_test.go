@@ -27,12 +27,91 @@ func TestHealth(t *testing.T) {
 	require.Equal(t, map[string]any{"status": "ok"}, r.obj())
 	r = e.do("GET", "/readyz", nil, noKey())
 	require.Equal(t, http.StatusOK, r.Code)
-	require.Equal(t, map[string]any{"status": "ok"}, r.obj())
+	require.JSONEq(t, `{"status":"ok","checks":[{"name":"ready","status":"ok","required":true}]}`, string(r.Body))
 	readyErr = errors.New("database at 10.0.0.7 unreachable")
 	r = e.do("GET", "/readyz", nil, noKey())
 	require.Equal(t, http.StatusServiceUnavailable, r.Code)
 	require.NotContains(t, string(r.Body), "10.0.0.7", "the cause is logged, not answered")
 	require.Contains(t, e.logs.String(), "10.0.0.7")
+}
+
+func TestReadinessChecks(t *testing.T) {
+	type state struct{ database, smsc, chat error }
+	cases := []struct {
+		name       string
+		state      state
+		status     int
+		body       string
+		retryAfter string
+	}{
+		{"all ok", state{}, 200,
+			`{"status":"ok","checks":[{"name":"database","status":"ok","required":true},{"name":"smsc","status":"ok","required":false},{"name":"chat","status":"ok","required":false}]}`, ""},
+		{"a provider down is reported, not unready", state{smsc: errors.New("dial tcp 10.0.0.9:2775: connection refused")}, 200,
+			`{"status":"degraded","checks":[{"name":"database","status":"ok","required":true},{"name":"smsc","status":"error","required":false,"error":"failed"},{"name":"chat","status":"ok","required":false}]}`, ""},
+		{"both providers down", state{smsc: errors.New("unbound"), chat: context.DeadlineExceeded}, 200,
+			`{"status":"degraded","checks":[{"name":"database","status":"ok","required":true},{"name":"smsc","status":"error","required":false,"error":"failed"},{"name":"chat","status":"error","required":false,"error":"timed out"}]}`, ""},
+		{"database down", state{database: errors.New("pq: password authentication failed for user herald at 10.0.0.7")}, 503,
+			`{"status":"unavailable","error":"Service Unavailable","message":"Not ready: database failed","checks":[{"name":"database","status":"error","required":true,"error":"failed"},{"name":"smsc","status":"ok","required":false},{"name":"chat","status":"ok","required":false}]}`, "5"},
+		{"database starting, chat down", state{database: messaging.StoreUnavailable(errors.New("pq: the database system is starting up")), chat: errors.New("502 from 10.0.0.8")}, 503,
+			`{"status":"unavailable","error":"Service Unavailable","message":"Not ready: database failed","checks":[{"name":"database","status":"error","required":true,"error":"The database is unavailable; retry later"},{"name":"smsc","status":"ok","required":false},{"name":"chat","status":"error","required":false,"error":"failed"}]}`, "5"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			logs := &syncBuffer{}
+			st := memstore.New()
+			checks := []server.Check{
+				{Name: "database", Check: func(context.Context) error { return c.state.database }},
+				{Name: "smsc", Check: func(context.Context) error { return c.state.smsc }, Optional: true},
+				{Name: "chat", Check: func(context.Context) error { return c.state.chat }, Optional: true},
+			}
+			h := server.New(server.Config{Campaigns: campaign.New(campaign.Config{Store: st}), Surveys: survey.New(survey.Config{Store: st}),
+				Logger: loggerTo(logs), Checks: checks})
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+			require.Equal(t, c.status, rec.Code, "body: %s", rec.Body)
+			require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+			require.JSONEq(t, c.body, rec.Body.String())
+			require.Equal(t, c.retryAfter, rec.Header().Get("Retry-After"))
+			for _, err := range []error{c.state.database, c.state.smsc, c.state.chat} {
+				if err != nil {
+					require.Contains(t, logs.String(), err.Error(), "a failed check is logged")
+				}
+			}
+			rec = httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+			require.Equal(t, http.StatusOK, rec.Code, "healthz tells the process is up, whatever the checks")
+		})
+	}
+	t.Run("no checks", func(t *testing.T) {
+		e := newEnv(t)
+		r := e.do("GET", "/readyz", nil, noKey())
+		require.Equal(t, http.StatusOK, r.Code)
+		require.JSONEq(t, `{"status":"ok","checks":[]}`, string(r.Body))
+	})
+	t.Run("the deprecated Ready is a required check named ready", func(t *testing.T) {
+		st := memstore.New()
+		h := server.New(server.Config{Campaigns: campaign.New(campaign.Config{Store: st}), Surveys: survey.New(survey.Config{Store: st}),
+			Checks: []server.Check{{Name: "database", Check: func(context.Context) error { return nil }}},
+			Ready:  func(context.Context) error { return errors.New("down") }, //nolint:staticcheck // still honoured
+		})
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+		require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+		require.JSONEq(t, `{"status":"unavailable","error":"Service Unavailable","message":"Not ready: ready failed","checks":[{"name":"database","status":"ok","required":true},{"name":"ready","status":"error","required":true,"error":"failed"}]}`, rec.Body.String())
+	})
+	t.Run("checks need unique names and functions", func(t *testing.T) {
+		st := memstore.New()
+		ok := func(context.Context) error { return nil }
+		for _, checks := range [][]server.Check{
+			{{Name: "", Check: ok}},
+			{{Name: "database"}},
+			{{Name: "database", Check: ok}, {Name: "database", Check: ok, Optional: true}},
+		} {
+			require.Panics(t, func() {
+				server.New(server.Config{Campaigns: campaign.New(campaign.Config{Store: st}), Surveys: survey.New(survey.Config{Store: st}), Checks: checks})
+			})
+		}
+	})
 }
 
 func TestAuthentication(t *testing.T) {

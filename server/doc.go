@@ -7,13 +7,31 @@
 // # Routes
 //
 //	GET  /healthz                       process up: 200 {"status":"ok"}
-//	GET  /readyz                        Config.Ready passes: 200, else 503
+//	GET  /readyz                        the readiness checks (Config.Checks): 200, or 503 when a required one fails
 //	GET  /api/v1/openapi.json           the OpenAPI 3.1 document of the public API
 //	*    /api/v1/...                    the public API (X-API-Key)
 //	POST /admin/v1/...                  the admin API (Authorization: Bearer)
 //
 // The OpenAPI document (openapi/openapi.json, embedded) lists every public
-// route with its parameters, bodies, responses and errors.
+// route with its parameters, bodies, responses and errors, and the health
+// endpoints.
+//
+// # Readiness
+//
+// GET /readyz runs every Config.Checks at once, each within 5 seconds, and
+// answers {"status", "checks": [{"name", "status", "required", "error"?}]}
+// in the order of the configuration. A required check that fails makes it
+// a 503 (status "unavailable", with the error and message of the error
+// format and Retry-After: 5), so that a load balancer stops sending
+// traffic; an optional check that fails is reported (status "degraded")
+// and the answer stays 200. A failed check's error is logged; the answer
+// tells only the Message of a *messaging.Error the check returned (text
+// meant for callers), "timed out" or "failed". The reference binary checks
+// the database (required) and the SMSC and chat provider connections
+// (optional): while a provider is down, accepted messages wait in the
+// queue and go out once it is back, so the API keeps taking them rather
+// than turning callers away. GET /healthz checks nothing: it tells that the
+// process serves HTTP.
 //
 // # Errors
 //

@@ -100,9 +100,13 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 	if cfg.quiet {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	var checks []server.Check
+	if cfg.ready != nil {
+		checks = []server.Check{{Name: "ready", Check: cfg.ready}}
+	}
 	e.h = server.New(server.Config{
 		Campaigns: svc, Surveys: survey.New(survey.Config{Store: st}), AdminToken: adminToken,
-		Logger: logger, Ready: cfg.ready, MaxBodyBytes: cfg.maxBody,
+		Logger: logger, Checks: checks, MaxBodyBytes: cfg.maxBody,
 	})
 	t.Cleanup(svc.Close)
 	if !cfg.noVerify {

@@ -57,7 +57,7 @@ func apiKeyPresent(_ context.Context, in *openapi3filter.AuthenticationInput) er
 // server answers 404 and 405) are not checked.
 func (c *contract) check(t testing.TB, req *http.Request, res response) {
 	t.Helper()
-	if !strings.HasPrefix(req.URL.Path, "/api/v1/") {
+	if !strings.HasPrefix(req.URL.Path, "/api/v1/") && req.URL.Path != "/healthz" && req.URL.Path != "/readyz" {
 		return
 	}
 	route, params, err := c.router.FindRoute(req)
@@ -132,12 +132,16 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 		"/api/v1/chat-services":                       {"GET"},
 		"/api/v1/sms-senders":                         {"GET"},
 		"/api/v1/openapi.json":                        {"GET"},
+		"/healthz":                                    {"GET"},
+		"/readyz":                                     {"GET"},
 	}
 	got := map[string][]string{}
 	for path, item := range c.doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			got[path] = append(got[path], method)
-			if path == "/api/v1/openapi.json" {
+			if !strings.HasPrefix(path, "/api/v1/") || path == "/api/v1/openapi.json" {
+				require.NotNil(t, op.Security, "%s %s needs no key", method, path)
+				require.Empty(t, *op.Security, "%s %s needs no key", method, path)
 				continue
 			}
 			require.NotNil(t, op.Responses.Status(http.StatusUnauthorized), "%s %s documents 401", method, path)
@@ -238,6 +242,8 @@ func TestContractTour(t *testing.T) {
 	e.do("GET", "/api/v1/sms-senders", nil, noKey())
 	e.do("GET", "/api/v1/sms-senders", nil, withKey("om_"+strings.Repeat("x", 32)))
 	e.do("GET", "/api/v1/openapi.json", nil, noKey())
+	e.do("GET", "/healthz", nil, noKey())
+	e.do("GET", "/readyz", nil, noKey())
 
 	seen := map[string]map[int]bool{}
 	for _, c := range []*contract{e.verify, direct.verify} {

@@ -4,9 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +30,25 @@ const DefaultMaxBodyBytes = 64 << 20
 // readyTimeout bounds one readiness check.
 const readyTimeout = 5 * time.Second
 
+// readyRetryAfter is the Retry-After of a 503 from GET /readyz.
+const readyRetryAfter = 5 * time.Second
+
+// Check is one check of GET /readyz: a part the service depends on.
+type Check struct {
+	// Name names the check in the answer ("database", "smsc"). Required,
+	// unique.
+	Name string
+	// Check returns nil when the part works. It gets at most 5 seconds.
+	// Its error is logged; the answer carries only the Message of a
+	// *messaging.Error in its chain (text meant for callers), "timed
+	// out", or "failed". Required.
+	Check func(ctx context.Context) error
+	// Optional checks are reported but do not make the service unready:
+	// /readyz answers 200 with status "degraded" when only optional checks
+	// fail.
+	Optional bool
+}
+
 // Config configures the HTTP handler. Campaigns and Surveys are required;
 // every other field has a documented zero-value default.
 type Config struct {
@@ -38,8 +61,12 @@ type Config struct {
 	AdminToken string
 	// Logger receives the access log and internal errors. Default: discard.
 	Logger *slog.Logger
-	// Ready tells whether the service can serve (e.g. the database answers);
-	// GET /readyz answers 503 when it returns an error. Nil: always ready.
+	// Checks are the readiness checks of GET /readyz, answered in this
+	// order. None: always ready.
+	Checks []Check
+	// Ready is a required check named "ready", run after Checks.
+	//
+	// Deprecated: use Checks, which name each part.
 	Ready func(ctx context.Context) error
 	// Extra mounts more handlers outside the API, without API-key
 	// authentication, by path: an exact path ("/metrics"), or a prefix when
@@ -55,7 +82,7 @@ type server struct {
 	surveys    *survey.Service
 	adminToken string
 	log        *slog.Logger
-	ready      func(ctx context.Context) error
+	checks     []Check
 	maxBody    int64
 	router     *mux.Router
 
@@ -66,13 +93,25 @@ type server struct {
 
 // New returns the HTTP handler of Herald: the public API v1, the admin API,
 // the health endpoints and cfg.Extra. It panics when cfg.Campaigns or
-// cfg.Surveys is nil.
+// cfg.Surveys is nil, or a check has no name, a name given twice or no
+// function.
 func New(cfg Config) http.Handler {
 	if cfg.Campaigns == nil || cfg.Surveys == nil {
 		panic("server: Config.Campaigns and Config.Surveys are required")
 	}
+	checks := slices.Clone(cfg.Checks)
+	if cfg.Ready != nil {
+		checks = append(checks, Check{Name: "ready", Check: cfg.Ready})
+	}
+	names := make(map[string]bool, len(checks))
+	for _, c := range checks {
+		if c.Name == "" || c.Check == nil || names[c.Name] {
+			panic(fmt.Sprintf("server: check %q needs a unique name and a function", c.Name))
+		}
+		names[c.Name] = true
+	}
 	s := &server{campaigns: cfg.Campaigns, surveys: cfg.Surveys, adminToken: cfg.AdminToken,
-		log: cfg.Logger, ready: cfg.Ready, maxBody: cfg.MaxBodyBytes}
+		log: cfg.Logger, checks: checks, maxBody: cfg.MaxBodyBytes}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -198,17 +237,74 @@ func (s *server) healthz(w http.ResponseWriter, _ *http.Request) {
 	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz answers whether the service can serve.
+// checkJSON is one check of the /readyz answer.
+type checkJSON struct {
+	Name     string `json:"name"`
+	Status   string `json:"status"` // ok or error
+	Required bool   `json:"required"`
+	Error    string `json:"error,omitempty"`
+}
+
+// readyJSON is the /readyz answer. Error and Message are set on a 503, so
+// that it also reads as the error format.
+type readyJSON struct {
+	Status  string      `json:"status"` // ok, degraded or unavailable
+	Checks  []checkJSON `json:"checks"`
+	Error   string      `json:"error,omitempty"`
+	Message string      `json:"message,omitempty"`
+}
+
+// checkError is what the answer tells of a failed check: the text of a
+// *messaging.Error, which is meant for callers, else only that it timed
+// out or failed; the error itself is logged.
+func checkError(ctx context.Context, err error) string {
+	var e *messaging.Error
+	switch {
+	case errors.As(err, &e) && e.Message != "":
+		return e.Message
+	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+		return "timed out"
+	}
+	return "failed"
+}
+
+// readyz answers whether the service can serve: every check, run at once,
+// each within readyTimeout; 503 with Retry-After when a required one
+// fails.
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
-	if s.ready != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
-		defer cancel()
-		if err := s.ready(ctx); err != nil {
-			s.log.LogAttrs(r.Context(), slog.LevelWarn, "not ready",
-				slog.String("requestId", requestID(r.Context())), slog.String("err", err.Error()))
-			s.writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
-			return
+	out := readyJSON{Status: "ok", Checks: make([]checkJSON, len(s.checks))}
+	var wg sync.WaitGroup
+	for i, c := range s.checks {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+			defer cancel()
+			res := checkJSON{Name: c.Name, Status: "ok", Required: !c.Optional}
+			if err := c.Check(ctx); err != nil {
+				res.Status, res.Error = "error", checkError(ctx, err)
+				s.log.LogAttrs(r.Context(), slog.LevelWarn, "readiness check failed",
+					slog.String("requestId", requestID(r.Context())), slog.String("check", c.Name),
+					slog.Bool("required", !c.Optional), slog.String("err", err.Error()))
+			}
+			out.Checks[i] = res
+		})
+	}
+	wg.Wait()
+	var failed []string
+	for _, c := range out.Checks {
+		switch {
+		case c.Status == "ok":
+		case c.Required:
+			failed = append(failed, c.Name)
+		default:
+			out.Status = "degraded"
 		}
 	}
-	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	if len(failed) == 0 {
+		s.writeJSON(w, http.StatusOK, out)
+		return
+	}
+	out.Status, out.Error = "unavailable", messaging.NameServiceUnavailable
+	out.Message = "Not ready: " + strings.Join(failed, ", ") + " failed"
+	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(readyRetryAfter)))
+	s.writeJSON(w, http.StatusServiceUnavailable, out)
 }
