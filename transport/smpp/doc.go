@@ -46,6 +46,18 @@
 // of a long text fails the whole Send fails (a permanent failure wins over a
 // transient one); a retry submits every part again.
 //
+// # Framing
+//
+// A PDU is read whole before it is decoded: its command_length must lie
+// between 16 and 64 KiB, else the connection is closed before anything is
+// allocated for the body it declares, so a corrupt or hostile length costs
+// at most 64 KiB. A body gosmpp's decoders cannot read (some of them
+// panic on malformed optional parameters) is an error of that PDU, never a
+// crash of the session. Fuzz targets check the framing, the decoding of
+// any byte stream, the round trip of every submit_sm Herald builds, and
+// the receipt parser (go test -fuzz FuzzReadFrame and the like; their
+// corpora are under testdata/fuzz).
+//
 // # Receipts
 //
 // A deliver_sm whose esm_class says SMSC delivery receipt (or intermediate

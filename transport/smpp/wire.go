@@ -13,6 +13,12 @@ import (
 
 const headerLen = 16
 
+// maxPDULen bounds command_length: a PDU declaring more is refused before
+// anything is allocated for it, so a hostile or corrupt length cannot make
+// the reader allocate more than this per PDU. SMPP 3.4 PDUs are far
+// shorter (a submit_sm with a full message_payload stays under 64 KiB).
+const maxPDULen = data.MAX_PDU_LEN
+
 // errFraming means the stream cannot be read further: the connection must
 // be closed.
 var errFraming = errors.New("invalid command_length")
@@ -31,7 +37,7 @@ func readFrame(r *bufio.Reader) (frame, error) {
 		return frame{}, err
 	}
 	h := pdu.ParseHeader(hb)
-	if h.CommandLength < headerLen || h.CommandLength > data.MAX_PDU_LEN {
+	if h.CommandLength < headerLen || h.CommandLength > maxPDULen {
 		return frame{h: h}, fmt.Errorf("%w: %d", errFraming, h.CommandLength)
 	}
 	buf := make([]byte, h.CommandLength)
@@ -44,8 +50,16 @@ func readFrame(r *bufio.Reader) (frame, error) {
 
 // decode decodes the frame with gosmpp. The header is part of body, as
 // gosmpp's Unmarshal expects.
-func (f frame) decode() (pdu.PDU, error) {
-	p, err := pdu.CreatePDUFromCmdID(f.h.CommandID)
+func (f frame) decode() (p pdu.PDU, err error) {
+	// gosmpp's decoders assume well-formed input in places (a query_sm
+	// with optional parameters writes to a nil map): a PDU they cannot
+	// read is an error, never a crash of the session.
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("decode %s: %v", f.h.CommandID, r)
+		}
+	}()
+	p, err = pdu.CreatePDUFromCmdID(f.h.CommandID)
 	if err != nil {
 		return nil, err
 	}

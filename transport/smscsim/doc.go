@@ -23,8 +23,8 @@
 //
 //	id:<id> sub:001 dlvrd:<001|000> submit date:YYMMDDhhmm done date:YYMMDDhhmm stat:<STAT> err:<ERR> text:<first 20 characters>
 //
-// and it carries the receipted_message_id and message_state TLVs (unless
-// Config.OmitReceiptTLVs). The outcome is chosen by the destination number:
+// (FormatReceipt writes it) and it carries the receipted_message_id and
+// message_state TLVs (unless Config.OmitReceiptTLVs). The outcome is chosen by the destination number:
 //
 //	ends in 0001: UNDELIV, err 001, message_state 5
 //	ends in 0002: EXPIRED, err 002, message_state 3
@@ -44,4 +44,11 @@
 // counts what happened, including the most submit_sm ever unanswered at
 // once; with Config.Record it also keeps every part received and the texts
 // it reassembled from concatenated parts (Parts, Messages).
+//
+// # Hostile input
+//
+// A command_length outside 16 bytes..64 KiB closes the connection before
+// anything is allocated for the body it declares, and a PDU gosmpp cannot
+// decode is refused, never a crash. FuzzReadSubmit checks this, and that
+// the receipt of any accepted submit_sm reads back to its id and outcome.
 package smscsim

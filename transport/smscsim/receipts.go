@@ -36,28 +36,58 @@ func newReceipt(sm *pdu.SubmitSM, id, systemID string, now time.Time) *receipt {
 	default:
 		return nil
 	}
+	text := FormatReceipt(ReceiptFields{
+		ID: id, Submitted: now, Done: now, Stat: stat, Err: errCode, Text: textPrefix(sm),
+	})
+	return &receipt{
+		systemID: systemID,
+		id:       id,
+		handset:  sm.DestAddr,
+		sender:   sm.SourceAddr,
+		text:     text,
+		state:    state,
+	}
+}
+
+// ReceiptFields are the fields of a delivery receipt's text.
+type ReceiptFields struct {
+	ID        string    // the message id answered in submit_sm_resp
+	Submitted time.Time // submit date, written to the minute
+	Done      time.Time // done date, written to the minute
+	Stat      string    // DELIVRD, UNDELIV, EXPIRED, REJECTD...
+	Err       string    // the error code, "000" when delivered
+	Text      string    // the start of the message
+}
+
+// FormatReceipt writes a receipt text the way the Server does:
+//
+//	id:<ID> sub:001 dlvrd:<001|000> submit date:YYMMDDhhmm done date:YYMMDDhhmm stat:<Stat> err:<Err> text:<Text>
+//
+// dlvrd is 001 when Stat is DELIVRD. Dates are written in their own time
+// zone. Of Text at most the first 20 characters are written, those outside
+// printable ASCII as '?'.
+func FormatReceipt(f ReceiptFields) string {
 	dlvrd := "000"
-	if state == data.SM_STATE_DELIVERED {
+	if f.Stat == "DELIVRD" {
 		dlvrd = "001"
 	}
-	date := now.Format("0601021504")
 	var b strings.Builder
 	b.Grow(160)
 	b.WriteString("id:")
-	b.WriteString(id)
+	b.WriteString(f.ID)
 	b.WriteString(" sub:001 dlvrd:")
 	b.WriteString(dlvrd)
 	b.WriteString(" submit date:")
-	b.WriteString(date)
+	b.WriteString(f.Submitted.Format("0601021504"))
 	b.WriteString(" done date:")
-	b.WriteString(date)
+	b.WriteString(f.Done.Format("0601021504"))
 	b.WriteString(" stat:")
-	b.WriteString(stat)
+	b.WriteString(f.Stat)
 	b.WriteString(" err:")
-	b.WriteString(errCode)
+	b.WriteString(f.Err)
 	b.WriteString(" text:")
 	n := 0
-	for _, c := range textPrefix(sm) {
+	for _, c := range f.Text {
 		if n == 20 {
 			break
 		}
@@ -67,14 +97,7 @@ func newReceipt(sm *pdu.SubmitSM, id, systemID string, now time.Time) *receipt {
 		b.WriteRune(c)
 		n++
 	}
-	return &receipt{
-		systemID: systemID,
-		id:       id,
-		handset:  sm.DestAddr,
-		sender:   sm.SourceAddr,
-		text:     b.String(),
-		state:    state,
-	}
+	return b.String()
 }
 
 // textPrefix decodes the start of a part's text, enough for the 20

@@ -13,6 +13,10 @@ import (
 
 const headerLen = 16
 
+// maxPDULen bounds command_length: a PDU declaring more is refused after
+// its header, before anything is allocated for its body.
+const maxPDULen = data.MAX_PDU_LEN
+
 var errFraming = errors.New("invalid command_length")
 
 // frame is one PDU as read: the header, and the whole PDU (header
@@ -28,7 +32,7 @@ func readFrame(r *bufio.Reader) (frame, error) {
 		return frame{}, err
 	}
 	h := pdu.ParseHeader(hb)
-	if h.CommandLength < headerLen || h.CommandLength > data.MAX_PDU_LEN {
+	if h.CommandLength < headerLen || h.CommandLength > maxPDULen {
 		return frame{h: h}, fmt.Errorf("%w: %d", errFraming, h.CommandLength)
 	}
 	raw := make([]byte, h.CommandLength)
@@ -39,8 +43,16 @@ func readFrame(r *bufio.Reader) (frame, error) {
 	return frame{h: h, raw: raw}, nil
 }
 
-func (f frame) decode() (pdu.PDU, error) {
-	p, err := pdu.CreatePDUFromCmdID(f.h.CommandID)
+func (f frame) decode() (p pdu.PDU, err error) {
+	// gosmpp's decoders assume well-formed input in places (a query_sm
+	// with optional parameters writes to a nil map): a PDU they cannot
+	// read is an error, never a crash of the session.
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("decode %s: %v", f.h.CommandID, r)
+		}
+	}()
+	p, err = pdu.CreatePDUFromCmdID(f.h.CommandID)
 	if err != nil {
 		return nil, err
 	}
