@@ -338,3 +338,33 @@ func (s *Store) ReconcilePending(ctx context.Context) (int, error) {
 	}
 	return fixed, nil
 }
+
+// CheckCounters recomputes every campaign's counters and each company's
+// pending count from the messages and returns where the stored ones
+// differ (messaging.CounterDrift).
+func (s *Store) CheckCounters(ctx context.Context) ([]messaging.Drift, error) {
+	if err := s.lock(ctx, "check counters"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	campaigns := make([]messaging.Campaign, 0, len(s.campaigns))
+	counted := make(map[messaging.ID]messaging.Counted, len(s.campaigns))
+	for id, cr := range s.campaigns {
+		campaigns = append(campaigns, cr.c)
+		var n messaging.Counted
+		for _, mid := range cr.messages {
+			m := s.messages[mid]
+			if m.IsFallback() {
+				n.FallbackCounts.Add(m.Status, 1)
+			} else {
+				n.Counts.Add(m.Status, 1)
+			}
+		}
+		counted[id] = n
+	}
+	pending := make(map[messaging.ID]int, len(s.companies))
+	for id, co := range s.companies {
+		pending[id] = co.pending
+	}
+	return messaging.CounterDrift(campaigns, counted, pending), nil
+}

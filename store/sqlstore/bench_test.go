@@ -19,7 +19,7 @@ const benchBatch = 200_000
 // bulkFixture creates a company and a Queuing SMS campaign planned for n
 // messages, and returns n Pending messages for it, not yet inserted, to
 // numbers in the order perm gives (nil: ascending).
-func bulkFixture(b *testing.B, s *sqlstore.Store, ids *messaging.IDGenerator, n int, perm []int) []*messaging.Message {
+func bulkFixture(b testing.TB, s *sqlstore.Store, ids *messaging.IDGenerator, n int, perm []int) []*messaging.Message {
 	b.Helper()
 	ctx := b.Context()
 	now := time.Date(2026, time.March, 2, 9, 30, 0, 0, time.UTC)

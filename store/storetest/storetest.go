@@ -75,6 +75,11 @@ type Store interface {
 	campaign.Store
 	delivery.Store
 	survey.Store
+	// CheckCounters recomputes every campaign's counters and each
+	// company's pending count from the message rows and returns where the
+	// stored ones differ (messaging.CounterDrift). Every case that moves
+	// messages ends by finding none.
+	CheckCounters(ctx context.Context) ([]messaging.Drift, error)
 }
 
 // testCase is one conformance case.
@@ -325,6 +330,9 @@ func (f *fixture) requireCounts(companyID, id messaging.ID, counts, fallback mes
 // requireReconciled checks that ReconcilePending finds nothing to fix.
 func (f *fixture) requireReconciled() {
 	f.t.Helper()
+	drift, err := f.s.CheckCounters(f.ctx)
+	require.NoError(f.t, err)
+	require.Empty(f.t, drift, "CheckCounters found counters that differ from the rows")
 	n, err := f.s.ReconcilePending(f.ctx)
 	require.NoError(f.t, err)
 	require.Zero(f.t, n, "ReconcilePending found companies with a wrong pending count")

@@ -5,6 +5,8 @@
 //	herald serve            run the server (see herald help for the variables)
 //	herald serve --demo     the same, with an SMSC and a chat provider simulated
 //	                        on loopback and a demo company ready to use
+//	herald check            recount every campaign's counters and each company's
+//	                        pending count from the rows; exit 1 when any differs
 //	herald simulate smsc    run the SMSC simulator alone
 //	herald simulate chat    run the chat provider simulator alone
 //
@@ -88,6 +90,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 			return fmt.Errorf("%w: simulate needs smsc or chat", errUsage)
 		}
 		return simulate(ctx, args[1], args[2:], stdout, slog.New(slog.NewTextHandler(stderr, nil)))
+	case "check":
+		return check(ctx, args[1:], getenv, stdout)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return nil
@@ -141,6 +145,10 @@ func usage(w io.Writer) {
   herald serve [--demo] [--addr A] [--database-url U] [--max-pending N] [--log-level L] [--log-format F]
                             run the API, the admin API, the dispatcher and the transports;
                             a flag overrides its variable
+  herald check [--json] [--database-url U]
+                            recount every campaign's counters and each company's pending
+                            count from the message rows and print those that differ
+                            (exit 1 when any does, 0 when none)
   herald simulate smsc      run the SMSC simulator (flags: -addr -system-id -password -receipt-delay)
   herald simulate chat      run the chat provider simulator (flags: -addr -token -callback-url -callback-secret -delivered-delay)
 
