@@ -76,6 +76,30 @@
 // placeholders: their text is sent as written; HasPlaceholders lets a
 // caller detect them.
 //
+// # Rendered lengths
+//
+// A template's limits bind what is sent, not only what is written: a
+// placeholder value can make a message of any length ("{{x}}" 320 times
+// with a value of 100 characters is 32,000 characters, 1 MB values make
+// a 320 MB message). Compiled therefore knows the limit of each rendered
+// field, as Validate has it (SMS content and SMS fallback 1,600
+// characters, chat content 1,000 or 85 for a Survey question, buttonUrl
+// and fileUrl 2,048 bytes once values are percent-encoded), and refuses
+// with a *TooLongError a message that would exceed one, before rendering
+// anything: a rendering can never be longer than its limit.
+//
+// The length is computed, not rendered: the literal text's length plus,
+// for each placeholder name, its number of occurrences times the length
+// of its value, each value measured once (Text.Len and Text.URLLen say
+// the same of one text). Bind measures the request-level values of a send
+// once; checking a recipient (Bound.Fits) then costs the smaller of its
+// number of values and the template's number of names, and each value is
+// read no further than one character past the largest limit it could
+// fill, so a hostile value costs no more than a long legitimate one.
+// Lengths beyond a limit are lower bounds, which is all a refusal needs;
+// up to the limit they are exact (for valid UTF-8, which every stored
+// text is; invalid bytes count one each, never less than the rendering).
+//
 // # SMS encoding
 //
 // A text is GSM-7 when every character is in the GSM 03.38 basic table or

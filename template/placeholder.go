@@ -1,15 +1,27 @@
 package template
 
-import "strings"
+import (
+	"math"
+	"strings"
+	"unicode/utf8"
+)
 
 // Text is a text compiled once into literal parts and placeholders, ready
 // to be rendered for many recipients. The zero value is an empty text.
 // A Text is immutable and safe for concurrent use.
 type Text struct {
-	src    string
-	parts  []part
-	litLen int // total length of the literal parts, in bytes
-	vars   int // number of placeholder parts
+	src      string
+	parts    []part
+	litLen   int   // total length of the literal parts, in bytes
+	litRunes int   // total length of the literal parts, in code points
+	vars     int   // number of placeholder parts
+	uses     []use // the placeholder names, each once, in order of first appearance
+}
+
+// use is a placeholder name and how many times it occurs in a text.
+type use struct {
+	name  string
+	count int
 }
 
 // part is a literal (name == "") or a placeholder (text holds it as
@@ -41,19 +53,36 @@ func Compile(s string) *Text {
 			continue
 		}
 		if j > lit {
-			t.parts = append(t.parts, part{text: s[lit:j]})
-			t.litLen += j - lit
+			t.addLiteral(s[lit:j])
 		}
-		t.parts = append(t.parts, part{text: s[j : k+2], name: s[j+2 : k]})
+		name := s[j+2 : k]
+		t.parts = append(t.parts, part{text: s[j : k+2], name: name})
 		t.vars++
+		t.countUse(name)
 		i = k + 2
 		lit = i
 	}
 	if lit < len(s) {
-		t.parts = append(t.parts, part{text: s[lit:]})
-		t.litLen += len(s) - lit
+		t.addLiteral(s[lit:])
 	}
 	return t
+}
+
+func (t *Text) addLiteral(s string) {
+	t.parts = append(t.parts, part{text: s})
+	t.litLen += len(s)
+	t.litRunes += utf8.RuneCountInString(s)
+}
+
+// countUse counts one more occurrence of name.
+func (t *Text) countUse(name string) {
+	for i := range t.uses {
+		if t.uses[i].name == name {
+			t.uses[i].count++
+			return
+		}
+	}
+	t.uses = append(t.uses, use{name: name, count: 1})
 }
 
 func isNameByte(c byte) bool {
@@ -71,22 +100,55 @@ func (t *Text) HasPlaceholders() bool { return t.vars > 0 }
 // once.
 func (t *Text) Names() []string {
 	var names []string
-	for _, p := range t.parts {
-		if p.name == "" {
-			continue
-		}
-		seen := false
-		for _, n := range names {
-			if n == p.name {
-				seen = true
-				break
-			}
-		}
-		if !seen {
-			names = append(names, p.name)
-		}
+	for _, u := range t.uses {
+		names = append(names, u.name)
 	}
 	return names
+}
+
+// Len returns the length in code points of Render(recipient, request)
+// without rendering: the literal text's length plus, for each placeholder
+// name, its number of occurrences times the length of its value (or of
+// the placeholder as written when it has none). Each value is measured
+// once, whatever its number of occurrences, and nothing is allocated.
+// Invalid UTF-8 counts one per byte, as utf8.RuneCountInString counts
+// it, so Len is exact for valid UTF-8 and never less than the rendered
+// length otherwise (bytes of two pieces can join into one character).
+func (t *Text) Len(recipient, request map[string]string) int {
+	n := t.litRunes
+	for _, u := range t.uses {
+		v, ok := lookup(u.name, recipient, request)
+		if !ok {
+			n = addTimes(n, u.count, len(u.name)+4) // {{name}}
+			continue
+		}
+		n = addTimes(n, u.count, utf8.RuneCountInString(v))
+	}
+	return n
+}
+
+// URLLen returns the length in bytes of RenderURL(recipient, request)
+// without rendering, as Len does for Render.
+func (t *Text) URLLen(recipient, request map[string]string) int {
+	n := t.litLen
+	for _, u := range t.uses {
+		v, ok := lookup(u.name, recipient, request)
+		if !ok {
+			n = addTimes(n, u.count, len(u.name)+4)
+			continue
+		}
+		n = addTimes(n, u.count, escapedLen(v))
+	}
+	return n
+}
+
+// addTimes returns n + count*size, saturating at math.MaxInt instead of
+// overflowing.
+func addTimes(n, count, size int) int {
+	if size != 0 && count > (math.MaxInt-n)/size {
+		return math.MaxInt
+	}
+	return n + count*size
 }
 
 // Render fills the placeholders. A name is looked up in recipient first,

@@ -93,7 +93,8 @@ func TestCompileTemplateRender(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := template.CompileTemplate(tc.tmpl).Render(rec, req)
+			got, err := template.CompileTemplate(tc.tmpl).Render(rec, req)
+			require.NoError(t, err)
 			require.Equal(t, tc.content, got.Content)
 			require.Equal(t, tc.fallback, got.FallbackContent)
 			require.Equal(t, tc.wantConfig, got.Config)
@@ -109,8 +110,10 @@ func TestCompiledIsIndependentOfTemplate(t *testing.T) {
 	tm.Config.ButtonText = "changed"
 	tm.Config.ButtonURL = "https://changed.example/"
 
-	a := c.Render(map[string]string{"name": "A", "id": "1"}, nil)
-	b := c.Render(map[string]string{"name": "B", "id": "2"}, nil)
+	a, err := c.Render(map[string]string{"name": "A", "id": "1"}, nil)
+	require.NoError(t, err)
+	b, err := c.Render(map[string]string{"name": "B", "id": "2"}, nil)
+	require.NoError(t, err)
 	require.Equal(t, "Hi A", a.Content)
 	require.Equal(t, "https://t.example/1", a.Config.ButtonURL)
 	require.Equal(t, "Go", a.Config.ButtonText)
