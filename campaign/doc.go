@@ -17,4 +17,33 @@
 // the whole request, as malformed JSON does: it is a fault of the caller's
 // program, not of the data (unlike an invalid phone number, which is
 // skipped and reported), and sending to the others would hide it.
+//
+// # Rendered length
+//
+// The limits of a template's fields bind the messages rendered from it
+// (see template.Compiled): templateContent 1,600 characters on SMS, 1,000
+// on chat (85 for a Survey question), the SMS fallback 1,600, rendered
+// URLs 2,048 bytes. Every send checks them at request time, before the
+// campaign is created or its capacity reserved, by computing each
+// message's length from the template and the values (template.Bound)
+// rather than by rendering it, so that a request costs in proportion to
+// its own size however its values multiply:
+//
+//   - A bulk recipient whose message would exceed a limit is skipped and
+//     reported like a recipient with an invalid number: counted in
+//     SkippedCount and listed, by its number as sent, in
+//     SendResult.ContentTooLong. When no recipient is left the request is
+//     Invalid, on the placeholder that takes the most room in the first
+//     skipped recipient's message: "placeholders.<name>" when it is a
+//     request-level value (which then makes every message too long),
+//     "recipients[i].placeholders.<name>" when it is the recipient's own.
+//   - An add-message whose message would exceed a limit is Invalid on
+//     "placeholders.<name>".
+//   - Direct sends take no placeholders: their texts are checked as they
+//     are (messageContent 1,600 or 1,000, smsFallbackText 1,600).
+//
+// Rendering checks again (template.Bound.Render), so that no path can
+// write a message over its limit; during a bulk preparation such a
+// failure, which the request-time check makes unexpected, fails the
+// campaign.
 package campaign

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -34,11 +35,24 @@ type Recipient struct {
 
 // SendResult is the answer to a bulk or direct send.
 type SendResult struct {
-	Campaign            messaging.Campaign
-	MessageCount        int
-	SkippedCount        int
+	Campaign messaging.Campaign
+	// MessageCount is the number of recipients accepted: one message
+	// each.
+	MessageCount int
+	// SkippedCount is the number of recipients skipped:
+	// len(InvalidPhoneNumbers) + len(ContentTooLong).
+	SkippedCount int
+	// InvalidPhoneNumbers are the phone numbers that are not valid, as
+	// they were sent, in request order.
 	InvalidPhoneNumbers []string
-	QueuedAt            time.Time
+	// ContentTooLong are the phone numbers, as they were sent and in
+	// request order, of the bulk recipients skipped because their message
+	// would exceed a limit of the template once rendered with their
+	// placeholder values (1,600 characters of SMS text, for instance).
+	// Never nil on a bulk send; nil on a direct one (direct sends have no
+	// placeholders: their texts are checked as a whole).
+	ContentTooLong []string
+	QueuedAt       time.Time
 }
 
 // NewCampaign is a transactional campaign to create.
@@ -105,7 +119,10 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 		return messaging.Message{}, messaging.Errorf(messaging.Invalid, messaging.NameBadRequest, "The campaign's template %s no longer exists", c.TemplateID)
 	}
 	now := s.clock()
-	rendered := tg.compiled.Render(r.Placeholders, nil)
+	rendered, err := tg.compiled.Render(r.Placeholders, nil)
+	if err != nil {
+		return messaging.Message{}, tooLong(err, "")
+	}
 	m := &messaging.Message{
 		ID: s.ids.New(), CompanyID: companyID, CampaignID: c.ID, Channel: c.Channel,
 		Phone: phone, ExternalUserID: r.ExternalUserID, Content: rendered.Content,
@@ -172,12 +189,16 @@ func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, ch messa
 	if err := fe.Err(); err != nil {
 		return SendResult{}, err
 	}
-	valid, res, err := s.screen(recipients, 0)
+	valid, index, res, err := s.screen(recipients, 0, true)
 	if err != nil {
 		return SendResult{}, err
 	}
 	t, err := s.channelTemplate(ctx, companyID, ch, templateID)
 	if err != nil {
+		return SendResult{}, err
+	}
+	bound := template.CompileTemplate(&t).Bind(placeholders)
+	if valid, err = fit(bound, recipients, valid, index, &res); err != nil {
 		return SendResult{}, err
 	}
 	status, err := Next("", EventCreateBulk)
@@ -193,11 +214,10 @@ func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, ch messa
 	if err := s.store.CreateCampaign(ctx, &c, s.limits.MaxPending); err != nil {
 		return SendResult{}, s.limits.RetryHint(fmt.Errorf("create campaign: %w", err))
 	}
-	compiled := template.CompileTemplate(&t)
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		s.prepare(s.bgCtx, c, valid, func(r Recipient) template.Rendered { return compiled.Render(r.Placeholders, placeholders) }, EventPrepared)
+		s.prepare(s.bgCtx, c, valid, func(r Recipient) (template.Rendered, error) { return bound.Render(r.Placeholders) }, EventPrepared)
 	}()
 	res.Campaign, res.QueuedAt = c, c.CreatedAt
 	return res, nil
@@ -222,7 +242,7 @@ func (s *Service) SendDirectSMS(ctx context.Context, companyID messaging.ID, d D
 	if err := fe.Err(); err != nil {
 		return SendResult{}, err
 	}
-	valid, res, err := s.screen(d.Recipients, MaxExternalUserIDLen)
+	valid, _, res, err := s.screen(d.Recipients, MaxExternalUserIDLen, false)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -269,7 +289,7 @@ func (s *Service) SendDirectChat(ctx context.Context, companyID messaging.ID, d 
 				"smsFallbackSenderId is required with smsFallbackText")
 		}
 	}
-	valid, res, err := s.screen(d.Recipients, MaxExternalUserIDLen)
+	valid, _, res, err := s.screen(d.Recipients, MaxExternalUserIDLen, false)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -306,7 +326,7 @@ func (s *Service) sendDirect(ctx context.Context, c messaging.Campaign, valid []
 	if err := s.store.CreateCampaign(ctx, &c, s.limits.MaxPending); err != nil {
 		return SendResult{}, s.limits.RetryHint(fmt.Errorf("create campaign: %w", err))
 	}
-	if err := s.prepare(ctx, c, valid, func(Recipient) template.Rendered { return r }, EventAutoStart); err != nil {
+	if err := s.prepare(ctx, c, valid, func(Recipient) (template.Rendered, error) { return r, nil }, EventAutoStart); err != nil {
 		return SendResult{}, fmt.Errorf("direct send: %w", err)
 	}
 	c, err := s.store.GetCampaign(ctx, c.CompanyID, c.ID)
@@ -321,7 +341,7 @@ func (s *Service) sendDirect(ctx context.Context, c messaging.Campaign, valid []
 // then moves it on ev (Ready, or InProgress for direct sends). On a failure
 // the campaign ends Failed, its written messages are removed and its
 // reservation released.
-func (s *Service) prepare(ctx context.Context, c messaging.Campaign, recipients []Recipient, render func(Recipient) template.Rendered, ev Event) error {
+func (s *Service) prepare(ctx context.Context, c messaging.Campaign, recipients []Recipient, render func(Recipient) (template.Rendered, error), ev Event) error {
 	s.markPreparing(c.ID, true)
 	defer s.markPreparing(c.ID, false)
 	err := s.insertAll(ctx, c, recipients, render)
@@ -349,7 +369,7 @@ func (s *Service) prepare(ctx context.Context, c messaging.Campaign, recipients 
 	return fmt.Errorf("prepare campaign %s: %w", c.ID, err)
 }
 
-func (s *Service) insertAll(ctx context.Context, c messaging.Campaign, recipients []Recipient, render func(Recipient) template.Rendered) error {
+func (s *Service) insertAll(ctx context.Context, c messaging.Campaign, recipients []Recipient, render func(Recipient) (template.Rendered, error)) error {
 	// Rendering a chunk overlaps with writing the one before it: a
 	// renderer fills one of two buffers while the store writes the other.
 	type chunk struct {
@@ -363,8 +383,8 @@ func (s *Service) insertAll(ctx context.Context, c messaging.Campaign, recipient
 		free <- chunk{batch: make([]messaging.Message, 0, size), msgs: make([]*messaging.Message, 0, size)}
 	}
 	full := make(chan chunk, 1)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // stops the renderer when a write fails
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil) // stops the renderer when a write fails
 	go func() {
 		defer close(full)
 		for start := 0; start < len(recipients); start += insertChunk {
@@ -377,8 +397,12 @@ func (s *Service) insertAll(ctx context.Context, c messaging.Campaign, recipient
 			end := min(start+insertChunk, len(recipients))
 			now := s.clock()
 			ch.batch, ch.msgs, ch.start, ch.end = ch.batch[:0], ch.msgs[:0], start, end
-			for _, r := range recipients[start:end] {
-				rd := render(r)
+			for i, r := range recipients[start:end] {
+				rd, err := render(r)
+				if err != nil { // the recipients were checked: not expected
+					cancel(fmt.Errorf("render message %d: %w", start+i, err))
+					return
+				}
 				ch.batch = append(ch.batch, messaging.Message{
 					ID: s.ids.New(), CompanyID: c.CompanyID, CampaignID: c.ID, Channel: c.Channel,
 					Phone: r.Phone, ExternalUserID: r.ExternalUserID, Content: rd.Content, Config: rd.Config,
@@ -404,8 +428,8 @@ func (s *Service) insertAll(ctx context.Context, c messaging.Campaign, recipient
 		written = ch.end
 		free <- ch
 	}
-	if written < len(recipients) { // the renderer stopped: ctx ended
-		return fmt.Errorf("insert messages from %d: %w", written, ctx.Err())
+	if written < len(recipients) { // the renderer stopped: ctx ended, or a rendering failed
+		return fmt.Errorf("insert messages from %d: %w", written, context.Cause(ctx))
 	}
 	return nil
 }
@@ -415,17 +439,21 @@ func (s *Service) insertAll(ctx context.Context, c messaging.Campaign, recipient
 // externalUserId over maxExternal characters when maxExternal > 0, make
 // the request Invalid, on the field of the first recipient at fault;
 // numbers normalised (invalid ones skipped and reported as sent); at least
-// one valid.
-func (s *Service) screen(recipients []Recipient, maxExternal int) ([]Recipient, SendResult, error) {
+// one valid. withIndex asks for the index in recipients of each valid
+// recipient.
+func (s *Service) screen(recipients []Recipient, maxExternal int, withIndex bool) ([]Recipient, []int32, SendResult, error) {
 	if err := s.limits.CheckRecipients(len(recipients)); err != nil {
-		return nil, SendResult{}, err
+		return nil, nil, SendResult{}, err
 	}
 	var res SendResult
 	res.InvalidPhoneNumbers = []string{}
-	var valid []Recipient // sized at the first valid number
+	var (
+		valid []Recipient // sized at the first valid number
+		index []int32
+	)
 	for i, r := range recipients {
 		if err := checkRecipient(i, r, maxExternal); err != nil {
-			return nil, SendResult{}, err
+			return nil, nil, SendResult{}, err
 		}
 		phone, ok := messaging.NormalizePhone(r.Phone)
 		if !ok {
@@ -435,16 +463,22 @@ func (s *Service) screen(recipients []Recipient, maxExternal int) ([]Recipient, 
 		r.Phone = phone
 		if valid == nil {
 			valid = make([]Recipient, 0, len(recipients)-i)
+			if withIndex {
+				index = make([]int32, 0, len(recipients)-i)
+			}
 		}
 		valid = append(valid, r)
+		if withIndex {
+			index = append(index, int32(i))
+		}
 	}
 	res.SkippedCount = len(res.InvalidPhoneNumbers)
 	res.MessageCount = len(valid)
 	if len(valid) == 0 {
-		return nil, SendResult{}, messaging.Errorf(messaging.Invalid, messaging.NameNoValidPhoneNumbers,
+		return nil, nil, SendResult{}, messaging.Errorf(messaging.Invalid, messaging.NameNoValidPhoneNumbers,
 			"None of the %d recipients has a valid phone number", len(recipients))
 	}
-	return valid, res, nil
+	return valid, index, res, nil
 }
 
 // checkRecipient checks the texts of recipients[i].
@@ -465,6 +499,55 @@ func checkRecipient(i int, r Recipient, maxExternal int) error {
 	}
 	checkPlaceholders(&fe, p+".placeholders", r.Placeholders)
 	return fe.Err()
+}
+
+// fit keeps the valid recipients of a bulk send whose message fits the
+// limits of the template once rendered; the others are skipped and listed
+// in res.ContentTooLong by their numbers as sent. valid[j] is
+// recipients[index[j]]. When none fits, the send is Invalid, on the
+// placeholder that takes the most room in the first recipient's message.
+// It renders nothing: the lengths are computed (see template.Bound).
+func fit(b *template.Bound, recipients, valid []Recipient, index []int32, res *SendResult) ([]Recipient, error) {
+	res.ContentTooLong = []string{}
+	kept := valid[:0]
+	first := -1
+	for j, r := range valid {
+		if b.Fits(r.Placeholders) {
+			kept = append(kept, r)
+			continue
+		}
+		if first < 0 {
+			first = j
+		}
+		res.ContentTooLong = append(res.ContentTooLong, recipients[index[j]].Phone)
+	}
+	if len(kept) == 0 { // nothing was moved: valid[first] is as it was
+		return nil, tooLong(b.Check(valid[first].Placeholders), "recipients["+strconv.Itoa(int(index[first]))+"].")
+	}
+	clear(valid[len(kept):]) // let go of the skipped recipients' values
+	res.SkippedCount += len(res.ContentTooLong)
+	res.MessageCount = len(kept)
+	return kept, nil
+}
+
+// tooLong turns a *template.TooLongError into the Invalid error of a send,
+// on the placeholder at fault: "placeholders.<name>" when the value is a
+// request-level one, else prefix+"placeholders.<name>" (prefix names the
+// recipient, "" for add-message).
+func tooLong(err error, prefix string) error {
+	var e *template.TooLongError
+	if !errors.As(err, &e) {
+		return err
+	}
+	field := prefix + "placeholders"
+	switch {
+	case e.Placeholder == "":
+	case e.FromRequest:
+		field = "placeholders." + e.Placeholder
+	default:
+		field += "." + e.Placeholder
+	}
+	return messaging.Invalidf(field, "%s", e.Error())
 }
 
 // checkPlaceholders adds a field error for each placeholder name or value

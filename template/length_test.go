@@ -128,8 +128,8 @@ func TestRenderedLimits(t *testing.T) {
 // recipient, the request or both.
 func TestBoundAgreesWithRendering(t *testing.T) {
 	tm := &messaging.Template{Channel: messaging.ChannelChat, MessageType: messaging.TypeButtonPlusText,
-		Content: "Dear {{name}}, your code is {{code}} {{code}} ({{shop}}) {{none}}",
-		Config:  &messaging.ChatConfig{ButtonText: "Go", ButtonURL: "https://t.example/{{code}}/{{name}}"},
+		Content:            "Dear {{name}}, your code is {{code}} {{code}} ({{shop}}) {{none}}",
+		Config:             &messaging.ChatConfig{ButtonText: "Go", ButtonURL: "https://t.example/{{code}}/{{name}}"},
 		SMSFallbackEnabled: true, SMSFallbackContent: "{{name}}: {{code}}"}
 	c := template.CompileTemplate(tm)
 	req := map[string]string{"shop": "Herald é", "code": "R1"}
