@@ -18,7 +18,12 @@
 // backoff (with jitter) between Config.BindBackoff.Min and Max. The backoff
 // resets once a session has stayed up for a minute. An enquire_link goes out
 // every Config.EnquireLink; one left unanswered until the next is due ends
-// the connection. Send waits (up to its ctx) for a bound session.
+// the connection. So an SMSC that hangs with its TCP connection open is
+// noticed within two intervals: the session ends, its outstanding submits
+// fail with ErrConnectionLost, and the Client binds again. Send waits (up
+// to its ctx) for a bound session; WaitReady, the delivery.ReadyWaiter the
+// dispatcher consults, waits likewise, so no message is claimed while the
+// Client is unbound.
 //
 // # Submitting
 //

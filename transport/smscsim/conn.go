@@ -34,6 +34,12 @@ type conn struct {
 	seq      uint32
 	unacked  map[uint32]*receipt
 	closed   bool
+
+	releaseMu  sync.Mutex // one release at a time
+	heldMu     sync.Mutex
+	held       []heldReq // requests held by a stall, in arrival order
+	heldKinds  Stall     // the kinds in held
+	heldClosed bool      // the connection ended: hold nothing more
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -78,6 +84,7 @@ func (cn *conn) shutdown() {
 		}
 		cn.s.sched.wake()
 	})
+	cn.dropHeld()
 }
 
 func (cn *conn) send(frame []byte) bool {
@@ -128,25 +135,32 @@ func (cn *conn) readLoop() {
 		if err != nil {
 			return
 		}
-		switch f.h.CommandID {
-		case data.BIND_TRANSCEIVER, data.BIND_TRANSMITTER, data.BIND_RECEIVER:
-			cn.onBind(f)
-		case data.ENQUIRE_LINK:
-			cn.send(headerOnly(data.ENQUIRE_LINK_RESP, data.ESME_ROK, f.seq()))
-		case data.UNBIND:
-			cn.send(headerOnly(data.UNBIND_RESP, data.ESME_ROK, f.seq()))
-			cn.send(nil)
-		case data.UNBIND_RESP:
-			cn.send(nil)
-		case data.SUBMIT_SM:
-			cn.onSubmit(f)
-		case data.DELIVER_SM_RESP, data.GENERIC_NACK:
-			cn.onReceiptResp(f.seq(), f.h.CommandStatus)
-		case data.ENQUIRE_LINK_RESP:
-		default:
-			if uint32(f.h.CommandID)&0x80000000 == 0 {
-				cn.send(headerOnly(data.GENERIC_NACK, data.ESME_RINVCMDID, f.seq()))
-			}
+		if !cn.hold(f) {
+			cn.serveRequest(f)
+		}
+	}
+}
+
+// serveRequest answers one PDU the client sent.
+func (cn *conn) serveRequest(f frame) {
+	switch f.h.CommandID {
+	case data.BIND_TRANSCEIVER, data.BIND_TRANSMITTER, data.BIND_RECEIVER:
+		cn.onBind(f)
+	case data.ENQUIRE_LINK:
+		cn.send(headerOnly(data.ENQUIRE_LINK_RESP, data.ESME_ROK, f.seq()))
+	case data.UNBIND:
+		cn.send(headerOnly(data.UNBIND_RESP, data.ESME_ROK, f.seq()))
+		cn.send(nil)
+	case data.UNBIND_RESP:
+		cn.send(nil)
+	case data.SUBMIT_SM:
+		cn.onSubmit(f)
+	case data.DELIVER_SM_RESP, data.GENERIC_NACK:
+		cn.onReceiptResp(f.seq(), f.h.CommandStatus)
+	case data.ENQUIRE_LINK_RESP:
+	default:
+		if uint32(f.h.CommandID)&0x80000000 == 0 {
+			cn.send(headerOnly(data.GENERIC_NACK, data.ESME_RINVCMDID, f.seq()))
 		}
 	}
 }

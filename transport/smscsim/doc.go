@@ -40,8 +40,19 @@
 // Faults (set in Config or at run time with SetFaults) make it throttle
 // (ESME_RTHROTTLED to every Nth submit_sm or to an evenly spread fraction),
 // answer every submit_sm with a given status, delay submit_sm_resp, or close
-// the connection carrying the Nth submit_sm without answering it. Stats
-// counts what happened, including the most submit_sm ever unanswered at
+// the connection carrying the Nth submit_sm without answering it.
+// DropConnections closes every connection at once.
+//
+// Stall (or Config.Stall) makes it hang while the TCP connections stay
+// open: the submit_sm, enquire_link or bind requests it names are held
+// unanswered, and receipts are kept back. Requests of other kinds are
+// still answered, and may overtake the held ones. Resume serves the held
+// requests in the order they came (a held submit_sm is accepted then and
+// gets its receipt, as an SMSC catching up would) and sends receipts
+// again; a connection that ends first drops its held requests, which the
+// Server never accepted. A held submit_sm counts in InFlight.
+//
+// Stats counts what happened, including the most submit_sm ever unanswered at
 // once; with Config.Record it also keeps every part received and the texts
 // it reassembled from concatenated parts (Parts, Messages).
 //

@@ -240,6 +240,9 @@ func (s *Server) dispatch() {
 
 // deliverReceipt hands r to a receiving session with room in its window.
 func (s *Server) deliverReceipt(r *receipt) bool {
+	if s.stalledNow()&StallReceipts != 0 {
+		return false
+	}
 	for _, cn := range s.receivers(r.systemID) {
 		if cn.deliver(r) {
 			return true

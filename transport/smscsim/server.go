@@ -35,6 +35,8 @@ type Config struct {
 
 	// Faults are the faults injected from the start (see SetFaults).
 	Faults Faults
+	// Stall is stalled from the start (see Server.Stall).
+	Stall Stall
 	// Record keeps every part received and every reassembled text for
 	// Parts and Messages. Leave it off for long runs: it grows without
 	// bound.
@@ -93,7 +95,9 @@ type Stats struct {
 	Throttled       uint64 // answered ESME_RTHROTTLED
 	Rejected        uint64 // answered with Faults.Status
 	Dropped         uint64 // connections closed by Faults.DropAfter or DropConnections
-	InFlight        int    // submit_sm received and not answered yet
+	InFlight        int    // submit_sm received and not answered yet, held ones included
+	Held            int    // requests held unanswered by a stall now
+	Stalled         Stall  // what is stalled now
 	MaxInFlight     int    // the most InFlight ever was
 	ReceiptsSent    uint64 // deliver_sm receipts written, resends included
 	ReceiptsAcked   uint64 // receipts answered ESME_ROK
@@ -113,8 +117,9 @@ type Server struct {
 	closed bool
 	wg     sync.WaitGroup
 
-	faults atomic.Pointer[faultState]
-	ids    atomic.Uint64
+	faults  atomic.Pointer[faultState]
+	stalled atomic.Uint32 // a Stall
+	ids     atomic.Uint64
 
 	sched scheduler
 	rec   recorder
@@ -122,7 +127,7 @@ type Server struct {
 	n struct {
 		binds, bindFailures, submits, throttled, rejected, dropped atomic.Uint64
 		receiptsSent, receiptsAcked, receiptsRefused               atomic.Uint64
-		inFlight, maxInFlight                                      atomic.Int64
+		inFlight, maxInFlight, held                                atomic.Int64
 	}
 }
 
@@ -146,6 +151,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, conns: map[*conn]struct{}{}}
 	s.SetFaults(cfg.Faults)
+	s.stalled.Store(uint32(cfg.Stall))
 	s.sched.init()
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.dispatch() }()
@@ -302,6 +308,8 @@ func (s *Server) Stats() Stats {
 		Rejected:        s.n.rejected.Load(),
 		Dropped:         s.n.dropped.Load(),
 		InFlight:        int(s.n.inFlight.Load()),
+		Held:            int(s.n.held.Load()),
+		Stalled:         s.stalledNow(),
 		MaxInFlight:     int(s.n.maxInFlight.Load()),
 		ReceiptsSent:    s.n.receiptsSent.Load(),
 		ReceiptsAcked:   s.n.receiptsAcked.Load(),

@@ -349,3 +349,124 @@ func TestUnansweredReceiptMovesToTheNextSession(t *testing.T) {
 	e2.respond(p.GetResponse())
 	require.Eventually(t, func() bool { return srv.Stats().ReceiptsPending == 0 }, 2*time.Second, time.Millisecond)
 }
+
+func TestParseStall(t *testing.T) {
+	tests := []struct {
+		in   string
+		want smscsim.Stall
+		err  bool
+	}{
+		{"", 0, false},
+		{"submits", smscsim.StallSubmits, false},
+		{"Submits, enquire_links", smscsim.StallSubmits | smscsim.StallEnquireLinks, false},
+		{"binds,receipts", smscsim.StallBinds | smscsim.StallReceipts, false},
+		{"all", smscsim.StallAll, false},
+		{"submits,everything", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := smscsim.ParseStall(tt.in)
+		if tt.err {
+			require.Error(t, err, tt.in)
+			continue
+		}
+		require.NoError(t, err, tt.in)
+		require.Equal(t, tt.want, got, tt.in)
+		again, err := smscsim.ParseStall(got.String())
+		require.NoError(t, err)
+		require.Equal(t, got, again, "String reads back")
+	}
+}
+
+// TestStallHoldsAndResumes: a stalled Server keeps the connection open and
+// answers other requests (a query_sm's generic_nack overtakes the held
+// ones); Resume answers what it held, in order, and the receipts follow.
+func TestStallHoldsAndResumes(t *testing.T) {
+	srv := start(t, smscsim.Config{Record: true})
+	e := dial(t, srv)
+	e.bind(pdu.Transceiver, "herald", "")
+	srv.Stall(smscsim.StallSubmits | smscsim.StallEnquireLinks | smscsim.StallReceipts)
+	var seqs []int32
+	for _, to := range []string{"447700900010", "447700900011", "447700900012"} {
+		seqs = append(seqs, e.write(submit(to, "held", 1)))
+	}
+	elSeq := e.write(pdu.NewEnquireLink())
+	require.Eventually(t, func() bool { return srv.Stats().Held == 4 }, 2*time.Second, time.Millisecond)
+	st := srv.Stats()
+	require.Equal(t, 3, st.InFlight)
+	require.Zero(t, st.Submits, "nothing accepted yet")
+	require.Equal(t, smscsim.StallSubmits|smscsim.StallEnquireLinks|smscsim.StallReceipts, st.Stalled)
+
+	nackSeq := e.write(pdu.NewQuerySM())
+	h, _ := e.read()
+	require.Equal(t, data.GENERIC_NACK, h.CommandID, "the held requests are not answered")
+	require.Equal(t, nackSeq, h.SequenceNumber)
+
+	srv.Resume()
+	var got []data.CommandIDType
+	var gotSeqs []int32
+	answered := map[string]bool{}
+	for receipts := 0; receipts < 3 || len(got) < 4; {
+		h, p := e.read()
+		switch h.CommandID {
+		case data.DELIVER_SM:
+			f := p.(*pdu.DeliverSM).OptionalParameters[pdu.TagReceiptedMessageID]
+			id := f.String()
+			require.True(t, answered[id], "a receipt comes after its submit_sm_resp")
+			e.respond(p.GetResponse())
+			receipts++
+			continue
+		case data.SUBMIT_SM_RESP:
+			answered[p.(*pdu.SubmitSMResp).MessageID] = true
+		}
+		got = append(got, h.CommandID)
+		gotSeqs = append(gotSeqs, h.SequenceNumber)
+	}
+	require.Equal(t, []data.CommandIDType{data.SUBMIT_SM_RESP, data.SUBMIT_SM_RESP, data.SUBMIT_SM_RESP, data.ENQUIRE_LINK_RESP}, got)
+	require.Equal(t, append(seqs, elSeq), gotSeqs, "in the order they came")
+	require.Eventually(t, func() bool { return srv.Stats().ReceiptsAcked == 3 }, 2*time.Second, time.Millisecond)
+	st = srv.Stats()
+	require.Zero(t, st.Held)
+	require.Zero(t, st.InFlight)
+	require.Equal(t, 3, st.MaxInFlight)
+	require.Equal(t, uint64(3), st.Submits)
+	require.Len(t, srv.Messages(), 3)
+}
+
+// TestStalledBind: a held bind is answered on Resume.
+func TestStalledBind(t *testing.T) {
+	srv := start(t, smscsim.Config{Stall: smscsim.StallBinds})
+	e := dial(t, srv)
+	req := pdu.NewBindRequest(pdu.Transceiver)
+	req.SystemID = "herald"
+	bindSeq := e.write(req)
+	nackSeq := e.write(pdu.NewQuerySM())
+	h, _ := e.read()
+	require.Equal(t, data.GENERIC_NACK, h.CommandID)
+	require.Equal(t, nackSeq, h.SequenceNumber)
+	require.Zero(t, srv.Stats().Binds)
+	srv.Resume()
+	h, _ = e.read()
+	require.Equal(t, data.BIND_TRANSCEIVER_RESP, h.CommandID)
+	require.Equal(t, bindSeq, h.SequenceNumber)
+	require.Equal(t, data.ESME_ROK, h.CommandStatus)
+	require.Equal(t, uint64(1), srv.Stats().Binds)
+}
+
+// TestHeldRequestsDroppedWithTheConnection: requests held when their
+// connection ends are never served.
+func TestHeldRequestsDroppedWithTheConnection(t *testing.T) {
+	srv := start(t, smscsim.Config{Record: true, Stall: smscsim.StallSubmits})
+	e := dial(t, srv)
+	e.bind(pdu.Transceiver, "herald", "")
+	e.write(submit("447700900000", "lost", 1))
+	e.write(submit("447700900000", "lost", 1))
+	require.Eventually(t, func() bool { return srv.Stats().Held == 2 }, 2*time.Second, time.Millisecond)
+	srv.DropConnections()
+	require.Eventually(t, func() bool { return srv.Stats().Connections == 0 }, 2*time.Second, time.Millisecond)
+	st := srv.Stats()
+	require.Zero(t, st.Held)
+	require.Zero(t, st.InFlight)
+	srv.Resume()
+	require.Zero(t, srv.Stats().Submits)
+	require.Empty(t, srv.Parts())
+}
