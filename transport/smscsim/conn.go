@@ -33,6 +33,7 @@ type conn struct {
 	systemID string
 	seq      uint32
 	unacked  map[uint32]*receipt
+	acked    []*receipt // Config.ResendAcked: to send again when the connection ends
 	closed   bool
 
 	releaseMu  sync.Mutex // one release at a time
@@ -75,12 +76,20 @@ func (cn *conn) shutdown() {
 		_ = cn.nc.Close()
 		cn.mu.Lock()
 		cn.closed = true
-		unacked := cn.unacked
-		cn.unacked = nil
+		unacked, acked := cn.unacked, cn.acked
+		cn.unacked, cn.acked = nil, nil
 		cn.mu.Unlock()
 		due := time.Now().Add(cn.s.cfg.ResendDelay)
 		for _, r := range unacked {
 			cn.s.sched.add(r, due)
+		}
+		for _, r := range acked {
+			again := &receipt{
+				replayed: true, systemID: r.systemID, id: r.id,
+				handset: r.handset, sender: r.sender, text: r.text, state: r.state,
+			}
+			cn.s.n.receiptsReplayed.Add(1)
+			cn.s.sched.add(again, due)
 		}
 		cn.s.sched.wake()
 	})
@@ -304,6 +313,9 @@ func (cn *conn) onReceiptResp(seq uint32, status data.CommandStatusType) {
 	r, ok := cn.unacked[seq]
 	if ok {
 		delete(cn.unacked, seq)
+		if status == data.ESME_ROK && s.cfg.ResendAcked && !r.replayed {
+			cn.acked = append(cn.acked, r)
+		}
 	}
 	cn.mu.Unlock()
 	if !ok {

@@ -32,8 +32,12 @@
 //	otherwise:    DELIVRD, err 000, message_state 2
 //
 // A receipt answered with a status other than ESME_ROK, or left unanswered
-// when its connection ends, is sent again after Config.ResendDelay. At most
-// Config.ReceiptWindow receipts are unanswered on one connection.
+// when its connection ends, is sent again after Config.ResendDelay (so the
+// receipts a client had not acknowledged when its connection dropped come
+// again on its next bind). At most Config.ReceiptWindow receipts are
+// unanswered on one connection. Config.ResendAcked makes it a buggy SMSC
+// that, when a connection ends, also sends again (once) the receipts that
+// were acknowledged on it.
 //
 // # Faults and records
 //

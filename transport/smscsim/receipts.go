@@ -16,6 +16,7 @@ type receipt struct {
 	index    int // in the heap
 	live     bool
 	attempts int
+	replayed bool // sent again after it was acknowledged (Config.ResendAcked)
 
 	systemID string
 	id       string

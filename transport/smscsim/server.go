@@ -26,6 +26,13 @@ type Config struct {
 	// ResendDelay is the wait before a receipt refused by the client (or
 	// left unanswered by a lost connection) is sent again. Default 200ms.
 	ResendDelay time.Duration
+	// ResendAcked makes the Server a buggy SMSC that sends receipts again
+	// after a client acknowledged them: when a connection ends, every
+	// receipt acknowledged on it is sent again (once) after ResendDelay,
+	// to the next session bound with its system_id. Receipts left
+	// unacknowledged are sent again whatever this says. It keeps every
+	// receipt acknowledged on a connection until the connection ends.
+	ResendAcked bool
 	// ReceiptWindow is the most deliver_sm unanswered on one connection.
 	// Default 1000.
 	ReceiptWindow int
@@ -88,21 +95,22 @@ func (f *faultState) throttle(k int64) bool {
 
 // Stats are a Server's counters since New.
 type Stats struct {
-	Connections     int    // open now
-	Binds           uint64 // successful binds
-	BindFailures    uint64 // refused binds
-	Submits         uint64 // submit_sm received
-	Throttled       uint64 // answered ESME_RTHROTTLED
-	Rejected        uint64 // answered with Faults.Status
-	Dropped         uint64 // connections closed by Faults.DropAfter or DropConnections
-	InFlight        int    // submit_sm received and not answered yet, held ones included
-	Held            int    // requests held unanswered by a stall now
-	Stalled         Stall  // what is stalled now
-	MaxInFlight     int    // the most InFlight ever was
-	ReceiptsSent    uint64 // deliver_sm receipts written, resends included
-	ReceiptsAcked   uint64 // receipts answered ESME_ROK
-	ReceiptsRefused uint64 // receipts answered otherwise (then sent again)
-	ReceiptsPending int    // receipts scheduled or unanswered
+	Connections      int    // open now
+	Binds            uint64 // successful binds
+	BindFailures     uint64 // refused binds
+	Submits          uint64 // submit_sm received
+	Throttled        uint64 // answered ESME_RTHROTTLED
+	Rejected         uint64 // answered with Faults.Status
+	Dropped          uint64 // connections closed by Faults.DropAfter or DropConnections
+	InFlight         int    // submit_sm received and not answered yet, held ones included
+	Held             int    // requests held unanswered by a stall now
+	Stalled          Stall  // what is stalled now
+	MaxInFlight      int    // the most InFlight ever was
+	ReceiptsSent     uint64 // deliver_sm receipts written, resends included
+	ReceiptsAcked    uint64 // receipts answered ESME_ROK
+	ReceiptsRefused  uint64 // receipts answered otherwise (then sent again)
+	ReceiptsReplayed uint64 // acknowledged receipts scheduled again (Config.ResendAcked)
+	ReceiptsPending  int    // receipts scheduled or unanswered
 }
 
 // Server is an SMPP 3.4 SMSC simulator. Its methods are safe for
@@ -125,9 +133,9 @@ type Server struct {
 	rec   recorder
 
 	n struct {
-		binds, bindFailures, submits, throttled, rejected, dropped atomic.Uint64
-		receiptsSent, receiptsAcked, receiptsRefused               atomic.Uint64
-		inFlight, maxInFlight, held                                atomic.Int64
+		binds, bindFailures, submits, throttled, rejected, dropped     atomic.Uint64
+		receiptsSent, receiptsAcked, receiptsRefused, receiptsReplayed atomic.Uint64
+		inFlight, maxInFlight, held                                    atomic.Int64
 	}
 }
 
@@ -300,21 +308,22 @@ func (s *Server) Stats() Stats {
 	conns := len(s.conns)
 	s.mu.Unlock()
 	return Stats{
-		Connections:     conns,
-		Binds:           s.n.binds.Load(),
-		BindFailures:    s.n.bindFailures.Load(),
-		Submits:         s.n.submits.Load(),
-		Throttled:       s.n.throttled.Load(),
-		Rejected:        s.n.rejected.Load(),
-		Dropped:         s.n.dropped.Load(),
-		InFlight:        int(s.n.inFlight.Load()),
-		Held:            int(s.n.held.Load()),
-		Stalled:         s.stalledNow(),
-		MaxInFlight:     int(s.n.maxInFlight.Load()),
-		ReceiptsSent:    s.n.receiptsSent.Load(),
-		ReceiptsAcked:   s.n.receiptsAcked.Load(),
-		ReceiptsRefused: s.n.receiptsRefused.Load(),
-		ReceiptsPending: s.sched.pending(),
+		Connections:      conns,
+		Binds:            s.n.binds.Load(),
+		BindFailures:     s.n.bindFailures.Load(),
+		Submits:          s.n.submits.Load(),
+		Throttled:        s.n.throttled.Load(),
+		Rejected:         s.n.rejected.Load(),
+		Dropped:          s.n.dropped.Load(),
+		InFlight:         int(s.n.inFlight.Load()),
+		Held:             int(s.n.held.Load()),
+		Stalled:          s.stalledNow(),
+		MaxInFlight:      int(s.n.maxInFlight.Load()),
+		ReceiptsSent:     s.n.receiptsSent.Load(),
+		ReceiptsAcked:    s.n.receiptsAcked.Load(),
+		ReceiptsRefused:  s.n.receiptsRefused.Load(),
+		ReceiptsReplayed: s.n.receiptsReplayed.Load(),
+		ReceiptsPending:  s.sched.pending(),
 	}
 }
 

@@ -470,3 +470,33 @@ func TestHeldRequestsDroppedWithTheConnection(t *testing.T) {
 	require.Zero(t, srv.Stats().Submits)
 	require.Empty(t, srv.Parts())
 }
+
+// TestResendAcked: with ResendAcked the receipts acknowledged on a
+// connection come again, once, on the next session.
+func TestResendAcked(t *testing.T) {
+	srv := start(t, smscsim.Config{ResendAcked: true, ResendDelay: time.Millisecond})
+	e := dial(t, srv)
+	e.bind(pdu.Transceiver, "herald", "")
+	e.write(submit("447700900000", "x", 1))
+	e.read()
+	_, p := e.read()
+	first := p.(*pdu.DeliverSM).OptionalParameters[pdu.TagReceiptedMessageID]
+	e.respond(p.GetResponse())
+	require.Eventually(t, func() bool { return srv.Stats().ReceiptsAcked == 1 }, 2*time.Second, time.Millisecond)
+	require.NoError(t, e.nc.Close())
+
+	e2 := dial(t, srv)
+	e2.bind(pdu.Transceiver, "herald", "")
+	h, p := e2.read()
+	require.Equal(t, data.DELIVER_SM, h.CommandID)
+	again := p.(*pdu.DeliverSM).OptionalParameters[pdu.TagReceiptedMessageID]
+	require.Equal(t, first.String(), again.String(), "the acknowledged receipt came again")
+	e2.respond(p.GetResponse())
+	require.Eventually(t, func() bool { return srv.Stats().ReceiptsAcked == 2 }, 2*time.Second, time.Millisecond)
+	srv.DropConnections()
+	require.Eventually(t, func() bool { return srv.Stats().Connections == 0 }, 2*time.Second, time.Millisecond)
+	st := srv.Stats()
+	require.Equal(t, uint64(1), st.ReceiptsReplayed, "a receipt is replayed once")
+	require.Zero(t, st.ReceiptsPending)
+	require.Equal(t, uint64(2), st.ReceiptsSent)
+}
