@@ -58,7 +58,18 @@
 //
 // Stats counts what happened, including the most submit_sm ever unanswered at
 // once; with Config.Record it also keeps every part received and the texts
-// it reassembled from concatenated parts (Parts, Messages).
+// it reassembled from concatenated parts (Parts, Messages), and Counts
+// tells how many times each text reached each destination, so that a test
+// can find the messages delivered twice.
+//
+// # Control from another process
+//
+// ControlHandler serves all of the above over HTTP (JSON): stats, stall
+// and resume, faults, dropping the connections, and the parts, messages
+// and counts recorded. A program that runs the simulator in a process of
+// its own can serve it on a loopback address, so
+// that a fault test of another program drives the SMSC while that program
+// talks to it.
 //
 // # Hostile input
 //
