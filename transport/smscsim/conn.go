@@ -259,8 +259,14 @@ func (cn *conn) onSubmit(f frame) {
 	} else {
 		resp = headerOnly(data.SUBMIT_SM_RESP, status, f.seq())
 	}
-	if s.cfg.Record {
-		s.rec.add(partOf(sm, f.seq(), systemID, id, uint32(status)))
+	if s.cfg.Record || s.cfg.OnSubmit != nil {
+		p := partOf(sm, f.seq(), systemID, id, uint32(status))
+		if s.cfg.OnSubmit != nil {
+			s.cfg.OnSubmit(p)
+		}
+		if s.cfg.Record {
+			s.rec.add(p)
+		}
 	}
 	var r *receipt
 	if status == data.ESME_ROK {

@@ -60,7 +60,9 @@
 // once; with Config.Record it also keeps every part received and the texts
 // it reassembled from concatenated parts (Parts, Messages), and Counts
 // tells how many times each text reached each destination, so that a test
-// can find the messages delivered twice.
+// can find the messages delivered twice. Config.OnSubmit sees every
+// submit_sm answered, before its answer is written, for a log that
+// outlives the simulator's process.
 //
 // # Control from another process
 //

@@ -49,6 +49,12 @@ type Config struct {
 	// bound.
 	Record bool
 
+	// OnSubmit, when set, is called with every submit_sm the Server
+	// answers (MessageID "" when it refused it), before the answer is
+	// written, on the connection's reader goroutine: keep it short. A
+	// program running the simulator can log each one there, so that what
+	// the SMSC accepted survives the simulator's own restarts.
+	OnSubmit func(Part)
 	// Logger receives connection events. Default: discard.
 	Logger *slog.Logger
 	// Now gives the dates written in receipts. Default time.Now.

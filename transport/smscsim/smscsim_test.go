@@ -500,3 +500,40 @@ func TestResendAcked(t *testing.T) {
 	require.Zero(t, st.ReceiptsPending)
 	require.Equal(t, uint64(2), st.ReceiptsSent)
 }
+
+// TestOnSubmit: the hook sees every answered submit_sm, accepted or not,
+// before its answer is written.
+func TestOnSubmit(t *testing.T) {
+	seen := make(chan smscsim.Part, 4)
+	srv := start(t, smscsim.Config{OnSubmit: func(p smscsim.Part) { seen <- p }})
+	e := dial(t, srv)
+	e.bind(pdu.Transmitter, "herald", "")
+	tests := []struct {
+		name   string
+		faults smscsim.Faults
+		to     string
+		status data.CommandStatusType
+	}{
+		{"accepted", smscsim.Faults{}, "447700900000", data.ESME_ROK},
+		{"refused", smscsim.Faults{Status: uint32(data.ESME_RINVDSTADR)}, "447700900001", data.ESME_RINVDSTADR},
+	}
+	for _, tt := range tests {
+		srv.SetFaults(tt.faults)
+		e.write(submit(tt.to, tt.name, 0))
+		h, p := e.read()
+		require.Equal(t, tt.status, h.CommandStatus, tt.name)
+		select {
+		case got := <-seen:
+			require.Equal(t, tt.to, got.To, tt.name)
+			require.Equal(t, tt.name, got.Text, tt.name)
+			require.Equal(t, uint32(tt.status), got.Status, tt.name)
+			if tt.status == data.ESME_ROK {
+				require.Equal(t, p.(*pdu.SubmitSMResp).MessageID, got.MessageID)
+			} else {
+				require.Empty(t, got.MessageID)
+			}
+		default:
+			t.Fatalf("%s: the hook was not called before the answer", tt.name)
+		}
+	}
+}
