@@ -19,8 +19,9 @@ func scanCompany(row interface{ Scan(...any) error }, extra ...any) (messaging.C
 }
 
 // CreateCompany implements campaign.AccountStore.
-func (s *Store) CreateCompany(ctx context.Context, c *messaging.Company) error {
-	_, err := s.db.ExecContext(ctx, "INSERT INTO companies (id, name, active, created_at) VALUES (?, ?, ?, ?)",
+func (s *Store) CreateCompany(ctx context.Context, c *messaging.Company) (err error) {
+	defer keepUnavailable(&err)
+	_, err = s.db.ExecContext(ctx, "INSERT INTO companies (id, name, active, created_at) VALUES (?, ?, ?, ?)",
 		s.id(c.ID), c.Name, c.Active, s.ts(c.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("create company: %w", duplicate(err, "company "+c.ID.String()))
@@ -29,7 +30,8 @@ func (s *Store) CreateCompany(ctx context.Context, c *messaging.Company) error {
 }
 
 // GetCompany implements campaign.AccountStore.
-func (s *Store) GetCompany(ctx context.Context, id messaging.ID) (messaging.Company, error) {
+func (s *Store) GetCompany(ctx context.Context, id messaging.ID) (_ messaging.Company, err error) {
+	defer keepUnavailable(&err)
 	c, err := scanCompany(s.read.QueryRowContext(ctx, "SELECT "+companyColumns+" FROM companies WHERE id = ?", s.id(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return messaging.Company{}, messaging.NotFoundf("Company %s not found", id)
@@ -41,13 +43,15 @@ func (s *Store) GetCompany(ctx context.Context, id messaging.ID) (messaging.Comp
 }
 
 // SetCompanyActive implements campaign.AccountStore.
-func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bool) error {
+func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bool) (err error) {
+	defer keepUnavailable(&err)
 	res, err := s.db.ExecContext(ctx, "UPDATE companies SET active = ? WHERE id = ?", active, s.id(id))
 	return updatedOne(res, err, "set company active", func() error { return messaging.NotFoundf("Company %s not found", id) })
 }
 
 // SetAPIKey implements campaign.AccountStore.
-func (s *Store) SetAPIKey(ctx context.Context, companyID messaging.ID, selector string, hash []byte) error {
+func (s *Store) SetAPIKey(ctx context.Context, companyID messaging.ID, selector string, hash []byte) (err error) {
+	defer keepUnavailable(&err)
 	res, err := s.db.ExecContext(ctx, "UPDATE companies SET api_key_selector = ?, api_key_hash = ? WHERE id = ?",
 		selector, append([]byte(nil), hash...), s.id(companyID))
 	if _, ok := uniqueViolation(err); ok {
@@ -57,7 +61,8 @@ func (s *Store) SetAPIKey(ctx context.Context, companyID messaging.ID, selector 
 }
 
 // CompanyByAPIKeySelector implements campaign.AccountStore.
-func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (messaging.Company, []byte, error) {
+func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (_ messaging.Company, _ []byte, err error) {
+	defer keepUnavailable(&err)
 	if selector == "" {
 		return messaging.Company{}, nil, messaging.NotFoundf("No company has this API key")
 	}
@@ -73,8 +78,9 @@ func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (m
 }
 
 // CreateSMSSender implements campaign.AccountStore.
-func (s *Store) CreateSMSSender(ctx context.Context, sd *messaging.SMSSender) error {
-	err := s.db.QueryRowContext(ctx, "INSERT INTO sms_senders (company_id, sender_id, approved, created_at) VALUES (?, ?, ?, ?) RETURNING id",
+func (s *Store) CreateSMSSender(ctx context.Context, sd *messaging.SMSSender) (err error) {
+	defer keepUnavailable(&err)
+	err = s.db.QueryRowContext(ctx, "INSERT INTO sms_senders (company_id, sender_id, approved, created_at) VALUES (?, ?, ?, ?) RETURNING id",
 		s.id(sd.CompanyID), sd.SenderID, sd.Approved, s.ts(sd.CreatedAt)).Scan(&sd.ID)
 	if err != nil {
 		return fmt.Errorf("create SMS sender: %w", err)
@@ -83,7 +89,8 @@ func (s *Store) CreateSMSSender(ctx context.Context, sd *messaging.SMSSender) er
 }
 
 // ApproveSMSSender implements campaign.AccountStore.
-func (s *Store) ApproveSMSSender(ctx context.Context, id int64) error {
+func (s *Store) ApproveSMSSender(ctx context.Context, id int64) (err error) {
+	defer keepUnavailable(&err)
 	res, err := s.db.ExecContext(ctx, "UPDATE sms_senders SET approved = TRUE WHERE id = ?", id)
 	return updatedOne(res, err, "approve SMS sender", func() error { return messaging.NotFoundf("SMS sender %d not found", id) })
 }
@@ -97,7 +104,8 @@ func scanSMSSender(row interface{ Scan(...any) error }) (messaging.SMSSender, er
 }
 
 // GetSMSSender implements campaign.AccountStore.
-func (s *Store) GetSMSSender(ctx context.Context, companyID messaging.ID, id int64) (messaging.SMSSender, error) {
+func (s *Store) GetSMSSender(ctx context.Context, companyID messaging.ID, id int64) (_ messaging.SMSSender, err error) {
+	defer keepUnavailable(&err)
 	sd, err := scanSMSSender(s.read.QueryRowContext(ctx, "SELECT "+smsSenderColumns+" FROM sms_senders WHERE id = ? AND company_id = ?", id, s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return messaging.SMSSender{}, messaging.NotFoundf("SMS sender %d not found", id)
@@ -109,7 +117,8 @@ func (s *Store) GetSMSSender(ctx context.Context, companyID messaging.ID, id int
 }
 
 // ListSMSSenders implements campaign.AccountStore.
-func (s *Store) ListSMSSenders(ctx context.Context, companyID messaging.ID, approvedOnly bool) ([]messaging.SMSSender, error) {
+func (s *Store) ListSMSSenders(ctx context.Context, companyID messaging.ID, approvedOnly bool) (_ []messaging.SMSSender, err error) {
+	defer keepUnavailable(&err)
 	q := "SELECT " + smsSenderColumns + " FROM sms_senders WHERE company_id = ?"
 	if approvedOnly {
 		q += " AND approved"
@@ -126,8 +135,9 @@ func (s *Store) ListSMSSenders(ctx context.Context, companyID messaging.ID, appr
 }
 
 // CreateChatService implements campaign.AccountStore.
-func (s *Store) CreateChatService(ctx context.Context, cs *messaging.ChatService) error {
-	err := s.db.QueryRowContext(ctx, "INSERT INTO chat_services (company_id, brand_name, provider_service_id, created_at) VALUES (?, ?, ?, ?) RETURNING id",
+func (s *Store) CreateChatService(ctx context.Context, cs *messaging.ChatService) (err error) {
+	defer keepUnavailable(&err)
+	err = s.db.QueryRowContext(ctx, "INSERT INTO chat_services (company_id, brand_name, provider_service_id, created_at) VALUES (?, ?, ?, ?) RETURNING id",
 		s.id(cs.CompanyID), cs.BrandName, cs.ProviderServiceID, s.ts(cs.CreatedAt)).Scan(&cs.ID)
 	if err != nil {
 		return fmt.Errorf("create chat service: %w", err)
@@ -144,7 +154,8 @@ func scanChatService(row interface{ Scan(...any) error }) (messaging.ChatService
 }
 
 // GetChatService implements campaign.AccountStore.
-func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id int64) (messaging.ChatService, error) {
+func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id int64) (_ messaging.ChatService, err error) {
+	defer keepUnavailable(&err)
 	cs, err := scanChatService(s.read.QueryRowContext(ctx, "SELECT "+chatServiceColumns+" FROM chat_services WHERE id = ? AND company_id = ?", id, s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return messaging.ChatService{}, messaging.NotFoundf("Chat service %d not found", id)
@@ -156,7 +167,8 @@ func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id i
 }
 
 // ListChatServices implements campaign.AccountStore.
-func (s *Store) ListChatServices(ctx context.Context, companyID messaging.ID) ([]messaging.ChatService, error) {
+func (s *Store) ListChatServices(ctx context.Context, companyID messaging.ID) (_ []messaging.ChatService, err error) {
+	defer keepUnavailable(&err)
 	rows, err := s.read.QueryContext(ctx, "SELECT "+chatServiceColumns+" FROM chat_services WHERE company_id = ? ORDER BY id", s.id(companyID))
 	if err != nil {
 		return nil, fmt.Errorf("list chat services: %w", err)

@@ -178,7 +178,8 @@ func (s *Store) admit(ctx context.Context, tx *txn, companyID messaging.ID, n, r
 // CreateCampaign implements campaign.CampaignStore. A Queuing campaign
 // reserves its Planned messages; one created in any other status reserves
 // nothing (the pending count holds reservations of Queuing campaigns only).
-func (s *Store) CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPending int) error {
+func (s *Store) CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPending int) (err error) {
+	defer keepUnavailable(&err)
 	cfg, err := jsonConfig(c.Config)
 	if err != nil {
 		return fmt.Errorf("create campaign: %w", err)
@@ -203,7 +204,8 @@ func (s *Store) CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPe
 }
 
 // GetCampaign implements campaign.CampaignStore and survey.Store.
-func (s *Store) GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error) {
+func (s *Store) GetCampaign(ctx context.Context, companyID, id messaging.ID) (_ messaging.Campaign, err error) {
+	defer keepUnavailable(&err)
 	c, err := scanCampaign(s.readRow(ctx, "SELECT "+campaignColumns+" FROM campaigns WHERE id = ? AND company_id = ?",
 		s.id(id), s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -217,7 +219,8 @@ func (s *Store) GetCampaign(ctx context.Context, companyID, id messaging.ID) (me
 
 // ListCampaigns implements campaign.CampaignStore: visible campaigns,
 // newest first, ties by id, newest id first.
-func (s *Store) ListCampaigns(ctx context.Context, companyID messaging.ID, f messaging.CampaignFilter) ([]messaging.Campaign, int, error) {
+func (s *Store) ListCampaigns(ctx context.Context, companyID messaging.ID, f messaging.CampaignFilter) (_ []messaging.Campaign, _ int, err error) {
+	defer keepUnavailable(&err)
 	page := pageDefaults(f.PageRequest)
 	where := " FROM campaigns WHERE company_id = ? AND NOT hidden"
 	args := []any{s.id(companyID)}
@@ -245,7 +248,8 @@ func (s *Store) ListCampaigns(ctx context.Context, companyID messaging.ID, f mes
 }
 
 // QueuingCampaigns implements campaign.CampaignStore.
-func (s *Store) QueuingCampaigns(ctx context.Context, createdBefore time.Time, limit int) ([]messaging.Campaign, error) {
+func (s *Store) QueuingCampaigns(ctx context.Context, createdBefore time.Time, limit int) (_ []messaging.Campaign, err error) {
+	defer keepUnavailable(&err)
 	rows, err := s.read.QueryContext(ctx, "SELECT "+campaignColumns+" FROM campaigns WHERE status = ? AND created_at < ? ORDER BY created_at, id LIMIT ?",
 		string(messaging.CampaignQueuing), s.ts(createdBefore), limit)
 	if err != nil {
@@ -259,7 +263,8 @@ func (s *Store) QueuingCampaigns(ctx context.Context, createdBefore time.Time, l
 }
 
 // TransitionCampaign implements campaign.CampaignStore.
-func (s *Store) TransitionCampaign(ctx context.Context, companyID, id messaging.ID, from []messaging.CampaignStatus, to messaging.CampaignStatus, at time.Time, reason string) error {
+func (s *Store) TransitionCampaign(ctx context.Context, companyID, id messaging.ID, from []messaging.CampaignStatus, to messaging.CampaignStatus, at time.Time, reason string) (err error) {
+	defer keepUnavailable(&err)
 	return s.write(ctx, "transition campaign", func(tx *txn) error {
 		states, err := s.lockCampaigns(ctx, tx, []messaging.ID{id})
 		if err != nil {
@@ -340,9 +345,10 @@ func joinStatuses(ss []messaging.CampaignStatus) string {
 
 // PendingCount implements campaign.CampaignStore. An unknown company has
 // nothing pending.
-func (s *Store) PendingCount(ctx context.Context, companyID messaging.ID) (int, error) {
+func (s *Store) PendingCount(ctx context.Context, companyID messaging.ID) (_ int, err error) {
+	defer keepUnavailable(&err)
 	var n int
-	err := s.read.QueryRowContext(ctx, "SELECT pending_count FROM companies WHERE id = ?", s.id(companyID)).Scan(&n)
+	err = s.read.QueryRowContext(ctx, "SELECT pending_count FROM companies WHERE id = ?", s.id(companyID)).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -356,9 +362,10 @@ func (s *Store) PendingCount(ctx context.Context, companyID messaging.ID) (int, 
 // changes what a campaign adds to its company's pending count also updates
 // the company's row, so locking every company first gives a consistent
 // view of the campaigns.
-func (s *Store) ReconcilePending(ctx context.Context) (int, error) {
+func (s *Store) ReconcilePending(ctx context.Context) (_ int, err error) {
+	defer keepUnavailable(&err)
 	var fixed int
-	err := s.write(ctx, "reconcile pending counts", func(tx *txn) error {
+	err = s.write(ctx, "reconcile pending counts", func(tx *txn) error {
 		fixed = 0
 		if s.dialect == dialectPostgres {
 			if _, err := tx.ExecContext(ctx, "SELECT id FROM companies ORDER BY id FOR UPDATE"); err != nil {

@@ -15,7 +15,8 @@ import (
 // Postgres), so that writes going on meanwhile do not show as drift, and
 // scans the whole messages table: it is an operator's check (herald
 // check), not a request path.
-func (s *Store) CheckCounters(ctx context.Context) ([]messaging.Drift, error) {
+func (s *Store) CheckCounters(ctx context.Context) (_ []messaging.Drift, err error) {
+	defer keepUnavailable(&err)
 	opts := &sql.TxOptions{ReadOnly: true}
 	if s.dialect == dialectPostgres {
 		opts.Isolation = sql.LevelRepeatableRead

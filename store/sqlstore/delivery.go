@@ -46,13 +46,14 @@ func (s *Store) applyDeltas(ctx context.Context, tx *txn, deltas map[messaging.I
 // that have Pending messages first, then the oldest due messages of each
 // one through the claim index, so that messages of campaigns not started
 // cost nothing.
-func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) ([]messaging.Message, error) {
+func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) (_ []messaging.Message, err error) {
+	defer keepUnavailable(&err)
 	if c.Limit <= 0 {
 		return nil, nil
 	}
 	s.prepareQueries(ctx)
 	var out []messaging.Message
-	err := s.write(ctx, "claim due messages", func(tx *txn) error {
+	err = s.write(ctx, "claim due messages", func(tx *txn) error {
 		var err error
 		if s.dialect == dialectPostgres {
 			out, err = s.claimPostgres(ctx, tx, c)
@@ -205,7 +206,8 @@ type messageState struct {
 // seeing the effect of the previous ones; an update of an unknown message
 // is not applied. The parts of the SMS recorded Sent are written after the
 // updates, and the receipts that were waiting for them applied then.
-func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdate) ([]bool, error) {
+func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdate) (_ []bool, err error) {
+	defer keepUnavailable(&err)
 	br, err := s.ApplyBatch(ctx, updates, nil, time.Time{})
 	return br.Applied, err
 }
@@ -397,7 +399,8 @@ func nullText(s string) any {
 }
 
 // Heartbeat implements delivery.Store.
-func (s *Store) Heartbeat(ctx context.Context, owner string, at time.Time) error {
+func (s *Store) Heartbeat(ctx context.Context, owner string, at time.Time) (err error) {
+	defer keepUnavailable(&err)
 	return s.write(ctx, "write the claim heartbeat", func(tx *txn) error {
 		_, err := s.rawExec(ctx, tx, "INSERT INTO claimers (name, heartbeat_at) VALUES (?, ?) "+
 			"ON CONFLICT (name) DO UPDATE SET heartbeat_at = excluded.heartbeat_at", owner, s.ts(at))
@@ -406,7 +409,8 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, at time.Time) error
 }
 
 // ForgetClaimer implements delivery.Store.
-func (s *Store) ForgetClaimer(ctx context.Context, owner string) error {
+func (s *Store) ForgetClaimer(ctx context.Context, owner string) (err error) {
+	defer keepUnavailable(&err)
 	return s.write(ctx, "remove the claim heartbeat", func(tx *txn) error {
 		_, err := s.rawExec(ctx, tx, "DELETE FROM claimers WHERE name = ?", owner)
 		return err
@@ -418,7 +422,8 @@ func (s *Store) ForgetClaimer(ctx context.Context, owner string) error {
 // r.StaleBefore (or missing), or held by r.Owner go back to Pending, due
 // at r.Now. The Sending messages are few (those in flight), and found
 // through their partial index.
-func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (int, error) {
+func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, err error) {
+	defer keepUnavailable(&err)
 	var n int
 	cond := "lease_until < ?"
 	args := []any{s.ts(r.Now), s.ts(r.Now), s.ts(r.Now)}
@@ -430,7 +435,7 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (int, er
 		cond += " OR claimed_by = ?"
 		args = append(args, r.Owner)
 	}
-	err := s.write(ctx, "recover ended claims", func(tx *txn) error {
+	err = s.write(ctx, "recover ended claims", func(tx *txn) error {
 		rows, err := s.rawQuery(ctx, tx, "UPDATE messages SET status = 'Pending', due_at = ?, updated_at = ? "+
 			"WHERE status = 'Sending' AND ("+cond+") RETURNING campaign_id, fallback_for IS NOT NULL", args...)
 		if err != nil {
@@ -465,9 +470,10 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (int, er
 }
 
 // CompleteDrained implements delivery.Store, from the campaigns' counters.
-func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (int, error) {
+func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (_ int, err error) {
+	defer keepUnavailable(&err)
 	var n int64
-	err := s.write(ctx, "complete drained campaigns", func(tx *txn) error {
+	err = s.write(ctx, "complete drained campaigns", func(tx *txn) error {
 		res, err := tx.ExecContext(ctx, "UPDATE campaigns SET status = 'Completed', completed_at = ?, updated_at = ? "+
 			"WHERE status = 'InProgress' AND mode = 'Bulk' AND pending + sending + fb_pending + fb_sending = 0",
 			s.ts(now), s.ts(now))
@@ -482,7 +488,8 @@ func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (int, error)
 
 // Backlog implements delivery.Store, from the counters of the InProgress
 // campaigns (their partial index keeps the read small).
-func (s *Store) Backlog(ctx context.Context) (map[messaging.Channel]int, error) {
+func (s *Store) Backlog(ctx context.Context) (_ map[messaging.Channel]int, err error) {
+	defer keepUnavailable(&err)
 	rows, err := s.read.QueryContext(ctx, "SELECT channel, COALESCE(SUM(pending + sending), 0), COALESCE(SUM(fb_pending + fb_sending), 0) "+
 		"FROM campaigns WHERE status = 'InProgress' GROUP BY channel")
 	if err != nil {

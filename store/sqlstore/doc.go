@@ -76,6 +76,26 @@
 // campaigns, then companies, in id order; a Postgres transaction that
 // still loses a deadlock or a serialisation conflict is run again.
 //
+// # An unreachable database
+//
+// Every method reports a database that cannot be reached or is not taking
+// work for now as messaging.StoreUnavailable (Code Unavailable, with a
+// RetryAfter; the HTTP layer answers 503 with Retry-After): a connection
+// refused or lost, Postgres starting up, shutting down or out of
+// connections, SQLite locked by another process beyond BusyTimeout, or its
+// disk full. A pooled Postgres connection is checked before it is used
+// again (one non-blocking read: a restarted server has closed it), so
+// that after a restart the pool opens new connections instead of failing
+// one request per dead one.
+//
+// # Claims
+//
+// A claim writes its owner in messages.claimed_by; processes write their
+// heartbeats in the claimers table. RecoverClaims takes back, in one
+// statement over the few Sending messages, the claims past their lease,
+// those of owners whose heartbeat is stale or missing, and those of the
+// owner named.
+//
 // # Delivery
 //
 // The parts of an SMS recorded Sent, and receipts that came before their

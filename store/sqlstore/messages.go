@@ -38,7 +38,8 @@ func scanMessage(row interface{ Scan(...any) error }) (messaging.Message, error)
 // counted in the campaigns' counters. Within a campaign's reservation the
 // pending count does not change; in general it changes by exactly what the
 // messages add to their campaigns' share of it (see ReconcilePending).
-func (s *Store) InsertMessages(ctx context.Context, msgs []*messaging.Message) error {
+func (s *Store) InsertMessages(ctx context.Context, msgs []*messaging.Message) (err error) {
+	defer keepUnavailable(&err)
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -54,7 +55,8 @@ func (s *Store) InsertMessages(ctx context.Context, msgs []*messaging.Message) e
 
 // AdmitMessages implements campaign.CampaignStore: the pending count
 // grows by the messages within maxPending, or nothing is written.
-func (s *Store) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs []*messaging.Message, maxPending int) error {
+func (s *Store) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs []*messaging.Message, maxPending int) (err error) {
+	defer keepUnavailable(&err)
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -136,7 +138,8 @@ func (s *Store) insertMessages(ctx context.Context, tx *txn, b *batch, admitFor 
 }
 
 // GetMessage implements campaign.CampaignStore.
-func (s *Store) GetMessage(ctx context.Context, companyID, id messaging.ID) (messaging.Message, error) {
+func (s *Store) GetMessage(ctx context.Context, companyID, id messaging.ID) (_ messaging.Message, err error) {
+	defer keepUnavailable(&err)
 	m, err := scanMessage(s.read.QueryRowContext(ctx, "SELECT "+messageColumns("")+" FROM messages WHERE id = ? AND company_id = ?",
 		s.id(id), s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -149,7 +152,8 @@ func (s *Store) GetMessage(ctx context.Context, companyID, id messaging.ID) (mes
 }
 
 // MessageByID implements delivery.EventStore.
-func (s *Store) MessageByID(ctx context.Context, id messaging.ID) (messaging.Message, error) {
+func (s *Store) MessageByID(ctx context.Context, id messaging.ID) (_ messaging.Message, err error) {
+	defer keepUnavailable(&err)
 	m, err := scanMessage(s.readRow(ctx, "SELECT "+messageColumns("")+" FROM messages WHERE id = ?", s.id(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return messaging.Message{}, messaging.NotFoundf("Message %s not found", id)
@@ -162,7 +166,8 @@ func (s *Store) MessageByID(ctx context.Context, id messaging.ID) (messaging.Mes
 
 // ListMessages implements campaign.CampaignStore: newest first, ties by
 // id, newest id first.
-func (s *Store) ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) ([]messaging.Message, int, error) {
+func (s *Store) ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) (_ []messaging.Message, _ int, err error) {
+	defer keepUnavailable(&err)
 	page := pageDefaults(f.PageRequest)
 	where := " FROM messages WHERE company_id = ?"
 	args := []any{s.id(companyID)}

@@ -143,7 +143,8 @@ func (d *nullID) Scan(src any) error {
 }
 
 // ApplyReceipts implements delivery.Store.
-func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, now time.Time) ([]delivery.ReceiptOutcome, error) {
+func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, now time.Time) (_ []delivery.ReceiptOutcome, err error) {
+	defer keepUnavailable(&err)
 	br, err := s.ApplyBatch(ctx, nil, receipts, now)
 	return br.Outcomes, err
 }
@@ -159,7 +160,8 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 // so that the message is Delivered once every part is; and so are those of
 // parts not recorded yet, kept in a row of their own until ApplyUpdates
 // records the part.
-func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate, receipts []delivery.Receipt, now time.Time) (delivery.BatchResult, error) {
+func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate, receipts []delivery.Receipt, now time.Time) (_ delivery.BatchResult, err error) {
+	defer keepUnavailable(&err)
 	res := delivery.BatchResult{
 		Applied: make([]bool, len(updates)), Then: make([]messaging.MessageStatus, len(updates)),
 		Outcomes: make([]delivery.ReceiptOutcome, len(receipts)), Moved: make([]messaging.MessageStatus, len(receipts)),
@@ -191,7 +193,7 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 	slicesSortIDs(ids)
 	ids = slices.Compact(ids)
 	s.prepareQueries(ctx)
-	err := s.write(ctx, "apply status updates and receipts", func(tx *txn) error {
+	err = s.write(ctx, "apply status updates and receipts", func(tx *txn) error {
 		clear(applied)
 		clear(res.Then)
 		clear(res.Moved)
@@ -432,7 +434,8 @@ func (s *Store) partReceipts(ctx context.Context, tx *txn, ids []messaging.ID) (
 // ChatSeqs implements delivery.Store: numbers come from the chat_seq
 // sequence on Postgres and from the counters table on SQLite; both start
 // at the time the schema was created, in microseconds since the epoch.
-func (s *Store) ChatSeqs(ctx context.Context, ids []messaging.ID) ([]int64, error) {
+func (s *Store) ChatSeqs(ctx context.Context, ids []messaging.ID) (_ []int64, err error) {
+	defer keepUnavailable(&err)
 	out := make([]int64, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -440,7 +443,7 @@ func (s *Store) ChatSeqs(ctx context.Context, ids []messaging.ID) ([]int64, erro
 	uniq := slices.Clone(ids)
 	slicesSortIDs(uniq)
 	uniq = slices.Compact(uniq)
-	err := s.write(ctx, "assign chat sequence numbers", func(tx *txn) error {
+	err = s.write(ctx, "assign chat sequence numbers", func(tx *txn) error {
 		seqs := make(map[messaging.ID]int64, len(uniq))
 		for chunk := range slices.Chunk(uniq, 1000) {
 			if s.dialect == dialectPostgres {
@@ -526,9 +529,10 @@ const sqliteAssignSeqs = "WITH v AS (SELECT unhex(j.value ->> 0) AS id, j.value 
 	"UPDATE messages SET chat_seq = v.seq FROM v WHERE messages.id = v.id"
 
 // PurgeReceipts implements delivery.Store.
-func (s *Store) PurgeReceipts(ctx context.Context, before time.Time) (int, error) {
+func (s *Store) PurgeReceipts(ctx context.Context, before time.Time) (_ int, err error) {
+	defer keepUnavailable(&err)
 	var n int64
-	err := s.write(ctx, "purge receipts", func(tx *txn) error {
+	err = s.write(ctx, "purge receipts", func(tx *txn) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM sms_parts WHERE created_at < ?", s.ts(before))
 		if err != nil {
 			return err

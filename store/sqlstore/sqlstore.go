@@ -101,7 +101,8 @@ func (s *Store) Close() error {
 }
 
 // Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *Store) Ping(ctx context.Context) (err error) {
+	defer keepUnavailable(&err)
 	if err := s.read.PingContext(ctx); err != nil {
 		return fmt.Errorf("sqlstore: ping: %w", err)
 	}
@@ -169,7 +170,7 @@ func openPostgres(ctx context.Context, rawURL string, cfg Config) (*Store, error
 	}
 	// Migrations run on a connection of their own: the migrator's
 	// statements and the transaction that locks them must share it.
-	msql := sql.OpenDB(connector)
+	msql := sql.OpenDB(unavailableConnector{connector})
 	msql.SetMaxOpenConns(1)
 	mdb := bun.NewDB(msql, pgdialect.New())
 	err = migrateDB(ctx, mdb, dialectPostgres)
@@ -181,7 +182,7 @@ func openPostgres(ctx context.Context, rawURL string, cfg Config) (*Store, error
 	}
 
 	n := cfg.maxOpenConns()
-	psql := sql.OpenDB(connector)
+	psql := sql.OpenDB(unavailableConnector{connector})
 	psql.SetMaxOpenConns(n)
 	psql.SetMaxIdleConns(n)
 	db := bun.NewDB(psql, pgdialect.New())
@@ -199,7 +200,8 @@ func pgConnector(rawURL string) (c *pgdriver.Connector, err error) {
 			err = fmt.Errorf("sqlstore: invalid Postgres URL %q: %v", redact(rawURL), r)
 		}
 	}()
-	return pgdriver.NewConnector(pgdriver.WithDSN(rawURL), pgdriver.WithTracing(false), withCustomPlans), nil
+	return pgdriver.NewConnector(pgdriver.WithDSN(rawURL), pgdriver.WithTracing(false), withCustomPlans,
+		pgdriver.WithResetSessionFunc(pgConnAlive)), nil
 }
 
 // withCustomPlans sets plan_cache_mode to force_custom_plan on every
@@ -252,12 +254,12 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *txn) error) er
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s: %w", op, errors.Join(err, ctx.Err()))
+			return fmt.Errorf("%s: %w", op, errors.Join(unavailable(err), ctx.Err()))
 		case <-time.After(time.Duration(attempt*attempt) * 5 * time.Millisecond):
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
+		return fmt.Errorf("%s: %w", op, unavailable(err))
 	}
 	return nil
 }

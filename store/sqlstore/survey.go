@@ -27,7 +27,8 @@ func (s *Store) resultArgs(r *messaging.SurveyResult) []any {
 
 // RecordResult implements survey.Store: the first answer to a message is
 // stored, later ones are not.
-func (s *Store) RecordResult(ctx context.Context, r *messaging.SurveyResult) (bool, error) {
+func (s *Store) RecordResult(ctx context.Context, r *messaging.SurveyResult) (_ bool, err error) {
+	defer keepUnavailable(&err)
 	res, err := s.db.ExecContext(ctx, insertResult, s.resultArgs(r)...)
 	if err != nil {
 		return false, fmt.Errorf("record survey result: %w", duplicate(err, "survey result "+r.ID.String()))
@@ -42,12 +43,13 @@ func (s *Store) RecordResult(ctx context.Context, r *messaging.SurveyResult) (bo
 // RecordResults implements survey.Store: RecordResult for each
 // answer, in one transaction, so that the answers of concurrent callbacks
 // share one commit.
-func (s *Store) RecordResults(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error) {
+func (s *Store) RecordResults(ctx context.Context, rs []*messaging.SurveyResult) (_ []bool, err error) {
+	defer keepUnavailable(&err)
 	stored := make([]bool, len(rs))
 	if len(rs) == 0 {
 		return stored, nil
 	}
-	err := s.write(ctx, "record survey results", func(tx *txn) error {
+	err = s.write(ctx, "record survey results", func(tx *txn) error {
 		clear(stored)
 		for i, r := range rs {
 			res, err := tx.ExecContext(ctx, insertResult, s.resultArgs(r)...)
@@ -70,7 +72,8 @@ func (s *Store) RecordResults(ctx context.Context, rs []*messaging.SurveyResult)
 
 // ListResults implements survey.Store: oldest answer first, ties by id.
 // Another company's campaign has no results.
-func (s *Store) ListResults(ctx context.Context, companyID messaging.ID, f messaging.SurveyResultFilter) ([]messaging.SurveyResult, int, error) {
+func (s *Store) ListResults(ctx context.Context, companyID messaging.ID, f messaging.SurveyResultFilter) (_ []messaging.SurveyResult, _ int, err error) {
+	defer keepUnavailable(&err)
 	page := pageDefaults(f.PageRequest)
 	where := " FROM survey_results WHERE campaign_id = ? AND company_id = ?"
 	args := []any{s.id(f.CampaignID), s.id(companyID)}
@@ -114,7 +117,8 @@ func (s *Store) ListResults(ctx context.Context, companyID messaging.ID, f messa
 }
 
 // CountByOption implements survey.Store.
-func (s *Store) CountByOption(ctx context.Context, companyID, campaignID messaging.ID) (map[int]int, error) {
+func (s *Store) CountByOption(ctx context.Context, companyID, campaignID messaging.ID) (_ map[int]int, err error) {
+	defer keepUnavailable(&err)
 	rows, err := s.read.QueryContext(ctx, "SELECT option_index, COUNT(*) FROM survey_results WHERE campaign_id = ? AND company_id = ? GROUP BY option_index",
 		s.id(campaignID), s.id(companyID))
 	if err != nil {

@@ -22,7 +22,8 @@ func scanTemplate(row interface{ Scan(...any) error }) (messaging.Template, erro
 
 // CreateTemplate implements campaign.TemplateStore. A name the company
 // already uses is an Invalid error on field "name".
-func (s *Store) CreateTemplate(ctx context.Context, t *messaging.Template) error {
+func (s *Store) CreateTemplate(ctx context.Context, t *messaging.Template) (err error) {
+	defer keepUnavailable(&err)
 	cfg, err := jsonConfig(t.Config)
 	if err != nil {
 		return fmt.Errorf("create template: %w", err)
@@ -41,7 +42,8 @@ func (s *Store) CreateTemplate(ctx context.Context, t *messaging.Template) error
 }
 
 // GetTemplate implements campaign.TemplateStore.
-func (s *Store) GetTemplate(ctx context.Context, companyID, id messaging.ID) (messaging.Template, error) {
+func (s *Store) GetTemplate(ctx context.Context, companyID, id messaging.ID) (_ messaging.Template, err error) {
+	defer keepUnavailable(&err)
 	t, err := scanTemplate(s.readRow(ctx, "SELECT "+templateColumns+" FROM templates WHERE id = ? AND company_id = ?",
 		s.id(id), s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -55,7 +57,8 @@ func (s *Store) GetTemplate(ctx context.Context, companyID, id messaging.ID) (me
 
 // ListTemplates implements campaign.TemplateStore: newest first, ties by
 // id, newest id first.
-func (s *Store) ListTemplates(ctx context.Context, companyID messaging.ID, page messaging.PageRequest) ([]messaging.Template, int, error) {
+func (s *Store) ListTemplates(ctx context.Context, companyID messaging.ID, page messaging.PageRequest) (_ []messaging.Template, _ int, err error) {
+	defer keepUnavailable(&err)
 	page = pageDefaults(page)
 	var total int
 	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM templates WHERE company_id = ?", s.id(companyID)).Scan(&total); err != nil {
@@ -77,7 +80,8 @@ func (s *Store) ListTemplates(ctx context.Context, companyID messaging.ID, page 
 }
 
 // UpdateTemplate implements campaign.TemplateStore.
-func (s *Store) UpdateTemplate(ctx context.Context, t *messaging.Template) error {
+func (s *Store) UpdateTemplate(ctx context.Context, t *messaging.Template) (err error) {
+	defer keepUnavailable(&err)
 	cfg, err := jsonConfig(t.Config)
 	if err != nil {
 		return fmt.Errorf("update template: %w", err)
@@ -95,7 +99,8 @@ func (s *Store) UpdateTemplate(ctx context.Context, t *messaging.Template) error
 
 // DeleteTemplate implements campaign.TemplateStore. Campaigns made from
 // the template keep its id and name.
-func (s *Store) DeleteTemplate(ctx context.Context, companyID, id messaging.ID) error {
+func (s *Store) DeleteTemplate(ctx context.Context, companyID, id messaging.ID) (err error) {
+	defer keepUnavailable(&err)
 	res, err := s.db.ExecContext(ctx, "DELETE FROM templates WHERE id = ? AND company_id = ?", s.id(id), s.id(companyID))
 	return updatedOne(res, err, "delete template", func() error { return messaging.NotFoundf("Template %s not found or access denied", id) })
 }
