@@ -56,8 +56,8 @@ func TestReadFrameBounds(t *testing.T) {
 			runtime.ReadMemStats(&before)
 			h, body, err := smpp.ReadFrame(r)
 			runtime.ReadMemStats(&after)
-			require.LessOrEqual(t, after.TotalAlloc-before.TotalAlloc, uint64(smpp.MaxPDULen+64<<10),
-				"allocated for one PDU")
+			require.LessOrEqual(t, after.TotalAlloc-before.TotalAlloc, uint64(smpp.MaxPDULen+1<<20),
+				"allocated for one PDU (slack for the runtime and other goroutines)")
 			if tt.framing {
 				require.ErrorIs(t, err, smpp.ErrFraming)
 				rest, _ := io.ReadAll(r)
