@@ -22,10 +22,16 @@ var stores = []store{
 	{"postgres", func(t *testing.T) string { return postgres(t).database(t) }},
 }
 
-// Sizes of the herald kill scenario.
+// Sizes of the herald kill scenario. The submit rate is capped
+// (HERALD_SMPP_MAX_RATE, which keeps the dispatcher's 512 SMS in flight)
+// so that the kills fall apart from each other: each restarted process
+// sends for at least killGap before the next kill, and the duplicates
+// after a kill are those of that kill.
 const (
-	killMessages = 6000
+	killMessages = 10000
 	kills        = 3
+	killRate     = "2000"
+	killGap      = time.Second
 )
 
 // TestHeraldKilled kills herald with SIGKILL at random points of a bulk
@@ -46,7 +52,7 @@ func TestHeraldKilled(t *testing.T) {
 func testHeraldKilled(t *testing.T, bin *binary, st store) {
 	log := newSubmitLog()
 	sm := startSMSC(t, log, "", "127.0.0.1", 0)
-	env := heraldEnv("HERALD_DATABASE_URL="+st.url(t), "HERALD_SMPP_ADDR="+sm.addr())
+	env := heraldEnv("HERALD_DATABASE_URL="+st.url(t), "HERALD_SMPP_ADDR="+sm.addr(), "HERALD_SMPP_MAX_RATE="+killRate)
 	h := startHerald(t, bin, freeAddr(t), env)
 	c := newClient(t, h.base(), newAnswers())
 	co := c.provision("Acme")
@@ -54,20 +60,24 @@ func testHeraldKilled(t *testing.T, bin *binary, st store) {
 	id := c.smsCampaign(co, ph, "herald-kill")
 
 	rnd := newRand(t)
-	points := make([]float64, kills)
+	points := make([]float64, kills) // one in each of kills spans of the campaign
 	for i := range points {
-		points[i] = 0.1 + 0.7*rnd.Float64()
+		points[i] = (float64(i) + 0.1 + 0.6*rnd.Float64()) / kills * 0.9
 	}
-	slices.Sort(points)
 	t.Logf("kills at %.2f of the campaign's numbers submitted", points)
 
 	var restarts, resumes []time.Duration
+	var lastKill time.Time
 	began := time.Now()
 	c.start(id)
 	for _, p := range points {
 		log.waitDistinct(t, int(p*killMessages), 2*time.Minute)
+		if len(restarts) > 0 {
+			time.Sleep(time.Until(h.started.Add(killGap)))
+		}
 		log.mark("herald killed")
 		killed := time.Now()
+		lastKill = killed
 		h.kill()
 		h = h.restart(t)
 		restarts = append(restarts, h.started.Sub(killed))
@@ -86,8 +96,10 @@ func testHeraldKilled(t *testing.T, bin *binary, st store) {
 		f.Times["serving to next submit (max)"] = dur(slices.Max(resumes))
 	}
 	f.Times["last restart to Completed"] = dur(completed.Sub(lastRestart))
+	f.Times["last kill to Completed"] = dur(completed.Sub(lastKill))
 	f.Times["campaign"] = dur(completed.Sub(began))
 	f.Answers = c.log.summary()
+	f.Notes = append(f.Notes, fmt.Sprintf("killed at %.2f of the numbers submitted; HERALD_SMPP_MAX_RATE=%s", points, killRate))
 	f.Notes = append(f.Notes, duplicateNotes(t, o.byFault)...)
 	record(t, f)
 	h.stop(30 * time.Second)
@@ -99,7 +111,7 @@ func testHeraldKilled(t *testing.T, bin *binary, st store) {
 func testTakeover(t *testing.T, bin *binary, st store) {
 	log := newSubmitLog()
 	sm := startSMSC(t, log, "", "127.0.0.1", 0)
-	env := heraldEnv("HERALD_DATABASE_URL="+st.url(t), "HERALD_SMPP_ADDR="+sm.addr())
+	env := heraldEnv("HERALD_DATABASE_URL="+st.url(t), "HERALD_SMPP_ADDR="+sm.addr(), "HERALD_SMPP_MAX_RATE="+killRate)
 	a := startHerald(t, bin, freeAddr(t), env)
 	b := startHerald(t, bin, freeAddr(t), env)
 	c := newClient(t, a.base(), newAnswers())
@@ -123,7 +135,7 @@ func testTakeover(t *testing.T, bin *binary, st store) {
 	f.Times["kill to Completed"] = dur(completed.Sub(killed))
 	f.Times["campaign"] = dur(completed.Sub(began))
 	f.Answers = c.log.summary()
-	f.Notes = append(f.Notes, fmt.Sprintf("killed at %.2f of the numbers submitted; HERALD_CLAIM_LEASE=%s", p, claimLease))
+	f.Notes = append(f.Notes, fmt.Sprintf("killed at %.2f of the numbers submitted; HERALD_CLAIM_LEASE=%s, HERALD_SMPP_MAX_RATE=%s each", p, claimLease, killRate))
 	f.Notes = append(f.Notes, duplicateNotes(t, o.byFault)...)
 	record(t, f)
 	b.stop(30 * time.Second)

@@ -34,6 +34,8 @@ type link struct {
 	// proxy, when not nil, is started in front of the SMSC once its
 	// address is known; herald connects to the address it returns.
 	proxy func(t *testing.T, upstream string) string
+	// dropped, when not nil, returns the packets dropped so far.
+	dropped func() string
 }
 
 // run runs a command and returns its combined output and error.
@@ -100,6 +102,19 @@ func impairedLink(t *testing.T) *link {
 	outp, err2 := run("ip", "netns", "exec", ns, "iptables", "-A", "OUTPUT", "-o", nsIf, "-m", "statistic", "--mode", "random", "--probability", p, "-j", "DROP")
 	if err1 == nil && err2 == nil {
 		l.how = append(l.how, fmt.Sprintf("packet loss %g%% each way by iptables -m statistic --mode random in the namespace", netLoss*100))
+		l.dropped = func() string {
+			out, err := run("ip", "netns", "exec", ns, "iptables", "-L", "-v", "-n", "-x")
+			if err != nil {
+				return "unknown: " + out
+			}
+			var counts []string
+			for _, line := range strings.Split(out, "\n") {
+				if f := strings.Fields(line); len(f) > 2 && f[2] == "DROP" {
+					counts = append(counts, f[0])
+				}
+			}
+			return strings.Join(counts, " in, ") + " out"
+		}
 	} else {
 		l.how = append(l.how, "no packet loss: iptables unavailable ("+in+" "+outp+")")
 	}
@@ -185,7 +200,8 @@ func pump(dst, src net.Conn) {
 }
 
 // TestImpairedLink sends a bulk SMS campaign over an SMPP link with
-// latency, jitter, packet loss and stalls.
+// latency, jitter, packet loss and stalls; halfway the SMSC drops its
+// connections.
 func TestImpairedLink(t *testing.T) {
 	chaosOnly(t)
 	bin := heraldBinary(t)
@@ -207,6 +223,11 @@ func TestImpairedLink(t *testing.T) {
 
 			began := time.Now()
 			c.start(id)
+			// Halfway, the SMSC drops its connections, as a link reset
+			// does: herald binds again over the impaired link.
+			log.waitDistinct(t, netMessages/2, 2*time.Minute)
+			log.mark("SMSC dropped its connections")
+			sm.command("drop")
 			c.completed(id, 5*time.Minute)
 			took := time.Since(began)
 			reconnects := metric(t, c, "herald_smpp_reconnects_total")
@@ -216,7 +237,10 @@ func TestImpairedLink(t *testing.T) {
 			f.Times["campaign"] = dur(took)
 			f.Answers = c.log.summary()
 			f.Notes = append(f.Notes, l.how...)
-			f.Notes = append(f.Notes, "herald_smpp_reconnects_total "+reconnects)
+			f.Notes = append(f.Notes, "connections dropped by the SMSC halfway; herald_smpp_reconnects_total "+reconnects)
+			if l.dropped != nil {
+				f.Notes = append(f.Notes, "packets dropped by iptables: "+l.dropped())
+			}
 			record(t, f)
 			h.stop(30 * time.Second)
 		})

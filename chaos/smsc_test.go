@@ -62,24 +62,35 @@ func (l *submitLog) mark(what string) {
 }
 
 // duplicates returns the submits of a destination that had one before,
-// in all and attributed to the last fault marked before each of them.
+// in all and by the fault they follow from: the first fault marked
+// between the previous submit of that destination and this one (the
+// fault that lost the previous one's result), or else the last fault
+// marked before this one.
 func (l *submitLog) duplicates() (all int, byMark []int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	byMark = make([]int, len(l.marks))
-	seen := make(map[string]bool, len(l.count))
-	m := -1
+	last := make(map[string]int, len(l.count)) // destination -> position of its last submit
 	for i, d := range l.order {
-		for m+1 < len(l.marks) && l.marks[m+1].at <= i {
-			m++
+		prev, seen := last[d]
+		last[d] = i
+		if !seen {
+			continue
 		}
-		if seen[d] {
-			all++
-			if m >= 0 {
-				byMark[m]++
+		all++
+		m := -1
+		for j, mk := range l.marks {
+			if mk.at > i {
+				break
+			}
+			m = j
+			if mk.at > prev {
+				break
 			}
 		}
-		seen[d] = true
+		if m >= 0 {
+			byMark[m]++
+		}
 	}
 	return all, byMark
 }
