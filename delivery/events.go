@@ -275,16 +275,43 @@ func (e *ChatEvents) apply(ctx context.Context, us []StatusUpdate) ([]bool, erro
 // read of the message first: the store applies only forward moves of
 // messages it has.
 func (e *ChatEvents) Handle(ctx context.Context, ev ChatEvent) error {
+	_, err := e.HandleEvent(ctx, ev)
+	return err
+}
+
+// ChatEventOutcome is what HandleEvent did with a callback.
+type ChatEventOutcome string
+
+// Outcomes of HandleEvent.
+const (
+	// ChatEventStored: the callback moved its message or recorded its
+	// answer.
+	ChatEventStored ChatEventOutcome = "stored"
+	// ChatEventIgnored: it changed nothing: an unknown message, a message
+	// of another channel, a late or repeated event, a second answer, or
+	// an unknown status.
+	ChatEventIgnored ChatEventOutcome = "ignored"
+	// ChatEventRefused: it is not valid (an answer outside the survey's
+	// options); its error is a messaging.Invalid error.
+	ChatEventRefused ChatEventOutcome = "refused"
+	// ChatEventError: it could not be stored; send it again.
+	ChatEventError ChatEventOutcome = "error"
+)
+
+// HandleEvent is Handle, and also says what became of the callback.
+// Callbacks move chat messages only: one naming an SMS (a fallback SMS
+// included) changes nothing.
+func (e *ChatEvents) HandleEvent(ctx context.Context, ev ChatEvent) (ChatEventOutcome, error) {
 	at := ev.At
 	if at.IsZero() {
 		at = e.now()
 	}
-	u := StatusUpdate{MessageID: ev.MessageID, At: at}
+	u := StatusUpdate{MessageID: ev.MessageID, At: at, Channel: messaging.ChannelChat}
 	switch {
 	case ev.Kind == ChatEventReply:
 		m, ok, err := e.message(ctx, ev)
 		if !ok {
-			return err
+			return outcomeOf(err), err
 		}
 		return e.reply(ctx, m, ev, at)
 	case ev.Status == "delivered":
@@ -297,36 +324,50 @@ func (e *ChatEvents) Handle(ctx context.Context, ev ChatEvent) error {
 		u.Status, u.Details = messaging.StatusFailed, fmt.Sprintf("FAILED (%d)", ev.ErrorCode)
 		m, ok, err := e.message(ctx, ev)
 		if !ok {
-			return err
+			return outcomeOf(err), err
 		}
 		if m.Status.Final() {
-			return nil // a late failure changes nothing
+			return ChatEventIgnored, nil // a late failure changes nothing
 		}
 		if err := e.fallback(ctx, m, ev.ErrorCode); err != nil {
-			return err
+			return ChatEventError, err
 		}
 	default:
 		e.log.Warn("chat callback with an unknown status", "message", ev.MessageID, "status", ev.Status)
-		return nil
+		return ChatEventIgnored, nil
 	}
 	r, err := e.updates.do(ctx, eventUpdate{ctx: ctx, u: u}, nil)
 	if err == nil {
 		err = r.err
 	}
 	if err != nil {
-		return fmt.Errorf("chat event: %w", err)
+		return ChatEventError, fmt.Errorf("chat event: %w", err)
 	}
-	switch {
-	case !r.applied:
-		e.log.Debug("chat callback changed nothing: unknown message, or not a forward move", "message", ev.MessageID, "status", ev.Status)
-	case e.obs != nil:
+	if !r.applied {
+		e.log.Debug("chat callback changed nothing: unknown chat message, or not a forward move", "message", ev.MessageID, "status", ev.Status)
+		return ChatEventIgnored, nil
+	}
+	if e.obs != nil {
 		e.obs.Messages(messaging.ChannelChat, u.Status, 1)
 	}
-	return nil
+	return ChatEventStored, nil
 }
 
-// message reads the message of ev; ok is false when there is none (logged,
-// nil error) or the read failed (err).
+// outcomeOf is the outcome of a callback that ended with err before it
+// was written: ignored when err is nil (nothing to store).
+func outcomeOf(err error) ChatEventOutcome {
+	switch {
+	case err == nil:
+		return ChatEventIgnored
+	case messaging.IsCode(err, messaging.Invalid):
+		return ChatEventRefused
+	}
+	return ChatEventError
+}
+
+// message reads the chat message of ev; ok is false when there is none
+// (logged, nil error: an unknown id, or the id of an SMS) or the read
+// failed (err).
 func (e *ChatEvents) message(ctx context.Context, ev ChatEvent) (messaging.Message, bool, error) {
 	m, err := e.store.MessageByID(ctx, ev.MessageID)
 	if messaging.IsCode(err, messaging.NotFound) {
@@ -335,6 +376,11 @@ func (e *ChatEvents) message(ctx context.Context, ev ChatEvent) (messaging.Messa
 	}
 	if err != nil {
 		return m, false, fmt.Errorf("chat event: %w", err)
+	}
+	if m.Channel != messaging.ChannelChat {
+		e.log.Warn("chat callback for a message of another channel", "message", ev.MessageID, "channel", m.Channel,
+			"kind", ev.Kind, "status", ev.Status)
+		return m, false, nil
 	}
 	return m, true, nil
 }
@@ -367,29 +413,36 @@ func (e *ChatEvents) fallback(ctx context.Context, m messaging.Message, code int
 	return nil
 }
 
-func (e *ChatEvents) reply(ctx context.Context, m messaging.Message, ev ChatEvent, at time.Time) error {
+// reply records a survey answer. An option index outside the survey's
+// options is refused (a messaging.Invalid error) and nothing is recorded:
+// the summary counts only answers it can place.
+func (e *ChatEvents) reply(ctx context.Context, m messaging.Message, ev ChatEvent, at time.Time) (ChatEventOutcome, error) {
 	c, err := e.store.GetCampaign(ctx, m.CompanyID, m.CampaignID)
 	if err != nil {
-		return fmt.Errorf("chat reply: %w", err)
+		return ChatEventError, fmt.Errorf("chat reply: %w", err)
 	}
 	if c.MessageType != messaging.TypeSurvey || ev.OptionIndex < 0 {
 		e.log.Info("chat reply that is not a survey answer", "message", m.ID)
-		return nil
+		return ChatEventIgnored, nil
 	}
 	// The options are the message's own, or, for messages of a bulk
-	// campaign (which keep none), the campaign's; the provider's value
-	// stands in only for an index past them.
+	// campaign (which keep none), the campaign's.
 	cfg := m.Config
 	if cfg == nil {
 		cfg = c.Config
 	}
-	option := ev.OptionValue
-	if cfg != nil && ev.OptionIndex < len(cfg.Options) {
-		option = cfg.Options[ev.OptionIndex].OptionText
+	n := 0
+	if cfg != nil {
+		n = len(cfg.Options)
+	}
+	if ev.OptionIndex >= n {
+		e.log.Warn("survey answer outside the options refused", "message", m.ID, "option_index", ev.OptionIndex, "options", n)
+		return ChatEventRefused, messaging.Invalidf("survey.option_index",
+			"option_index %d is outside the survey's %d options", ev.OptionIndex, n)
 	}
 	r := messaging.SurveyResult{
 		ID: e.ids.New(), CompanyID: m.CompanyID, CampaignID: m.CampaignID, MessageID: m.ID,
-		Phone: m.Phone, ExternalUserID: m.ExternalUserID, OptionIndex: ev.OptionIndex, OptionText: option,
+		Phone: m.Phone, ExternalUserID: m.ExternalUserID, OptionIndex: ev.OptionIndex, OptionText: cfg.Options[ev.OptionIndex].OptionText,
 		TrackingData: m.ID.String(), RespondedAt: at,
 	}
 	res, err := e.replies.do(ctx, replyItem{ctx: ctx, r: &r}, nil)
@@ -397,7 +450,10 @@ func (e *ChatEvents) reply(ctx context.Context, m messaging.Message, ev ChatEven
 		err = res.err
 	}
 	if err != nil {
-		return fmt.Errorf("chat reply: %w", err)
+		return ChatEventError, fmt.Errorf("chat reply: %w", err)
 	}
-	return nil
+	if !res.stored {
+		return ChatEventIgnored, nil // the message had its answer
+	}
+	return ChatEventStored, nil
 }

@@ -50,10 +50,12 @@ func TestChatEventsSurveyOptionText(t *testing.T) {
 }
 
 // replyStore holds the first RecordResults until release is closed,
-// records the size of each, and fails a group holding an answer with
-// option index 99 (as a database refusing one row would).
+// records the size of each, and fails a group holding the answer of
+// message refuse with option index 0 (as a database refusing one row
+// would).
 type replyStore struct {
 	*memstore.Store
+	refuse  messaging.ID
 	entered chan struct{}
 	release chan struct{}
 	once    sync.Once
@@ -72,7 +74,7 @@ func (s *replyStore) RecordResults(ctx context.Context, rs []*messaging.SurveyRe
 		<-s.release
 	}
 	for _, r := range rs {
-		if r.OptionIndex == 99 {
+		if r.MessageID == s.refuse && r.OptionIndex == 0 {
 			return nil, errors.New("row refused")
 		}
 	}
@@ -94,6 +96,7 @@ func TestChatEventsGroupReplies(t *testing.T) {
 		msgs[i] = f.message(fmt.Sprintf("9989012%05d", i), messaging.StatusSeen)
 	}
 	require.NoError(t, st.AdmitMessages(ctx, f.co.ID, msgs, 1000))
+	st.refuse = msgs[2].ID
 	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Now: func() time.Time { return f.now }})
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*n)
@@ -114,7 +117,7 @@ func TestChatEventsGroupReplies(t *testing.T) {
 	require.Eventually(t, func() bool { return delivery.QueuedReplies(ev) == n-1 }, 10*time.Second, time.Millisecond)
 	wg.Add(2)
 	go answer(msgs[1], 0)
-	go answer(msgs[2], 99)
+	go answer(msgs[2], 0)
 	require.Eventually(t, func() bool { return delivery.QueuedReplies(ev) == n+1 }, 10*time.Second, time.Millisecond)
 	close(st.release)
 	wg.Wait()
@@ -144,4 +147,60 @@ func TestChatEventsGroupReplies(t *testing.T) {
 		}
 		require.Equal(t, want, r.OptionIndex, "the first answer to each message")
 	}
+}
+
+// TestChatEventsRefuseAndIgnore: a survey answer outside the options is
+// refused with an Invalid error and never recorded (the summary would
+// count an answer it cannot place); callbacks that name an SMS, the
+// fallback SMS of a chat message included, or no message at all change
+// nothing and say so (ignored, never stored).
+func TestChatEventsRefuseAndIgnore(t *testing.T) {
+	ctx := t.Context()
+	st := memstore.New()
+	cfg := &messaging.ChatConfig{Options: []messaging.SurveyOption{
+		{OptionText: "Great", OptionValue: "great"}, {OptionText: "OK", OptionValue: "ok"}, {OptionText: "Bad", OptionValue: "bad"}}}
+	f := newEventsFixture(t, st, messaging.TypeSurvey, cfg)
+	chat := f.message("998901240001", messaging.StatusSent)
+	chat.FallbackContent = "How was it?"
+	require.NoError(t, st.AdmitMessages(ctx, f.co.ID, []*messaging.Message{chat}, 100))
+	fb := delivery.FallbackSMS(*chat, f.now)
+	fb.Status, fb.SentAt = messaging.StatusSent, &f.now
+	require.NoError(t, st.AdmitMessages(ctx, f.co.ID, []*messaging.Message{&fb}, 100))
+	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Now: func() time.Time { return f.now }})
+
+	for _, i := range []int{3, 99} {
+		out, err := ev.HandleEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: chat.ID, OptionIndex: i, OptionValue: "x", At: f.now})
+		require.Equal(t, delivery.ChatEventRefused, out)
+		require.True(t, messaging.IsCode(err, messaging.Invalid), "option %d: %v", i, err)
+	}
+	_, total, err := st.ListResults(ctx, f.co.ID, messaging.SurveyResultFilter{CampaignID: f.c.ID, PageRequest: messaging.PageRequest{Page: 1, PageSize: 10}})
+	require.NoError(t, err)
+	require.Zero(t, total, "a refused answer is not recorded")
+
+	for _, e := range []delivery.ChatEvent{
+		{Kind: delivery.ChatEventStatus, MessageID: fb.ID, Status: "seen"},
+		{Kind: delivery.ChatEventStatus, MessageID: fb.ID, Status: "delivered"},
+		{Kind: delivery.ChatEventStatus, MessageID: fb.ID, Status: "expired"},
+		{Kind: delivery.ChatEventStatus, MessageID: fb.ID, Status: "failed", ErrorCode: 9},
+		{Kind: delivery.ChatEventReply, MessageID: fb.ID, OptionIndex: 0},
+		{Kind: delivery.ChatEventStatus, MessageID: f.ids.New(), Status: "seen"},
+		{Kind: delivery.ChatEventStatus, MessageID: f.ids.New(), Status: "failed", ErrorCode: 8},
+	} {
+		out, err := ev.HandleEvent(ctx, e)
+		require.NoError(t, err, "%+v", e)
+		require.Equal(t, delivery.ChatEventIgnored, out, "%+v", e)
+	}
+	got, err := st.GetMessage(ctx, f.co.ID, fb.ID)
+	require.NoError(t, err)
+	require.Equal(t, messaging.StatusSent, got.Status, "a chat callback never moves an SMS")
+
+	out, err := ev.HandleEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: chat.ID, OptionIndex: 2, At: f.now})
+	require.NoError(t, err)
+	require.Equal(t, delivery.ChatEventStored, out)
+	out, err = ev.HandleEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: chat.ID, OptionIndex: 0, At: f.now})
+	require.NoError(t, err)
+	require.Equal(t, delivery.ChatEventIgnored, out, "a second answer")
+	out, err = ev.HandleEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: chat.ID, Status: "seen", At: f.now})
+	require.NoError(t, err)
+	require.Equal(t, delivery.ChatEventStored, out)
 }

@@ -20,7 +20,8 @@ type Store interface {
 	ClaimDue(ctx context.Context, c Claim) ([]messaging.Message, error)
 	// ApplyUpdates applies status changes in one transaction. An update
 	// whose move is not allowed by MessageStatus.CanAdvance (a late or
-	// repeated report) is skipped; the result tells, update by update,
+	// repeated report), or whose Channel is set and is not its message's,
+	// is skipped; the result tells, update by update,
 	// whether it was applied. Campaign counters and company pending counts
 	// follow every applied change exactly. Times are recorded as
 	// StatusUpdate.Times says; a message that goes Delivered or Seen with
@@ -153,6 +154,9 @@ type StatusUpdate struct {
 	// PartIDs are, on an update to Sent of an SMS, the provider ids of its
 	// parts in part order (SMSResult.PartIDs): receipts name them.
 	PartIDs []string
+	// Channel, when set, restricts the update to a message of that
+	// channel: a chat callback naming an SMS changes nothing.
+	Channel messaging.Channel
 }
 
 // Times returns the times a store records for u, applied at now to a

@@ -59,7 +59,7 @@ func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdat
 // applies the receipts that came before them.
 func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 	m := s.messages[u.MessageID]
-	if m == nil || !m.Status.CanAdvance(u.Status) {
+	if m == nil || !m.Status.CanAdvance(u.Status) || (u.Channel != "" && u.Channel != m.Channel) {
 		return false
 	}
 	old := m.Status

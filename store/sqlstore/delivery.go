@@ -190,6 +190,7 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]m
 // a batch.
 type messageState struct {
 	companyID, campaignID messaging.ID
+	channel               messaging.Channel
 	fallback              bool
 	was, status           messaging.MessageStatus
 	changed               bool
@@ -220,7 +221,7 @@ func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.
 	var sent []sentParts
 	for i, u := range updates {
 		st := states[u.MessageID]
-		if st == nil || !st.status.CanAdvance(u.Status) {
+		if st == nil || !st.status.CanAdvance(u.Status) || (u.Channel != "" && u.Channel != st.channel) {
 			continue
 		}
 		applied[i] = true
@@ -288,7 +289,7 @@ func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (
 		for rows.Next() {
 			var id messaging.ID
 			st := new(messageState)
-			if err := rows.Scan(&id, &st.companyID, &st.campaignID, &st.fallback, &st.status, timePtrDst{&st.storedSentAt}); err != nil {
+			if err := rows.Scan(&id, &st.companyID, &st.campaignID, &st.fallback, &st.status, timePtrDst{&st.storedSentAt}, &st.channel); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read message statuses: %w", err)
 			}

@@ -639,3 +639,32 @@ func testRecoverClaims(f *fixture) {
 	require.Len(t, again, 7)
 	f.requireReconciled()
 }
+
+// testApplyUpdatesChannel: an update whose Channel is set applies only to
+// a message of that channel; the others are skipped as if unknown, their
+// counters untouched.
+func testApplyUpdatesChannel(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	sc, sms := f.bulk(a.ID, messaging.ChannelSMS, 1, at(0), messaging.CampaignInProgress)
+	cc, chat := f.bulk(a.ID, messaging.ChannelChat, 1, at(0), messaging.CampaignInProgress)
+	f.claim(messaging.ChannelSMS, at(1), at(60), 1)
+	f.claim(messaging.ChannelChat, at(1), at(60), 1)
+	require.Equal(t, []bool{true, true}, f.apply(
+		delivery.StatusUpdate{MessageID: sms[0].ID, Status: messaging.StatusSent, At: at(2)},
+		delivery.StatusUpdate{MessageID: chat[0].ID, Status: messaging.StatusSent, At: at(2)}))
+
+	require.Equal(t, []bool{false, true, false}, f.apply(
+		delivery.StatusUpdate{MessageID: sms[0].ID, Status: messaging.StatusSeen, At: at(3), Channel: messaging.ChannelChat},
+		delivery.StatusUpdate{MessageID: chat[0].ID, Status: messaging.StatusDelivered, At: at(3), Channel: messaging.ChannelChat},
+		delivery.StatusUpdate{MessageID: chat[0].ID, Status: messaging.StatusSeen, At: at(4), Channel: messaging.ChannelSMS}))
+	require.Equal(t, messaging.StatusSent, f.getMessage(a.ID, sms[0].ID).Status)
+	require.Equal(t, messaging.StatusDelivered, f.getMessage(a.ID, chat[0].ID).Status)
+	f.requireCounts(a.ID, sc.ID, messaging.StatusCounts{Sent: 1}, messaging.StatusCounts{})
+	f.requireCounts(a.ID, cc.ID, messaging.StatusCounts{Delivered: 1}, messaging.StatusCounts{})
+
+	require.Equal(t, []bool{true}, f.apply(
+		delivery.StatusUpdate{MessageID: sms[0].ID, Status: messaging.StatusDelivered, At: at(5), Channel: messaging.ChannelSMS}))
+	f.requireCounts(a.ID, sc.ID, messaging.StatusCounts{Delivered: 1}, messaging.StatusCounts{})
+	f.requireReconciled()
+}

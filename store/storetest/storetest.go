@@ -119,6 +119,7 @@ func cases() []testCase {
 		{"ApplyUpdatesRules", testApplyUpdatesRules},
 		{"ApplyUpdatesModel", testApplyUpdatesModel},
 		{"ApplyUpdatesConcurrent", testApplyUpdatesConcurrent},
+		{"ApplyUpdatesChannel", testApplyUpdatesChannel},
 		{"RecoverExpired", testRecoverExpired},
 		{"RecoverClaims", testRecoverClaims},
 		{"CompleteDrained", testCompleteDrained},

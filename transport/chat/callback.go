@@ -162,6 +162,12 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.cfg.Handler(r.Context(), ev); err != nil {
+		if messaging.IsCode(err, messaging.Invalid) {
+			// Refused for good (an answer outside the survey's options):
+			// sending it again would not help.
+			writeError(w, http.StatusBadRequest, "Bad Request", err.Error())
+			return
+		}
 		h.cfg.Logger.Error("chat callback not stored", "message", ev.MessageID, "kind", ev.Kind, "err", err)
 		writeError(w, http.StatusInternalServerError, "Internal Server Error", "the event was not stored; send it again")
 		return

@@ -281,3 +281,20 @@ func TestCallbackHandlerBodyCapOverHTTP(t *testing.T) {
 	require.Equal(t, "Payload Too Large", out["error"])
 	require.Empty(t, ev.of(messaging.MustParseID(msgID)))
 }
+
+// TestCallbackHandlerRefusedEvent: an event the handler refuses for good
+// (a messaging.Invalid error, such as an answer outside the survey's
+// options) is a 400 in the error format, not a 500 the provider would
+// retry.
+func TestCallbackHandlerRefusedEvent(t *testing.T) {
+	h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Handler: func(context.Context, delivery.ChatEvent) error {
+		return messaging.Invalidf("survey.option_index", "option_index 7 is outside the survey's 3 options")
+	}})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	body := `{"event":"reply","tracking_data":"` + msgID + `","survey":{"option_index":7},"timestamp":1}`
+	code, out := post(t, srv.URL, body, hmacHex(secret, body))
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Equal(t, "Bad Request", out["error"])
+	require.Contains(t, out["message"], "option_index 7 is outside")
+}

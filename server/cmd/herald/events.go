@@ -21,7 +21,7 @@ func newChatEvents(store *sqlstore.Store, m *metrics, log *slog.Logger) chatEven
 
 // Handle is the callback endpoint's delivery.ChatEventHandler.
 func (e chatEvents) Handle(ctx context.Context, ev delivery.ChatEvent) error {
-	err := e.ChatEvents.Handle(ctx, ev)
-	e.metrics.chatEvent(ev, err)
+	out, err := e.ChatEvents.HandleEvent(ctx, ev)
+	e.metrics.chatEvent(ev, out)
 	return err
 }

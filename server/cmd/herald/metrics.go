@@ -80,7 +80,7 @@ func newMetrics() *metrics {
 		}, []string{"op"}),
 		chatEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_chat_callbacks_total",
-			Help: "Chat provider callbacks handled, by kind (status, reply), status (delivered, seen, expired, failed) and outcome (stored, error).",
+			Help: "Chat provider callbacks handled, by kind (status, reply), status (delivered, seen, expired, failed) and outcome (stored: it moved a message or recorded an answer; ignored: it changed nothing, for an unknown message, another channel's, or a late or repeated event; refused: an answer outside the options, answered 400; error: not stored, answered 500).",
 		}, []string{"kind", "status", "outcome"}),
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_http_requests_total",
@@ -139,7 +139,7 @@ func (m *metrics) Batch(op string, size int, d time.Duration, err error) {
 
 // chatEvent counts one chat provider callback. Labels only take known
 // values: a provider's strings could grow the series without bound.
-func (m *metrics) chatEvent(ev delivery.ChatEvent, err error) {
+func (m *metrics) chatEvent(ev delivery.ChatEvent, outcome delivery.ChatEventOutcome) {
 	kind, status := ev.Kind, ev.Status
 	if kind != delivery.ChatEventStatus && kind != delivery.ChatEventReply {
 		kind = "other"
@@ -150,11 +150,7 @@ func (m *metrics) chatEvent(ev delivery.ChatEvent, err error) {
 	case status != "delivered" && status != "seen" && status != "expired" && status != "failed":
 		status = "other"
 	}
-	outcome := "stored"
-	if err != nil {
-		outcome = "error"
-	}
-	m.chatEvents.WithLabelValues(kind, status, outcome).Inc()
+	m.chatEvents.WithLabelValues(kind, status, string(outcome)).Inc()
 }
 
 // handlerGroupNames are the parts of the server HTTP metrics tell apart:
