@@ -72,6 +72,7 @@ func jsonKind(t reflect.Type) string {
 // body.
 func decodeError(err error, prefix string) error {
 	var (
+		he      *httpError
 		maxErr  *http.MaxBytesError
 		synErr  *json.SyntaxError
 		jsonErr *jsontext.SyntacticError
@@ -80,6 +81,8 @@ func decodeError(err error, prefix string) error {
 		mErr    *messaging.Error
 	)
 	switch {
+	case errors.As(err, &he): // the body timed out, or found no room in the budget
+		return he
 	case errors.As(err, &maxErr):
 		return &httpError{status: http.StatusRequestEntityTooLarge, name: nameTooLarge,
 			message: fmt.Sprintf("The request body is larger than %d bytes", maxErr.Limit)}
@@ -109,10 +112,8 @@ func decodeError(err error, prefix string) error {
 // errNoBody answers a request without the body it needs.
 func errNoBody() error { return badRequest("A JSON object is required as the request body") }
 
-// body limits the request body to the configured size.
-func (s *server) body(w http.ResponseWriter, r *http.Request) io.Reader {
-	return http.MaxBytesReader(w, r.Body, s.maxBody)
-}
+// body returns the request body, limited to the route's size by guard.
+func (s *server) body(_ http.ResponseWriter, r *http.Request) io.Reader { return r.Body }
 
 // decodeBody decodes the request body, one JSON object, into v. Unknown
 // fields are ignored; anything after the object is an error.

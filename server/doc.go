@@ -84,8 +84,15 @@
 //     whatever they hold.
 //   - startDate and endDate take an RFC 3339 time or a date (YYYY-MM-DD, UTC);
 //     an endDate given as a date covers that whole day.
-//   - Request bodies are limited to Config.MaxBodyBytes; a larger body is a
-//     413 "Request Entity Too Large".
+//   - Request bodies are limited by route: Config.MaxBodyBytes (64 MiB) on
+//     the four sending routes, which carry up to 200,000 recipients, and on
+//     the handlers of Config.Extra; Config.MaxSmallBodyBytes (1 MiB) on
+//     every other route. A larger body is a 413 "Request Entity Too
+//     Large", before anything is read when Content-Length announces it.
+//   - Names in request bodies match as encoding/json matches them:
+//     exactly, else without regard to case; the streaming decoder of the
+//     sending routes does the same ("RECIPIENTS" is recipients, and
+//     recipients given twice under any spelling is a 400).
 //   - Times are answered in RFC 3339, UTC, with milliseconds.
 //   - Optional strings that are empty (description, externalUserId, details,
 //     ...) and ids that are zero (smsSenderId, chatServiceId, ...) are
@@ -107,6 +114,42 @@
 //     sent a reasonable one, else a fresh one. The access log records method,
 //     path (without the query), status, duration and request id, never a body
 //     or a key.
+//
+// # Request bodies under load
+//
+// A body must keep arriving. Its read deadline starts at
+// Config.BodyReadTimeout (10 s) and grows by the time each byte that
+// arrives takes at Config.MinBodyRate (64 KiB/s): a body may take 10 s
+// plus its size at 64 KiB/s, so a 25 MB bulk send of 200,000 recipients
+// may take six minutes and a half, while a client that stops sending is
+// cut off 10 s after its last bytes' credit runs out. A minimum rate with
+// a floor rather than one fixed deadline per route: a fixed deadline long
+// enough for the largest body would also be what every stalled small
+// request holds a connection for. A body that misses its deadline is
+// answered 408 "Request Timeout" and its connection closed; the handlers
+// of Config.Extra (the chat callbacks) get a read error instead and answer
+// as they do, and their connection is closed too. The deadline is set with
+// http.ResponseController, so it works under any http.Server; that
+// server's ReadTimeout, if set, would still cut every body short at its
+// fixed length, so leave it unset and set ReadHeaderTimeout and
+// IdleTimeout.
+//
+// An answer given before its request's body was read to the end (a 401, a
+// refusal) closes the connection, rather than reading the rest of a body
+// nobody needs.
+//
+// The bodies of requests in flight share a budget of
+// Config.BodyBudgetBytes (twice MaxBodyBytes, 128 MiB, by default). A
+// request is charged its Content-Length before its body is read, and a
+// body of unknown length (chunked) is charged 64 KiB at a time as it
+// arrives; the charge is given back when the request has been answered.
+// The budget counts body bytes: what a request holds while it is decoded
+// and written (recipients, strings) is a small multiple of them. A request
+// that finds no room within Config.BodyBudgetWait (1 s) is answered 503
+// "Service Unavailable" with Retry-After: 1 and its connection closed; a
+// body announced larger than its route's limit is a 413 at once, whatever
+// the budget. Authentication runs first, so requests without a valid key
+// take nothing from the budget.
 //
 // # Admin API
 //

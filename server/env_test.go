@@ -38,6 +38,7 @@ type envConfig struct {
 	noVerify bool      // skip the OpenAPI contract checks
 	quiet    bool      // discard the logs
 	logTo    io.Writer // where the logs go; default the env's buffer
+	tune     func(*server.Config)
 }
 
 // company is a company set up for a test: active, with an API key, an
@@ -104,10 +105,14 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 	if cfg.ready != nil {
 		checks = []server.Check{{Name: "ready", Check: cfg.ready}}
 	}
-	e.h = server.New(server.Config{
+	scfg := server.Config{
 		Campaigns: svc, Surveys: survey.New(survey.Config{Store: st}), AdminToken: adminToken,
 		Logger: logger, Checks: checks, MaxBodyBytes: cfg.maxBody,
-	})
+	}
+	if cfg.tune != nil {
+		cfg.tune(&scfg)
+	}
+	e.h = server.New(scfg)
 	t.Cleanup(svc.Close)
 	if !cfg.noVerify {
 		e.verify = loadContract(t)

@@ -37,6 +37,7 @@ func statusOf(c messaging.Code) int {
 const (
 	nameMethodNotAllowed = "Method Not Allowed"
 	nameTooLarge         = "Request Entity Too Large"
+	nameRequestTimeout   = "Request Timeout"
 	internalMessage      = "An unexpected error occurred"
 )
 

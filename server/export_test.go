@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 
 	"github.com/heraldhq/herald/campaign"
@@ -36,3 +37,7 @@ func DecodeSend(body []byte, limit int, direct bool) (SendRequest, int, []byte) 
 	req.Placeholders, req.Recipients = ph, recipients
 	return req, 0, nil
 }
+
+// BodyBudgetPeak returns the most request body bytes the handler h (of
+// New) held at once so far.
+func BodyBudgetPeak(h http.Handler) int64 { return h.(*server).budget.maxHeld() }

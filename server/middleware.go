@@ -23,21 +23,36 @@ type exchange struct {
 	wrote     bool
 	requestID string
 	company   messaging.ID
+	// closeConn asks to close the connection after the answer: its body
+	// timed out, or was refused unread.
+	closeConn bool
+	// bodyPending tells that the request's body has not been read to its
+	// end (set by pace).
+	bodyPending bool
+}
+
+// start records the status of the answer as it starts.
+func (e *exchange) start(status int) {
+	if e.wrote {
+		return
+	}
+	e.status, e.wrote = status, true
+	// An answer given before the body was read to its end closes the
+	// connection rather than reading, or waiting for, the rest.
+	if e.closeConn || e.bodyPending {
+		e.ResponseWriter.Header().Set("Connection", "close")
+	}
 }
 
 // WriteHeader implements http.ResponseWriter.
 func (e *exchange) WriteHeader(status int) {
-	if !e.wrote {
-		e.status, e.wrote = status, true
-	}
+	e.start(status)
 	e.ResponseWriter.WriteHeader(status)
 }
 
 // Write implements http.ResponseWriter.
 func (e *exchange) Write(b []byte) (int, error) {
-	if !e.wrote {
-		e.status, e.wrote = http.StatusOK, true
-	}
+	e.start(http.StatusOK)
 	n, err := e.ResponseWriter.Write(b)
 	if err != nil {
 		return n, fmt.Errorf("write response: %w", err)
@@ -49,9 +64,7 @@ func (e *exchange) Write(b []byte) (int, error) {
 // Config.Extra that stream.
 func (e *exchange) Flush() {
 	if f, ok := e.ResponseWriter.(http.Flusher); ok {
-		if !e.wrote {
-			e.status, e.wrote = http.StatusOK, true
-		}
+		e.start(http.StatusOK)
 		f.Flush()
 	}
 }
@@ -109,8 +122,9 @@ func (s *server) newRequestID() string {
 	return string(b)
 }
 
-// ServeHTTP is the outermost layer: it gives the request its id, records
-// the status, recovers from panics (a 500) and writes the access log line.
+// ServeHTTP is the outermost layer: it gives the request its id, sets the
+// read deadline of its body (pace), records the status, recovers from
+// panics (a 500) and writes the access log line.
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	ex := &exchange{ResponseWriter: w, status: http.StatusOK}
@@ -121,6 +135,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", ex.requestID)
 	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex))
+	s.pace(w, ex, r)
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {

@@ -72,8 +72,31 @@ type Config struct {
 	// authentication, by path: an exact path ("/metrics"), or a prefix when
 	// it ends with a slash ("/callbacks/"). Longer paths are tried first.
 	Extra map[string]http.Handler
-	// MaxBodyBytes limits request bodies. Default DefaultMaxBodyBytes.
+	// MaxBodyBytes limits the bodies of the sending routes (those that
+	// carry recipients) and of the handlers of Extra. Default
+	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxSmallBodyBytes limits the bodies of every other route. Default
+	// DefaultMaxSmallBodyBytes, or MaxBodyBytes when that is smaller.
+	MaxSmallBodyBytes int64
+	// BodyReadTimeout and MinBodyRate set the read deadline of request
+	// bodies, Extra's included: a body may take BodyReadTimeout plus the
+	// time its bytes take at MinBodyRate bytes per second; the deadline
+	// moves as bytes arrive. A body that stalls is answered 408 and its
+	// connection closed. Defaults DefaultBodyReadTimeout and
+	// DefaultMinBodyRate.
+	BodyReadTimeout time.Duration
+	MinBodyRate     int64
+	// BodyBudgetBytes caps the request body bytes that requests in flight
+	// hold together, Extra's included. A request takes its announced
+	// Content-Length before its body is read, a body of unknown length as
+	// it arrives; a request that finds no room within BodyBudgetWait is
+	// answered 503 with Retry-After. Default twice the largest body
+	// limit; never less than the largest body limit.
+	BodyBudgetBytes int64
+	// BodyBudgetWait is how long a request waits for room in the body
+	// budget. Default DefaultBodyBudgetWait.
+	BodyBudgetWait time.Duration
 }
 
 // server is the handler New returns.
@@ -83,7 +106,8 @@ type server struct {
 	adminToken string
 	log        *slog.Logger
 	checks     []Check
-	maxBody    int64
+	limits     bodyLimits
+	budget     *budget
 	router     *mux.Router
 
 	idPrefix string
@@ -111,13 +135,11 @@ func New(cfg Config) http.Handler {
 		names[c.Name] = true
 	}
 	s := &server{campaigns: cfg.Campaigns, surveys: cfg.Surveys, adminToken: cfg.AdminToken,
-		log: cfg.Logger, checks: checks, maxBody: cfg.MaxBodyBytes}
+		log: cfg.Logger, checks: checks}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	if s.maxBody <= 0 {
-		s.maxBody = DefaultMaxBodyBytes
-	}
+	s.limits, s.budget = newBodyLimits(cfg)
 	var p [4]byte
 	_, _ = rand.Read(p[:])
 	s.idPrefix = hex.EncodeToString(p[:])
@@ -153,10 +175,11 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 	}
 	sort.Slice(paths, func(i, j int) bool { return len(paths[i]) > len(paths[j]) })
 	for _, p := range paths {
+		h := s.guard(s.limits.max, extra[p])
 		if strings.HasSuffix(p, "/") {
-			r.PathPrefix(p).Handler(extra[p])
+			r.PathPrefix(p).Handler(h)
 		} else {
-			r.Handle(p, extra[p])
+			r.Handle(p, h)
 		}
 	}
 
@@ -167,8 +190,13 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 	// Routes are registered flat, with full paths and their guard wrapped
 	// around each handler: gorilla/mux subrouters lose the "method not
 	// allowed" outcome of one route when a later route shares its prefix.
+	// The body guard runs after authentication: a request refused there
+	// takes nothing from the body budget.
 	route := func(method, path string, f handlerFunc) {
-		r.Handle("/api/v1"+path, s.apiKeyAuth(s.h(f))).Methods(method)
+		r.Handle("/api/v1"+path, s.apiKeyAuth(s.guard(s.limits.maxSmall, s.h(f)))).Methods(method)
+	}
+	sending := func(method, path string, f handlerFunc) {
+		r.Handle("/api/v1"+path, s.apiKeyAuth(s.guard(s.limits.max, s.h(f)))).Methods(method)
 	}
 
 	route(http.MethodPost, "/templates/sms", s.createSMSTemplate)
@@ -182,10 +210,10 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 	route(http.MethodPost, "/chat/campaigns", s.createChatCampaign)
 	route(http.MethodPost, "/sms/campaigns/{id}/messages", s.addSMSMessage)
 	route(http.MethodPost, "/chat/campaigns/{id}/messages", s.addChatMessage)
-	route(http.MethodPost, "/sms/promotional", s.sendSMSBulk)
-	route(http.MethodPost, "/chat/send", s.sendChatBulk)
-	route(http.MethodPost, "/sms/send", s.sendDirectSMS)
-	route(http.MethodPost, "/chat/send-text", s.sendDirectChat)
+	sending(http.MethodPost, "/sms/promotional", s.sendSMSBulk)
+	sending(http.MethodPost, "/chat/send", s.sendChatBulk)
+	sending(http.MethodPost, "/sms/send", s.sendDirectSMS)
+	sending(http.MethodPost, "/chat/send-text", s.sendDirectChat)
 
 	route(http.MethodGet, "/campaigns", s.listCampaigns)
 	route(http.MethodGet, "/campaigns/{id}", s.getCampaign)
@@ -199,7 +227,7 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 
 	if s.adminToken != "" {
 		post := func(path string, f handlerFunc) {
-			r.Handle("/admin/v1"+path, s.adminAuth(s.h(f))).Methods(http.MethodPost)
+			r.Handle("/admin/v1"+path, s.adminAuth(s.guard(s.limits.maxSmall, s.h(f)))).Methods(http.MethodPost)
 		}
 		post("/companies", s.adminCreateCompany)
 		post("/companies/{id}/activate", s.adminActivate(true))
