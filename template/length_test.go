@@ -201,3 +201,21 @@ func BenchmarkHostileRender(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBoundRender is BenchmarkRender through a Bound, as a bulk
+// preparation renders: the length check before each rendering.
+func BenchmarkBoundRender(b *testing.B) {
+	c := template.CompileTemplate(&messaging.Template{Channel: messaging.ChannelSMS,
+		Content: "Dear {{name}}, your order {{orderId}} ships on {{date}}. Track it at https://t.example.com/{{orderId}} - Herald Store"})
+	bound := c.Bind(map[string]string{"date": "12 May"})
+	recs := make([]map[string]string, 1000)
+	for i := range recs {
+		recs[i] = map[string]string{"name": "Customer " + strings.Repeat("x", i%7), "orderId": strings.Repeat("7", 8)}
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := bound.Render(recs[i%len(recs)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
