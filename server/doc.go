@@ -129,10 +129,12 @@
 // answered 408 "Request Timeout" and its connection closed; the handlers
 // of Config.Extra (the chat callbacks) get a read error instead and answer
 // as they do, and their connection is closed too. The deadline is set with
-// http.ResponseController, so it works under any http.Server; that
-// server's ReadTimeout, if set, would still cut every body short at its
-// fixed length, so leave it unset and set ReadHeaderTimeout and
-// IdleTimeout.
+// http.ResponseController, so it works under any http.Server, as long as
+// middleware wrapped around the handler lets the controller reach the
+// connection (an Unwrap() http.ResponseWriter method; without one the
+// bodies have no deadline). That server's ReadTimeout, if set, would
+// still cut every body short at its fixed length: leave it unset, and set
+// ReadHeaderTimeout and IdleTimeout.
 //
 // An answer given before its request's body was read to the end (a 401, a
 // refusal) closes the connection, rather than reading the rest of a body
