@@ -92,10 +92,11 @@
 // for each placeholder name, its number of occurrences times the length
 // of its value, each value measured once (Text.Len and Text.URLLen say
 // the same of one text). Bind measures the request-level values of a send
-// once; checking a recipient (Bound.Fits) then costs the smaller of its
-// number of values and the template's number of names, and each value is
-// read no further than one character past the largest limit it could
-// fill, so a hostile value costs no more than a long legitimate one.
+// once; checking a recipient (Bound.Fits) then costs about the smaller
+// of its number of values and the template's number of names (a map
+// lookup each), and each value is read no further than one character
+// past the largest limit it could fill, so a hostile value costs no more
+// than a long legitimate one.
 // Lengths beyond a limit are lower bounds, which is all a refusal needs;
 // up to the limit they are exact (for valid UTF-8, which every stored
 // text is; invalid bytes count one each, never less than the rendering).

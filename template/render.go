@@ -49,6 +49,9 @@ type Compiled struct {
 type fieldUses struct {
 	name  string
 	count [numFields]int
+	// maxText and maxURL are one more than the largest limit of the text
+	// and URL fields the name occurs in; 0 when it occurs in none.
+	maxText, maxURL int
 }
 
 // Rendered is one message rendered from a template.
@@ -115,7 +118,13 @@ func CompileTemplate(t *messaging.Template) *Compiled {
 				c.names[u.name] = i
 				c.uses = append(c.uses, fieldUses{name: u.name})
 			}
-			c.uses[i].count[f] += u.count
+			fu := &c.uses[i]
+			fu.count[f] += u.count
+			if renderedFields[f].url {
+				fu.maxURL = max(fu.maxURL, c.max[f]+1)
+			} else {
+				fu.maxText = max(fu.maxText, c.max[f]+1)
+			}
 		}
 	}
 	c.free = c.Bind(nil)
@@ -160,8 +169,8 @@ type measured struct {
 }
 
 // Bind measures the request-level values for the recipients of one send.
-// request may be nil. It costs the length of the request values the
-// template uses, once.
+// request may be nil. It reads each request value the template uses once,
+// and no further than Bound.Fits would read a recipient's.
 func (c *Compiled) Bind(request map[string]string) *Bound {
 	b := &Bound{c: c, request: request, vals: make([]measured, len(c.uses))}
 	for f, t := range c.texts {
@@ -176,7 +185,7 @@ func (c *Compiled) Bind(request map[string]string) *Bound {
 	}
 	for i, u := range c.uses {
 		v, ok := request[u.name]
-		m := b.measure(u, v, ok)
+		m := b.measure(&c.uses[i], v, ok)
 		b.vals[i] = m
 		b.add(&b.base, u, m)
 	}
@@ -190,27 +199,17 @@ func (c *Compiled) Bind(request map[string]string) *Bound {
 // measuring a value costs at most a few times that limit whatever its
 // size, and no total can overflow (it is at most the template's length
 // times a limit).
-func (b *Bound) measure(u fieldUses, v string, found bool) measured {
+func (b *Bound) measure(u *fieldUses, v string, found bool) measured {
 	if !found {
 		n := len(u.name) + 4 // {{name}}
 		return measured{text: n, url: n}
 	}
-	var maxText, maxURL int
-	for f, n := range u.count {
-		switch {
-		case n == 0:
-		case renderedFields[f].url:
-			maxURL = max(maxURL, b.c.max[f]+1)
-		default:
-			maxText = max(maxText, b.c.max[f]+1)
-		}
-	}
 	m := measured{found: true}
-	if maxText > 0 {
-		m.text = runeCountUpTo(v, maxText)
+	if u.maxText > 0 {
+		m.text = runeCountUpTo(v, u.maxText)
 	}
-	if maxURL > 0 {
-		m.url = escapedLenUpTo(v, maxURL)
+	if u.maxURL > 0 {
+		m.url = escapedLenUpTo(v, u.maxURL)
 	}
 	return m
 }
@@ -228,37 +227,43 @@ func (b *Bound) add(lens *[numFields]int, u fieldUses, m measured) {
 
 // lengths returns the length of each rendered field for recipient, exact
 // up to the field's limit and at least the limit plus one beyond it. It
-// costs the smaller of the recipient's number of values and the
-// template's number of placeholder names, plus at most a few times a
-// limit per recipient value used, and does not allocate.
+// costs about the smaller of the recipient's number of values and the
+// template's number of placeholder names (a map lookup each), plus at
+// most a few times a limit per recipient value used, and does not
+// allocate.
 func (b *Bound) lengths(recipient map[string]string) [numFields]int {
 	c := b.c
 	lens := b.base
-	swap := func(i int, v string) {
-		u := c.uses[i]
-		old, m := b.vals[i], b.measure(u, v, true)
-		for f, n := range u.count {
-			if renderedFields[f].url {
-				lens[f] += n * (m.url - old.url)
-			} else {
-				lens[f] += n * (m.text - old.text)
-			}
-		}
-	}
-	if len(recipient) < len(c.uses) {
+	// Looking every name up costs less than walking a map, up to a few
+	// names more than the recipient has values.
+	if len(recipient)+8 < len(c.uses) {
 		for k, v := range recipient {
 			if i, ok := c.names[k]; ok {
-				swap(i, v)
+				b.swap(&lens, i, v)
 			}
 		}
 	} else {
-		for i, u := range c.uses {
-			if v, ok := recipient[u.name]; ok {
-				swap(i, v)
+		for i := range c.uses {
+			if v, ok := recipient[c.uses[i].name]; ok {
+				b.swap(&lens, i, v)
 			}
 		}
 	}
 	return lens
+}
+
+// swap replaces in lens the occurrences of use i as Bind measured them by
+// their rendering with the recipient's value v.
+func (b *Bound) swap(lens *[numFields]int, i int, v string) {
+	u := &b.c.uses[i]
+	old, m := b.vals[i], b.measure(u, v, true)
+	for f, n := range u.count {
+		if renderedFields[f].url {
+			lens[f] += n * (m.url - old.url)
+		} else {
+			lens[f] += n * (m.text - old.text)
+		}
+	}
 }
 
 // Fits reports whether the message of recipient stays within every
@@ -292,7 +297,7 @@ func (b *Bound) Check(recipient map[string]string) error {
 			}
 			m, fromRequest := b.vals[i], true
 			if v, ok := recipient[u.name]; ok {
-				m, fromRequest = b.measure(u, v, true), false
+				m, fromRequest = b.measure(&b.c.uses[i], v, true), false
 			}
 			size := m.text
 			if e.Bytes {
