@@ -125,6 +125,17 @@ type Config struct {
 	// ReceiptRetention is how long SMS parts are kept for their receipts,
 	// and early receipts for their parts. Default 7 days.
 	ReceiptRetention time.Duration
+	// ReceiptTimeout is how long a Sent SMS waits for its delivery
+	// receipts: after it, a message whose receipts have not all come stays
+	// Sent, with Details naming the timeout (ReceiptTimeoutDetails), and
+	// is no longer counted as waiting (StatusCounts.Unconfirmed); a
+	// receipt that still comes settles it. Set it to about the validity
+	// period when submits carry one: the SMSC gives up delivering by then.
+	// It must be shorter than ReceiptRetention. Default 48 hours.
+	ReceiptTimeout time.Duration
+	// ReceiptSweepInterval is how often SMS past ReceiptTimeout are
+	// looked for. Default 1 minute.
+	ReceiptSweepInterval time.Duration
 	// PurgeInterval is how often older parts and receipts are purged.
 	// Default 1 hour.
 	PurgeInterval time.Duration
@@ -175,6 +186,8 @@ const (
 	DefaultClaimLease       = 10 * time.Second
 	DefaultCompleteInterval = time.Second
 	DefaultReceiptRetention = 7 * 24 * time.Hour
+	DefaultReceiptTimeout   = 48 * time.Hour
+	DefaultReceiptSweep     = time.Minute
 	DefaultPurgeInterval    = time.Hour
 	DefaultRouteTTL         = time.Minute
 	DefaultDrainTimeout     = 30 * time.Second
@@ -241,6 +254,11 @@ func (c Config) withDefaults() (Config, error) {
 	defD(&c.RecoverInterval, DefaultRecoverInterval)
 	defD(&c.CompleteInterval, DefaultCompleteInterval)
 	defD(&c.ReceiptRetention, DefaultReceiptRetention)
+	defD(&c.ReceiptTimeout, DefaultReceiptTimeout)
+	defD(&c.ReceiptSweepInterval, DefaultReceiptSweep)
+	if c.ReceiptTimeout >= c.ReceiptRetention {
+		return c, errors.New("delivery: Config.ReceiptTimeout must be shorter than Config.ReceiptRetention")
+	}
 	defD(&c.PurgeInterval, DefaultPurgeInterval)
 	defD(&c.RouteTTL, DefaultRouteTTL)
 	defD(&c.DrainTimeout, DefaultDrainTimeout)

@@ -162,7 +162,10 @@ func (d *Dispatcher) maintain(ctx context.Context) {
 	defer completeT.Stop()
 	purgeT := time.NewTicker(d.cfg.PurgeInterval)
 	defer purgeT.Stop()
+	expireT := time.NewTicker(d.cfg.ReceiptSweepInterval)
+	defer expireT.Stop()
 	d.purge(ctx)
+	d.expireReceipts(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -175,6 +178,8 @@ func (d *Dispatcher) maintain(ctx context.Context) {
 			d.complete(ctx)
 		case <-purgeT.C:
 			d.purge(ctx)
+		case <-expireT.C:
+			d.expireReceipts(ctx)
 		}
 	}
 }
@@ -254,6 +259,30 @@ func (d *Dispatcher) purge(ctx context.Context) {
 	if err != nil && ctx.Err() == nil {
 		d.log.Error("purging old receipts", "err", err)
 	}
+}
+
+// expireReceipts settles, as unconfirmed, the SMS sent more than
+// ReceiptTimeout ago whose receipts have not all come.
+func (d *Dispatcher) expireReceipts(ctx context.Context) {
+	sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+	defer cancel()
+	start := time.Now()
+	now := d.cfg.Now()
+	n, err := d.store.ExpireReceipts(sctx, now.Add(-d.cfg.ReceiptTimeout), now, ReceiptTimeoutDetails(d.cfg.ReceiptTimeout))
+	d.obs.Batch("expire", n, time.Since(start), err)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		d.log.Error("expiring receipts", "err", err)
+	case n > 0:
+		d.log.Info("SMS without a delivery receipt within the receipt timeout are no longer waited for", "count", n,
+			"timeout", d.cfg.ReceiptTimeout)
+	}
+}
+
+// ReceiptTimeoutDetails is the Details of a message whose delivery
+// receipt did not come within timeout.
+func ReceiptTimeoutDetails(timeout time.Duration) string {
+	return "NO_RECEIPT: no delivery receipt within " + timeout.String()
 }
 
 // queueDepth reports the results waiting in all writers, writer i's

@@ -520,6 +520,10 @@ func TestConfig(t *testing.T) {
 	require.ErrorContains(t, err, "Store is required")
 	_, err = delivery.New(delivery.Config{Store: memstore.New(), Lease: time.Second, SendTimeout: time.Minute})
 	require.ErrorContains(t, err, "Lease must exceed")
+	_, err = delivery.New(delivery.Config{Store: memstore.New(), ReceiptTimeout: 8 * 24 * time.Hour})
+	require.ErrorContains(t, err, "ReceiptTimeout must be shorter than Config.ReceiptRetention")
+	_, err = delivery.New(delivery.Config{Store: memstore.New(), ClaimLease: time.Second, HeartbeatInterval: 2 * time.Second})
+	require.ErrorContains(t, err, "HeartbeatInterval must be shorter")
 	d, err := delivery.New(delivery.Config{Store: memstore.New(), SMS: newFakeSMS()})
 	require.NoError(t, err, "memstore reads campaigns: the directory defaults to it")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -561,4 +565,52 @@ func TestWriters(t *testing.T) {
 		}
 	}
 	require.Greater(t, differs, 100, "results spread over the writers")
+}
+
+// TestReceiptTimeout: SMS whose receipts do not come within the receipt
+// timeout stay Sent, with details naming the timeout, and leave the
+// waiting count (Unconfirmed); a receipt that comes after all still
+// settles its message.
+func TestReceiptTimeout(t *testing.T) {
+	s := memstore.New()
+	w := newWorld(t, s)
+	sms := newFakeSMS()
+	cfg := fastConfig(s)
+	cfg.SMS = sms
+	cfg.ReceiptTimeout = 150 * time.Millisecond
+	cfg.ReceiptSweepInterval = 10 * time.Millisecond
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	var lost sync.Map // receipts the SMSC never sends
+	sms.receipts = func(m delivery.SMS, ids []string) {
+		if m.To[len(m.To)-1]%2 == 1 {
+			lost.Store(m.To, ids)
+			return
+		}
+		receiptsFor(t, d.HandleReceipt)(m, ids)
+	}
+	c, msgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(10, 10)})
+	run(t, d)
+	got := w.waitCampaign(c.ID, "receipts timed out", func(c messaging.Campaign) bool {
+		return c.Status == messaging.CampaignCompleted && c.Counts.Unconfirmed == 5
+	})
+	require.Equal(t, messaging.StatusCounts{Sent: 5, Delivered: 5, Unconfirmed: 5}, got.Counts)
+	require.Zero(t, got.Counts.Awaiting())
+	for i, m := range msgs {
+		got := w.message(m.ID)
+		if i%2 == 1 {
+			require.Equal(t, messaging.StatusSent, got.Status)
+			require.Equal(t, delivery.ReceiptTimeoutDetails(150*time.Millisecond), got.Details)
+		} else {
+			require.Equal(t, messaging.StatusDelivered, got.Status)
+		}
+	}
+	late, ok := lost.Load(msgs[1].Phone)
+	require.True(t, ok)
+	receiptsFor(t, d.HandleReceipt)(delivery.SMS{To: msgs[1].Phone}, late.([]string))
+	got = w.waitCampaign(c.ID, "a late receipt settled its message", func(c messaging.Campaign) bool { return c.Counts.Delivered == 6 })
+	require.Equal(t, messaging.StatusCounts{Sent: 4, Delivered: 6, Unconfirmed: 4}, got.Counts)
+	drift, err := s.CheckCounters(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, drift)
 }

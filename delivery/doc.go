@@ -63,7 +63,17 @@
 // parts are recorded. DELIVRD delivers a part and a message is
 // Delivered once all its parts are; UNDELIV, EXPIRED and REJECTD fail it
 // with details UNDELIVERED, EXPIRED and REJECTED and the receipt's err as
-// SMSErrorCode. A repeated receipt changes nothing.
+// SMSErrorCode. A repeated receipt changes nothing, and so does one an
+// SMSC sends again after a rebind.
+//
+// Receipts that never come (lost with an SMSC that crashed, or never
+// sent) would leave messages Sent and waited for for ever. After
+// Config.ReceiptTimeout (48 hours; set it to the validity period when
+// submits carry one) an SMS whose receipts have not all come stays Sent,
+// with Details "NO_RECEIPT: no delivery receipt within 48h0m0s", and is
+// counted Unconfirmed instead of waiting (Store.ExpireReceipts, every
+// Config.ReceiptSweepInterval): the campaign's pending count no longer
+// holds it. A receipt that comes later still settles it.
 //
 // Send results and receipts are written by Config.Writers writers, one
 // transaction each at a time: one on SQLite, whose single writer takes

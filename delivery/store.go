@@ -86,6 +86,15 @@ type Store interface {
 	// across processes sharing the store, and keeps it for good. An unknown
 	// id gets 0.
 	ChatSeqs(ctx context.Context, ids []messaging.ID) ([]int64, error)
+	// ExpireReceipts marks unconfirmed the SMS messages still Sent one of
+	// whose parts, recorded before sentBefore, has no final receipt: they
+	// stay Sent, their Details set to details, and are counted in
+	// StatusCounts.Unconfirmed (a part of Sent) instead of as waiting; a
+	// receipt that comes later still settles them, and they leave the
+	// count. Each part is looked at once: a call looks at the parts
+	// recorded from the sentBefore of the previous call on. It returns how
+	// many messages it marked.
+	ExpireReceipts(ctx context.Context, sentBefore, now time.Time, details string) (int, error)
 	// PurgeReceipts forgets the SMS parts recorded, and the receipts kept,
 	// before the given time, and returns how many it removed. A receipt of
 	// a forgotten part that arrives later is kept and purged in turn.

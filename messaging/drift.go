@@ -16,7 +16,7 @@ type Drift struct {
 	// company's pending count.
 	CampaignID ID
 	// Counter names the counter: a status in lower case ("pending",
-	// "sent", ...) for a campaign's own messages, the same prefixed with
+	// "sent", ...) or "unconfirmed" for a campaign's own messages, the same prefixed with
 	// "fallback." for its fallback SMS, or "companyPending".
 	Counter string
 	// Stored is the counter's value; Counted what the rows give.
@@ -50,6 +50,12 @@ func CounterDrift(campaigns []Campaign, counted map[ID]Counted, pending map[ID]i
 			if s, k := c.FallbackCounts.Of(st), n.FallbackCounts.Of(st); s != k {
 				out = append(out, Drift{CompanyID: c.CompanyID, CampaignID: c.ID, Counter: "fallback." + name, Stored: s, Counted: k})
 			}
+		}
+		if s, k := c.Counts.Unconfirmed, n.Counts.Unconfirmed; s != k {
+			out = append(out, Drift{CompanyID: c.CompanyID, CampaignID: c.ID, Counter: "unconfirmed", Stored: s, Counted: k})
+		}
+		if s, k := c.FallbackCounts.Unconfirmed, n.FallbackCounts.Unconfirmed; s != k {
+			out = append(out, Drift{CompanyID: c.CompanyID, CampaignID: c.ID, Counter: "fallback.unconfirmed", Stored: s, Counted: k})
 		}
 		w := n.Counts.Unsent() + n.FallbackCounts.Unsent()
 		if c.Status == CampaignQueuing {

@@ -98,6 +98,11 @@ type StatusCounts struct {
 	Delivered int
 	Seen      int
 	Failed    int
+	// Unconfirmed counts the Sent messages (a part of Sent, not besides
+	// it) whose delivery receipt did not come within the receipt timeout:
+	// they wait for nothing any more, and a receipt that still comes
+	// settles them.
+	Unconfirmed int
 }
 
 // Add adds n to the count of status s.
@@ -136,6 +141,10 @@ func (c StatusCounts) Of(s MessageStatus) int {
 	}
 	return 0
 }
+
+// Awaiting is the number of Sent messages still waiting for their
+// delivery report: Sent less Unconfirmed.
+func (c StatusCounts) Awaiting() int { return c.Sent - c.Unconfirmed }
 
 // Total is the number of messages counted.
 func (c StatusCounts) Total() int {

@@ -354,10 +354,13 @@ func (s *Store) CheckCounters(ctx context.Context) ([]messaging.Drift, error) {
 		var n messaging.Counted
 		for _, mid := range cr.messages {
 			m := s.messages[mid]
+			c := &n.Counts
 			if m.IsFallback() {
-				n.FallbackCounts.Add(m.Status, 1)
-			} else {
-				n.Counts.Add(m.Status, 1)
+				c = &n.FallbackCounts
+			}
+			c.Add(m.Status, 1)
+			if _, ok := s.unconfirmed[mid]; ok && m.Status == messaging.StatusSent {
+				c.Unconfirmed++
 			}
 		}
 		counted[id] = n

@@ -65,6 +65,10 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 	old := m.Status
 	cr := s.campaigns[m.CampaignID]
 	count(cr, m, old, u.Status)
+	if _, ok := s.unconfirmed[m.ID]; ok && old == messaging.StatusSent {
+		delete(s.unconfirmed, m.ID)
+		unconfirmedOf(cr, m).Unconfirmed--
+	}
 	if old.Unsent() && !u.Status.Unsent() {
 		s.companies[m.CompanyID].pending--
 	}

@@ -48,7 +48,11 @@ type Store struct {
 	byExternal index
 	sending    map[messaging.ID]string // Sending messages -> the owner of the claim
 	claimers   map[string]time.Time    // owner -> last heartbeat
-	due        map[messaging.Channel]*dueHeap
+	// unconfirmed holds the Sent SMS past the receipt timeout.
+	unconfirmed map[messaging.ID]struct{}
+	// receiptSweep is where ExpireReceipts got to.
+	receiptSweep time.Time
+	due          map[messaging.Channel]*dueHeap
 
 	results           map[messaging.ID]*messaging.SurveyResult // by message id: the first answer
 	resultsByCampaign map[messaging.ID][]*messaging.SurveyResult
@@ -149,6 +153,7 @@ func New() *Store {
 		byExternal:        index{},
 		sending:           map[messaging.ID]string{},
 		claimers:          map[string]time.Time{},
+		unconfirmed:       map[messaging.ID]struct{}{},
 		due:               map[messaging.Channel]*dueHeap{},
 		results:           map[messaging.ID]*messaging.SurveyResult{},
 		resultsByCampaign: map[messaging.ID][]*messaging.SurveyResult{},
@@ -236,6 +241,14 @@ func count(cr *campaignRow, m *messaging.Message, old, new messaging.MessageStat
 	if new != "" {
 		counts.Add(new, 1)
 	}
+}
+
+// unconfirmedOf returns the counts of cr that count m.
+func unconfirmedOf(cr *campaignRow, m *messaging.Message) *messaging.StatusCounts {
+	if m.IsFallback() {
+		return &cr.c.FallbackCounts
+	}
+	return &cr.c.Counts
 }
 
 // reserved is the part of a Queuing campaign's Planned not inserted yet.

@@ -193,3 +193,33 @@ func (s *Store) PurgeReceipts(ctx context.Context, before time.Time) (int, error
 	}
 	return n, nil
 }
+
+// ExpireReceipts implements delivery.Store: the parts recorded from the
+// last call's sentBefore up to this one's, still without a receipt, make
+// their messages that are Sent unconfirmed.
+func (s *Store) ExpireReceipts(ctx context.Context, sentBefore, now time.Time, details string) (int, error) {
+	if err := s.lock(ctx, "expire receipts"); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	if !sentBefore.After(s.receiptSweep) {
+		return 0, nil
+	}
+	from := s.receiptSweep
+	s.receiptSweep = sentBefore
+	n := 0
+	for _, p := range s.receipts.parts {
+		if p.message.IsZero() || p.receipt != nil || p.created.Before(from) || !p.created.Before(sentBefore) {
+			continue
+		}
+		m := s.messages[p.message]
+		if _, done := s.unconfirmed[m.ID]; done || m.Status != messaging.StatusSent {
+			continue
+		}
+		s.unconfirmed[m.ID] = struct{}{}
+		unconfirmedOf(s.campaigns[m.CampaignID], m).Unconfirmed++
+		m.Details, m.UpdatedAt = details, now
+		n++
+	}
+	return n, nil
+}

@@ -17,8 +17,10 @@ const campaignColumns = "id, company_id, name, description, channel, mode, statu
 	"failure_reason, created_at, updated_at, started_at, completed_at"
 
 // counterColumns are a campaign's counters: its messages by status, then
-// its fallback SMS by status, in the order of messaging.MessageStatuses.
-const counterColumns = "pending, sending, sent, delivered, seen, failed, fb_pending, fb_sending, fb_sent, fb_delivered, fb_seen, fb_failed"
+// its fallback SMS by status, in the order of messaging.MessageStatuses,
+// then the unconfirmed ones of each.
+const counterColumns = "pending, sending, sent, delivered, seen, failed, fb_pending, fb_sending, fb_sent, fb_delivered, fb_seen, fb_failed, " +
+	"unconfirmed, fb_unconfirmed"
 
 // counterColumn returns the column counting status s.
 func counterColumn(s messaging.MessageStatus, fallback bool) string {
@@ -32,7 +34,7 @@ func counterColumn(s messaging.MessageStatus, fallback bool) string {
 // counterDsts returns scan targets for counterColumns.
 func counterDsts(c, fb *messaging.StatusCounts) []any {
 	return []any{&c.Pending, &c.Sending, &c.Sent, &c.Delivered, &c.Seen, &c.Failed,
-		&fb.Pending, &fb.Sending, &fb.Sent, &fb.Delivered, &fb.Seen, &fb.Failed}
+		&fb.Pending, &fb.Sending, &fb.Sent, &fb.Delivered, &fb.Seen, &fb.Failed, &c.Unconfirmed, &fb.Unconfirmed}
 }
 
 func scanCampaign(row interface{ Scan(...any) error }) (messaging.Campaign, error) {
@@ -126,6 +128,14 @@ func counterSets(counts, fallback messaging.StatusCounts) ([]string, []any) {
 				args = append(args, d)
 			}
 		}
+	}
+	if d := counts.Unconfirmed; d != 0 {
+		set = append(set, "unconfirmed = unconfirmed + ?")
+		args = append(args, d)
+	}
+	if d := fallback.Unconfirmed; d != 0 {
+		set = append(set, "fb_unconfirmed = fb_unconfirmed + ?")
+		args = append(args, d)
 	}
 	return set, args
 }

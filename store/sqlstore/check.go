@@ -63,6 +63,31 @@ func (s *Store) CheckCounters(ctx context.Context) (_ []messaging.Drift, err err
 		return nil, fmt.Errorf("check counters: count messages: %w", err)
 	}
 
+	rows, err = tx.QueryContext(ctx, s.placeholders("SELECT campaign_id, fallback_for IS NOT NULL, COUNT(*) FROM messages "+
+		"WHERE status = 'Sent' AND unconfirmed = ? GROUP BY campaign_id, fallback_for IS NOT NULL"), true)
+	if err != nil {
+		return nil, fmt.Errorf("check counters: count unconfirmed messages: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id messaging.ID
+		var fallback bool
+		var n int
+		if err := rows.Scan(&id, &fallback, &n); err != nil {
+			return nil, fmt.Errorf("check counters: count unconfirmed messages: %w", err)
+		}
+		c := counted[id]
+		if fallback {
+			c.FallbackCounts.Unconfirmed = n
+		} else {
+			c.Counts.Unconfirmed = n
+		}
+		counted[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("check counters: count unconfirmed messages: %w", err)
+	}
+
 	pending := map[messaging.ID]int{}
 	rows, err = tx.QueryContext(ctx, "SELECT id, pending_count FROM companies")
 	if err != nil {

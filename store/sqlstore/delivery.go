@@ -27,6 +27,16 @@ func (d *counterDelta) move(fallback bool, from, to messaging.MessageStatus) {
 	c.Add(to, 1)
 }
 
+// settle records that an unconfirmed Sent message of the campaign moved
+// on: it is no longer counted unconfirmed.
+func (d *counterDelta) settle(fallback bool) {
+	if fallback {
+		d.fallback.Unconfirmed--
+	} else {
+		d.counts.Unconfirmed--
+	}
+}
+
 // applyDeltas adds counter deltas to their campaigns, in id order.
 func (s *Store) applyDeltas(ctx context.Context, tx *txn, deltas map[messaging.ID]*counterDelta) error {
 	ids := make([]messaging.ID, 0, len(deltas))
@@ -192,6 +202,7 @@ type messageState struct {
 	companyID, campaignID messaging.ID
 	channel               messaging.Channel
 	fallback              bool
+	unconfirmed           bool // Sent and past the receipt timeout
 	was, status           messaging.MessageStatus
 	changed               bool
 	updatedAt             time.Time
@@ -289,7 +300,7 @@ func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (
 		for rows.Next() {
 			var id messaging.ID
 			st := new(messageState)
-			if err := rows.Scan(&id, &st.companyID, &st.campaignID, &st.fallback, &st.status, timePtrDst{&st.storedSentAt}, &st.channel); err != nil {
+			if err := rows.Scan(&id, &st.companyID, &st.campaignID, &st.fallback, &st.status, timePtrDst{&st.storedSentAt}, &st.channel, &st.unconfirmed); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read message statuses: %w", err)
 			}
@@ -335,6 +346,9 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 					deltas[st.campaignID] = d
 				}
 				d.move(st.fallback, st.was, st.status)
+				if st.unconfirmed && st.was == messaging.StatusSent {
+					d.settle(st.fallback)
+				}
 				pending[st.companyID] += unsent(st.status) - unsent(st.was)
 			}
 		}

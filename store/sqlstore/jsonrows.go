@@ -348,7 +348,7 @@ func (s *Store) queries() *deliveryQueries {
 			lock = " FOR UPDATE"
 		}
 		c.q = deliveryQueries{
-			lockMessages: "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status, sent_at, channel FROM messages WHERE " +
+			lockMessages: "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status, sent_at, channel, unconfirmed FROM messages WHERE " +
 				s.jsonIDsIn("id") + " ORDER BY id" + lock,
 			writeStates: "WITH v AS (" + s.jsonSelect(
 				[]string{"id", "status", "updated_at", "sent_at", "delivered_at", "seen_at", "due_at", "provider_message_id", "details", "sms_error_code"},

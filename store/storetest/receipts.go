@@ -433,3 +433,43 @@ func testApplyBatch(f *fixture) {
 	require.Empty(t, br.Outcomes)
 	f.requireReconciled()
 }
+
+// testExpireReceipts: Sent SMS one of whose parts, recorded before the
+// cut, has no receipt become unconfirmed (still Sent, details set, counted
+// in Unconfirmed); each part is looked at once; a receipt that comes
+// later still settles the message and it leaves the count.
+func testExpireReceipts(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	c, msgs := f.sentBulk(a.ID, 4)
+	require.Equal(t, []bool{true, true, true, true}, f.apply(
+		sent(msgs[0], 2, "a0"), sent(msgs[1], 2, "b0"), sent(msgs[2], 3, "c0", "c1"), sent(msgs[3], 10, "d0")))
+	f.receipts(4, rcpt("a0", delivery.StateDelivered, "000", 4), rcpt("c0", delivery.StateDelivered, "000", 4))
+
+	n, err := f.s.ExpireReceipts(f.ctx, at(5), at(100), "NO_RECEIPT")
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "b0 and c1 have no receipt; a0 has; d0 was sent after the cut")
+	for _, m := range msgs[1:3] {
+		got := f.getMessage(a.ID, m.ID)
+		require.Equal(t, messaging.StatusSent, got.Status)
+		require.Equal(t, "NO_RECEIPT", got.Details)
+	}
+	require.Empty(t, f.getMessage(a.ID, msgs[3].ID).Details)
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Sent: 3, Delivered: 1, Unconfirmed: 2}, messaging.StatusCounts{})
+	f.requireReconciled()
+
+	n, err = f.s.ExpireReceipts(f.ctx, at(5), at(101), "NO_RECEIPT")
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing new before the same cut")
+	n, err = f.s.ExpireReceipts(f.ctx, at(20), at(102), "NO_RECEIPT")
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "d0, recorded since the last cut")
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Sent: 3, Delivered: 1, Unconfirmed: 3}, messaging.StatusCounts{})
+
+	// Late receipts settle unconfirmed messages.
+	f.receipts(200, rcpt("b0", delivery.StateDelivered, "000", 150), rcpt("c1", delivery.StateUndeliverable, "001", 160))
+	require.Equal(t, messaging.StatusDelivered, f.getMessage(a.ID, msgs[1].ID).Status)
+	require.Equal(t, messaging.StatusFailed, f.getMessage(a.ID, msgs[2].ID).Status)
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Sent: 1, Delivered: 2, Failed: 1, Unconfirmed: 1}, messaging.StatusCounts{})
+	f.requireReconciled()
+}

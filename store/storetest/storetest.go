@@ -134,6 +134,7 @@ func cases() []testCase {
 		{"PurgeReceipts", testPurgeReceipts},
 		{"ApplyUpdatesText", testApplyUpdatesText},
 		{"ApplyBatch", testApplyBatch},
+		{"ExpireReceipts", testExpireReceipts},
 		{"RecordResult", testRecordResult},
 		{"RecordResults", testRecordResults},
 		{"ListResults", testListResults},

@@ -1,0 +1,120 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// receiptSweep names the receipt timeout's row in sweeps.
+const receiptSweep = "receipts"
+
+// ExpireReceipts implements delivery.Store. It looks at the SMS parts
+// recorded since its last run and before sentBefore (through their
+// created_at index, so each part is looked at once whatever the size of
+// the table) whose receipt has not come, and marks their messages that are
+// still Sent unconfirmed, with details, in one transaction with the
+// counters. Where it got to is kept in the sweeps table: a process that
+// was stopped for a while catches up, and processes sharing the database
+// take turns (on Postgres the sweep row is locked).
+func (s *Store) ExpireReceipts(ctx context.Context, sentBefore, now time.Time, details string) (_ int, err error) {
+	defer keepUnavailable(&err)
+	var n int
+	err = s.write(ctx, "expire receipts", func(tx *txn) error {
+		n = 0
+		lock := ""
+		if s.dialect == dialectPostgres {
+			lock = " FOR UPDATE"
+		}
+		var from time.Time
+		var upto any
+		if s.dialect == dialectPostgres {
+			upto = new(time.Time)
+		} else {
+			upto = new(int64)
+		}
+		err := tx.QueryRowContext(ctx, "SELECT upto FROM sweeps WHERE name = ?"+lock, receiptSweep).Scan(upto)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return fmt.Errorf("read the sweep: %w", err)
+		case s.dialect == dialectPostgres:
+			from = *upto.(*time.Time)
+		default:
+			from = time.UnixMicro(*upto.(*int64))
+		}
+		if !sentBefore.After(from) {
+			return nil
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT DISTINCT message_id FROM sms_parts WHERE created_at >= ? AND created_at < ? "+
+			"AND state IS NULL AND message_id IS NOT NULL", s.ts(from), s.ts(sentBefore))
+		if err != nil {
+			return fmt.Errorf("find parts without receipt: %w", err)
+		}
+		var ids []messaging.ID
+		for rows.Next() {
+			var id messaging.ID
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return fmt.Errorf("find parts without receipt: %w", err)
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("find parts without receipt: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("find parts without receipt: %w", err)
+		}
+		slices.SortFunc(ids, compareIDs)
+		deltas := map[messaging.ID]*counterDelta{}
+		for chunk := range slices.Chunk(ids, 1000) {
+			rows, err := s.rawQuery(ctx, tx, "UPDATE messages SET unconfirmed = ?, details = ?, updated_at = ? WHERE "+
+				s.jsonIDsIn("id")+" AND status = 'Sent' AND unconfirmed = ? RETURNING campaign_id, fallback_for IS NOT NULL",
+				true, details, s.ts(now), s.jsonIDs(chunk), false)
+			if err != nil {
+				return fmt.Errorf("mark messages unconfirmed: %w", err)
+			}
+			for rows.Next() {
+				var campaignID messaging.ID
+				var fallback bool
+				if err := rows.Scan(&campaignID, &fallback); err != nil {
+					rows.Close()
+					return fmt.Errorf("mark messages unconfirmed: %w", err)
+				}
+				d := deltas[campaignID]
+				if d == nil {
+					d = new(counterDelta)
+					deltas[campaignID] = d
+				}
+				if fallback {
+					d.fallback.Unconfirmed++
+				} else {
+					d.counts.Unconfirmed++
+				}
+				n++
+			}
+			if err := rows.Close(); err != nil {
+				return fmt.Errorf("mark messages unconfirmed: %w", err)
+			}
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("mark messages unconfirmed: %w", err)
+			}
+		}
+		if err := s.applyDeltas(ctx, tx, deltas); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "INSERT INTO sweeps (name, upto) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET upto = excluded.upto",
+			receiptSweep, s.ts(sentBefore))
+		if err != nil {
+			return fmt.Errorf("record the sweep: %w", err)
+		}
+		return nil
+	})
+	return n, err
+}
