@@ -9,10 +9,13 @@ import (
 // Stats are the counters a campaign reports.
 type Stats struct {
 	TotalMessages int // messages of the campaign (planned ones while Queuing)
-	Pending       int // not yet final: Pending, Sending or Sent
+	Pending       int // not yet final: Pending, Sending, or Sent and waiting for its report
 	Delivered     int // Delivered or Seen
 	Seen          int
 	Failed        int
+	// Unconfirmed counts the Sent messages whose delivery report did not
+	// come within the receipt timeout: not pending, not delivered.
+	Unconfirmed int
 
 	FallbackCount     int // SMS sent in place of chat messages
 	FallbackDelivered int
@@ -29,10 +32,11 @@ func StatsOf(c messaging.Campaign) Stats {
 	n := c.Counts
 	s := Stats{
 		TotalMessages:     n.Total(),
-		Pending:           n.Pending + n.Sending + n.Sent,
+		Pending:           n.Pending + n.Sending + n.Awaiting(),
 		Delivered:         n.Delivered + n.Seen,
 		Seen:              n.Seen,
 		Failed:            n.Failed,
+		Unconfirmed:       n.Unconfirmed,
 		FallbackCount:     c.FallbackCounts.Total(),
 		FallbackDelivered: c.FallbackCounts.Delivered + c.FallbackCounts.Seen,
 		FallbackFailed:    c.FallbackCounts.Failed,

@@ -40,6 +40,7 @@ type Client struct {
 	slots    chan struct{} // the window: one token per outstanding submit_sm
 	receipts chan struct{} // receipt handlers running
 	limiter  *rate.Limiter
+	validity string // validity_period of every submit_sm
 	seq      atomic.Uint32
 	ref      atomic.Uint32
 
@@ -96,6 +97,7 @@ func New(cfg Config) (*Client, error) {
 		slots:    make(chan struct{}, cfg.Window),
 		receipts: make(chan struct{}, cfg.ReceiptConcurrency),
 		limiter:  newLimiter(cfg.MaxPerSecond),
+		validity: relativeValidity(cfg.ValidityPeriod),
 		boundCh:  make(chan struct{}),
 		runDone:  make(chan struct{}),
 	}
@@ -369,10 +371,25 @@ func (c *Client) prepare(sms delivery.SMS) (prepared, error) {
 	return p, nil
 }
 
-// submitFrame encodes the submit_sm of one part.
-func submitFrame(seq uint32, from, to string, enc data.Encoding, pt part) ([]byte, error) {
+// relativeValidity is d in the relative time format of SMPP's
+// validity_period ("YYMMDDhhmmss000R"), in whole seconds and at most 99
+// days; "" (the SMSC's default) for zero or less.
+func relativeValidity(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	secs := min(int64(d.Round(time.Second)/time.Second), 99*24*3600)
+	secs = max(secs, 1)
+	days, rest := secs/86400, secs%86400
+	return fmt.Sprintf("0000%02d%02d%02d%02d000R", days, rest/3600, rest%3600/60, rest%60)
+}
+
+// submitFrame encodes the submit_sm of one part, with the validity period
+// validity (relativeValidity; "" for none).
+func submitFrame(seq uint32, from, to string, enc data.Encoding, pt part, validity string) ([]byte, error) {
 	sm := pdu.NewSubmitSM().(*pdu.SubmitSM)
 	sm.SetSequenceNumber(int32(seq))
+	sm.ValidityPeriod = validity
 	sm.SourceAddr = pdu.NewAddressWithTonNpi(tonAlphanumeric, npiUnknown)
 	if err := sm.SourceAddr.SetAddress(from); err != nil {
 		return nil, err
@@ -463,7 +480,7 @@ func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Enco
 			return nil, fmt.Errorf("smpp: send %s: waiting for the window: %w", sms.MessageID, ctx.Err())
 		}
 		s := &submit{seq: c.nextSeq(), done: make(chan outcome, 1)}
-		frame, err := submitFrame(s.seq, sms.From, sms.To, enc, pt)
+		frame, err := submitFrame(s.seq, sms.From, sms.To, enc, pt, c.validity)
 		if err != nil {
 			<-c.slots
 			return nil, permanentErr(fmt.Sprintf("encode submit_sm: %v", err))

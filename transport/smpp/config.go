@@ -31,6 +31,13 @@ type Config struct {
 	// serve does, so that they are not retried for want of a turn.
 	MaxPerSecond float64
 
+	// ValidityPeriod, when set, is sent with every submit_sm as a
+	// relative validity period: the SMSC stops trying to deliver the
+	// message after it (and sends an EXPIRED receipt). At most 99 days;
+	// whole seconds. Zero: the SMSC's default. Herald's receipt timeout
+	// (delivery.Config.ReceiptTimeout) should not be much longer.
+	ValidityPeriod time.Duration
+
 	// EnquireLink is the interval between enquire_link requests; one left
 	// unanswered when the next is due ends the connection. Default 30s.
 	EnquireLink time.Duration

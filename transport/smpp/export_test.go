@@ -47,7 +47,7 @@ func SubmitFrames(sms delivery.SMS) ([][]byte, error) {
 	}
 	out := make([][]byte, len(p.parts))
 	for i, pt := range p.parts {
-		if out[i], err = submitFrame(uint32(i+1), sms.From, sms.To, p.enc, pt); err != nil {
+		if out[i], err = submitFrame(uint32(i+1), sms.From, sms.To, p.enc, pt, ""); err != nil {
 			return nil, err
 		}
 	}
@@ -63,3 +63,7 @@ func ReceiptOf(d *pdu.DeliverSM, now time.Time) (delivery.Receipt, error) {
 // IsReceipt tells whether the session reads a deliver_sm with this
 // esm_class as a receipt.
 func IsReceipt(esmClass byte) bool { return isReceipt(esmClass) }
+
+// RelativeValidity is the validity_period a Client with ValidityPeriod d
+// sends.
+func RelativeValidity(d time.Duration) string { return relativeValidity(d) }

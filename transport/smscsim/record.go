@@ -19,6 +19,7 @@ type Part struct {
 	EsmClass           byte
 	DataCoding         byte
 	RegisteredDelivery byte
+	ValidityPeriod     string // as sent; "" for the SMSC's default
 	// Concatenated tells whether the part carried a concatenation header
 	// (8-bit reference); Ref, Total and Index are its fields.
 	Concatenated bool
@@ -56,6 +57,7 @@ func partOf(sm *pdu.SubmitSM, seq uint32, systemID, id string, status uint32) Pa
 		ToNPI:              sm.DestAddr.Npi(),
 		EsmClass:           sm.EsmClass,
 		RegisteredDelivery: sm.RegisteredDelivery,
+		ValidityPeriod:     sm.ValidityPeriod,
 		Data:               raw,
 		MessageID:          id,
 		Status:             status,

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/transport/smpp"
 )
 
@@ -39,6 +40,9 @@ type config struct {
 
 	Instance   string        // HERALD_INSTANCE; empty: derived by instanceName
 	ClaimLease time.Duration // HERALD_CLAIM_LEASE
+
+	SMPPValidity   time.Duration // HERALD_SMPP_VALIDITY; 0: the SMSC's default
+	ReceiptTimeout time.Duration // HERALD_RECEIPT_TIMEOUT
 }
 
 // envVar documents one variable for the usage text and the README.
@@ -61,6 +65,8 @@ func envVars() []envVar {
 		{"HERALD_SMPP_PASSWORD", "empty", "password of the SMPP bind"},
 		{"HERALD_SMPP_WINDOW", "100", "most submit_sm awaiting their response at once"},
 		{"HERALD_SMPP_MAX_RATE", "0: no limit", "most submit_sm per second (each part of a long SMS counts); below 34 it also caps the SMS in flight at 15 a unit of rate, so that each gets its turn within its send deadline"},
+		{"HERALD_SMPP_VALIDITY", "empty: the SMSC's default", "validity period sent with every submit_sm (at most 99 days), after which the SMSC stops trying"},
+		{"HERALD_RECEIPT_TIMEOUT", "48h, or HERALD_SMPP_VALIDITY plus as much again up to an hour when shorter", "how long a Sent SMS waits for its delivery receipt; then it stays Sent, details NO_RECEIPT, and no longer counts as pending"},
 		{"HERALD_SMPP_SUBMIT_ID_FORMAT", "as-sent", "how the SMSC writes message ids in submit_sm_resp and receipted_message_id: as-sent, decimal or hex"},
 		{"HERALD_SMPP_RECEIPT_ID_FORMAT", "as-sent", "how it writes them in the id: of receipt texts; set both when they differ (e.g. hex and decimal)"},
 		{"HERALD_CHAT_URL", "empty: chat messages stay Pending", "base URL of the chat provider API (requests go to its /send_message)"},
@@ -138,6 +144,27 @@ func loadConfig(getenv func(string) string) (config, error) {
 			errs = append(errs, fmt.Errorf("HERALD_SMPP_MAX_RATE=%q: want a number of messages per second, 0 for no limit", v))
 		}
 		c.SMPPMaxRate = f
+	}
+
+	duration := func(name string, dst *time.Duration, least, most time.Duration) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < least || d > most {
+			errs = append(errs, fmt.Errorf("%s=%q: want a duration from %v to %v", name, v, least, most))
+			return
+		}
+		*dst = d
+	}
+	duration("HERALD_SMPP_VALIDITY", &c.SMPPValidity, time.Second, 99*24*time.Hour)
+	duration("HERALD_RECEIPT_TIMEOUT", &c.ReceiptTimeout, time.Minute, 6*24*time.Hour)
+	if c.ReceiptTimeout == 0 {
+		c.ReceiptTimeout = delivery.DefaultReceiptTimeout
+		if c.SMPPValidity > 0 {
+			c.ReceiptTimeout = min(c.ReceiptTimeout, c.SMPPValidity+min(c.SMPPValidity, time.Hour))
+		}
 	}
 
 	idFormat := func(name string, dst *smpp.IDFormat) {

@@ -27,6 +27,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	require.Equal(t, config{
 		Addr: "127.0.0.1:8080", DatabaseURL: "sqlite://herald.db", MaxPending: 50_000,
 		LogLevel: slog.LevelInfo, LogFormat: "text", SMPPWindow: 100, ShutdownTimeout: 30 * time.Second,
+		ReceiptTimeout: 48 * time.Hour,
 	}, c)
 }
 
@@ -39,6 +40,7 @@ func TestLoadConfigEverySetting(t *testing.T) {
 		"HERALD_SMPP_SUBMIT_ID_FORMAT": "hex", "HERALD_SMPP_RECEIPT_ID_FORMAT": "decimal",
 		"HERALD_CHAT_URL": "https://chat.example", "HERALD_CHAT_TOKEN": "ct", "HERALD_CHAT_CALLBACK_SECRET": "s",
 		"HERALD_SHUTDOWN_TIMEOUT": "5s", "HERALD_INSTANCE": "eu-1", "HERALD_CLAIM_LEASE": "30s",
+		"HERALD_SMPP_VALIDITY": "6h", "HERALD_RECEIPT_TIMEOUT": "12h",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, config{
@@ -47,7 +49,7 @@ func TestLoadConfigEverySetting(t *testing.T) {
 		SMPPAddr: "smsc:2775", SMPPSystemID: "id", SMPPPassword: "pw", SMPPWindow: 20, SMPPMaxRate: 150.5,
 		SMPPSubmitIDs: smpp.IDHex, SMPPReceiptIDs: smpp.IDDecimal,
 		ChatURL: "https://chat.example", ChatToken: "ct", ChatCallbackSecret: "s", ShutdownTimeout: 5 * time.Second,
-		Instance: "eu-1", ClaimLease: 30 * time.Second,
+		Instance: "eu-1", ClaimLease: 30 * time.Second, SMPPValidity: 6 * time.Hour, ReceiptTimeout: 12 * time.Hour,
 	}, c)
 }
 
@@ -69,6 +71,12 @@ func TestLoadConfigAcceptedValues(t *testing.T) {
 			func(t *testing.T, c config) { require.Equal(t, slog.LevelWarn, c.LogLevel) }},
 		{"no rate limit", map[string]string{"HERALD_SMPP_MAX_RATE": "0"},
 			func(t *testing.T, c config) { require.Zero(t, c.SMPPMaxRate) }},
+		{"receipt timeout from a short validity", map[string]string{"HERALD_SMPP_VALIDITY": "10m"},
+			func(t *testing.T, c config) { require.Equal(t, 20*time.Minute, c.ReceiptTimeout) }},
+		{"receipt timeout from a validity of hours", map[string]string{"HERALD_SMPP_VALIDITY": "6h"},
+			func(t *testing.T, c config) { require.Equal(t, 7*time.Hour, c.ReceiptTimeout) }},
+		{"receipt timeout not past its default", map[string]string{"HERALD_SMPP_VALIDITY": "72h"},
+			func(t *testing.T, c config) { require.Equal(t, 48*time.Hour, c.ReceiptTimeout) }},
 		{"admin token kept as given", map[string]string{"HERALD_ADMIN_TOKEN": " secret "},
 			func(t *testing.T, c config) { require.Equal(t, " secret ", c.AdminToken) }},
 	}
@@ -110,6 +118,9 @@ func TestLoadConfigRejects(t *testing.T) {
 		{"chat without callback secret", map[string]string{"HERALD_CHAT_URL": "https://chat.example"}, "HERALD_CHAT_CALLBACK_SECRET is required"},
 		{"shutdown timeout without unit", map[string]string{"HERALD_SHUTDOWN_TIMEOUT": "30"}, "HERALD_SHUTDOWN_TIMEOUT"},
 		{"shutdown timeout zero", map[string]string{"HERALD_SHUTDOWN_TIMEOUT": "0s"}, "HERALD_SHUTDOWN_TIMEOUT"},
+		{"validity past 99 days", map[string]string{"HERALD_SMPP_VALIDITY": "2400h"}, "HERALD_SMPP_VALIDITY"},
+		{"receipt timeout past the receipt retention", map[string]string{"HERALD_RECEIPT_TIMEOUT": "168h"}, "HERALD_RECEIPT_TIMEOUT"},
+		{"receipt timeout not a duration", map[string]string{"HERALD_RECEIPT_TIMEOUT": "2d"}, "HERALD_RECEIPT_TIMEOUT"},
 		{"claim lease under a second", map[string]string{"HERALD_CLAIM_LEASE": "500ms"}, "HERALD_CLAIM_LEASE"},
 		{"claim lease without unit", map[string]string{"HERALD_CLAIM_LEASE": "10"}, "HERALD_CLAIM_LEASE"},
 	}

@@ -99,11 +99,11 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	var d *delivery.Dispatcher
 	dReady := make(chan struct{})
 	dcfg := delivery.Config{Store: store, Logger: log, Observer: m, DrainTimeout: cfg.ShutdownTimeout,
-		Instance: cfg.instanceName(os.Hostname), ClaimLease: cfg.ClaimLease}
+		Instance: cfg.instanceName(os.Hostname), ClaimLease: cfg.ClaimLease, ReceiptTimeout: cfg.ReceiptTimeout}
 	if cfg.SMPPAddr != "" {
 		smsClient, err := smpp.New(smpp.Config{
 			Addr: cfg.SMPPAddr, SystemID: cfg.SMPPSystemID, Password: cfg.SMPPPassword,
-			Window: cfg.SMPPWindow, MaxPerSecond: cfg.SMPPMaxRate, Logger: log,
+			Window: cfg.SMPPWindow, MaxPerSecond: cfg.SMPPMaxRate, ValidityPeriod: cfg.SMPPValidity, Logger: log,
 			SubmitIDFormat: cfg.SMPPSubmitIDs, ReceiptIDFormat: cfg.SMPPReceiptIDs,
 			ReceiptHandler: func(ctx context.Context, r delivery.Receipt) error {
 				select {
