@@ -199,7 +199,7 @@ func (s *server) pace(w http.ResponseWriter, ex *exchange, r *http.Request) {
 	}
 	r.Body = &pacedBody{ReadCloser: r.Body, rc: rc, ex: ex, start: start, grace: s.limits.grace,
 		rate: float64(s.limits.rate), set: dl}
-	ex.bodyPending = true
+	ex.bodyPending.Store(true)
 }
 
 // Read implements io.Reader. Once the body has ended the deadline is left
@@ -216,9 +216,9 @@ func (b *pacedBody) Read(p []byte) (int, error) {
 			_ = b.rc.SetReadDeadline(dl)
 		}
 	case errors.Is(err, io.EOF):
-		b.ex.bodyPending = false
+		b.ex.bodyPending.Store(false)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		b.ex.closeConn = true
+		b.ex.closeConn.Store(true)
 		err = errBodyTimeout()
 	}
 	return n, err
@@ -245,7 +245,7 @@ func (b *budgetedBody) Read(p []byte) (int, error) {
 	if b.used == b.held {
 		if !b.budget.acquire(b.ctx, budgetStep, b.wait) {
 			if b.ex != nil {
-				b.ex.closeConn = true
+				b.ex.closeConn.Store(true)
 			}
 			return 0, errBusy()
 		}
@@ -273,7 +273,7 @@ func (s *server) guard(limit int64, next http.Handler) http.Handler {
 		ex := exchangeOf(r.Context())
 		refuse := func(err error) {
 			if ex != nil {
-				ex.closeConn = true
+				ex.closeConn.Store(true)
 			}
 			s.writeError(w, r, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/messaging"
@@ -24,11 +25,12 @@ type exchange struct {
 	requestID string
 	company   messaging.ID
 	// closeConn asks to close the connection after the answer: its body
-	// timed out, or was refused unread.
-	closeConn bool
+	// timed out, or was refused unread. Atomic, like bodyPending: a
+	// handler of Config.Extra may read its body in another goroutine.
+	closeConn atomic.Bool
 	// bodyPending tells that the request's body has not been read to its
 	// end (set by pace).
-	bodyPending bool
+	bodyPending atomic.Bool
 }
 
 // start records the status of the answer as it starts.
@@ -39,7 +41,7 @@ func (e *exchange) start(status int) {
 	e.status, e.wrote = status, true
 	// An answer given before the body was read to its end closes the
 	// connection rather than reading, or waiting for, the rest.
-	if e.closeConn || e.bodyPending {
+	if e.closeConn.Load() || e.bodyPending.Load() {
 		e.ResponseWriter.Header().Set("Connection", "close")
 	}
 }
