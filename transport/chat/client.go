@@ -14,9 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
 )
 
 // Defaults of Config.
@@ -78,6 +80,12 @@ type Client struct {
 	retries  int
 	backoff  Backoff
 	reads    sync.Pool // *bytes.Buffer for responses
+
+	// The outcome of the last request that got an answer from the
+	// provider, and of the last one that did not (a connection error, a
+	// timeout, HTTP 5xx): Reachable compares them.
+	lastAnswer, lastFailure atomic.Int64 // UnixNano
+	failure                 atomic.Pointer[string]
 }
 
 var _ delivery.ChatSender = (*Client)(nil)
@@ -168,6 +176,7 @@ func (c *Client) SendChat(ctx context.Context, m delivery.ChatMessage) (delivery
 
 	for attempt := 0; ; attempt++ {
 		res, wait, err := c.attempt(ctx, body, m.Seq)
+		c.note(err)
 		if err == nil {
 			return res, nil
 		}
@@ -189,6 +198,41 @@ func (c *Client) SendChat(ctx context.Context, m delivery.ChatMessage) (delivery
 		case <-t.C:
 		}
 	}
+}
+
+// note records whether a request reached a provider that answered it: a
+// connection error, a timeout or an HTTP 5xx did not.
+func (c *Client) note(err *delivery.SendError) {
+	now := time.Now().UnixNano()
+	if err == nil || err.Permanent || !unreachable(err.Details) {
+		c.lastAnswer.Store(now)
+		return
+	}
+	d := err.Details
+	c.failure.Store(&d)
+	c.lastFailure.Store(now)
+}
+
+// unreachable tells whether a transient failure's details say that the
+// provider could not be reached or could not answer.
+func unreachable(details string) bool {
+	return details == "connection error" || details == "timeout" || strings.HasPrefix(details, "HTTP 5")
+}
+
+// Reachable reports whether the provider answered the last request sent
+// to it: nil when it did, or when none was sent yet; an error naming the
+// failure (a connection error, a timeout, HTTP 5xx) when the last request
+// got no answer. It sends nothing itself: a provider's API has no
+// standard way to be probed.
+func (c *Client) Reachable(context.Context) error {
+	if c.lastFailure.Load() <= c.lastAnswer.Load() {
+		return nil
+	}
+	d := "failed"
+	if p := c.failure.Load(); p != nil {
+		d = *p
+	}
+	return messaging.Errorf(messaging.Unavailable, messaging.NameServiceUnavailable, "the chat provider did not answer the last request: %s", d)
 }
 
 // checkMessage refuses a message no provider could take.

@@ -419,3 +419,44 @@ func TestSendChatUsesTheGivenHTTPClient(t *testing.T) {
 	require.NotEmpty(t, res.Token)
 	require.EqualValues(t, 2, rt.n.Load(), "the failed attempt and its retry")
 }
+
+// TestReachable: the provider is reachable until a request gets no answer
+// (HTTP 5xx, a refused connection), and again once one is answered, even
+// with a refusal of the message itself.
+func TestReachable(t *testing.T) {
+	var mode atomic.Value
+	mode.Store("ok")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch mode.Load() {
+		case "5xx":
+			w.WriteHeader(http.StatusBadGateway)
+		case "refuse":
+			_, _ = fmt.Fprint(w, `{"status":6,"status_message":"bad"}`)
+		default:
+			_, _ = fmt.Fprint(w, `{"status":0,"message_token":"t"}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv.URL+"/api", func(cfg *chat.Config) { cfg.Retries = -1 })
+	require.NoError(t, c.Reachable(t.Context()), "nothing sent yet")
+	_, err := c.SendChat(t.Context(), textTo("998906100001"))
+	require.NoError(t, err)
+	require.NoError(t, c.Reachable(t.Context()))
+
+	mode.Store("5xx")
+	_, err = c.SendChat(t.Context(), textTo("998906100002"))
+	require.Error(t, err)
+	err = c.Reachable(t.Context())
+	require.True(t, messaging.IsCode(err, messaging.Unavailable), "%v", err)
+	require.ErrorContains(t, err, "HTTP 502")
+
+	mode.Store("refuse")
+	_, err = c.SendChat(t.Context(), textTo("998906100003"))
+	require.Error(t, err)
+	require.NoError(t, c.Reachable(t.Context()), "a refusal is an answer")
+
+	srv.Close()
+	_, err = c.SendChat(t.Context(), textTo("998906100004"))
+	require.Error(t, err)
+	require.ErrorContains(t, c.Reachable(t.Context()), "connection error")
+}

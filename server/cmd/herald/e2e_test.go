@@ -72,7 +72,10 @@ func testServe(t *testing.T, bin, dbURL string) {
 	c := h.client("")
 
 	c.call("GET", "/healthz", nil, "", http.StatusOK, nil)
-	c.call("GET", "/readyz", nil, "", http.StatusOK, nil)
+	var readiness readyAnswer
+	c.call("GET", "/readyz", nil, "", http.StatusOK, &readiness)
+	require.Equal(t, readyAnswer{Status: "ok", Checks: []readyCheck{{Name: "database", Status: "ok", Required: true}}}, readiness,
+		"no transport configured: the database is the only check")
 	c.call("POST", "/admin/v1/companies", nil, `{"name":"Acme"}`, http.StatusUnauthorized, nil)
 
 	co := provision(t, c, "admin-secret")
@@ -120,6 +123,10 @@ func testDemo(t *testing.T, bin, dbURL string) {
 	require.Contains(t, h.stdout.String(), "admin token          (HERALD_ADMIN_TOKEN)")
 	require.NotContains(t, h.stdout.String(), "admin-secret")
 	api := h.client(h.key)
+	var ready readyAnswer
+	h.client("").call("GET", "/readyz", nil, "", http.StatusOK, &ready)
+	require.Equal(t, readyAnswer{Status: "ok", Checks: []readyCheck{
+		{Name: "database", Status: "ok", Required: true}, {Name: "smsc", Status: "ok"}, {Name: "chat", Status: "ok"}}}, ready)
 
 	var senders []struct {
 		ID       int64
@@ -557,6 +564,20 @@ type client struct {
 
 // call sends a request and requires the status want; it decodes the
 // answer into out (JSON, or the raw body into a *bytes.Buffer).
+// readyAnswer is the answer of GET /readyz.
+type readyAnswer struct {
+	Status string       `json:"status"`
+	Checks []readyCheck `json:"checks"`
+}
+
+// readyCheck is one check of a readyAnswer.
+type readyCheck struct {
+	Name     string `json:"name"`
+	Status   string `json:"status"`
+	Required bool   `json:"required"`
+	Error    string `json:"error"`
+}
+
 func (c *client) call(method, path string, headers map[string]string, body string, want int, out any) {
 	c.t.Helper()
 	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/store/sqlstore"
 	"github.com/heraldhq/herald/survey"
@@ -96,6 +97,9 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	// The transports and the dispatcher. The SMPP session binds at once and
 	// the SMSC may deliver receipts right after the bind, before the
 	// dispatcher that stores them exists: they wait for it.
+	// Readiness: the database is required; the providers are reported (a
+	// provider down leaves messages waiting, the API still takes them).
+	checks := []server.Check{{Name: "database", Check: store.Ping}}
 	var d *delivery.Dispatcher
 	dReady := make(chan struct{})
 	dcfg := delivery.Config{Store: store, Logger: log, Observer: m, DrainTimeout: cfg.ShutdownTimeout,
@@ -129,6 +133,12 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		}()
 		dcfg.SMS = smsClient
 		dcfg.SMSConcurrency = paceConcurrency(cfg.SMPPMaxRate)
+		checks = append(checks, server.Check{Name: "smsc", Optional: true, Check: func(context.Context) error {
+			if !smsClient.Stats().Bound {
+				return messaging.Errorf(messaging.Unavailable, messaging.NameServiceUnavailable, "no SMPP session is bound to %s", cfg.SMPPAddr)
+			}
+			return nil
+		}})
 		m.reg.MustRegister(newSMPPCollector(smsClient))
 	} else {
 		log.Warn("HERALD_SMPP_ADDR is not set: SMS messages stay Pending")
@@ -144,6 +154,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		}
 		defer chatClient.Close()
 		dcfg.Chat = chatClient
+		checks = append(checks, server.Check{Name: "chat", Optional: true, Check: chatClient.Reachable})
 		events := newChatEvents(store, m, log)
 		dcfg.OnChatFailure = events.OnChatFailure
 		extra["/callbacks/chat"] = chat.CallbackHandler(chat.CallbackConfig{
@@ -160,7 +171,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 
 	handler := server.New(server.Config{
 		Campaigns: svc, Surveys: surveys, AdminToken: cfg.AdminToken, Logger: log,
-		Ready: store.Ping, Extra: extra,
+		Checks: checks, Extra: extra,
 	})
 	httpSrv := &http.Server{Handler: m.instrument(handler), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
