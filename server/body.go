@@ -84,11 +84,12 @@ func newBodyLimits(cfg Config) (bodyLimits, *budget) {
 // budget is the server-wide count of request body bytes that requests in
 // flight may hold.
 type budget struct {
-	mu    sync.Mutex
-	size  int64
-	free  int64
-	peak  int64         // the most bytes held at once
-	freed chan struct{} // closed, and replaced, whenever bytes are released
+	mu      sync.Mutex
+	size    int64
+	free    int64
+	peak    int64         // the most bytes held at once
+	waiting int           // acquires waiting on freed
+	freed   chan struct{} // closed, and replaced, when bytes are released while some wait
 }
 
 func newBudget(size int64) *budget {
@@ -118,16 +119,24 @@ func (b *budget) acquire(ctx context.Context, n int64, wait time.Duration) bool 
 			return true
 		}
 		freed := b.freed
+		b.waiting++
 		b.mu.Unlock()
 		if timer == nil {
 			timer = time.NewTimer(wait)
 			defer timer.Stop()
 		}
+		ok := true
 		select {
 		case <-freed:
 		case <-timer.C:
-			return false
+			ok = false
 		case <-ctx.Done():
+			ok = false
+		}
+		b.mu.Lock()
+		b.waiting--
+		b.mu.Unlock()
+		if !ok {
 			return false
 		}
 	}
@@ -140,8 +149,10 @@ func (b *budget) release(n int64) {
 	}
 	b.mu.Lock()
 	b.free += n
-	close(b.freed)
-	b.freed = make(chan struct{})
+	if b.waiting > 0 {
+		close(b.freed)
+		b.freed = make(chan struct{})
+	}
 	b.mu.Unlock()
 }
 
