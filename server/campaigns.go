@@ -102,20 +102,24 @@ type sendJSON struct {
 	MessageCount        int          `json:"messageCount"`
 	SkippedCount        int          `json:"skippedCount"`
 	InvalidPhoneNumbers []string     `json:"invalidPhoneNumbers"`
+	ContentTooLong      []string     `json:"contentTooLong"`
 	Status              string       `json:"status"`
 	QueuedAt            timestamp    `json:"queuedAt"`
 	Message             string       `json:"message"`
 }
 
-// skippedNote tells how many numbers were skipped.
-func skippedNote(n int) string {
-	switch n {
-	case 0:
-		return "no invalid phone number was skipped"
-	case 1:
-		return "1 invalid phone number was skipped (see invalidPhoneNumbers)"
+// skippedNote tells how many recipients were skipped, and why.
+func skippedNote(invalid, tooLong int) string {
+	switch {
+	case invalid == 0 && tooLong == 0:
+		return "no recipient was skipped"
+	case tooLong == 0:
+		return plural(invalid, "invalid phone number") + " skipped (see invalidPhoneNumbers)"
+	case invalid == 0:
+		return plural(tooLong, "recipient") + " skipped whose message would be too long (see contentTooLong)"
 	}
-	return fmt.Sprintf("%d invalid phone numbers were skipped (see invalidPhoneNumbers)", n)
+	return plural(invalid, "invalid phone number") + " (see invalidPhoneNumbers) and " +
+		plural(tooLong, "recipient") + " whose message would be too long (see contentTooLong) skipped"
 }
 
 func plural(n int, word string) string {
@@ -129,10 +133,14 @@ func plural(n int, word string) string {
 // started) from a direct one (Pending, already on its way).
 func sendOut(res campaign.SendResult, bulk bool) sendJSON {
 	out := sendJSON{CampaignID: res.Campaign.ID, MessageCount: res.MessageCount, SkippedCount: res.SkippedCount,
-		InvalidPhoneNumbers: res.InvalidPhoneNumbers, QueuedAt: ts(res.QueuedAt)}
+		InvalidPhoneNumbers: res.InvalidPhoneNumbers, ContentTooLong: res.ContentTooLong, QueuedAt: ts(res.QueuedAt)}
 	if out.InvalidPhoneNumbers == nil {
 		out.InvalidPhoneNumbers = []string{}
 	}
+	if out.ContentTooLong == nil {
+		out.ContentTooLong = []string{}
+	}
+	skipped := skippedNote(len(out.InvalidPhoneNumbers), len(out.ContentTooLong))
 	id := res.Campaign.ID.String()
 	if bulk {
 		out.Status = string(messaging.CampaignQueuing)
@@ -141,11 +149,11 @@ func sendOut(res campaign.SendResult, bulk bool) sendJSON {
 			verb = "is"
 		}
 		out.Message = fmt.Sprintf("Campaign accepted: %s %s being prepared; %s. Poll GET /api/v1/campaigns/%s until its status is Ready, then start it with POST /api/v1/campaigns/%s/start.",
-			plural(res.MessageCount, "message"), verb, skippedNote(res.SkippedCount), id, id)
+			plural(res.MessageCount, "message"), verb, skipped, id, id)
 	} else {
 		out.Status = string(messaging.StatusPending)
 		out.Message = fmt.Sprintf("%s queued for sending; %s. Follow them with GET /api/v1/campaigns/%s.",
-			plural(res.MessageCount, "message"), skippedNote(res.SkippedCount), id)
+			plural(res.MessageCount, "message"), skipped, id)
 	}
 	return out
 }
@@ -244,7 +252,10 @@ type campaignJSON struct {
 	FailedCount    int                      `json:"failedCount"`
 	PendingCount   int                      `json:"pendingCount"`
 	SeenCount      int                      `json:"seenCount"`
-	CreatedAt      timestamp                `json:"createdAt"`
+	// UnconfirmedCount counts the SMS whose receipt did not come within
+	// the receipt timeout.
+	UnconfirmedCount int       `json:"unconfirmedCount"`
+	CreatedAt        timestamp `json:"createdAt"`
 }
 
 // campaignDetailJSON is a campaign of GET /campaigns/{id}.
@@ -265,7 +276,7 @@ type campaignDetailJSON struct {
 func campaignOut(c *messaging.Campaign, st campaign.Stats) campaignJSON {
 	return campaignJSON{CampaignID: c.ID, Name: c.Name, Description: strOrNull(c.Description), Status: c.Status,
 		Channel: c.Channel, SendingMode: c.Mode, TotalMessages: st.TotalMessages, DeliveredCount: st.Delivered,
-		FailedCount: st.Failed, PendingCount: st.Pending, SeenCount: st.Seen, CreatedAt: ts(c.CreatedAt)}
+		FailedCount: st.Failed, PendingCount: st.Pending, SeenCount: st.Seen, UnconfirmedCount: st.Unconfirmed, CreatedAt: ts(c.CreatedAt)}
 }
 
 func campaignDetailOut(c *messaging.Campaign) campaignDetailJSON {

@@ -12,12 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gorilla/mux"
 
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/template"
 )
 
 // fieldError is a decoding failure on one field, raised by the custom
@@ -196,27 +196,13 @@ func decodePlaceholders(b []byte, prefix string) (map[string]string, error) {
 	return m, nil
 }
 
-// controlChar returns the first control character of s that text may not
-// hold (U+0000 to U+001F but TAB, LF and CR), and whether there is one.
-func controlChar(s string) (byte, bool) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
-			return c, true
-		}
-	}
-	return 0, false
-}
-
 // badText tells what is wrong with the text of a query parameter or path
-// variable name: a control character or invalid UTF-8; "" when nothing.
-// Such text is refused at the edge rather than handed to a database that
-// may choke on it.
+// variable name: a control character or invalid UTF-8 (template.CheckChars,
+// the rule of every stored text); "" when nothing. Such text is refused at
+// the edge rather than handed to a database that may choke on it.
 func badText(name, v string) string {
-	if c, ok := controlChar(v); ok {
-		return fmt.Sprintf("%s must not contain control characters (found U+%04X)", name, c)
-	}
-	if !utf8.ValidString(v) {
-		return name + " must be valid UTF-8"
+	if err := template.CheckChars(v); err != nil {
+		return fmt.Sprintf("%s %v", name, err)
 	}
 	return ""
 }

@@ -99,6 +99,13 @@
 //     answered as null.
 //   - The response to an add-message carries the phone number normalised
 //     (digits only); invalidPhoneNumbers list numbers exactly as sent.
+//   - Send answers also carry contentTooLong: the numbers (as sent) of the
+//     bulk recipients skipped because their rendered message would exceed
+//     the template's limits; skippedCount counts both lists. A direct send
+//     or add-message whose message would be too long is a 400 instead.
+//   - Campaigns carry unconfirmedCount: SMS still Sent whose delivery
+//     receipt did not come within the receipt timeout. pendingCount leaves
+//     them out.
 //   - A campaign's detail also carries completedAt and failureReason (null
 //     until they apply).
 //   - POST /campaigns/{id}/start answers 200 {campaignId, status}: the

@@ -163,7 +163,7 @@ func TestControlCharactersInQueriesAndPaths(t *testing.T) {
 				t.Run(path, func(t *testing.T) {
 					r := e.doT(t, "GET", path, nil)
 					m := requireError(t, r, http.StatusBadRequest, "Bad Request", p.param)
-					require.Contains(t, m["message"], p.param+" must not contain control characters")
+					require.Contains(t, m["message"], p.param+" must not contain the control character")
 				})
 			}
 		}
@@ -201,7 +201,7 @@ func TestControlCharactersInQueriesAndPaths(t *testing.T) {
 			}
 			r := e.doT(t, p.method, p.path, body, withHeader("Authorization", "Bearer "+adminToken))
 			m := requireError(t, r, http.StatusBadRequest, "Bad Request", p.field)
-			require.Contains(t, m["message"], p.field+" must not contain control characters")
+			require.Contains(t, m["message"], p.field+" must not contain the control character")
 		})
 	}
 }

@@ -163,10 +163,14 @@ func TestRenderedLengthThroughHTTP(t *testing.T) {
 			code, m := e.post("/api/v1/sms/promotional", map[string]any{"templateId": tmpl, "recipients": []map[string]any{
 				{"phoneNumber": "+447700900001", "placeholders": map[string]any{"x": strings.Repeat("a", 100)}},
 				{"phoneNumber": "+447700900002", "placeholders": map[string]any{"x": "abcde"}},
+				{"phoneNumber": "12-34", "placeholders": map[string]any{"x": "abcde"}},
 			}})
 			require.Equal(t, http.StatusAccepted, code, "%v", m)
 			require.EqualValues(t, 1, m["messageCount"], "%v", m)
-			require.EqualValues(t, 1, m["skippedCount"], "%v", m)
+			require.EqualValues(t, 2, m["skippedCount"], "%v", m)
+			require.Equal(t, []any{"+447700900001"}, m["contentTooLong"], "the number as sent")
+			require.Equal(t, []any{"12-34"}, m["invalidPhoneNumbers"])
+			require.Contains(t, m["message"], "1 invalid phone number (see invalidPhoneNumbers) and 1 recipient whose message would be too long (see contentTooLong) skipped")
 
 			campaignID := e.created("/api/v1/sms/campaigns", map[string]any{"name": "t", "templateId": tmpl}, "campaignId")
 			code, m = e.post(fmt.Sprintf("/api/v1/sms/campaigns/%s/messages", campaignID),

@@ -21,8 +21,8 @@ import (
 )
 
 var (
-	sendKeys           = []string{"campaignId", "messageCount", "skippedCount", "invalidPhoneNumbers", "status", "queuedAt", "message"}
-	campaignListKeys   = []string{"campaignId", "name", "description", "status", "channel", "sendingMode", "totalMessages", "deliveredCount", "failedCount", "pendingCount", "seenCount", "createdAt"}
+	sendKeys           = []string{"campaignId", "messageCount", "skippedCount", "invalidPhoneNumbers", "contentTooLong", "status", "queuedAt", "message"}
+	campaignListKeys   = []string{"campaignId", "name", "description", "status", "channel", "sendingMode", "totalMessages", "deliveredCount", "failedCount", "pendingCount", "seenCount", "unconfirmedCount", "createdAt"}
 	campaignDetailKeys = append(append([]string(nil), campaignListKeys...), "chatServiceId", "templateId", "templateName", "startedAt",
 		"completedAt", "failureReason", "smsFallbackCount", "smsFallbackDeliveredCount", "smsFallbackFailedCount", "overallDeliveryRate")
 	messageKeys = []string{"id", "campaignId", "phoneNumber", "externalUserId", "messageContent", "status", "channelType", "details",
@@ -278,7 +278,7 @@ func TestBulkSendLifecycle(t *testing.T) {
 			require.Contains(t, msg, "GET /api/v1/campaigns/"+id)
 			require.Contains(t, msg, "Ready")
 			require.Contains(t, msg, "POST /api/v1/campaigns/"+id+"/start")
-			require.Contains(t, msg, "1 invalid phone number was skipped")
+			require.Contains(t, msg, "1 invalid phone number skipped (see invalidPhoneNumbers)")
 
 			e.wait()
 			d := e.doT(t, "GET", "/api/v1/campaigns/"+id, nil).obj()
@@ -391,7 +391,7 @@ func TestDirectSends(t *testing.T) {
 	require.Equal(t, float64(1), m["skippedCount"])
 	require.Equal(t, []any{"bad"}, m["invalidPhoneNumbers"])
 	require.Contains(t, m["message"], "2 messages queued")
-	require.Contains(t, m["message"], "1 invalid phone number was skipped")
+	require.Contains(t, m["message"], "1 invalid phone number skipped (see invalidPhoneNumbers)")
 	require.Equal(t, written{campaigns: 1, messages: 2}, e.written(e.id), "the hidden campaign and its messages are counted")
 	id := m["campaignId"].(string)
 

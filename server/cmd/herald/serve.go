@@ -135,7 +135,9 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		dcfg.SMSConcurrency = paceConcurrency(cfg.SMPPMaxRate)
 		checks = append(checks, server.Check{Name: "smsc", Optional: true, Check: func(context.Context) error {
 			if !smsClient.Stats().Bound {
-				return messaging.Errorf(messaging.Unavailable, messaging.NameServiceUnavailable, "no SMPP session is bound to %s", cfg.SMPPAddr)
+				// The address goes to the log only: /readyz answers without a key.
+				return &messaging.Error{Code: messaging.Unavailable, Name: messaging.NameServiceUnavailable,
+					Message: "no SMPP session is bound", Err: fmt.Errorf("SMSC %s", cfg.SMPPAddr)}
 			}
 			return nil
 		}})
