@@ -281,6 +281,22 @@ type messageJSON struct {
 	PhoneNumber string
 	Status      string
 	ChannelType string
+	Details     *string
+}
+
+// messages returns the messages sent to phone.
+func (c *client) messages(phone string) []messageJSON {
+	c.t.Helper()
+	var page struct{ Messages []messageJSON }
+	c.api("GET", "/messages?phoneNumber="+phone, "", http.StatusOK, &page)
+	return page.Messages
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // messagesOf returns every message of the given externalUserId.

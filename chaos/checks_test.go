@@ -1,6 +1,8 @@
 package chaos_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,7 +106,15 @@ func checkSMS(t *testing.T, c *client, bin *binary, env []string, id, externalUs
 	t.Helper()
 	cj, rows := settle(t, c, id, externalUserID, "Smpp", phones)
 	require.Equal(t, "Completed", cj.Status)
-	require.Empty(t, log.missing(phones), "numbers the SMSC never received")
+	if missing := log.missing(phones); len(missing) > 0 {
+		var states []string
+		for _, p := range missing {
+			for _, m := range c.messages(p) {
+				states = append(states, fmt.Sprintf("%s %s %s", p, m.Status, deref(m.Details)))
+			}
+		}
+		t.Fatalf("%d numbers the SMSC never received, their messages: %s", len(missing), strings.Join(states, "; "))
+	}
 	require.Empty(t, c.log.undocumented(), "5xx answers other than 503 with Retry-After")
 	bin.check(t, env)
 	dups, byFault := log.duplicates()

@@ -68,6 +68,7 @@ func testHeraldKilled(t *testing.T, bin *binary, st store) {
 
 	var restarts, resumes []time.Duration
 	var lastKill time.Time
+	var restarted []*heraldProc
 	began := time.Now()
 	c.start(id)
 	for _, p := range points {
@@ -80,6 +81,7 @@ func testHeraldKilled(t *testing.T, bin *binary, st store) {
 		lastKill = killed
 		h.kill()
 		h = h.restart(t)
+		restarted = append(restarted, h)
 		restarts = append(restarts, h.started.Sub(killed))
 		if d, ok := firstSubmitAfter(log, h.started, 30*time.Second); ok {
 			resumes = append(resumes, d)
@@ -90,7 +92,15 @@ func testHeraldKilled(t *testing.T, bin *binary, st store) {
 	completed := time.Now()
 
 	o := checkSMS(t, c, bin, env, id, "herald-kill", ph, log)
+	// A message is submitted again only when a killed process left it
+	// Sending: never more than the restarted process put back to Pending.
+	reclaimed := make([]int, len(restarted))
+	for i, r := range restarted {
+		reclaimed[i] = r.reclaimedCount()
+		require.LessOrEqual(t, o.byFault[i], reclaimed[i], "duplicates after kill %d against the messages the restart put back to Pending", i+1)
+	}
 	f := newFigure("1 herald kill -9 + restart", st.name, killMessages, o)
+	f.Notes = append(f.Notes, fmt.Sprintf("messages left Sending, put back to Pending by each restart: %v", reclaimed))
 	f.Times["kill to serving (max)"] = dur(slices.Max(restarts))
 	if len(resumes) > 0 {
 		f.Times["serving to next submit (max)"] = dur(slices.Max(resumes))
@@ -131,7 +141,9 @@ func testTakeover(t *testing.T, bin *binary, st store) {
 	completed := time.Now()
 
 	o := checkSMS(t, c, bin, env, id, "takeover", ph, log)
+	require.LessOrEqual(t, o.duplicates, b.reclaimedCount(), "duplicates against the messages B put back to Pending")
 	f := newFigure("1 herald kill -9, second herald takes over", st.name, killMessages, o)
+	f.Notes = append(f.Notes, fmt.Sprintf("messages A left Sending, put back to Pending by B: %d", b.reclaimedCount()))
 	f.Times["kill to Completed"] = dur(completed.Sub(killed))
 	f.Times["campaign"] = dur(completed.Sub(began))
 	f.Answers = c.log.summary()

@@ -113,18 +113,45 @@ type heraldProc struct {
 	addr    string // host:port of its HTTP server
 	env     []string
 	started time.Time // when it was ready
+
+	reclaimedMu sync.Mutex
+	reclaimed   int // messages left Sending by a dead process this one put back to Pending
 }
 
-var servingLine = regexp.MustCompile(`"msg":"herald serving","addr":"([^"]+)"`)
+var (
+	servingLine = regexp.MustCompile(`"msg":"herald serving","addr":"([^"]+)"`)
+	// reclaimLine is logged by a dispatcher that put back to Pending the
+	// messages a dead process (its own previous run, or another) left
+	// Sending.
+	reclaimLine = regexp.MustCompile(`"msg":"messages (?:this instance's previous run left Sending|left Sending by a stopped process) put back to Pending","count":(\d+)`)
+)
 
 // startHerald runs herald serve on addr with env and waits until it serves.
 func startHerald(t *testing.T, bin *binary, addr string, env []string) *heraldProc {
 	t.Helper()
 	cmd := exec.Command(bin.path, "serve")
 	cmd.Env = append(append([]string(nil), env...), "HERALD_ADDR="+addr)
-	p, m := startProc(t, "herald serve "+addr, cmd, nil, servingLine)
+	h := &heraldProc{bin: bin, addr: addr, env: env}
+	p, m := startProc(t, "herald serve "+addr, cmd, nil, servingLine, func(line string) bool {
+		if m := reclaimLine.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			h.reclaimedMu.Lock()
+			h.reclaimed += n
+			h.reclaimedMu.Unlock()
+		}
+		return false
+	})
 	require.Equal(t, addr, m[1])
-	return &heraldProc{proc: p, bin: bin, addr: addr, env: env, started: time.Now()}
+	h.proc, h.started = p, time.Now()
+	return h
+}
+
+// reclaimedCount returns how many messages a dead process left Sending
+// this process has put back to Pending so far.
+func (h *heraldProc) reclaimedCount() int {
+	h.reclaimedMu.Lock()
+	defer h.reclaimedMu.Unlock()
+	return h.reclaimed
 }
 
 // restart starts a new herald serve on the same address and environment.

@@ -39,12 +39,13 @@ type proc struct {
 var panicLine = regexp.MustCompile(`^(panic: |fatal error: )`)
 
 // startProc starts cmd, calls onLine (when not nil) with every line of its
-// stdout, and waits until a line of its stdout or stderr matches ready.
+// stdout and each of watch with every line of its output (until it returns
+// true), and waits until a line of its stdout or stderr matches ready.
 // The process is killed when the test ends, and its last lines are logged
 // when the test failed. It returns the submatches of the ready line.
-func startProc(t *testing.T, name string, cmd *exec.Cmd, onLine func(string), ready *regexp.Regexp) (*proc, []string) {
+func startProc(t *testing.T, name string, cmd *exec.Cmd, onLine func(string), ready *regexp.Regexp, watch ...func(string) bool) (*proc, []string) {
 	t.Helper()
-	p := &proc{t: t, name: name, cmd: cmd, exited: make(chan struct{})}
+	p := &proc{t: t, name: name, cmd: cmd, exited: make(chan struct{}), watch: watch}
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr, err := cmd.StderrPipe()

@@ -9,9 +9,11 @@
 // again on the next bound session.
 //
 // Every accepted submit is written to stdout as one JSON line BEFORE its
-// submit_sm_resp is sent (stdout writes to a pipe are synchronous in Node on
-// Linux), so a reader of the output knows every submit the ESME may believe
-// accepted, even when this process is killed with SIGKILL:
+// submit_sm_resp is sent, with write(2) itself (fs.writeSync, retried while
+// the pipe is full: process.stdout would queue the line in memory when the
+// pipe is full, and SIGKILL would lose it), so a reader of the output knows
+// every submit the ESME may believe accepted, even when this process is
+// killed with SIGKILL:
 //
 //   {"event":"submit","to":"447...","id":17,"session":2}
 //
@@ -24,6 +26,7 @@
 //   drop     destroy every open connection (no unbind)
 //
 // Usage: node chaos-smsc.js <port> [host] [receipt delay in ms]
+const fs = require('fs');
 const smpp = require('smpp');
 
 const port = Number(process.argv[2]);
@@ -34,8 +37,19 @@ if (!Number.isInteger(port) || port < 0 || !Number.isFinite(receiptDelay)) {
   process.exit(2);
 }
 
+// emit writes one event line to stdout, synchronously and whole.
 function emit(event) {
-  process.stdout.write(JSON.stringify(event) + '\n');
+  const line = Buffer.from(JSON.stringify(event) + '\n');
+  let off = 0;
+  while (off < line.length) {
+    try {
+      off += fs.writeSync(1, line, off, line.length - off);
+    } catch (e) {
+      if (e.code !== 'EAGAIN') {
+        throw e;
+      }
+    }
+  }
 }
 
 function smppDate(d) {
