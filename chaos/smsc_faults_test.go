@@ -48,13 +48,16 @@ func TestSMSCKilled(t *testing.T) {
 			slices.Sort(points)
 			var resumes []time.Duration
 			var restarted time.Time
+			var readyz []string // GET /readyz while the SMSC is down
 			began := time.Now()
 			c.start(id)
 			for _, p := range points {
 				log.waitDistinct(t, int(p*smscKillMessages), 2*time.Minute)
 				log.mark("SMSC killed")
 				sm.kill()
-				time.Sleep(smscDown)
+				time.Sleep(smscDown / 2)
+				readyz = append(readyz, probeReadyz(c))
+				time.Sleep(smscDown - smscDown/2)
 				sm = sm.restart(t, "")
 				restarted = time.Now()
 				if d, ok := firstSubmitAfter(log, restarted, time.Minute); ok {
@@ -72,7 +75,8 @@ func TestSMSCKilled(t *testing.T) {
 			f.Times["last SMSC restart to Completed"] = dur(completed.Sub(restarted))
 			f.Times["campaign"] = dur(completed.Sub(began))
 			f.Answers = c.log.summary()
-			f.Notes = append(f.Notes, fmt.Sprintf("SMSC down %s each time; messages it accepted without a receipt stay Sent", smscDown))
+			f.Notes = append(f.Notes, fmt.Sprintf("SMSC down %s each time; messages it accepted without a receipt stay Sent", smscDown),
+				"GET /readyz with the SMSC down: "+strings.Join(readyz, "; "))
 			f.Notes = append(f.Notes, duplicateNotes(t, o.byFault)...)
 			record(t, f)
 			h.stop(30 * time.Second)
@@ -131,6 +135,20 @@ func TestSMSCStalled(t *testing.T) {
 			})
 		}
 	}
+}
+
+// probeReadyz returns herald's answer to GET /readyz: status,
+// Retry-After and body.
+func probeReadyz(c *client) string {
+	status, hdr, body, err := c.do("GET", "/readyz", nil, "")
+	if err != nil {
+		return "no answer: " + err.Error()
+	}
+	s := fmt.Sprint(status)
+	if ra := hdr.Get("Retry-After"); ra != "" {
+		s += " Retry-After " + ra
+	}
+	return s + " " + strings.TrimSpace(string(body))
 }
 
 // metric returns the value of the first sample of the metric name in
