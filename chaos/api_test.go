@@ -31,8 +31,10 @@ type answer struct {
 	Body         string
 }
 
+// newAnswers returns an empty record of answers.
 func newAnswers() *answers { return &answers{byStatus: map[int]int{}} }
 
+// record counts one answer.
 func (a *answers) record(method, path string, resp *http.Response, body []byte) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -43,6 +45,7 @@ func (a *answers) record(method, path string, resp *http.Response, body []byte) 
 	}
 }
 
+// noAnswer counts a request that got no answer.
 func (a *answers) noAnswer() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -91,6 +94,8 @@ type client struct {
 	log  *answers
 }
 
+// newClient returns a client of the herald at base, recording its answers
+// in log.
 func newClient(t *testing.T, base string, log *answers) *client {
 	return &client{t: t, base: base, log: log, http: &http.Client{Timeout: 30 * time.Second}}
 }
@@ -292,6 +297,7 @@ func (c *client) messages(phone string) []messageJSON {
 	return page.Messages
 }
 
+// deref returns the string s points to, or "" for nil.
 func deref(s *string) string {
 	if s == nil {
 		return ""

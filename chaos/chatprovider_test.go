@@ -87,6 +87,7 @@ func (p *chatProvider) count(kind string) {
 	p.requests[kind]++
 }
 
+// send answers POST /send_message as the provider's mode says.
 func (p *chatProvider) send(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("X-Auth-Token") != p.token {
 		p.count("401")

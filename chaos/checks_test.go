@@ -89,9 +89,10 @@ func settle(t *testing.T, c *client, id, externalUserID, channel string, phones 
 	}
 }
 
-// counters are the counters a campaign detail shows.
+// counterSet is the counters a campaign detail shows.
 type counterSet struct{ total, delivered, failed, pending, seen int }
 
+// counters returns the counters of a campaign detail.
 func counters(c campaignJSON) counterSet {
 	return counterSet{c.TotalMessages, c.DeliveredCount, c.FailedCount, c.PendingCount, c.SeenCount}
 }

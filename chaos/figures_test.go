@@ -80,6 +80,8 @@ func writeFigures() {
 	}
 }
 
+// TestMain runs the suite, then prints its figures and removes what it
+// started: the Postgres cluster and the binary it built.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	writeFigures()

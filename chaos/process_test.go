@@ -200,6 +200,7 @@ func (p *proc) stop(timeout time.Duration) {
 	}
 }
 
+// exitErr returns the error of the process's exit (nil while it runs).
 func (p *proc) exitErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -31,8 +31,10 @@ type mark struct {
 	what string
 }
 
+// newSubmitLog returns an empty log.
 func newSubmitLog() *submitLog { return &submitLog{count: map[string]int{}} }
 
+// add logs one accepted submit to dest.
 func (l *submitLog) add(dest string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
