@@ -100,7 +100,8 @@ func testHeraldKilled(t *testing.T, bin *binary, st store) {
 		require.LessOrEqual(t, o.byFault[i], reclaimed[i], "duplicates after kill %d against the messages the restart put back to Pending", i+1)
 	}
 	f := newFigure("1 herald kill -9 + restart", st.name, killMessages, o)
-	f.Notes = append(f.Notes, fmt.Sprintf("messages left Sending, put back to Pending by each restart: %v", reclaimed))
+	f.Notes = append(f.Notes, fmt.Sprintf("messages left Sending, put back to Pending by each restart: %v", reclaimed),
+		fmt.Sprintf("duplicates submitted after the last kill: %d of %d", log.duplicatesAfterLastMark(), o.duplicates))
 	f.Times["kill to serving (max)"] = dur(slices.Max(restarts))
 	if len(resumes) > 0 {
 		f.Times["serving to next submit (max)"] = dur(slices.Max(resumes))

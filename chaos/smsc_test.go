@@ -97,6 +97,26 @@ func (l *submitLog) duplicates() (all int, byMark []int) {
 	return all, byMark
 }
 
+// duplicatesAfterLastMark returns the duplicate submits made after the
+// last fault was marked.
+func (l *submitLog) duplicatesAfterLastMark() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.marks) == 0 {
+		return 0
+	}
+	from := l.marks[len(l.marks)-1].at
+	seen := make(map[string]bool, len(l.count))
+	n := 0
+	for i, d := range l.order {
+		if seen[d] && i >= from {
+			n++
+		}
+		seen[d] = true
+	}
+	return n
+}
+
 // missing returns the phones of want that the SMSC never accepted.
 func (l *submitLog) missing(want []string) []string {
 	l.mu.Lock()
