@@ -84,9 +84,9 @@ func TestChatProviderFaults(t *testing.T) {
 			require.Zero(t, duplicated, "messages the provider accepted under two seqs: delivered twice")
 			require.Empty(t, prov.callbackErr, "callbacks herald never answered 200")
 			require.Empty(t, c.log.undocumented(), "5xx answers other than 503 with Retry-After")
-			bin.check(t, env)
+			checked := bin.check(t, env)
 
-			f := newFigure("6 chat provider timeouts and 5xx", st.name, chatMessages, outcome{rows: rows})
+			f := newFigure("6 chat provider timeouts and 5xx", st.name, chatMessages, outcome{rows: rows, checked: checked})
 			f.Duplicates = duplicated
 			f.Faults = 2
 			f.Times["provider recovered to Completed"] = dur(completed.Sub(back))

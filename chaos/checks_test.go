@@ -30,6 +30,7 @@ type outcome struct {
 	rows       rowCounts
 	duplicates int   // submits beyond the first of a number
 	byFault    []int // duplicates after each fault marked in the log
+	checked    bool  // herald check ran and found no drift
 }
 
 // settle waits until the counters of campaign id equal the counts of its
@@ -122,11 +123,11 @@ func checkSMS(t *testing.T, c *client, bin *binary, env []string, id, externalUs
 		t.Fatalf("%d numbers the SMSC never received, their messages: %s", len(missing), strings.Join(states, "; "))
 	}
 	require.Empty(t, c.log.undocumented(), "5xx answers other than 503 with Retry-After")
-	bin.check(t, env)
+	checked := bin.check(t, env)
 	dups, byFault := log.duplicates()
 	t.Logf("rows %+v; submits %d for %d numbers: %d duplicates, by fault %v; answers %s",
 		rows, log.total(), len(phones), dups, byFault, c.log.summary())
-	return outcome{campaign: cj, rows: rows, duplicates: dups, byFault: byFault}
+	return outcome{campaign: cj, rows: rows, duplicates: dups, byFault: byFault, checked: checked}
 }
 
 // maxDuplicatesPerKill is the bound delivery's crash-safety guarantee

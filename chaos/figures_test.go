@@ -42,9 +42,13 @@ func record(t *testing.T, f figure) {
 
 // newFigure starts the figure of scenario on store from an outcome.
 func newFigure(scenario, store string, messages int, o outcome) figure {
-	return figure{Scenario: scenario, Store: store, Messages: messages, Faults: len(o.byFault),
+	f := figure{Scenario: scenario, Store: store, Messages: messages, Faults: len(o.byFault),
 		Duplicates: o.duplicates, ByFault: o.byFault, Times: map[string]string{},
 		Rows: fmt.Sprintf("Delivered %d, Seen %d, Sent %d, Failed %d", o.rows.delivered, o.rows.seen, o.rows.sent, o.rows.failed)}
+	if o.checked {
+		f.Notes = append(f.Notes, "herald check: no drift")
+	}
+	return f
 }
 
 // dur formats a measured duration for the figures.
