@@ -100,6 +100,9 @@
 //     whatever the heartbeats: the bound of a claim that is never
 //     released.
 //
+// Messages taken back keep their due time: they are claimed again before
+// the messages of the campaign not tried yet, rather than after them.
+//
 // A process that stops cleanly removes its heartbeat (it holds no claims
 // by then). Two live processes must not share an Instance: each would
 // take the other's claims when it starts, and those messages would be

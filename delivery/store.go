@@ -41,9 +41,11 @@ type Store interface {
 	// ForgetClaimer removes owner's heartbeat: a process that stops
 	// cleanly holds no claims any more.
 	ForgetClaimer(ctx context.Context, owner string) error
-	// RecoverClaims moves back to Pending, due at r.Now, the Sending
-	// messages whose claim ended (see Recovery), and returns how many it
-	// moved. Counters follow the moves exactly.
+	// RecoverClaims moves back to Pending the Sending messages whose
+	// claim ended (see Recovery), and returns how many it moved. They keep
+	// their due time, so that they are claimed again before the messages
+	// due after them: a crash does not send its messages to the back of a
+	// large campaign. Counters follow the moves exactly.
 	RecoverClaims(ctx context.Context, r Recovery) (int, error)
 	// CompleteDrained moves InProgress bulk campaigns none of whose
 	// messages (fallback SMS included) is Pending or Sending to Completed
@@ -122,8 +124,7 @@ type Claim struct {
 // LeaseUntil is before Now, those of an owner whose last heartbeat is
 // before StaleBefore or who never sent one, and every claim of Owner.
 type Recovery struct {
-	// Now is the time of the recovery, and the due time of the messages
-	// taken back.
+	// Now is the time of the recovery.
 	Now time.Time
 	// StaleBefore is the oldest heartbeat that keeps an owner's claims;
 	// zero: heartbeats are not looked at.

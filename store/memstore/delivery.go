@@ -137,7 +137,8 @@ func (s *Store) ForgetClaimer(ctx context.Context, owner string) error {
 	return nil
 }
 
-// RecoverClaims implements delivery.Store: leases ending strictly before
+// RecoverClaims implements delivery.Store (messages keep their due time):
+// leases ending strictly before
 // r.Now have ended, and so have the claims of owners whose heartbeat is
 // older than r.StaleBefore or missing, and those of r.Owner.
 func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (int, error) {
@@ -171,7 +172,7 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (int, er
 	for _, m := range expired {
 		cr := s.campaigns[m.CampaignID]
 		count(cr, m, m.Status, messaging.StatusPending)
-		m.Status, m.DueAt, m.UpdatedAt = messaging.StatusPending, now, now
+		m.Status, m.UpdatedAt = messaging.StatusPending, now
 		delete(s.sending, m.ID)
 		if sendable(cr, m) {
 			s.pushDue(m)

@@ -434,14 +434,14 @@ func (s *Store) ForgetClaimer(ctx context.Context, owner string) (err error) {
 
 // RecoverClaims implements delivery.Store: Sending messages whose lease
 // ended strictly before r.Now, whose owner's heartbeat is older than
-// r.StaleBefore (or missing), or held by r.Owner go back to Pending, due
-// at r.Now. The Sending messages are few (those in flight), and found
+// r.StaleBefore (or missing), or held by r.Owner go back to Pending,
+// keeping their due time. The Sending messages are few (those in flight), and found
 // through their partial index.
 func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, err error) {
 	defer keepUnavailable(&err)
 	var n int
 	cond := "lease_until < ?"
-	args := []any{s.ts(r.Now), s.ts(r.Now), s.ts(r.Now)}
+	args := []any{s.ts(r.Now), s.ts(r.Now)}
 	if !r.StaleBefore.IsZero() {
 		cond += " OR (claimed_by IS NOT NULL AND claimed_by NOT IN (SELECT name FROM claimers WHERE heartbeat_at >= ?))"
 		args = append(args, s.ts(r.StaleBefore))
@@ -451,7 +451,7 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, 
 		args = append(args, r.Owner)
 	}
 	err = s.write(ctx, "recover ended claims", func(tx *txn) error {
-		rows, err := s.rawQuery(ctx, tx, "UPDATE messages SET status = 'Pending', due_at = ?, updated_at = ? "+
+		rows, err := s.rawQuery(ctx, tx, "UPDATE messages SET status = 'Pending', updated_at = ? "+
 			"WHERE status = 'Sending' AND ("+cond+") RETURNING campaign_id, fallback_for IS NOT NULL", args...)
 		if err != nil {
 			return fmt.Errorf("recover: %w", err)

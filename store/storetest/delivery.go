@@ -396,7 +396,8 @@ func testApplyUpdatesConcurrent(f *fixture) {
 }
 
 // testRecoverExpired: Sending messages whose lease ended before now go
-// back to Pending, due now; nothing else moves (heartbeats not looked at).
+// back to Pending, keeping their due time; nothing else moves (heartbeats
+// not looked at).
 func testRecoverExpired(f *fixture) {
 	t := f.t
 	a := f.company("A")
@@ -416,7 +417,7 @@ func testRecoverExpired(f *fixture) {
 	for _, m := range msgs[:2] {
 		got := f.getMessage(a.ID, m.ID)
 		require.Equal(t, messaging.StatusPending, got.Status)
-		requireTime(t, "DueAt", at(61), got.DueAt, nil)
+		requireTime(t, "DueAt", m.DueAt, got.DueAt, nil)
 		require.Equal(t, 1, got.Attempts)
 	}
 	require.Equal(t, messaging.StatusSent, f.getMessage(a.ID, msgs[2].ID).Status)
@@ -433,8 +434,8 @@ func testRecoverExpired(f *fixture) {
 	require.Zero(t, n)
 
 	again := f.claim(messaging.ChannelSMS, at(61), at(121), 10)
-	require.Equal(t, []messaging.ID{msgs[4].ID, msgs[0].ID, msgs[1].ID}, ids(again), "oldest due first")
-	require.Equal(t, []int{1, 2, 2}, []int{again[0].Attempts, again[1].Attempts, again[2].Attempts})
+	require.Equal(t, []messaging.ID{msgs[0].ID, msgs[1].ID, msgs[4].ID}, ids(again), "oldest due first: recovered messages keep their due time")
+	require.Equal(t, []int{2, 2, 1}, []int{again[0].Attempts, again[1].Attempts, again[2].Attempts})
 	f.requireReconciled()
 }
 
@@ -613,7 +614,7 @@ func testRecoverClaims(f *fixture) {
 	for _, m := range []messaging.Message{dead[0], never[0], gone[0]} {
 		got := f.getMessage(a.ID, m.ID)
 		require.Equal(t, messaging.StatusPending, got.Status)
-		requireTime(t, "DueAt", at(21), got.DueAt, nil)
+		requireTime(t, "DueAt", m.DueAt, got.DueAt, nil)
 	}
 	require.Equal(t, messaging.StatusSent, f.getMessage(a.ID, dead[1].ID).Status, "a recorded send is not taken back")
 	for _, m := range slices.Concat(live, restarted) {
