@@ -3,6 +3,7 @@ package delivery_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -183,4 +184,82 @@ func TestChatFailureHook(t *testing.T) {
 	require.Equal(t, delivery.SMS{MessageID: sends[0].MessageID, From: "HeraldFB", To: ps[0], Text: "SMS instead"}, sends[0])
 	require.Len(t, chat.sent(ps[1]), 2, "a failed hook has the message sent again")
 	require.Equal(t, messaging.StatusSent, w.message(msgs[1].ID).Status)
+}
+
+// limitedChat is a chat sender that bounds its sends (SendLimiter) while
+// down, failing every send transiently then, and records the most sends
+// it had in flight at once, down and up.
+type limitedChat struct {
+	down                     atomic.Bool
+	mu                       sync.Mutex
+	inFlight, maxDown, maxUp int
+	downSends                int
+	limit                    int
+}
+
+// sendsWhileDown returns how many sends were made while down.
+func (c *limitedChat) sendsWhileDown() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.downSends
+}
+
+func (c *limitedChat) SendLimit() int {
+	if c.down.Load() {
+		return c.limit
+	}
+	return 0
+}
+
+func (c *limitedChat) SendChat(ctx context.Context, m delivery.ChatMessage) (delivery.ChatResult, error) {
+	down := c.down.Load()
+	c.mu.Lock()
+	c.inFlight++
+	if down {
+		c.maxDown = max(c.maxDown, c.inFlight)
+		c.downSends++
+	} else {
+		c.maxUp = max(c.maxUp, c.inFlight)
+	}
+	c.mu.Unlock()
+	time.Sleep(time.Millisecond) // a request's round trip, so that sends overlap
+	c.mu.Lock()
+	c.inFlight--
+	c.mu.Unlock()
+	if down {
+		return delivery.ChatResult{}, &delivery.SendError{Details: "HTTP 503"}
+	}
+	return delivery.ChatResult{Token: "t"}, nil
+}
+
+// TestSendLimiter: while the sender bounds its sends, the lane keeps no
+// more than that many claimed at once (the sends that probe a provider
+// that is down), and sends at its full concurrency again once the bound
+// is lifted; every message ends Sent.
+func TestSendLimiter(t *testing.T) {
+	for _, limit := range []int{1, 3} {
+		s := memstore.New()
+		w := newWorld(t, s)
+		chat := &limitedChat{limit: limit}
+		chat.down.Store(true)
+		cfg := fastConfig(s)
+		cfg.Chat = chat
+		cfg.ChatConcurrency = 64
+		d, err := delivery.New(cfg)
+		require.NoError(t, err)
+		c, _ := w.campaign(spec{channel: messaging.ChannelChat, phones: phones(200, 0)})
+		run(t, d)
+		waitFor(t, "sends while down", func() bool {
+			m := w.get(c.ID)
+			return m.Counts.Pending > 0 && m.Counts.Sent == 0 && chat.sendsWhileDown() >= 20
+		})
+		chat.down.Store(false)
+		w.waitCampaign(c.ID, "campaign completed", func(c messaging.Campaign) bool {
+			return c.Status == messaging.CampaignCompleted && c.Counts.Sent == 200
+		})
+		chat.mu.Lock()
+		require.LessOrEqual(t, chat.maxDown, limit, "sends in flight while the sender bounds them")
+		require.Greater(t, chat.maxUp, limit, "the lane's own concurrency once the bound is lifted")
+		chat.mu.Unlock()
+	}
 }

@@ -24,6 +24,7 @@ type lane struct {
 	capacity int
 	send     func(ctx context.Context, j job) (*StatusUpdate, string)
 	ready    ReadyWaiter // nil when the sender cannot tell
+	limiter  SendLimiter // nil when the sender sets no bound
 	wake     chan struct{}
 	jobs     chan job
 
@@ -65,7 +66,8 @@ const (
 
 func newLane(d *Dispatcher, ch messaging.Channel, capacity int, sender any, send func(context.Context, job) (*StatusUpdate, string)) *lane {
 	ready, _ := sender.(ReadyWaiter)
-	return &lane{d: d, ch: ch, capacity: capacity, send: send, ready: ready, wake: make(chan struct{}, 1), freed: make(chan struct{}, 1),
+	limiter, _ := sender.(SendLimiter)
+	return &lane{d: d, ch: ch, capacity: capacity, send: send, ready: ready, limiter: limiter, wake: make(chan struct{}, 1), freed: make(chan struct{}, 1),
 		jobs: make(chan job, capacity)}
 }
 
@@ -95,11 +97,24 @@ func (l *lane) threshold() int {
 	return max(1, min(l.d.cfg.BatchSize, l.capacity)/2)
 }
 
+// limit is how many messages the lane may have claimed and not recorded
+// now: its capacity, or less while the sender bounds its sends
+// (SendLimiter).
+func (l *lane) limit() int {
+	if l.limiter != nil {
+		if n := l.limiter.SendLimit(); n > 0 {
+			return min(n, l.capacity)
+		}
+	}
+	return l.capacity
+}
+
 // reserve takes up to n free places and returns how many it took.
 func (l *lane) reserve(n int) int {
+	limit := l.limit()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n = min(n, l.capacity-l.inFlight)
+	n = max(0, min(n, limit-l.inFlight))
 	l.inFlight += n
 	l.d.obs.InFlight(l.ch, l.inFlight, l.capacity)
 	return n
@@ -123,10 +138,11 @@ func (l *lane) release(n int) {
 // waitFree waits until the lane may claim again; false when ctx ended.
 func (l *lane) waitFree(ctx context.Context) bool {
 	for {
+		limit := l.limit()
 		l.mu.Lock()
-		free, busy := l.capacity-l.inFlight, l.inFlight > 0
+		free, busy := limit-l.inFlight, l.inFlight > 0
 		l.mu.Unlock()
-		if free >= l.threshold() || (!busy && free > 0) {
+		if free >= min(l.threshold(), limit) || (!busy && free > 0) {
 			return true
 		}
 		select {

@@ -44,6 +44,19 @@ type ReadyWaiter interface {
 	WaitReady(ctx context.Context) error
 }
 
+// SendLimiter is implemented by senders that bound how many sends may be
+// in flight at once for a while, such as a chat client whose provider
+// stopped answering: it lets one send through at a time (a probe) until
+// the provider answers again, instead of every claimed message failing in
+// turn and retrying against a provider that is down. A lane whose sender
+// implements it keeps at most SendLimit messages claimed and not recorded
+// (0: no bound but the lane's concurrency). Together with ReadyWaiter,
+// whose WaitReady can space the probes out, it keeps an outage from
+// turning into a storm of requests.
+type SendLimiter interface {
+	SendLimit() int
+}
+
 // Receipt is a delivery report from the SMSC for one part.
 type Receipt struct {
 	ProviderID string    // normalised provider message id of the part

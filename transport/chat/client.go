@@ -27,6 +27,8 @@ const (
 	DefaultRetries    = 3
 	DefaultBackoffMin = 100 * time.Millisecond
 	DefaultBackoffMax = 2 * time.Second
+	// DefaultProbeInterval is the default of Config.ProbeInterval.
+	DefaultProbeInterval = time.Second
 )
 
 // maxResponse is the most of a send_message response that is read.
@@ -61,6 +63,11 @@ type Config struct {
 	// Retry-After header of a 429 or 503 lengthens the wait up to Max.
 	// Defaults: Min 100ms, Max 2s.
 	Backoff Backoff
+	// ProbeInterval is how often, while the provider does not answer (its
+	// last request got a connection error, a timeout or an HTTP 5xx), a
+	// dispatcher lane sends one message to find out whether it answers
+	// again (see WaitReady and SendLimit). Default 1s.
+	ProbeInterval time.Duration
 }
 
 // Backoff bounds an exponential backoff.
@@ -86,6 +93,7 @@ type Client struct {
 	// timeout, HTTP 5xx): Reachable compares them.
 	lastAnswer, lastFailure atomic.Int64 // UnixNano
 	failure                 atomic.Pointer[string]
+	probe                   time.Duration
 }
 
 var _ delivery.ChatSender = (*Client)(nil)
@@ -103,6 +111,10 @@ func New(cfg Config) (*Client, error) {
 		timeout:  cfg.Timeout,
 		retries:  cfg.Retries,
 		backoff:  cfg.Backoff,
+		probe:    cfg.ProbeInterval,
+	}
+	if c.probe <= 0 {
+		c.probe = DefaultProbeInterval
 	}
 	if c.http == nil {
 		c.own = NewTransport()
@@ -233,6 +245,42 @@ func (c *Client) Reachable(context.Context) error {
 		d = *p
 	}
 	return messaging.Errorf(messaging.Unavailable, messaging.NameServiceUnavailable, "the chat provider did not answer the last request: %s", d)
+}
+
+// down reports whether the last request got no answer.
+func (c *Client) down() bool { return c.lastFailure.Load() > c.lastAnswer.Load() }
+
+// WaitReady implements delivery.ReadyWaiter: it returns at once while the
+// provider answers; while it does not, it returns ProbeInterval after the
+// last failure, so that the dispatcher's next claim (one message: see
+// SendLimit) probes the provider at that pace instead of every claimed
+// message failing in turn.
+func (c *Client) WaitReady(ctx context.Context) error {
+	for c.down() {
+		wait := time.Until(time.Unix(0, c.lastFailure.Load()).Add(c.probe))
+		if wait <= 0 {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("chat: waiting for the provider: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// SendLimit implements delivery.SendLimiter: 1 while the provider does
+// not answer (the last request got a connection error, a timeout or an
+// HTTP 5xx), so that one message at a time probes it; 0 (no bound)
+// otherwise.
+func (c *Client) SendLimit() int {
+	if c.down() {
+		return 1
+	}
+	return 0
 }
 
 // checkMessage refuses a message no provider could take.

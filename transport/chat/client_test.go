@@ -460,3 +460,45 @@ func TestReachable(t *testing.T) {
 	require.Error(t, err)
 	require.ErrorContains(t, c.Reachable(t.Context()), "connection error")
 }
+
+// TestProbing: while the provider does not answer, the client lets one
+// send through at a time (SendLimit 1) and WaitReady holds the next claim
+// until ProbeInterval after the last failure; once it answers, neither
+// holds anything back.
+func TestProbing(t *testing.T) {
+	var failing atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = fmt.Fprint(w, `{"status":0,"message_token":"t"}`)
+	}))
+	t.Cleanup(srv.Close)
+	var _ delivery.ReadyWaiter = (*chat.Client)(nil)
+	var _ delivery.SendLimiter = (*chat.Client)(nil)
+
+	slow := newClient(t, srv.URL, func(cfg *chat.Config) { cfg.Retries = -1; cfg.ProbeInterval = time.Hour })
+	fast := newClient(t, srv.URL, func(cfg *chat.Config) { cfg.Retries = -1; cfg.ProbeInterval = time.Millisecond })
+	for _, c := range []*chat.Client{slow, fast} {
+		require.Zero(t, c.SendLimit())
+		require.NoError(t, c.WaitReady(t.Context()))
+	}
+
+	failing.Store(true)
+	for _, c := range []*chat.Client{slow, fast} {
+		_, err := c.SendChat(t.Context(), textTo("998906200001"))
+		require.Error(t, err)
+		require.Equal(t, 1, c.SendLimit(), "one probe at a time while the provider does not answer")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, slow.WaitReady(ctx), context.DeadlineExceeded, "the next probe waits for the interval")
+	require.NoError(t, fast.WaitReady(t.Context()), "the next probe goes once the interval passed")
+
+	failing.Store(false)
+	_, err := slow.SendChat(t.Context(), textTo("998906200002"))
+	require.NoError(t, err)
+	require.Zero(t, slow.SendLimit())
+	require.NoError(t, slow.WaitReady(t.Context()))
+}
