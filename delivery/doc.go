@@ -17,7 +17,11 @@
 // nothing is due it polls every Config.PollInterval, or at once after Wake.
 // A lane whose sender implements ReadyWaiter (the SMPP adapter, while no
 // session is bound) claims nothing until the sender is ready: during a
-// provider outage messages stay Pending and keep their attempts.
+// provider outage messages stay Pending and keep their attempts. A lane
+// whose sender implements SendLimiter (the chat client, while its provider
+// does not answer) keeps no more messages claimed than the sender allows:
+// one at a time probes the provider, spaced by the sender's WaitReady,
+// instead of every claimed message failing in turn.
 //
 // Results:
 //   - Sent: SMS with one provider id per part (the first is the message's
