@@ -57,7 +57,8 @@ func isStd(p string) bool { return !strings.Contains(strings.SplitN(p, "/", 2)[0
 
 func under(dir, root string) bool { return dir == root || strings.HasPrefix(dir, root+"/") }
 
-// allowed tells whether package dir may import p, following DESIGN.md.
+// allowed tells whether package dir may import p, following the rules of
+// the module's package documentation (doc.go).
 func allowed(dir, p string) (bool, string) {
 	internal := strings.HasPrefix(p, module+"/")
 	rel := strings.TrimPrefix(p, module+"/")

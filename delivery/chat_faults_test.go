@@ -26,7 +26,7 @@ type providerAttempt struct {
 	answer   string // what it was answered: "HTTP 500", "status 7", "timeout", ...
 }
 
-// faultyProvider is a chat provider (spec/chat-provider.md) whose answer
+// faultyProvider is a chat provider (the wire contract of transport/chat) whose answer
 // to the send of the message to number i is script(i, call): it injects
 // timeouts, HTTP errors and status codes, and can post a signed callback
 // of the message to the callback endpoint before it answers the send.

@@ -76,7 +76,7 @@ type Backoff struct {
 	Max time.Duration
 }
 
-// Client sends chat messages to the provider of spec/chat-provider.md. It
+// Client sends chat messages to a chat provider (see the package doc). It
 // implements delivery.ChatSender and is safe for concurrent use.
 type Client struct {
 	endpoint string

@@ -1,8 +1,7 @@
-// Package chat is Herald's adapter of the chat provider contract
-// (spec/chat-provider.md): a Client that implements delivery.ChatSender over
-// HTTP, and CallbackHandler, the endpoint that receives the provider's
-// signed status and reply callbacks and feeds them to a
-// delivery.ChatEventHandler.
+// Package chat is Herald's adapter of the chat provider's wire contract,
+// described below: a Client that implements delivery.ChatSender over HTTP,
+// and CallbackHandler, the endpoint that receives the provider's signed
+// status and reply callbacks and feeds them to a delivery.ChatEventHandler.
 //
 // # Sending
 //

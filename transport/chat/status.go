@@ -6,7 +6,7 @@ import (
 	"github.com/heraldhq/herald/delivery"
 )
 
-// Status codes of the chat provider (spec/chat-provider.md, section 1).
+// Status codes of the chat provider.
 // They come in the status field of a send_message response and in the
 // error_code of a failed status callback.
 const (

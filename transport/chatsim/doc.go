@@ -1,5 +1,5 @@
 // Package chatsim is a chat provider simulator serving Herald's chat
-// provider contract (spec/chat-provider.md) over HTTP, for the demo mode
+// provider contract (see package transport/chat) over HTTP, for the demo mode
 // and for tests of chat clients. A Server is an http.Handler for POST
 // /send_message; Start serves it on a listener of its own (loopback in
 // tests and demos).

@@ -61,8 +61,8 @@ type Config struct {
 
 	// LateFailureSuffix, when set, makes numbers ending with it accepted
 	// and then failed by a callback with error_code 9 (the SMS fallback
-	// after acceptance). Empty: no number fails late, as DESIGN.md's
-	// outcomes by number have it.
+	// after acceptance). Empty: no number fails late, as the demo's
+	// outcomes by number (README) have it.
 	LateFailureSuffix string
 
 	// SeqMemory is how many accepted seq values are remembered for the
