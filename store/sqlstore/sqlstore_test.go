@@ -1,15 +1,12 @@
 package sqlstore_test
 
 import (
-	"database/sql"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
@@ -112,15 +109,7 @@ func migrationFiles(t *testing.T) int {
 // rawURL.
 func appliedMigrations(t *testing.T, rawURL string) int {
 	t.Helper()
-	var db *sql.DB
-	if path, ok := strings.CutPrefix(rawURL, "sqlite://"); ok {
-		var err error
-		db, err = sql.Open("sqlite", path)
-		require.NoError(t, err)
-	} else {
-		db = sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(rawURL)))
-	}
-	defer db.Close()
+	db := rawDB(t, rawURL)
 	var n int
 	require.NoError(t, db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM herald_migrations").Scan(&n))
 	return n
