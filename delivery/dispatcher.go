@@ -32,6 +32,8 @@ type Dispatcher struct {
 	parts   recording
 
 	running atomic.Bool
+	// beatFailed is when a heartbeat last failed (UnixNano; 0: never).
+	beatFailed atomic.Int64
 	// changed says that messages may have left Pending or Sending since
 	// the last CompleteDrained.
 	changed atomic.Bool
@@ -191,8 +193,11 @@ func (d *Dispatcher) heartbeat(ctx context.Context) {
 	start := time.Now()
 	err := d.store.Heartbeat(sctx, d.cfg.Instance, d.cfg.Now())
 	d.obs.Batch("heartbeat", 1, time.Since(start), err)
-	if err != nil && ctx.Err() == nil {
-		d.log.Error("writing the claim heartbeat", "instance", d.cfg.Instance, "err", err)
+	if err != nil {
+		d.beatFailed.Store(d.cfg.Now().UnixNano())
+		if ctx.Err() == nil {
+			d.log.Error("writing the claim heartbeat", "instance", d.cfg.Instance, "err", err)
+		}
 	}
 }
 
@@ -214,7 +219,14 @@ func (d *Dispatcher) recoverClaims(ctx context.Context, own string) {
 	defer cancel()
 	start := time.Now()
 	now := d.cfg.Now()
-	n, err := d.store.RecoverClaims(sctx, Recovery{Now: now, StaleBefore: now.Add(-d.cfg.ClaimLease), Owner: own})
+	r := Recovery{Now: now, StaleBefore: now.Add(-d.cfg.ClaimLease), Owner: own, Self: d.cfg.Instance}
+	if failed := d.beatFailed.Load(); failed != 0 && now.Sub(time.Unix(0, failed)) < d.cfg.ClaimLease {
+		// This process could not write its own heartbeat within the claim
+		// lease: the others' heartbeats are probably late for the same
+		// reason (the store was unreachable), not because they died.
+		r.StaleBefore = time.Time{}
+	}
+	n, err := d.store.RecoverClaims(sctx, r)
 	d.obs.Batch("recover", n, time.Since(start), err)
 	switch {
 	case err != nil && ctx.Err() == nil:

@@ -614,3 +614,63 @@ func TestReceiptTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, drift)
 }
+
+// beatStore fails heartbeats while failing is set, and counts recoveries.
+type beatStore struct {
+	*memstore.Store
+	failing    atomic.Bool
+	recoveries atomic.Int64
+}
+
+func (s *beatStore) Heartbeat(ctx context.Context, owner string, at time.Time) error {
+	if s.failing.Load() {
+		return errors.New("store unreachable")
+	}
+	return s.Store.Heartbeat(ctx, owner, at)
+}
+
+func (s *beatStore) RecoverClaims(ctx context.Context, r delivery.Recovery) (int, error) {
+	s.recoveries.Add(1)
+	return s.Store.RecoverClaims(ctx, r)
+}
+
+// TestHeartbeatOutage: a dispatcher whose own heartbeats cannot be written
+// takes back no other process's claims for a late heartbeat (the others'
+// are late for the same reason), and none of its own; once its heartbeats
+// have been written for a claim lease, a dead process's claims come back
+// and are sent.
+func TestHeartbeatOutage(t *testing.T) {
+	s := &beatStore{Store: memstore.New()}
+	w := newWorld(t, s.Store)
+	c, _ := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(20, 0)})
+	past := time.Now().Add(-time.Hour)
+	require.NoError(t, s.Heartbeat(t.Context(), "other", past))
+	theirs, err := s.ClaimDue(t.Context(), delivery.Claim{Channel: messaging.ChannelSMS, Owner: "other", Now: time.Now(),
+		LeaseUntil: time.Now().Add(time.Hour), Limit: 2})
+	require.NoError(t, err)
+	require.Len(t, theirs, 2)
+
+	s.failing.Store(true)
+	sms := newFakeSMS()
+	cfg := fastConfig(s)
+	cfg.SMS, cfg.Instance = sms, "self"
+	cfg.ClaimLease, cfg.RecoverInterval = 300*time.Millisecond, 5*time.Millisecond
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	run(t, d)
+	w.waitCampaign(c.ID, "the messages nobody holds sent", func(c messaging.Campaign) bool { return c.Counts.Sent == 18 })
+	from := s.recoveries.Load()
+	waitFor(t, "recoveries during the outage", func() bool { return s.recoveries.Load() >= from+20 })
+	for _, m := range theirs {
+		require.Equal(t, messaging.StatusSending, w.message(m.ID).Status, "not taken while this process cannot beat either")
+	}
+
+	s.failing.Store(false)
+	got := w.waitCampaign(c.ID, "the dead process's claims taken back and sent", func(c messaging.Campaign) bool {
+		return c.Counts.Sent == 20
+	})
+	require.Equal(t, messaging.StatusCounts{Sent: 20}, got.Counts)
+	for _, m := range theirs {
+		require.Equal(t, 2, w.message(m.ID).Attempts)
+	}
+}

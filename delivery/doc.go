@@ -104,6 +104,12 @@
 //     whatever the heartbeats: the bound of a claim that is never
 //     released.
 //
+// A process never takes back its own claims for a late heartbeat, and
+// takes no other process's claims for one while its own heartbeats have
+// failed within the last ClaimLease: when the store itself was
+// unreachable (a database restart), every heartbeat is late and no
+// process died; their sends in flight are recorded once the store is back.
+//
 // Messages taken back keep their due time: they are claimed again before
 // the messages of the campaign not tried yet, rather than after them.
 //

@@ -121,8 +121,9 @@ type Claim struct {
 }
 
 // Recovery says which claims Store.RecoverClaims takes back: those whose
-// LeaseUntil is before Now, those of an owner whose last heartbeat is
-// before StaleBefore or who never sent one, and every claim of Owner.
+// LeaseUntil is before Now, those of an owner other than Self whose last
+// heartbeat is before StaleBefore or who never sent one, and every claim
+// of Owner.
 type Recovery struct {
 	// Now is the time of the recovery.
 	Now time.Time
@@ -133,6 +134,11 @@ type Recovery struct {
 	// a restarted process takes back those of its previous run, which
 	// died holding them.
 	Owner string
+	// Self, when not empty, names the caller: its own claims are not taken
+	// back for a stale heartbeat (it is alive: its heartbeat is late only
+	// because the store could not be written, and its sends in flight
+	// will be recorded).
+	Self string
 }
 
 // ConcurrentStore is a Store whose write transactions run side by side

@@ -155,7 +155,7 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (int, er
 			return false
 		case owner == r.Owner:
 			return true
-		case r.StaleBefore.IsZero():
+		case r.StaleBefore.IsZero() || owner == r.Self:
 			return false
 		}
 		beat, ok := s.claimers[owner]

@@ -443,8 +443,8 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, 
 	cond := "lease_until < ?"
 	args := []any{s.ts(r.Now), s.ts(r.Now)}
 	if !r.StaleBefore.IsZero() {
-		cond += " OR (claimed_by IS NOT NULL AND claimed_by NOT IN (SELECT name FROM claimers WHERE heartbeat_at >= ?))"
-		args = append(args, s.ts(r.StaleBefore))
+		cond += " OR (claimed_by IS NOT NULL AND claimed_by <> ? AND claimed_by NOT IN (SELECT name FROM claimers WHERE heartbeat_at >= ?))"
+		args = append(args, r.Self, s.ts(r.StaleBefore))
 	}
 	if r.Owner != "" {
 		cond += " OR claimed_by = ?"

@@ -582,10 +582,10 @@ func testBacklog(f *fixture) {
 }
 
 // testRecoverClaims: the claims of an owner whose heartbeat is older than
-// StaleBefore, or who never sent one, go back to Pending; those of a live
-// owner stay, unless it is the Owner of the recovery (a restarted process
-// taking back its previous run's claims); a forgotten claimer's claims
-// count as stale.
+// StaleBefore, or who never sent one, go back to Pending, unless the owner
+// is the caller (Self); those of a live owner stay, unless it is the Owner
+// of the recovery (a restarted process taking back its previous run's
+// claims); a forgotten claimer's claims count as stale.
 func testRecoverClaims(f *fixture) {
 	t := f.t
 	a := f.company("A")
@@ -630,7 +630,10 @@ func testRecoverClaims(f *fixture) {
 		require.Equal(t, messaging.StatusSending, f.getMessage(a.ID, m.ID).Status)
 	}
 
-	n, err = f.s.RecoverClaims(f.ctx, delivery.Recovery{Now: at(40), StaleBefore: at(30)})
+	n, err = f.s.RecoverClaims(f.ctx, delivery.Recovery{Now: at(40), StaleBefore: at(30), Self: "live"})
+	require.NoError(t, err)
+	require.Zero(t, n, "a caller never takes back its own claims for a late heartbeat")
+	n, err = f.s.RecoverClaims(f.ctx, delivery.Recovery{Now: at(40), StaleBefore: at(30), Self: "other"})
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "live stopped beating")
 	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 7, Sent: 1}, messaging.StatusCounts{})
