@@ -20,5 +20,16 @@
 // Imports point down that list only: the domain packages (messaging,
 // template, campaign, delivery, survey) never import a database driver, a
 // router or an SMPP library; the adapters implement the ports the domain
-// packages declare, and only server/cmd/herald and examples compose them.
+// packages declare, and only server/cmd/herald and examples choose them.
+//
+// # Embedding
+//
+// New assembles Herald from a Store and the transports: the use cases
+// (Campaigns, Surveys), the dispatcher that sends due messages, the chat
+// callbacks with their SMS fallback, survey answers, and the recovery of
+// work a stopped process left behind, with every internal wire made:
+// messages that become due wake the dispatcher, the SMS transport's
+// receipts reach it (Config.SMS is given the handler), a permanent chat
+// failure with code 8, 9 or 10 falls back to SMS. Run runs it until its
+// context ends. See ExampleNew.
 package herald

@@ -1,0 +1,234 @@
+package herald
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/survey"
+	"github.com/heraldhq/herald/template"
+)
+
+// Store is what Herald keeps its data in: the ports of the campaign use
+// cases, of the dispatcher, of survey answers and of chat events, in one
+// value. The adapters of package store (memstore, sqlstore) implement it.
+type Store interface {
+	campaign.Store
+	delivery.Store
+	survey.Store
+	delivery.EventStore
+}
+
+// SMSTransport makes the SMS sender Herald sends through, given the
+// handler its delivery receipts must go to: an SMPP client built with
+// receipts as its ReceiptHandler, or a fake that calls it. Herald builds
+// it in New, and takes receipts from then on (those that come before Run
+// are stored all the same).
+type SMSTransport func(receipts delivery.ReceiptHandler) (delivery.SMSSender, error)
+
+// Config configures Herald. Store is required; every other field has a
+// documented zero-value default.
+type Config struct {
+	// Store holds everything. Required.
+	Store Store
+	// SMS makes the SMS sender. Nil: SMS messages (fallback SMS
+	// included) stay Pending.
+	SMS SMSTransport
+	// Chat sends chat messages. Nil: chat messages stay Pending.
+	Chat delivery.ChatSender
+	// Media probes the media URLs of chat templates. Nil: their form only
+	// is checked.
+	Media template.MediaProber
+	// Logger receives what Herald logs. Default: discard.
+	Logger *slog.Logger
+	// Observer receives the dispatcher's and the chat callbacks'
+	// measurements. Default: none.
+	Observer delivery.Observer
+	// Limits bound requests and pending capacity. Zero: the defaults of
+	// campaign.Limits.
+	Limits campaign.Limits
+	// Campaigns tunes the campaign use cases. Its Store, Limits, Media,
+	// Logger and OnQueued are set by New.
+	Campaigns campaign.Config
+	// Delivery tunes the dispatcher (claim identity and lease, receipt
+	// timeout, concurrency, retries, ...). Its Store, SMS, Chat, Logger,
+	// Observer and OnChatFailure are set by New: a permanent chat failure
+	// with code 8, 9 or 10 always falls back to SMS when the message has
+	// fallback content.
+	Delivery delivery.Config
+	// RecoverEvery is how often campaigns a stopped process left Queuing
+	// are looked for while Run runs (besides when it starts). Default 1
+	// minute.
+	RecoverEvery time.Duration
+}
+
+// Herald is one deployment's messaging platform: the campaign, template,
+// account and survey use cases, the dispatcher that sends due messages
+// and records what providers report, chat callbacks and survey answers,
+// and the recovery of work a stopped process left behind. Build it with
+// New, run it with Run.
+type Herald struct {
+	cfg        Config
+	log        *slog.Logger
+	campaigns  *campaign.Service
+	surveys    *survey.Service
+	events     *delivery.ChatEvents
+	dispatcher *delivery.Dispatcher
+	sms        delivery.SMSSender
+	running    atomic.Bool
+	closeOnce  sync.Once
+}
+
+// New builds Herald from cfg: the use cases, the SMS sender (cfg.SMS), the
+// chat events with their SMS fallback, and the dispatcher, wired together:
+// messages that become due wake the dispatcher, receipts go to it,
+// permanent chat failures fall back to SMS. Nothing runs until Run.
+func New(cfg Config) (*Herald, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("herald: Config.Store is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RecoverEvery <= 0 {
+		cfg.RecoverEvery = time.Minute
+	}
+	h := &Herald{cfg: cfg, log: cfg.Logger}
+
+	ccfg := cfg.Campaigns
+	ccfg.Store, ccfg.Limits, ccfg.Media, ccfg.Logger = cfg.Store, cfg.Limits, cfg.Media, cfg.Logger
+	ccfg.OnQueued = h.wake
+	h.campaigns = campaign.New(ccfg)
+	h.surveys = survey.New(survey.Config{Store: cfg.Store})
+	h.events = delivery.NewChatEvents(delivery.ChatEventsConfig{Store: cfg.Store, Logger: cfg.Logger, Observer: cfg.Observer})
+
+	dcfg := cfg.Delivery
+	dcfg.Store, dcfg.Chat, dcfg.Logger, dcfg.Observer = cfg.Store, cfg.Chat, cfg.Logger, cfg.Observer
+	dcfg.OnChatFailure = h.events.OnChatFailure
+	if cfg.SMS != nil {
+		sms, err := cfg.SMS(h.HandleReceipt)
+		if err != nil {
+			h.campaigns.Close()
+			return nil, fmt.Errorf("herald: SMS transport: %w", err)
+		}
+		h.sms, dcfg.SMS = sms, sms
+	}
+	d, err := delivery.New(dcfg)
+	if err != nil {
+		h.campaigns.Close()
+		return nil, fmt.Errorf("herald: %w", err)
+	}
+	h.dispatcher = d
+	return h, nil
+}
+
+// wake makes the dispatcher look for due messages at once.
+func (h *Herald) wake() {
+	if d := h.dispatcher; d != nil {
+		d.Wake()
+	}
+}
+
+// Campaigns returns the campaign, template, sending and account use cases.
+func (h *Herald) Campaigns() *campaign.Service { return h.campaigns }
+
+// Surveys returns the survey results and their summary.
+func (h *Herald) Surveys() *survey.Service { return h.surveys }
+
+// HandleReceipt stores an SMS delivery receipt: the ReceiptHandler of the
+// SMS transport New made (an SMS adapter built some other way gives its
+// receipts here). It returns once the receipt is stored.
+func (h *Herald) HandleReceipt(ctx context.Context, r delivery.Receipt) error {
+	return h.dispatcher.HandleReceipt(ctx, r)
+}
+
+// HandleChatEvent stores a chat provider callback (the handler of the
+// callback endpoint: see transport/chat.CallbackHandler) and says what
+// became of it.
+func (h *Herald) HandleChatEvent(ctx context.Context, ev delivery.ChatEvent) (delivery.ChatEventOutcome, error) {
+	return h.events.HandleEvent(ctx, ev)
+}
+
+// SMSSender returns the SMS sender New made from Config.SMS; nil without
+// one.
+func (h *Herald) SMSSender() delivery.SMSSender { return h.sms }
+
+// Run recovers what a stopped process left behind (it recounts pending
+// capacity and fails the campaigns whose preparation was interrupted),
+// then sends due messages and records what providers report until ctx
+// ends, looking for interrupted preparations every Config.RecoverEvery.
+// When ctx ends it waits for the bulk preparations under way (up to
+// Config.Delivery.DrainTimeout), then lets the dispatcher drain its sends
+// in flight, and returns. It may be called once.
+func (h *Herald) Run(ctx context.Context) error {
+	if !h.running.CompareAndSwap(false, true) {
+		return errors.New("herald: Run called twice")
+	}
+	if n, err := h.cfg.Store.ReconcilePending(ctx); err != nil {
+		return fmt.Errorf("herald: reconcile pending counts: %w", err)
+	} else if n > 0 {
+		h.log.Warn("pending counts reconciled after an unclean stop", "companies", n)
+	}
+	if err := h.recoverPreparations(ctx); err != nil {
+		return err
+	}
+
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	var wg sync.WaitGroup
+	var runErr error
+	wg.Go(func() { runErr = h.dispatcher.Run(runCtx) })
+	t := time.NewTicker(h.cfg.RecoverEvery)
+	defer t.Stop()
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-t.C:
+			if err := h.recoverPreparations(ctx); err != nil && ctx.Err() == nil {
+				h.log.Error("recovering interrupted preparations", "err", err)
+			}
+		}
+	}
+	drain := h.cfg.Delivery.DrainTimeout
+	if drain <= 0 {
+		drain = delivery.DefaultDrainTimeout
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
+	if err := h.campaigns.Wait(wctx); err != nil {
+		h.log.Warn("preparations still running at shutdown are abandoned", "err", err)
+	}
+	cancel()
+	stop()
+	wg.Wait()
+	if runErr != nil {
+		return fmt.Errorf("herald: dispatcher: %w", runErr)
+	}
+	return nil
+}
+
+// recoverPreparations fails the campaigns a stopped process left Queuing.
+func (h *Herald) recoverPreparations(ctx context.Context) error {
+	n, err := h.campaigns.RecoverPreparations(ctx, 0)
+	if err != nil {
+		return fmt.Errorf("herald: recover interrupted preparations: %w", err)
+	}
+	if n > 0 {
+		h.log.Warn("campaigns whose preparation was interrupted were failed", "campaigns", n)
+	}
+	return nil
+}
+
+// Close releases what New made but the transports and the store, which
+// the caller closes: the caches of the use cases. Call it after Run
+// returned.
+func (h *Herald) Close() {
+	h.closeOnce.Do(h.campaigns.Close)
+}

@@ -1,0 +1,123 @@
+package herald_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/memstore"
+)
+
+// blockedChat refuses every chat message: the user is not a chat user
+// (code 9, a fallback trigger).
+type blockedChat struct{}
+
+func (blockedChat) SendChat(context.Context, delivery.ChatMessage) (delivery.ChatResult, error) {
+	return delivery.ChatResult{}, &delivery.SendError{Permanent: true, Code: "9", Details: "NOT_VIBER_USER"}
+}
+
+// start runs h until the test ends.
+func start(t *testing.T, h *herald.Herald) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		require.NoError(t, <-done)
+		h.Close()
+	})
+}
+
+// company makes an active company with an approved SMS sender and a chat
+// service.
+func company(t *testing.T, svc *campaign.Service) (messaging.Company, messaging.SMSSender, messaging.ChatService) {
+	t.Helper()
+	ctx := t.Context()
+	co, err := svc.CreateCompany(ctx, "Acme")
+	require.NoError(t, err)
+	require.NoError(t, svc.SetCompanyActive(ctx, co.ID, true))
+	sender, err := svc.RegisterSMSSender(ctx, co.ID, "ACME")
+	require.NoError(t, err)
+	require.NoError(t, svc.ApproveSMSSender(ctx, sender.ID))
+	cs, err := svc.AddChatService(ctx, co.ID, "Acme", "acme-brand")
+	require.NoError(t, err)
+	return co, sender, cs
+}
+
+// waitMessage waits until the company's message to phone of channel ch
+// satisfies cond, and returns it.
+func waitMessage(t *testing.T, svc *campaign.Service, co messaging.ID, phone string, ch messaging.Channel, cond func(messaging.Message) bool) messaging.Message {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		msgs, _, err := svc.ListMessages(t.Context(), co, messaging.MessageFilter{Phone: phone})
+		require.NoError(t, err)
+		for _, m := range msgs {
+			if m.Channel == ch && cond(m) {
+				return m
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for the %s message to %s", ch, phone)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestNewNeedsAStore(t *testing.T) {
+	_, err := herald.New(herald.Config{})
+	require.ErrorContains(t, err, "Store is required")
+}
+
+func TestNewReportsTheSMSTransportsError(t *testing.T) {
+	_, err := herald.New(herald.Config{Store: memstore.New(), SMS: func(delivery.ReceiptHandler) (delivery.SMSSender, error) {
+		return nil, errors.New("no SMSC")
+	}})
+	require.ErrorContains(t, err, "no SMSC")
+}
+
+// TestFallbackIsWired: with nothing but a store, an SMS transport and a
+// chat sender, a chat message its provider cannot deliver (code 9) falls
+// back to SMS, which is sent and delivered through the receipts the
+// transport hands back: the embedder wires none of it.
+func TestFallbackIsWired(t *testing.T) {
+	h, err := herald.New(herald.Config{
+		Store: memstore.New(),
+		SMS:   func(r delivery.ReceiptHandler) (delivery.SMSSender, error) { return fakeSMSC{r}, nil },
+		Chat:  blockedChat{},
+	})
+	require.NoError(t, err)
+	start(t, h)
+	svc := h.Campaigns()
+	co, sender, cs := company(t, svc)
+	_, err = svc.SendDirectChat(t.Context(), co.ID, campaign.DirectChat{Content: "Hello", ChatServiceID: cs.ID,
+		SMSFallbackText: "Hello by SMS", SMSFallbackSenderID: sender.ID, Recipients: []campaign.Recipient{{Phone: "+447700900009"}}})
+	require.NoError(t, err)
+
+	chat := waitMessage(t, svc, co.ID, "447700900009", messaging.ChannelChat, func(m messaging.Message) bool { return m.Status.Final() })
+	require.Equal(t, messaging.StatusFailed, chat.Status)
+	sms := waitMessage(t, svc, co.ID, "447700900009", messaging.ChannelSMS, func(m messaging.Message) bool {
+		return m.Status == messaging.StatusDelivered
+	})
+	require.Equal(t, "Hello by SMS", sms.Content)
+	require.Equal(t, chat.ID, sms.FallbackFor)
+}
+
+// TestRunTwice: Run runs once.
+func TestRunTwice(t *testing.T) {
+	h, err := herald.New(herald.Config{Store: memstore.New()})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	require.ErrorIs(t, h.Run(ctx), context.Canceled, "an ended context ends Run before it starts anything")
+	require.ErrorContains(t, h.Run(ctx), "Run called twice")
+	h.Close()
+}
