@@ -81,8 +81,12 @@ type Herald struct {
 	events     *delivery.ChatEvents
 	dispatcher *delivery.Dispatcher
 	sms        delivery.SMSSender
-	running    atomic.Bool
-	closeOnce  sync.Once
+	// built is closed once the dispatcher exists: the SMS transport may
+	// hand receipts over as soon as it is made, before.
+	built     chan struct{}
+	recovered chan struct{} // closed once Run's start-up recovery is done
+	running   atomic.Bool
+	closeOnce sync.Once
 }
 
 // New builds Herald from cfg: the use cases, the SMS sender (cfg.SMS), the
@@ -99,7 +103,7 @@ func New(cfg Config) (*Herald, error) {
 	if cfg.RecoverEvery <= 0 {
 		cfg.RecoverEvery = time.Minute
 	}
-	h := &Herald{cfg: cfg, log: cfg.Logger}
+	h := &Herald{cfg: cfg, log: cfg.Logger, built: make(chan struct{}), recovered: make(chan struct{})}
 
 	ccfg := cfg.Campaigns
 	ccfg.Store, ccfg.Limits, ccfg.Media, ccfg.Logger = cfg.Store, cfg.Limits, cfg.Media, cfg.Logger
@@ -122,16 +126,22 @@ func New(cfg Config) (*Herald, error) {
 	d, err := delivery.New(dcfg)
 	if err != nil {
 		h.campaigns.Close()
+		if c, ok := h.sms.(interface{ Close(context.Context) error }); ok {
+			_ = c.Close(context.Background())
+		}
 		return nil, fmt.Errorf("herald: %w", err)
 	}
 	h.dispatcher = d
+	close(h.built)
 	return h, nil
 }
 
 // wake makes the dispatcher look for due messages at once.
 func (h *Herald) wake() {
-	if d := h.dispatcher; d != nil {
-		d.Wake()
+	select {
+	case <-h.built:
+		h.dispatcher.Wake()
+	default: // nothing can be due before New returned
 	}
 }
 
@@ -145,6 +155,11 @@ func (h *Herald) Surveys() *survey.Service { return h.surveys }
 // SMS transport New made (an SMS adapter built some other way gives its
 // receipts here). It returns once the receipt is stored.
 func (h *Herald) HandleReceipt(ctx context.Context, r delivery.Receipt) error {
+	select {
+	case <-h.built:
+	case <-ctx.Done():
+		return fmt.Errorf("herald: receipt: %w", ctx.Err())
+	}
 	return h.dispatcher.HandleReceipt(ctx, r)
 }
 
@@ -178,6 +193,7 @@ func (h *Herald) Run(ctx context.Context) error {
 	if err := h.recoverPreparations(ctx); err != nil {
 		return err
 	}
+	close(h.recovered)
 
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
@@ -213,6 +229,11 @@ loop:
 	}
 	return nil
 }
+
+// Recovered is closed once Run has recovered what a stopped process left
+// behind, before it sends anything: a server starts taking requests then,
+// so that admissions see the recounted pending capacity.
+func (h *Herald) Recovered() <-chan struct{} { return h.recovered }
 
 // recoverPreparations fails the campaigns a stopped process left Queuing.
 func (h *Herald) recoverPreparations(ctx context.Context) error {
