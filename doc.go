@@ -14,13 +14,14 @@
 //	survey      survey answers and their summary
 //	store       Store adapters: memstore (in-memory), sqlstore (SQLite, Postgres), storetest
 //	transport   provider adapters: SMPP, chat over HTTP, media probing, simulators
-//	server      the HTTP API v1 and the admin API; server/cmd/herald is the binary
+//	server      the HTTP API v1 and the admin API, built from the façade
+//	cmd/herald  the binary: configuration, adapters, New, serve
 //	examples    programs that embed the library
 //
 // Imports point down that list only: the domain packages (messaging,
 // template, campaign, delivery, survey) never import a database driver, a
 // router or an SMPP library; the adapters implement the ports the domain
-// packages declare, and only server/cmd/herald and examples choose them.
+// packages declare, and only cmd/herald and examples choose them.
 //
 // # Embedding
 //

@@ -1,5 +1,5 @@
 // Package chaos is Herald's chaos suite. Its tests build the herald binary
-// (server/cmd/herald), run it in a process of its own as an operator
+// (cmd/herald), run it in a process of its own as an operator
 // would, with its peers in other processes (an SMSC on the npm package
 // smpp, interop/chaos-smsc.js; a Postgres cluster of the suite's own; a
 // chat provider speaking the provider wire contract over real HTTP), and

@@ -57,7 +57,7 @@ func heraldBinary(t *testing.T) *binary {
 				return
 			}
 			path = filepath.Join(built.dir, "herald")
-			out, err := exec.Command("go", "build", "-o", path, "github.com/heraldhq/herald/server/cmd/herald").CombinedOutput()
+			out, err := exec.Command("go", "build", "-o", path, "github.com/heraldhq/herald/cmd/herald").CombinedOutput()
 			if err != nil {
 				built.err = fmt.Errorf("go build: %w: %s", err, out)
 				return

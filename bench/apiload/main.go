@@ -4,7 +4,7 @@
 // latency of the transactional add-message endpoint.
 //
 // It builds nothing and fakes nothing: it starts the herald binary it is
-// given (build one with `go build -o /tmp/herald ./server/cmd/herald`) on a
+// given (build one with `go build -o /tmp/herald ./cmd/herald`) on a
 // fresh database, provisions a company through the admin API, and drives
 // the server over HTTP like a client would. Every request it makes is
 // bounded by -timeout; the whole run by the sizes given.
@@ -59,7 +59,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "bound on any one wait")
 	flag.Parse()
 	if o.herald == "" {
-		fmt.Fprintln(os.Stderr, "apiload: -herald is required (go build -o /tmp/herald ./server/cmd/herald)")
+		fmt.Fprintln(os.Stderr, "apiload: -herald is required (go build -o /tmp/herald ./cmd/herald)")
 		os.Exit(2)
 	}
 	if err := run(context.Background(), o, os.Stdout); err != nil {

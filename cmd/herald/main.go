@@ -7,6 +7,7 @@
 //	                        on loopback and a demo company ready to use
 //	herald check            recount every campaign's counters and each company's
 //	                        pending count from the rows; exit 1 when any differs
+//	herald version          the version and VCS revision the binary was built from
 //	herald simulate smsc    run the SMSC simulator alone
 //	herald simulate chat    run the chat provider simulator alone
 //
@@ -25,6 +26,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"text/tabwriter"
 
@@ -74,7 +76,10 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		for _, f := range serveFlags() {
 			fs.String(f.name, "", f.env)
 		}
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := fs.Parse(args[1:]); errors.Is(err, flag.ErrHelp) {
+			serveUsage(stdout)
+			return nil
+		} else if err != nil {
 			return fmt.Errorf("%w: serve: %w", errUsage, err)
 		}
 		if fs.NArg() > 0 {
@@ -92,6 +97,10 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return simulate(ctx, args[1], args[2:], stdout, slog.New(slog.NewTextHandler(stderr, nil)))
 	case "check":
 		return check(ctx, args[1:], getenv, stdout)
+	case "version", "--version":
+		info, ok := debug.ReadBuildInfo()
+		version(stdout, info, ok)
+		return nil
 	case "help", "-h", "--help":
 		usage(stdout)
 		return nil
@@ -140,6 +149,33 @@ func newLogger(cfg config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
+// serveUsage is the help of herald serve.
+func serveUsage(w io.Writer) {
+	fmt.Fprint(w, `Usage: herald serve [--demo] [--addr A] [--database-url U] [--max-pending N] [--log-level L] [--log-format F]
+
+Runs Herald: the HTTP API under /api/v1, the admin API under /admin/v1 (when
+HERALD_ADMIN_TOKEN is set), the dispatcher that sends over SMPP and to the chat
+provider, the chat callback endpoint, /healthz, /readyz and /metrics. It reads
+its configuration from the environment (herald help lists every variable); a
+flag overrides its variable. On SIGINT or SIGTERM it finishes the requests,
+preparations and sends in flight, and exits 0.
+
+  --demo   try Herald on one machine, with nothing else running: on top of the
+           database (by default the embedded SQLite file herald.db) it starts
+           an SMSC simulator and a chat provider simulator on loopback, points
+           the real SMPP and chat transports at them (the HERALD_SMPP_* and
+           HERALD_CHAT_* variables are ignored), makes sure a demo company with
+           an approved SMS sender and a chat service exists, gives it a new API
+           key and prints it with a curl line to try. The simulators answer by
+           number: ending 0001, 0002, 0003 get SMS receipts UNDELIVERED,
+           EXPIRED, REJECTED; ending 0008, 0009, 0010 chat errors 8, 9, 10 (the
+           SMS fallback); every other number is delivered.
+  --addr, --database-url, --max-pending, --log-level, --log-format
+           override HERALD_ADDR, HERALD_DATABASE_URL, HERALD_MAX_PENDING,
+           HERALD_LOG_LEVEL and HERALD_LOG_FORMAT.
+`)
+}
+
 func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
   herald serve [--demo] [--addr A] [--database-url U] [--max-pending N] [--log-level L] [--log-format F]
@@ -149,6 +185,7 @@ func usage(w io.Writer) {
                             recount every campaign's counters and each company's pending
                             count from the message rows and print those that differ
                             (exit 1 when any does, 0 when none)
+  herald version            print the version and the revision the binary was built from
   herald simulate smsc      run the SMSC simulator (flags: -addr -system-id -password -receipt-delay)
   herald simulate chat      run the chat provider simulator (flags: -addr -token -callback-url -callback-secret -delivered-delay)
 

@@ -232,7 +232,7 @@ func TestEveryVariableIsDocumented(t *testing.T) {
 	}
 	require.Equal(t, asked, documented, "envVars lists exactly the variables loadConfig reads")
 
-	readme, err := os.ReadFile("../../../README.md")
+	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	for _, v := range envVars() {
 		require.Contains(t, string(readme), fmt.Sprintf("| `%s` | %s | %s |", v.name, v.def, v.meaning),
