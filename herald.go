@@ -108,15 +108,22 @@ func New(cfg Config) (*Herald, error) {
 	ccfg := cfg.Campaigns
 	ccfg.Store, ccfg.Limits, ccfg.Media, ccfg.Logger = cfg.Store, cfg.Limits, cfg.Media, cfg.Logger
 	ccfg.OnQueued = h.wake
-	h.campaigns = campaign.New(ccfg)
-	h.surveys = survey.New(survey.Config{Store: cfg.Store})
+	var err error
+	if h.campaigns, err = campaign.New(ccfg); err != nil {
+		return nil, fmt.Errorf("herald: %w", err)
+	}
+	if h.surveys, err = survey.New(survey.Config{Store: cfg.Store}); err != nil {
+		h.campaigns.Close()
+		return nil, fmt.Errorf("herald: %w", err)
+	}
 	h.events = delivery.NewChatEvents(delivery.ChatEventsConfig{Store: cfg.Store, Logger: cfg.Logger, Observer: cfg.Observer})
 
 	dcfg := cfg.Delivery
 	dcfg.Store, dcfg.Chat, dcfg.Logger, dcfg.Observer = cfg.Store, cfg.Chat, cfg.Logger, cfg.Observer
 	dcfg.OnChatFailure = h.events.OnChatFailure
 	if cfg.SMS != nil {
-		sms, err := cfg.SMS(h.HandleReceipt)
+		var sms delivery.SMSSender
+		sms, err = cfg.SMS(h.HandleReceipt)
 		if err != nil {
 			h.campaigns.Close()
 			return nil, fmt.Errorf("herald: SMS transport: %w", err)

@@ -12,7 +12,7 @@ import (
 
 func TestAuthenticate(t *testing.T) {
 	ctx := t.Context()
-	svc := campaign.New(campaign.Config{Store: memstore.New()})
+	svc := must(campaign.New(campaign.Config{Store: memstore.New()}))
 	t.Cleanup(svc.Close)
 	company, err := svc.CreateCompany(ctx, "Acme")
 	require.NoError(t, err)
@@ -49,4 +49,9 @@ func TestAuthenticate(t *testing.T) {
 	require.True(t, messaging.IsCode(err, messaging.Unauthorized), "revoked key: %v", err)
 	_, err = svc.Authenticate(ctx, next)
 	require.NoError(t, err)
+}
+
+func TestNewNeedsAStore(t *testing.T) {
+	_, err := campaign.New(campaign.Config{})
+	require.ErrorContains(t, err, "Store is required")
 }

@@ -56,7 +56,7 @@ type admitFixture struct {
 
 func newAdmitFixture(t *testing.T, maxPending int) *admitFixture {
 	st := &gatedStore{Store: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
-	svc := New(Config{Store: st, Limits: Limits{MaxPending: maxPending}})
+	svc := must(New(Config{Store: st, Limits: Limits{MaxPending: maxPending}}))
 	t.Cleanup(svc.Close)
 	return &admitFixture{svc: svc, store: st}
 }

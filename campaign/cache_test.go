@@ -39,7 +39,7 @@ func TestCachedKeyOtherProcessWithinTTL(t *testing.T) {
 	st := &gatedStore{Store: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
 	close(st.release)
 	ctx := t.Context()
-	setup := New(Config{Store: st, CacheTTL: -1})
+	setup := must(New(Config{Store: st, CacheTTL: -1}))
 	t.Cleanup(setup.Close)
 	company, err := setup.CreateCompany(ctx, "Acme")
 	require.NoError(t, err)
@@ -48,9 +48,9 @@ func TestCachedKeyOtherProcessWithinTTL(t *testing.T) {
 	require.NoError(t, err)
 
 	// Two services on one store stand for two processes on one database.
-	cached := New(Config{Store: st, CacheTTL: 50 * time.Millisecond})
+	cached := must(New(Config{Store: st, CacheTTL: 50 * time.Millisecond}))
 	t.Cleanup(cached.Close)
-	uncached := New(Config{Store: st, CacheTTL: -1})
+	uncached := must(New(Config{Store: st, CacheTTL: -1}))
 	t.Cleanup(uncached.Close)
 	_, err = cached.Authenticate(ctx, key)
 	require.NoError(t, err)

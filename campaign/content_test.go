@@ -29,7 +29,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := t.Context()
 	st := memstore.New()
-	svc := campaign.New(campaign.Config{Store: st})
+	svc := must(campaign.New(campaign.Config{Store: st}))
 	t.Cleanup(svc.Close)
 	f := &fixture{svc: svc, store: st}
 	c, err := svc.CreateCompany(ctx, "Acme")

@@ -13,7 +13,7 @@ import (
 func TestOnQueued(t *testing.T) {
 	ctx := t.Context()
 	var calls atomic.Int64
-	svc := New(Config{Store: memstore.New(), Limits: Limits{MaxPending: 3}, OnQueued: func() { calls.Add(1) }})
+	svc := must(New(Config{Store: memstore.New(), Limits: Limits{MaxPending: 3}, OnQueued: func() { calls.Add(1) }}))
 	t.Cleanup(svc.Close)
 	c, err := svc.CreateCompany(ctx, "Acme")
 	require.NoError(t, err)

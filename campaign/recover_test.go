@@ -37,7 +37,7 @@ func TestRecoverPreparations(t *testing.T) {
 	clock.Store(base.UnixNano())
 	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 	store := &blockingStore{Store: memstore.New(), entered: make(chan struct{}, 1), release: make(chan struct{})}
-	svc := campaign.New(campaign.Config{Store: store, Now: now})
+	svc := must(campaign.New(campaign.Config{Store: store, Now: now}))
 	t.Cleanup(svc.Close)
 
 	company, err := svc.CreateCompany(ctx, "Acme")

@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -77,8 +78,11 @@ type Service struct {
 	targets ttlCache[targetKey, target]
 }
 
-// New returns a Service for cfg.
-func New(cfg Config) *Service {
+// New returns a Service for cfg; Config.Store is required.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("campaign: Config.Store is required")
+	}
 	s := &Service{
 		store: cfg.Store, limits: cfg.Limits.WithDefaults(), now: cfg.Now, ids: cfg.IDs, rand: cfg.Rand, media: cfg.Media, log: cfg.Logger,
 		queued:    cfg.OnQueued,
@@ -102,7 +106,7 @@ func New(cfg Config) *Service {
 	}
 	s.keys.ttl, s.targets.ttl = ttl, ttl
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
-	return s
+	return s, nil
 }
 
 // Wait blocks until every background preparation started so far has

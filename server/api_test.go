@@ -64,8 +64,8 @@ func TestReadinessChecks(t *testing.T) {
 				{Name: "smsc", Check: func(context.Context) error { return c.state.smsc }, Optional: true},
 				{Name: "chat", Check: func(context.Context) error { return c.state.chat }, Optional: true},
 			}
-			h := server.New(server.Config{Campaigns: campaign.New(campaign.Config{Store: st}), Surveys: survey.New(survey.Config{Store: st}),
-				Logger: loggerTo(logs), Checks: checks})
+			h := must(server.New(server.Config{Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})),
+				Logger: loggerTo(logs), Checks: checks}))
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
 			require.Equal(t, c.status, rec.Code, "body: %s", rec.Body)
@@ -90,10 +90,10 @@ func TestReadinessChecks(t *testing.T) {
 	})
 	t.Run("the deprecated Ready is a required check named ready", func(t *testing.T) {
 		st := memstore.New()
-		h := server.New(server.Config{Campaigns: campaign.New(campaign.Config{Store: st}), Surveys: survey.New(survey.Config{Store: st}),
+		h := must(server.New(server.Config{Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})),
 			Checks: []server.Check{{Name: "database", Check: func(context.Context) error { return nil }}},
 			Ready:  func(context.Context) error { return errors.New("down") }, //nolint:staticcheck // still honoured
-		})
+		}))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
 		require.Equal(t, http.StatusServiceUnavailable, rec.Code)
@@ -107,9 +107,8 @@ func TestReadinessChecks(t *testing.T) {
 			{{Name: "database"}},
 			{{Name: "database", Check: ok}, {Name: "database", Check: ok, Optional: true}},
 		} {
-			require.Panics(t, func() {
-				server.New(server.Config{Campaigns: campaign.New(campaign.Config{Store: st}), Surveys: survey.New(survey.Config{Store: st}), Checks: checks})
-			})
+			_, err := server.New(server.Config{Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})), Checks: checks})
+			require.ErrorContains(t, err, "needs a unique name and a function")
 		}
 	})
 }
@@ -253,8 +252,8 @@ func TestInternalErrorsAreLoggedNotShown(t *testing.T) {
 func TestPanicsAnswer500(t *testing.T) {
 	logs := &syncBuffer{}
 	st := memstore.New()
-	h := server.New(server.Config{Campaigns: campaign.New(campaign.Config{Store: st}), Surveys: survey.New(survey.Config{Store: st}),
-		Logger: loggerTo(logs), Extra: map[string]http.Handler{"/boom": http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("kaboom") })}})
+	h := must(server.New(server.Config{Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})),
+		Logger: loggerTo(logs), Extra: map[string]http.Handler{"/boom": http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("kaboom") })}}))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/boom", nil))
 	require.Equal(t, http.StatusInternalServerError, rec.Code)
@@ -303,8 +302,8 @@ func TestExtraHandlers(t *testing.T) {
 	mk := func(name string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hit = name; w.WriteHeader(http.StatusTeapot) })
 	}
-	h := server.New(server.Config{Campaigns: campaign.New(campaign.Config{Store: st}), Surveys: survey.New(survey.Config{Store: st}),
-		Extra: map[string]http.Handler{"/metrics": mk("metrics"), "/callbacks/": mk("callbacks")}})
+	h := must(server.New(server.Config{Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})),
+		Extra: map[string]http.Handler{"/metrics": mk("metrics"), "/callbacks/": mk("callbacks")}}))
 	for path, want := range map[string]string{"/metrics": "metrics", "/callbacks/chat": "callbacks"} {
 		hit = ""
 		rec := httptest.NewRecorder()
@@ -318,5 +317,6 @@ func TestExtraHandlers(t *testing.T) {
 }
 
 func TestNewNeedsTheServices(t *testing.T) {
-	require.Panics(t, func() { server.New(server.Config{}) })
+	_, err := server.New(server.Config{})
+	require.ErrorContains(t, err, "Campaigns and Config.Surveys are required")
 }

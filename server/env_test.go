@@ -92,7 +92,7 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 		store = cfg.wrap(st)
 	}
 	rec := &recordingStore{Store: store, campaigns: map[messaging.ID]int{}, messages: map[messaging.ID]int{}}
-	svc := campaign.New(campaign.Config{Store: rec, Limits: cfg.limits, Now: cfg.now, Media: cfg.media})
+	svc := must(campaign.New(campaign.Config{Store: rec, Limits: cfg.limits, Now: cfg.now, Media: cfg.media}))
 	e := &env{t: t, store: st, svc: svc, rec: rec, logs: &syncBuffer{}}
 	logger := loggerTo(e.logs)
 	if cfg.logTo != nil {
@@ -106,13 +106,13 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 		checks = []server.Check{{Name: "ready", Check: cfg.ready}}
 	}
 	scfg := server.Config{
-		Campaigns: svc, Surveys: survey.New(survey.Config{Store: st}), AdminToken: adminToken,
+		Campaigns: svc, Surveys: must(survey.New(survey.Config{Store: st})), AdminToken: adminToken,
 		Logger: logger, Checks: checks, MaxBodyBytes: cfg.maxBody,
 	}
 	if cfg.tune != nil {
 		cfg.tune(&scfg)
 	}
-	e.h = server.New(scfg)
+	e.h = must(server.New(scfg))
 	t.Cleanup(svc.Close)
 	if !cfg.noVerify {
 		e.verify = loadContract(t)

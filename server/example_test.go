@@ -16,13 +16,19 @@ import (
 // the admin API, and the company creates an SMS template with its key.
 func ExampleNew() {
 	store := memstore.New()
-	campaigns := campaign.New(campaign.Config{Store: store})
+	campaigns, err := campaign.New(campaign.Config{Store: store})
+	if err != nil {
+		panic(err)
+	}
 	defer campaigns.Close()
-	h := server.New(server.Config{
-		Campaigns:  campaigns,
-		Surveys:    survey.New(survey.Config{Store: store}),
-		AdminToken: "operator-secret",
-	})
+	surveys, err := survey.New(survey.Config{Store: store})
+	if err != nil {
+		panic(err)
+	}
+	h, err := server.New(server.Config{Campaigns: campaigns, Surveys: surveys, AdminToken: "operator-secret"})
+	if err != nil {
+		panic(err)
+	}
 
 	call := func(method, path, key, body string) (int, string) {
 		r := httptest.NewRequest(method, path, strings.NewReader(body))

@@ -116,12 +116,12 @@ type server struct {
 }
 
 // New returns the HTTP handler of Herald: the public API v1, the admin API,
-// the health endpoints and cfg.Extra. It panics when cfg.Campaigns or
+// the health endpoints and cfg.Extra. It fails when cfg.Campaigns or
 // cfg.Surveys is nil, or a check has no name, a name given twice or no
 // function.
-func New(cfg Config) http.Handler {
+func New(cfg Config) (http.Handler, error) {
 	if cfg.Campaigns == nil || cfg.Surveys == nil {
-		panic("server: Config.Campaigns and Config.Surveys are required")
+		return nil, errors.New("server: Config.Campaigns and Config.Surveys are required")
 	}
 	checks := slices.Clone(cfg.Checks)
 	if cfg.Ready != nil {
@@ -130,7 +130,7 @@ func New(cfg Config) http.Handler {
 	names := make(map[string]bool, len(checks))
 	for _, c := range checks {
 		if c.Name == "" || c.Check == nil || names[c.Name] {
-			panic(fmt.Sprintf("server: check %q needs a unique name and a function", c.Name))
+			return nil, fmt.Errorf("server: check %q needs a unique name and a function", c.Name)
 		}
 		names[c.Name] = true
 	}
@@ -144,7 +144,7 @@ func New(cfg Config) http.Handler {
 	_, _ = rand.Read(p[:])
 	s.idPrefix = hex.EncodeToString(p[:])
 	s.router = s.routes(cfg.Extra)
-	return s
+	return s, nil
 }
 
 // handlerFunc is a handler that returns its error; h answers it.

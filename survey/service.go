@@ -2,6 +2,7 @@ package survey
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,13 +22,16 @@ type Service struct {
 	ids   *messaging.IDGenerator
 }
 
-// New returns a Service for cfg.
-func New(cfg Config) *Service {
+// New returns a Service for cfg; Config.Store is required.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("survey: Config.Store is required")
+	}
 	s := &Service{store: cfg.Store, ids: cfg.IDs}
 	if s.ids == nil {
 		s.ids = messaging.NewIDGenerator(time.Now)
 	}
-	return s
+	return s, nil
 }
 
 // surveyCampaign returns the company's campaign, which must be a survey

@@ -140,10 +140,13 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		})
 	}
 
-	handler := server.New(server.Config{
+	handler, err := server.New(server.Config{
 		Campaigns: h.Campaigns(), Surveys: h.Surveys(), AdminToken: cfg.AdminToken, Logger: log,
 		Checks: checks, Extra: extra,
 	})
+	if err != nil {
+		return err
+	}
 	httpSrv := &http.Server{Handler: m.instrument(handler), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	// Herald recovers what a stopped process left behind before the API

@@ -28,7 +28,11 @@ func ExampleOpen() {
 	}
 	defer store.Close()
 
-	svc := campaign.New(campaign.Config{Store: store})
+	svc, err := campaign.New(campaign.Config{Store: store})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	co, err := svc.CreateCompany(ctx, "Acme")
 	if err != nil {
 		fmt.Println(err)
