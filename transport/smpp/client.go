@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/template"
+	"github.com/heraldhq/herald/transport/smppwire"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
 	"golang.org/x/time/rate"
@@ -243,7 +244,7 @@ func (c *Client) run() {
 		start := time.Now()
 		if !c.setBound(cn) {
 			// closed while binding
-			_, _ = cn.nc.Write(headerOnly(data.UNBIND, data.ESME_ROK, c.nextSeq()))
+			_, _ = cn.nc.Write(smppwire.HeaderOnly(data.UNBIND, data.ESME_ROK, c.nextSeq()))
 			_ = cn.nc.Close()
 			return
 		}
@@ -406,7 +407,7 @@ func submitFrame(seq uint32, from, to string, enc data.Encoding, pt part, validi
 		sm.EsmClass |= data.SM_UDH_GSM
 		sm.Message.SetUDH(pt.udh)
 	}
-	return encode(sm), nil
+	return smppwire.Encode(sm), nil
 }
 
 // Send submits sms, one submit_sm per part, and waits for the SMSC's

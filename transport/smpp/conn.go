@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/heraldhq/herald/transport/smppwire"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
 )
@@ -32,14 +33,14 @@ type outcome struct {
 	err error
 }
 
-// conn is one bound session. Its reader runs in serve; a writer goroutine
-// owns the buffered writer and flushes whenever its queue runs dry; a
-// ticker goroutine sends enquire_link and expires unanswered submits.
+// conn is one bound session. Its reader runs in serve; its Writer runs in
+// a goroutine of its own; a ticker goroutine sends enquire_link and
+// expires unanswered submits.
 type conn struct {
 	c    *Client
 	nc   net.Conn
 	r    *bufio.Reader
-	out  chan []byte // frames to write; nil: flush, then close
+	w    *smppwire.Writer // frames to write; nil: flush, then close
 	done chan struct{}
 
 	stopOnce sync.Once
@@ -72,27 +73,27 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	req := pdu.NewBindRequest(pdu.Transceiver)
 	req.SystemID, req.Password, req.SystemType = c.cfg.SystemID, c.cfg.Password, c.cfg.SystemType
 	req.SetSequenceNumber(int32(c.nextSeq()))
-	if _, err := nc.Write(encode(req)); err != nil {
+	if _, err := nc.Write(smppwire.Encode(req)); err != nil {
 		return fail("write bind_transceiver", err)
 	}
 	r := bufio.NewReaderSize(nc, 64<<10)
 	for {
-		f, err := readFrame(r)
+		f, err := smppwire.ReadFrame(r)
 		if err != nil {
 			return fail("read bind_transceiver_resp", err)
 		}
-		switch f.h.CommandID {
+		switch f.Header.CommandID {
 		case data.BIND_TRANSCEIVER_RESP, data.GENERIC_NACK:
-			if f.h.CommandStatus != data.ESME_ROK {
-				return fail("bind refused", errors.New(StatusError(uint32(f.h.CommandStatus)).Details))
+			if f.Header.CommandStatus != data.ESME_ROK {
+				return fail("bind refused", errors.New(StatusError(uint32(f.Header.CommandStatus)).Details))
 			}
-			if f.h.CommandID == data.GENERIC_NACK {
+			if f.Header.CommandID == data.GENERIC_NACK {
 				return fail("bind refused", errors.New("generic_nack"))
 			}
 			_ = nc.SetDeadline(time.Time{})
 			return c.newConn(nc, r), nil
 		case data.ENQUIRE_LINK:
-			if _, err := nc.Write(headerOnly(data.ENQUIRE_LINK_RESP, data.ESME_ROK, uint32(f.h.SequenceNumber))); err != nil {
+			if _, err := nc.Write(smppwire.HeaderOnly(data.ENQUIRE_LINK_RESP, data.ESME_ROK, f.Seq())); err != nil {
 				return fail("write enquire_link_resp", err)
 			}
 		}
@@ -100,12 +101,13 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 }
 
 func (c *Client) newConn(nc net.Conn, r *bufio.Reader) *conn {
+	done := make(chan struct{})
 	return &conn{
 		c:       c,
 		nc:      nc,
 		r:       r,
-		out:     make(chan []byte, c.cfg.Window+c.cfg.ReceiptConcurrency+16),
-		done:    make(chan struct{}),
+		w:       smppwire.NewWriter(nc, c.cfg.Window+c.cfg.ReceiptConcurrency+16, c.cfg.BindTimeout, done),
+		done:    done,
 		pending: make(map[uint32]*submit, c.cfg.Window),
 		unbound: make(chan struct{}),
 	}
@@ -161,7 +163,7 @@ func (cn *conn) submit(s *submit, frame []byte) bool {
 	s.sent = time.Now()
 	cn.pending[s.seq] = s
 	cn.mu.Unlock()
-	cn.send(frame) // when the session ends meanwhile, shutdown fails s
+	cn.w.Send(frame) // when the session ends meanwhile, shutdown fails s
 	return true
 }
 
@@ -197,49 +199,15 @@ func (cn *conn) expire(now time.Time) {
 	}
 }
 
-// send queues a frame; false when the session has ended.
-func (cn *conn) send(frame []byte) bool {
-	select {
-	case cn.out <- frame:
-		return true
-	case <-cn.done:
-		return false
-	}
-}
-
+// writeLoop runs the Writer and ends the session when it stops: a nil
+// frame (queued after unbind_resp) closes the connection once what came
+// before it is flushed.
 func (cn *conn) writeLoop() {
-	bw := bufio.NewWriterSize(cn.nc, 64<<10)
-	for {
-		var f []byte
-		select {
-		case f = <-cn.out:
-		case <-cn.done:
-			return
-		}
-		_ = cn.nc.SetWriteDeadline(time.Now().Add(cn.c.cfg.BindTimeout))
-		closing := false
-		for {
-			if f == nil {
-				closing = true
-				break
-			}
-			if _, err := bw.Write(f); err != nil {
-				cn.shutdown(fmt.Errorf("write: %w", err))
-				return
-			}
-			if len(cn.out) == 0 {
-				break
-			}
-			f = <-cn.out
-		}
-		if err := bw.Flush(); err != nil {
-			cn.shutdown(fmt.Errorf("write: %w", err))
-			return
-		}
-		if closing {
-			cn.shutdown(errUnbound)
-			return
-		}
+	switch err := cn.w.Run(); {
+	case errors.Is(err, smppwire.ErrCloseRequested):
+		cn.shutdown(errUnbound)
+	case err != nil:
+		cn.shutdown(err)
 	}
 }
 
@@ -259,7 +227,7 @@ func (cn *conn) tickLoop() {
 			}
 			seq := cn.c.nextSeq()
 			cn.enquireSeq.Store(seq)
-			cn.send(headerOnly(data.ENQUIRE_LINK, data.ESME_ROK, seq))
+			cn.w.Send(smppwire.HeaderOnly(data.ENQUIRE_LINK, data.ESME_ROK, seq))
 		case now := <-reap.C:
 			cn.expire(now)
 		}
@@ -268,46 +236,46 @@ func (cn *conn) tickLoop() {
 
 func (cn *conn) readLoop() error {
 	for {
-		f, err := readFrame(cn.r)
+		f, err := smppwire.ReadFrame(cn.r)
 		if err != nil {
 			return fmt.Errorf("read: %w", err)
 		}
-		seq := uint32(f.h.SequenceNumber)
-		switch f.h.CommandID {
+		seq := f.Seq()
+		switch f.Header.CommandID {
 		case data.SUBMIT_SM_RESP:
 			cn.onSubmitResp(f)
 		case data.DELIVER_SM:
 			cn.onDeliver(f)
 		case data.ENQUIRE_LINK:
-			cn.send(headerOnly(data.ENQUIRE_LINK_RESP, data.ESME_ROK, seq))
+			cn.w.Send(smppwire.HeaderOnly(data.ENQUIRE_LINK_RESP, data.ESME_ROK, seq))
 		case data.ENQUIRE_LINK_RESP:
 			cn.enquireSeq.CompareAndSwap(seq, 0)
 		case data.UNBIND:
-			cn.send(headerOnly(data.UNBIND_RESP, data.ESME_ROK, seq))
-			cn.send(nil)
+			cn.w.Send(smppwire.HeaderOnly(data.UNBIND_RESP, data.ESME_ROK, seq))
+			cn.w.Send(nil)
 		case data.UNBIND_RESP:
 			cn.unbindOnce.Do(func() { close(cn.unbound) })
 		case data.GENERIC_NACK:
-			st := f.h.CommandStatus
+			st := f.Header.CommandStatus
 			if !cn.finish(seq, outcome{err: StatusError(uint32(st))}) {
 				cn.c.log.Warn("smpp generic_nack", "seq", seq, "status", st.String())
 			}
 		case data.ALERT_NOTIFICATION:
 			// has no response; nothing to do
 		default:
-			if uint32(f.h.CommandID)&0x80000000 == 0 {
+			if uint32(f.Header.CommandID)&0x80000000 == 0 {
 				// a request this client does not serve
-				cn.send(headerOnly(data.GENERIC_NACK, data.ESME_RINVCMDID, seq))
+				cn.w.Send(smppwire.HeaderOnly(data.GENERIC_NACK, data.ESME_RINVCMDID, seq))
 			}
 		}
 	}
 }
 
-func (cn *conn) onSubmitResp(f frame) {
-	seq := uint32(f.h.SequenceNumber)
+func (cn *conn) onSubmitResp(f smppwire.Frame) {
+	seq := f.Seq()
 	var o outcome
-	if st := f.h.CommandStatus; st == data.ESME_ROK {
-		o.id = cn.c.cfg.SubmitIDFormat.Canonical(f.cString())
+	if st := f.Header.CommandStatus; st == data.ESME_ROK {
+		o.id = cn.c.cfg.SubmitIDFormat.Canonical(f.CString())
 	} else {
 		if st == data.ESME_RTHROTTLED || st == data.ESME_RMSGQFUL {
 			cn.c.n.throttled.Add(1)
@@ -315,7 +283,7 @@ func (cn *conn) onSubmitResp(f frame) {
 		o.err = StatusError(uint32(st))
 	}
 	if !cn.finish(seq, o) {
-		cn.c.log.Debug("smpp submit_sm_resp for no outstanding submit", "seq", seq, "status", f.h.CommandStatus.String())
+		cn.c.log.Debug("smpp submit_sm_resp for no outstanding submit", "seq", seq, "status", f.Header.CommandStatus.String())
 	}
 }
 
@@ -323,15 +291,15 @@ func (cn *conn) onSubmitResp(f frame) {
 // ReceiptConcurrency are running. The deliver_sm_resp goes out when the
 // handler is done. Once the Client is closing, deliver_sm are left
 // unanswered for the SMSC to deliver again.
-func (cn *conn) onDeliver(f frame) {
+func (cn *conn) onDeliver(f smppwire.Frame) {
 	c := cn.c
-	seq := uint32(f.h.SequenceNumber)
-	p, err := f.decode()
+	seq := f.Seq()
+	p, err := f.Decode()
 	d, ok := p.(*pdu.DeliverSM)
 	if err != nil || !ok {
 		c.n.badReceipts.Add(1)
 		c.log.Error("smpp undecodable deliver_sm", "err", err)
-		cn.send(withCString(data.DELIVER_SM_RESP, data.ESME_RX_P_APPN, seq, ""))
+		cn.w.Send(smppwire.WithCString(data.DELIVER_SM_RESP, data.ESME_RX_P_APPN, seq, ""))
 		return
 	}
 	if c.isClosed.Load() {
@@ -345,7 +313,7 @@ func (cn *conn) onDeliver(f frame) {
 	go func() {
 		defer func() { <-c.receipts }()
 		st := c.handleDeliver(d)
-		cn.send(withCString(data.DELIVER_SM_RESP, st, seq, ""))
+		cn.w.Send(smppwire.WithCString(data.DELIVER_SM_RESP, st, seq, ""))
 	}()
 }
 
@@ -380,7 +348,7 @@ func (c *Client) handleDeliver(d *pdu.DeliverSM) data.CommandStatusType {
 // unbind ends the session politely: unbind, wait for unbind_resp (up to
 // ctx or BindTimeout), close.
 func (cn *conn) unbind(ctx context.Context) {
-	if cn.send(headerOnly(data.UNBIND, data.ESME_ROK, cn.c.nextSeq())) {
+	if cn.w.Send(smppwire.HeaderOnly(data.UNBIND, data.ESME_ROK, cn.c.nextSeq())) {
 		t := time.NewTimer(cn.c.cfg.BindTimeout)
 		defer t.Stop()
 		select {

@@ -1,7 +1,6 @@
 package smpp
 
 import (
-	"bufio"
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
@@ -9,33 +8,6 @@ import (
 )
 
 // Hooks into the wire layer for the external test package's fuzz targets.
-
-// MaxPDULen is the longest command_length readFrame accepts.
-const MaxPDULen = maxPDULen
-
-// ErrFraming is the error of a command_length readFrame refuses.
-var ErrFraming = errFraming
-
-// ReadFrame reads one PDU as the session does: its header and its bytes,
-// header included.
-func ReadFrame(r *bufio.Reader) (pdu.Header, []byte, error) {
-	f, err := readFrame(r)
-	return f.h, f.body, err
-}
-
-// DecodeFrame decodes the bytes of a PDU ReadFrame returned.
-func DecodeFrame(h pdu.Header, b []byte) (pdu.PDU, error) {
-	return frame{h: h, body: b}.decode()
-}
-
-// FrameCString is the message_id of a submit_sm_resp as the session reads
-// it.
-func FrameCString(h pdu.Header, b []byte) string {
-	return frame{h: h, body: b}.cString()
-}
-
-// Encode marshals p as the session does.
-func Encode(p pdu.PDU) []byte { return encode(p) }
 
 // SubmitFrames encodes sms as Send does, one submit_sm per part, with
 // sequence numbers from 1.

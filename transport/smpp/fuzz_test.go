@@ -3,11 +3,7 @@ package smpp_test
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -16,72 +12,18 @@ import (
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/template"
 	"github.com/heraldhq/herald/transport/smpp"
+	"github.com/heraldhq/herald/transport/smppwire"
 	"github.com/heraldhq/herald/transport/smscsim"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
 	"github.com/stretchr/testify/require"
 )
 
-// header encodes a PDU header declaring length n.
-func header(n uint32, id data.CommandIDType, seq uint32) []byte {
-	b := make([]byte, 16)
-	binary.BigEndian.PutUint32(b[0:], n)
-	binary.BigEndian.PutUint32(b[4:], uint32(id))
-	binary.BigEndian.PutUint32(b[12:], seq)
-	return b
-}
-
-// TestReadFrameBounds: a command_length outside 16..MaxPDULen is refused
-// after the header, without reading or allocating the body it declares;
-// an accepted length on a stream that ends early is an unexpected EOF.
-func TestReadFrameBounds(t *testing.T) {
-	tests := []struct {
-		name    string
-		length  uint32
-		framing bool
-	}{
-		{"zero", 0, true},
-		{"shorter than a header", 15, true},
-		{"header only", 16, false},
-		{"the longest accepted", smpp.MaxPDULen, false},
-		{"one past the longest", smpp.MaxPDULen + 1, true},
-		{"2 GiB", 0x7FFFFFFF, true},
-		{"negative as int32", 0xFFFFFFF0, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			stream := append(header(tt.length, data.SUBMIT_SM, 1), "trailing bytes"...)
-			r := bufio.NewReader(bytes.NewReader(stream))
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			h, body, err := smpp.ReadFrame(r)
-			runtime.ReadMemStats(&after)
-			require.LessOrEqual(t, after.TotalAlloc-before.TotalAlloc, uint64(smpp.MaxPDULen+1<<20),
-				"allocated for one PDU (slack for the runtime and other goroutines)")
-			if tt.framing {
-				require.ErrorIs(t, err, smpp.ErrFraming)
-				rest, _ := io.ReadAll(r)
-				require.Equal(t, "trailing bytes", string(rest), "nothing past the header was read")
-				return
-			}
-			if tt.length == 16 {
-				require.NoError(t, err)
-				require.Len(t, body, 16)
-				require.Equal(t, int32(16), h.CommandLength)
-				return
-			}
-			require.ErrorIs(t, err, io.ErrUnexpectedEOF)
-		})
-	}
-}
-
-// FuzzReadFrame feeds arbitrary bytes to the session's reader as an SMSC
-// would send them. Properties: nothing panics (framing, gosmpp's decoders,
-// the submit_sm_resp id, the receipt reader); every frame is exactly the
-// bytes its command_length declares, at most MaxPDULen; a refused length
-// stops the stream right after its header; a deliver_sm read as a receipt
-// has an id, a state and an err.
-func FuzzReadFrame(f *testing.F) {
+// FuzzReadReceipt feeds arbitrary bytes to the session's reader as an
+// SMSC would send them (the framing itself is smppwire's FuzzReadFrame).
+// Properties: nothing panics reading a submit_sm_resp's id or a receipt;
+// a deliver_sm read as a receipt has an id, a state, an err and a time.
+func FuzzReadReceipt(f *testing.F) {
 	sms, err := smpp.SubmitFrames(delivery.SMS{From: "Herald", To: "447700900000", Text: strings.Repeat("long text ", 40)})
 	require.NoError(f, err)
 	resp := pdu.NewSubmitSMResp().(*pdu.SubmitSMResp)
@@ -90,37 +32,24 @@ func FuzzReadFrame(f *testing.F) {
 	rcpt.RegisterOptionalParam(pdu.Field{Tag: pdu.TagReceiptedMessageID, Data: []byte("2A\x00")})
 	rcpt.RegisterOptionalParam(pdu.Field{Tag: pdu.TagMessageStateOption, Data: []byte{2}})
 	rcpt.RegisterOptionalParam(pdu.Field{Tag: pdu.TagNetworkErrorCode, Data: []byte{3, 0, 34}})
-	bindResp := pdu.NewBindRequest(pdu.Transceiver).GetResponse()
 	f.Add(sms[0])
 	f.Add(append(sms[1], sms[2]...))
-	f.Add(smpp.Encode(resp))
-	f.Add(smpp.Encode(rcpt))
-	f.Add(smpp.Encode(bindResp))
-	f.Add(header(16, data.ENQUIRE_LINK, 9))
-	f.Add(header(0x7FFFFFFF, data.DELIVER_SM, 1))
-	f.Add(header(17, data.DELIVER_SM, 1))
+	f.Add(smppwire.Encode(resp))
+	f.Add(smppwire.Encode(rcpt))
+	f.Add(smppwire.Encode(pdu.NewBindRequest(pdu.Transceiver).GetResponse()))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		r := bufio.NewReader(bytes.NewReader(stream))
-		off := 0
 		for range 64 {
-			h, b, err := smpp.ReadFrame(r)
-			if errors.Is(err, smpp.ErrFraming) {
-				require.True(t, h.CommandLength < 16 || h.CommandLength > smpp.MaxPDULen, "refused %d", h.CommandLength)
-				rest, _ := io.ReadAll(r)
-				require.Equal(t, len(stream)-off-16, len(rest), "nothing past the header was read")
-				return
-			}
+			fr, err := smppwire.ReadFrame(r)
 			if err != nil {
 				return
 			}
-			require.Len(t, b, int(h.CommandLength))
-			require.LessOrEqual(t, len(b), smpp.MaxPDULen)
-			require.Equal(t, stream[off:off+len(b)], b)
-			off += len(b)
-			_ = smpp.FrameCString(h, b)
-			p, err := smpp.DecodeFrame(h, b)
+			p, err := fr.Decode()
 			if err != nil {
 				continue
+			}
+			if _, ok := p.(*pdu.SubmitSMResp); ok {
+				_ = fr.CString()
 			}
 			if d, ok := p.(*pdu.DeliverSM); ok && smpp.IsReceipt(d.EsmClass) {
 				rc, err := smpp.ReceiptOf(d, time.Unix(0, 0))
@@ -158,10 +87,10 @@ func FuzzSubmitRoundTrip(f *testing.F) {
 		var joined []byte
 		var ref byte
 		for i, fr := range frames {
-			h, b, err := smpp.ReadFrame(bufio.NewReader(bytes.NewReader(fr)))
+			rf, err := smppwire.ReadFrame(bufio.NewReader(bytes.NewReader(fr)))
 			require.NoError(t, err)
-			require.Equal(t, fr, b)
-			p, err := smpp.DecodeFrame(h, b)
+			require.Equal(t, fr, rf.Raw)
+			p, err := rf.Decode()
 			require.NoError(t, err)
 			sm, ok := p.(*pdu.SubmitSM)
 			require.True(t, ok)
@@ -171,7 +100,7 @@ func FuzzSubmitRoundTrip(f *testing.F) {
 			require.Equal(t, to, sm.DestAddr.Address())
 			require.Equal(t, [2]byte{1, 1}, [2]byte{sm.DestAddr.Ton(), sm.DestAddr.Npi()})
 			require.Equal(t, byte(1), sm.RegisteredDelivery)
-			require.Equal(t, fr, smpp.Encode(sm), "encode(decode(x)) == x")
+			require.Equal(t, fr, smppwire.Encode(sm), "encode(decode(x)) == x")
 			raw, err := sm.Message.GetMessageData()
 			require.NoError(t, err)
 			joined = append(joined, raw...)
@@ -264,9 +193,9 @@ func FuzzReceiptRoundTrip(f *testing.F) {
 				d.RegisterOptionalParam(pdu.Field{Tag: pdu.TagReceiptedMessageID, Data: append([]byte(id), 0)})
 				d.RegisterOptionalParam(pdu.Field{Tag: pdu.TagMessageStateOption, Data: []byte{stateCode(fields.Stat)}})
 			}
-			h, b, err := smpp.ReadFrame(bufio.NewReader(bytes.NewReader(smpp.Encode(d))))
+			rf, err := smppwire.ReadFrame(bufio.NewReader(bytes.NewReader(smppwire.Encode(d))))
 			require.NoError(t, err)
-			p, err := smpp.DecodeFrame(h, b)
+			p, err := rf.Decode()
 			require.NoError(t, err)
 			r, err := smpp.ReceiptOf(p.(*pdu.DeliverSM), time.Unix(0, 0))
 			require.NoError(t, err)
