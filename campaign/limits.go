@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/heraldhq/herald/messaging"
@@ -66,12 +65,7 @@ func (l Limits) RetryHint(err error) error {
 	l = l.WithDefaults()
 	c := *e.Capacity
 	c.RetryAfterSeconds = int(l.RetryAfter / time.Second)
-	return &messaging.Error{
-		Code: messaging.RateLimited,
-		Name: messaging.NameTooManyPending,
-		Message: fmt.Sprintf("Pending message capacity exceeded: %d pending, %d requested, %d allowed; retry after %d seconds",
-			c.CurrentPending, c.RequestedCount, c.MaxAllowed, c.RetryAfterSeconds),
-		Capacity: &c,
-		Err:      err,
-	}
+	out := messaging.CapacityExceeded(c)
+	out.Err = err
+	return out
 }

@@ -567,7 +567,7 @@ func checkPlaceholders(fe *messaging.FieldErrors, prefix string, m map[string]st
 func (s *Service) channelTemplate(ctx context.Context, companyID messaging.ID, ch messaging.Channel, id messaging.ID) (messaging.Template, error) {
 	t, err := s.store.GetTemplate(ctx, companyID, id)
 	if messaging.IsCode(err, messaging.NotFound) {
-		return messaging.Template{}, messaging.NotFoundf("Template %s not found or access denied", id)
+		return messaging.Template{}, messaging.TemplateNotFound(id)
 	}
 	if err != nil {
 		return messaging.Template{}, fmt.Errorf("get template: %w", err)

@@ -122,6 +122,26 @@ func NotFoundf(format string, args ...any) *Error {
 	return &Error{Code: NotFound, Name: NameNotFound, Message: fmt.Sprintf(format, args...)}
 }
 
+// CapacityExceeded returns the RateLimited error of an admission that
+// would pass a company's pending capacity: pending messages now, requested
+// by the admission, allowed in all. AvailableCapacity is derived; a
+// RetryAfterSeconds of c, when set, is named in the message.
+func CapacityExceeded(c Capacity) *Error {
+	c.AvailableCapacity = max(0, c.MaxAllowed-c.CurrentPending)
+	msg := fmt.Sprintf("Pending message capacity exceeded: %d pending, %d requested, %d allowed",
+		c.CurrentPending, c.RequestedCount, c.MaxAllowed)
+	if c.RetryAfterSeconds > 0 {
+		msg += fmt.Sprintf("; retry after %d seconds", c.RetryAfterSeconds)
+	}
+	return &Error{Code: RateLimited, Name: NameTooManyPending, Message: msg, Capacity: &c}
+}
+
+// TemplateNotFound returns the NotFound error of a template that does not
+// exist or belongs to another company: the two are not told apart.
+func TemplateNotFound(id ID) *Error {
+	return NotFoundf("Template %s not found or access denied", id)
+}
+
 // DefaultStoreRetryAfter is the RetryAfter of StoreUnavailable.
 const DefaultStoreRetryAfter = 5 * time.Second
 

@@ -228,7 +228,7 @@ func (s *Store) GetTemplate(ctx context.Context, companyID, id messaging.ID) (me
 	defer s.mu.Unlock()
 	t := s.templates[id]
 	if t == nil || t.CompanyID != companyID {
-		return messaging.Template{}, messaging.NotFoundf("Template %s not found or access denied", id)
+		return messaging.Template{}, messaging.TemplateNotFound(id)
 	}
 	return cloneTemplate(t), nil
 }
@@ -262,7 +262,7 @@ func (s *Store) UpdateTemplate(ctx context.Context, t *messaging.Template) error
 	defer s.mu.Unlock()
 	old := s.templates[t.ID]
 	if old == nil || old.CompanyID != t.CompanyID {
-		return messaging.NotFoundf("Template %s not found or access denied", t.ID)
+		return messaging.TemplateNotFound(t.ID)
 	}
 	newKey := lookupKey{t.CompanyID, t.Name}
 	if owner, taken := s.templateNames[newKey]; taken && owner != t.ID {
@@ -285,7 +285,7 @@ func (s *Store) DeleteTemplate(ctx context.Context, companyID, id messaging.ID) 
 	defer s.mu.Unlock()
 	t := s.templates[id]
 	if t == nil || t.CompanyID != companyID {
-		return messaging.NotFoundf("Template %s not found or access denied", id)
+		return messaging.TemplateNotFound(id)
 	}
 	delete(s.templateNames, lookupKey{t.CompanyID, t.Name})
 	delete(s.templates, id)

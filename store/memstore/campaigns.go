@@ -23,7 +23,7 @@ func (s *Store) CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPe
 		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "campaign %s already exists", c.ID)
 	}
 	if co.pending+c.Planned > maxPending {
-		return capacityError(co.pending, c.Planned, maxPending)
+		return messaging.CapacityExceeded(messaging.Capacity{CurrentPending: co.pending, RequestedCount: c.Planned, MaxAllowed: maxPending})
 	}
 	v := cloneCampaign(c)
 	v.Counts, v.FallbackCounts = messaging.StatusCounts{}, messaging.StatusCounts{}
@@ -181,7 +181,7 @@ func (s *Store) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs 
 		}
 	}
 	if co.pending+len(msgs) > maxPending {
-		return capacityError(co.pending, len(msgs), maxPending)
+		return messaging.CapacityExceeded(messaging.Capacity{CurrentPending: co.pending, RequestedCount: len(msgs), MaxAllowed: maxPending})
 	}
 	if err := s.insert(msgs, companyID); err != nil {
 		return err

@@ -264,19 +264,6 @@ func pendingOf(c *messaging.Campaign) int {
 	return c.Counts.Unsent() + c.FallbackCounts.Unsent() + reserved(c)
 }
 
-// capacityError is the RateLimited error of an admission that would pass
-// maxPending.
-func capacityError(pending, requested, maxPending int) error {
-	return &messaging.Error{
-		Code: messaging.RateLimited, Name: messaging.NameTooManyPending,
-		Message: fmt.Sprintf("Pending message capacity exceeded: %d pending, %d requested, %d allowed", pending, requested, maxPending),
-		Capacity: &messaging.Capacity{
-			CurrentPending: pending, RequestedCount: requested, MaxAllowed: maxPending,
-			AvailableCapacity: max(0, maxPending-pending),
-		},
-	}
-}
-
 // page returns the rows of one page of items.
 func page[T any](items []T, p messaging.PageRequest) []T {
 	if p.Page < 1 {

@@ -180,7 +180,7 @@ func (s *Store) admit(ctx context.Context, tx *txn, companyID messaging.ID, n, r
 	case err != nil:
 		return fmt.Errorf("admit: %w", err)
 	case n > 0:
-		return capacityError(pending, requested, maxPending)
+		return messaging.CapacityExceeded(messaging.Capacity{CurrentPending: pending, RequestedCount: requested, MaxAllowed: maxPending})
 	}
 	return nil
 }

@@ -90,16 +90,3 @@ func duplicate(err error, kind string) error {
 	}
 	return fmt.Errorf("insert %s: %w", kind, err)
 }
-
-// capacityError is the RateLimited error of an admission that would pass
-// maxPending.
-func capacityError(pending, requested, maxPending int) error {
-	return &messaging.Error{
-		Code: messaging.RateLimited, Name: messaging.NameTooManyPending,
-		Message: fmt.Sprintf("Pending message capacity exceeded: %d pending, %d requested, %d allowed", pending, requested, maxPending),
-		Capacity: &messaging.Capacity{
-			CurrentPending: pending, RequestedCount: requested, MaxAllowed: maxPending,
-			AvailableCapacity: max(0, maxPending-pending),
-		},
-	}
-}

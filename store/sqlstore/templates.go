@@ -47,7 +47,7 @@ func (s *Store) GetTemplate(ctx context.Context, companyID, id messaging.ID) (_ 
 	t, err := scanTemplate(s.readRow(ctx, "SELECT "+templateColumns+" FROM templates WHERE id = ? AND company_id = ?",
 		s.id(id), s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return messaging.Template{}, messaging.NotFoundf("Template %s not found or access denied", id)
+		return messaging.Template{}, messaging.TemplateNotFound(id)
 	}
 	if err != nil {
 		return messaging.Template{}, fmt.Errorf("get template: %w", err)
@@ -94,7 +94,7 @@ func (s *Store) UpdateTemplate(ctx context.Context, t *messaging.Template) (err 
 	if isTemplateNameTaken(err) {
 		return errNameTaken()
 	}
-	return updatedOne(res, err, "update template", func() error { return messaging.NotFoundf("Template %s not found or access denied", t.ID) })
+	return updatedOne(res, err, "update template", func() error { return messaging.TemplateNotFound(t.ID) })
 }
 
 // DeleteTemplate implements campaign.TemplateStore. Campaigns made from
@@ -102,7 +102,7 @@ func (s *Store) UpdateTemplate(ctx context.Context, t *messaging.Template) (err 
 func (s *Store) DeleteTemplate(ctx context.Context, companyID, id messaging.ID) (err error) {
 	defer keepUnavailable(&err)
 	res, err := s.db.ExecContext(ctx, "DELETE FROM templates WHERE id = ? AND company_id = ?", s.id(id), s.id(companyID))
-	return updatedOne(res, err, "delete template", func() error { return messaging.NotFoundf("Template %s not found or access denied", id) })
+	return updatedOne(res, err, "delete template", func() error { return messaging.TemplateNotFound(id) })
 }
 
 // pageDefaults fills the defaults of a page request the caller did not
