@@ -24,9 +24,7 @@ type Config struct {
 	// messages stay Pending.
 	Chat ChatSender
 	// Directory tells each campaign's SMS sender name, chat service and
-	// fallback sender name. Default: StoreDirectory over Store, when Store
-	// implements CampaignReader (memstore and sqlstore do); otherwise it
-	// is required when a lane runs.
+	// fallback sender name. Default: StoreDirectory over Store.
 	Directory Directory
 	// OnChatFailure is the one place a permanent chat send failure goes,
 	// before the dispatcher records it. It is called with the message
@@ -110,7 +108,7 @@ type Config struct {
 	WriteDelay time.Duration
 	// Writers is how many batches of send results and receipts are
 	// written at once, each by its own writer. Default: the store's
-	// WriteConcurrency when it has one (see ConcurrentStore), else 1.
+	// Features().WriteConcurrency, at least 1.
 	Writers int
 	// StoreTimeout bounds one store call. Default 30s.
 	StoreTimeout time.Duration
@@ -199,11 +197,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("delivery: Config.Store is required")
 	}
 	if c.Directory == nil {
-		if r, ok := c.Store.(CampaignReader); ok {
-			c.Directory = StoreDirectory{Store: r}
-		} else if c.SMS != nil || c.Chat != nil {
-			return c, errors.New("delivery: Config.Directory is required: the store does not read campaigns")
-		}
+		c.Directory = StoreDirectory{Store: c.Store}
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -229,9 +223,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.ChatConcurrency, DefaultChatConcurrency)
 	def(&c.MaxAttempts, DefaultMaxAttempts)
 	def(&c.WriteBatch, DefaultWriteBatch)
-	if cs, ok := c.Store.(ConcurrentStore); ok {
-		def(&c.Writers, cs.WriteConcurrency())
-	}
+	def(&c.Writers, c.Store.Features().WriteConcurrency)
 	def(&c.Writers, 1)
 	if c.WriteDelay == 0 {
 		c.WriteDelay = DefaultWriteDelay

@@ -538,7 +538,7 @@ type concurrentStore struct {
 	n int
 }
 
-func (s concurrentStore) WriteConcurrency() int { return s.n }
+func (s concurrentStore) Features() delivery.Features { return delivery.Features{WriteConcurrency: s.n} }
 
 // TestWriters: the number of results writers comes from Config.Writers,
 // else from the store; a send result goes to the writer of its first
@@ -553,6 +553,15 @@ func TestWriters(t *testing.T) {
 	d, err = delivery.New(delivery.Config{Store: concurrentStore{memstore.New(), 3}, Writers: 4})
 	require.NoError(t, err)
 	require.Equal(t, 4, delivery.Writers(d))
+	// A store that wraps another keeps its features: they are a method of
+	// the port, not an interface found by assertion.
+	d, err = delivery.New(delivery.Config{Store: &beatStore{Store: memstore.New()}})
+	require.NoError(t, err)
+	require.Equal(t, 1, delivery.Writers(d))
+	pg := struct{ delivery.Store }{concurrentStore{memstore.New(), 2}}
+	d, err = delivery.New(delivery.Config{Store: pg})
+	require.NoError(t, err)
+	require.Equal(t, 2, delivery.Writers(d), "a wrapper embedding the port forwards the store's features")
 
 	ids := messaging.NewIDGenerator(nil)
 	differs := 0

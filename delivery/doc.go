@@ -81,7 +81,7 @@
 //
 // Send results and receipts are written by Config.Writers writers, one
 // transaction each at a time: one on SQLite, whose single writer takes
-// transactions in turn, two on Postgres (see ConcurrentStore). A send
+// transactions in turn, two on Postgres (see Features). A send
 // result goes to the writer its first part id picks, and so does that
 // part's receipt, so that they share a transaction or follow each other,
 // and writers side by side touch different messages.

@@ -7,8 +7,13 @@ import (
 	"github.com/heraldhq/herald/messaging"
 )
 
-// Store is what the dispatcher needs from storage.
+// Store is what the dispatcher needs from storage. It reads campaigns,
+// their senders and chat services for routes (CampaignReader), and
+// declares its Features; a store that wraps another forwards both.
 type Store interface {
+	CampaignReader
+	// Features describes the store (see Features).
+	Features() Features
 	// ClaimDue atomically moves up to c.Limit Pending messages of channel
 	// c.Channel that are due (DueAt <= c.Now) and belong to InProgress
 	// campaigns (or are fallback SMS of Completed ones: a failed chat
@@ -141,16 +146,17 @@ type Recovery struct {
 	Self string
 }
 
-// ConcurrentStore is a Store whose write transactions run side by side
-// (a Postgres pool), rather than one at a time (SQLite). The Dispatcher
-// then writes WriteConcurrency batches of send results at once, by
-// default. Batches written at once hold different messages: a result and
-// the receipts of its parts go to the same writer.
-type ConcurrentStore interface {
-	Store
+// Features describes what a Store does beyond its methods' contracts, for
+// the Dispatcher to adapt to.
+type Features struct {
 	// WriteConcurrency is how many write transactions are worth running
-	// at once.
-	WriteConcurrency() int
+	// at once: 1 for a store that takes them one at a time (SQLite, the
+	// memory store), more for one whose transactions run side by side (a
+	// Postgres pool). The Dispatcher writes that many batches of send
+	// results at once by default; batches written at once hold different
+	// messages (a result and the receipts of its parts go to the same
+	// writer).
+	WriteConcurrency int
 }
 
 // StatusUpdate is one message status change.

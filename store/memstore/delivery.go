@@ -214,3 +214,7 @@ func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (int, error)
 	}
 	return n, nil
 }
+
+// Features implements delivery.Store: one write at a time, under the
+// store's mutex.
+func (s *Store) Features() delivery.Features { return delivery.Features{WriteConcurrency: 1} }

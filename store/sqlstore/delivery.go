@@ -527,7 +527,13 @@ func (s *Store) Backlog(ctx context.Context) (_ map[messaging.Channel]int, err e
 	return out, nil
 }
 
-// WriteConcurrency implements delivery.ConcurrentStore: 2 on Postgres,
+// Features implements delivery.Store.
+func (s *Store) Features() delivery.Features {
+	return delivery.Features{WriteConcurrency: s.WriteConcurrency()}
+}
+
+// WriteConcurrency is how many write transactions are worth running at
+// once: 2 on Postgres,
 // whose transactions run side by side; 1 on SQLite, whose one writer
 // takes them in turn.
 func (s *Store) WriteConcurrency() int {

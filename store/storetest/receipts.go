@@ -39,7 +39,7 @@ func (f *fixture) sentBulk(companyID messaging.ID, n int) (messaging.Campaign, [
 }
 
 // testReceiptsAfterSent: receipts of single-part messages recorded Sent
-// end them Delivered or Failed with the spec's details and the receipt's
+// end them Delivered or Failed with the API's details and the receipt's
 // error code, once; other states change nothing.
 func testReceiptsAfterSent(f *fixture) {
 	t := f.t
