@@ -23,7 +23,7 @@ const (
 	Internal     Code = "internal"     // 500: never echoed to callers
 )
 
-// The spec's `error` names.
+// The `error` names of the API's error bodies (docs/api.md).
 const (
 	NameBadRequest               = "Bad Request"
 	NameNotFound                 = "Not Found"
@@ -47,7 +47,7 @@ const (
 	NameCampaignNotReady         = "Campaign is not ready"
 )
 
-// Capacity is the detail of a RateLimited error: the numbers of the spec's
+// Capacity is the detail of a RateLimited error: the numbers of the API's
 // 429 body.
 type Capacity struct {
 	CurrentPending    int
@@ -57,7 +57,7 @@ type Capacity struct {
 	RetryAfterSeconds int
 }
 
-// Error is Herald's one error type. Name is the spec's `error` string,
+// Error is Herald's one error type. Name is the API's `error` string,
 // Message the human sentence, Fields the per-field validation messages keyed
 // by JSON field path (e.g. "typeSpecificConfig.items[0].imageUrl").
 type Error struct {

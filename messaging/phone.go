@@ -1,6 +1,6 @@
 package messaging
 
-// NormalizePhone checks a phone number against the spec's rule
+// NormalizePhone checks a phone number against the API's rule
 // `^\+?\d{10,15}$` and returns it without the leading '+'. ok is false for
 // anything else (spaces, dashes, parentheses, wrong length).
 func NormalizePhone(s string) (normalized string, ok bool) {

@@ -52,7 +52,7 @@ type SurveyOption struct {
 }
 
 // ChatConfig is the `typeSpecificConfig` of a chat template: which fields
-// matter depends on the message type. Its JSON form is the spec's.
+// matter depends on the message type. Its JSON form is the API's.
 type ChatConfig struct {
 	ImageURL     string         `json:"imageUrl,omitempty"`
 	ButtonText   string         `json:"buttonText,omitempty"`
@@ -243,7 +243,7 @@ type PageRequest struct {
 	PageSize int
 }
 
-// Paging limits of the spec.
+// Paging limits of the API (docs/api.md).
 const (
 	DefaultPageSize = 20
 	MaxPageSize     = 100

@@ -2,7 +2,7 @@ package messaging
 
 import "fmt"
 
-// Channel is the channel a message travels on. The values are the spec's
+// Channel is the channel a message travels on. The values are the API's
 // wire values.
 type Channel string
 
@@ -146,7 +146,7 @@ const (
 // Valid reports whether t is one of the eight chat message types.
 func (t MessageType) Valid() bool { return t >= TypeSimpleText && t <= TypeFile }
 
-// String returns the spec's name of the type.
+// String returns the API's name of the type.
 func (t MessageType) String() string {
 	switch t {
 	case TypeSimpleText:

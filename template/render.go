@@ -70,7 +70,7 @@ type Rendered struct {
 }
 
 // CompileTemplate compiles t for rendering. imageUrl, videoUrl,
-// thumbnailUrl, carousel URLs and fileName are never rendered: the spec
+// thumbnailUrl, carousel URLs and fileName are never rendered: the API
 // supports placeholders in templateContent, buttonUrl (types 3 and 4) and
 // fileUrl (type 8) only, and in smsFallbackTemplateContent. Later changes
 // to t's fields (but not to the elements of its Items and Options) do not

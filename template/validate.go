@@ -13,7 +13,7 @@ import (
 
 // Limits of templates, in Unicode code points unless stated otherwise.
 const (
-	MaxNameLen           = 200  // template name (the spec sets none; Herald's choice)
+	MaxNameLen           = 200  // template name (the API sets none; Herald's choice)
 	MaxDescriptionLen    = 500  // template description
 	MaxSMSContentLen     = 1600 // SMS template content and SMS fallback content
 	MaxChatContentLen    = 1000 // templateContent of every chat type but Survey
@@ -28,9 +28,9 @@ const (
 	MinSurveyOptions     = 2
 	MaxSurveyOptions     = 5
 	MaxSurveyOptionLen   = 50   // optionText
-	MaxSurveyValueLen    = 100  // optionValue (the spec sets none; Herald's choice)
-	MaxFileNameLen       = 255  // fileName (the spec sets none; Herald's choice)
-	MaxURLLen            = 2048 // every URL, in bytes (the spec sets none; Herald's choice)
+	MaxSurveyValueLen    = 100  // optionValue (the API sets none; Herald's choice)
+	MaxFileNameLen       = 255  // fileName (the API sets none; Herald's choice)
+	MaxURLLen            = 2048 // every URL, in bytes (the API sets none; Herald's choice)
 	MaxImageBytes        = 1 << 20
 	MaxVideoBytes        = 200 << 20
 	MaxFileBytes         = 200 << 20
@@ -58,7 +58,7 @@ func ValidFileType(s string) bool {
 	return false
 }
 
-// Validate checks every rule of the spec that t can be checked against by
+// Validate checks every rule of the API that t can be checked against by
 // itself and returns nil or an Invalid *messaging.Error whose Fields name
 // each failing field by its JSON path. It does not check what needs a
 // store or the network: name uniqueness, that chatServiceId,

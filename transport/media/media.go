@@ -43,7 +43,7 @@ var ErrTooManyRedirects = errors.New("too many redirects")
 // Config configures a Prober. The zero value gives the defaults.
 type Config struct {
 	// Timeout bounds one probe, redirects and the GET retry included.
-	// Zero means DefaultTimeout (10 s, the spec's reachability limit).
+	// Zero means DefaultTimeout (10 s, the API's reachability limit).
 	Timeout time.Duration
 	// MaxRedirects is how many redirects one probe follows. Zero means
 	// DefaultMaxRedirects (5); a negative value follows none.
