@@ -40,7 +40,7 @@ type conn struct {
 	c    *Client
 	nc   net.Conn
 	r    *bufio.Reader
-	w    *smppwire.Writer // frames to write; nil: flush, then close
+	w    *smppwire.Writer // Send(nil): flush, then close
 	done chan struct{}
 
 	stopOnce sync.Once

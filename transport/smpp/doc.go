@@ -53,15 +53,17 @@
 //
 // # Framing
 //
-// A PDU is read whole before it is decoded: its command_length must lie
-// between 16 and 64 KiB, else the connection is closed before anything is
-// allocated for the body it declares, so a corrupt or hostile length costs
-// at most 64 KiB. A body gosmpp's decoders cannot read (some of them
-// panic on malformed optional parameters) is an error of that PDU, never a
-// crash of the session. Fuzz targets check the framing, the decoding of
-// any byte stream, the round trip of every submit_sm Herald builds, and
-// the receipt parser (go test -fuzz FuzzReadFrame and the like; their
-// corpora are under testdata/fuzz).
+// PDUs are read, encoded and written with package smppwire, which the SMSC
+// simulator shares: a PDU is read whole before it is decoded; its
+// command_length must lie between 16 and 64 KiB, else the connection is
+// closed before anything is allocated for the body it declares, so a
+// corrupt or hostile length costs at most 64 KiB. A body gosmpp's decoders
+// cannot read (some of them panic on malformed optional parameters) is an
+// error of that PDU, never a crash of the session. The framing has its
+// fuzz target in smppwire; here fuzz targets check the reading of
+// responses and receipts from any byte stream, the round trip of every
+// submit_sm Herald builds, and the receipt parser (go test -fuzz
+// FuzzReadReceipt and the like; their corpora are under testdata/fuzz).
 //
 // # Receipts
 //

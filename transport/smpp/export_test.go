@@ -7,7 +7,7 @@ import (
 	"github.com/linxGnu/gosmpp/pdu"
 )
 
-// Hooks into the wire layer for the external test package's fuzz targets.
+// Hooks for the external test package's tests and fuzz targets.
 
 // SubmitFrames encodes sms as Send does, one submit_sm per part, with
 // sequence numbers from 1.

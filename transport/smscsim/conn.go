@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/transport/smppwire"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
 )
@@ -19,12 +20,12 @@ const (
 	bindTransceiver
 )
 
-// conn is one client connection: its reader runs in serve, a writer
-// goroutine flushes its queue in batches.
+// conn is one client connection: its reader runs in serve, its Writer in
+// a goroutine of its own.
 type conn struct {
 	s    *Server
 	nc   net.Conn
-	out  chan []byte // nil: flush, then close
+	w    *smppwire.Writer // Send(nil): flush, then close
 	done chan struct{}
 	once sync.Once
 
@@ -44,11 +45,12 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
+	done := make(chan struct{})
 	return &conn{
 		s:       s,
 		nc:      nc,
-		out:     make(chan []byte, 4096),
-		done:    make(chan struct{}),
+		w:       smppwire.NewWriter(nc, 4096, 10*time.Second, done),
+		done:    done,
 		unacked: map[uint32]*receipt{},
 	}
 }
@@ -96,51 +98,18 @@ func (cn *conn) shutdown() {
 	cn.dropHeld()
 }
 
-func (cn *conn) send(frame []byte) bool {
-	select {
-	case cn.out <- frame:
-		return true
-	case <-cn.done:
-		return false
-	}
-}
-
+// writeLoop runs the Writer; the connection ends when it stops on its
+// own (a failed write, or a nil frame queued after a last response).
 func (cn *conn) writeLoop() {
-	bw := bufio.NewWriterSize(cn.nc, 64<<10)
-	for {
-		var f []byte
-		select {
-		case f = <-cn.out:
-		case <-cn.done:
-			return
-		}
-		_ = cn.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		closing := false
-		for {
-			if f == nil {
-				closing = true
-				break
-			}
-			if _, err := bw.Write(f); err != nil {
-				cn.shutdown()
-				return
-			}
-			if len(cn.out) == 0 {
-				break
-			}
-			f = <-cn.out
-		}
-		if err := bw.Flush(); err != nil || closing {
-			cn.shutdown()
-			return
-		}
+	if err := cn.w.Run(); err != nil {
+		cn.shutdown()
 	}
 }
 
 func (cn *conn) readLoop() {
 	r := bufio.NewReaderSize(cn.nc, 64<<10)
 	for {
-		f, err := readFrame(r)
+		f, err := smppwire.ReadFrame(r)
 		if err != nil {
 			return
 		}
@@ -151,33 +120,33 @@ func (cn *conn) readLoop() {
 }
 
 // serveRequest answers one PDU the client sent.
-func (cn *conn) serveRequest(f frame) {
-	switch f.h.CommandID {
+func (cn *conn) serveRequest(f smppwire.Frame) {
+	switch f.Header.CommandID {
 	case data.BIND_TRANSCEIVER, data.BIND_TRANSMITTER, data.BIND_RECEIVER:
 		cn.onBind(f)
 	case data.ENQUIRE_LINK:
-		cn.send(headerOnly(data.ENQUIRE_LINK_RESP, data.ESME_ROK, f.seq()))
+		cn.w.Send(smppwire.HeaderOnly(data.ENQUIRE_LINK_RESP, data.ESME_ROK, f.Seq()))
 	case data.UNBIND:
-		cn.send(headerOnly(data.UNBIND_RESP, data.ESME_ROK, f.seq()))
-		cn.send(nil)
+		cn.w.Send(smppwire.HeaderOnly(data.UNBIND_RESP, data.ESME_ROK, f.Seq()))
+		cn.w.Send(nil)
 	case data.UNBIND_RESP:
-		cn.send(nil)
+		cn.w.Send(nil)
 	case data.SUBMIT_SM:
 		cn.onSubmit(f)
 	case data.DELIVER_SM_RESP, data.GENERIC_NACK:
-		cn.onReceiptResp(f.seq(), f.h.CommandStatus)
+		cn.onReceiptResp(f.Seq(), f.Header.CommandStatus)
 	case data.ENQUIRE_LINK_RESP:
 	default:
-		if uint32(f.h.CommandID)&0x80000000 == 0 {
-			cn.send(headerOnly(data.GENERIC_NACK, data.ESME_RINVCMDID, f.seq()))
+		if uint32(f.Header.CommandID)&0x80000000 == 0 {
+			cn.w.Send(smppwire.HeaderOnly(data.GENERIC_NACK, data.ESME_RINVCMDID, f.Seq()))
 		}
 	}
 }
 
-func (cn *conn) onBind(f frame) {
+func (cn *conn) onBind(f smppwire.Frame) {
 	s := cn.s
-	respID := f.h.CommandID | data.CommandIDType(-0x80000000)
-	p, err := f.decode()
+	respID := f.Header.CommandID | data.CommandIDType(-0x80000000)
+	p, err := f.Decode()
 	req, ok := p.(*pdu.BindRequest)
 	status := data.ESME_ROK
 	cn.mu.Lock()
@@ -196,14 +165,14 @@ func (cn *conn) onBind(f frame) {
 	if status != data.ESME_ROK {
 		s.n.bindFailures.Add(1)
 		s.log.Info("smscsim bind refused", "status", status.String(), "remote", cn.nc.RemoteAddr().String())
-		cn.send(headerOnly(respID, status, f.seq()))
+		cn.w.Send(smppwire.HeaderOnly(respID, status, f.Seq()))
 		if !already {
-			cn.send(nil)
+			cn.w.Send(nil)
 		}
 		return
 	}
 	bt := bindTransceiver
-	switch f.h.CommandID {
+	switch f.Header.CommandID {
 	case data.BIND_TRANSMITTER:
 		bt = bindTransmitter
 	case data.BIND_RECEIVER:
@@ -213,22 +182,22 @@ func (cn *conn) onBind(f frame) {
 	cn.bindType, cn.systemID = bt, req.SystemID
 	cn.mu.Unlock()
 	s.n.binds.Add(1)
-	s.log.Info("smscsim bound", "system_id", req.SystemID, "type", f.h.CommandID.String())
-	cn.send(withCString(respID, data.ESME_ROK, f.seq(), s.cfg.ServerSystemID))
+	s.log.Info("smscsim bound", "system_id", req.SystemID, "type", f.Header.CommandID.String())
+	cn.w.Send(smppwire.WithCString(respID, data.ESME_ROK, f.Seq(), s.cfg.ServerSystemID))
 	s.sched.wake()
 }
 
-func (cn *conn) onSubmit(f frame) {
+func (cn *conn) onSubmit(f smppwire.Frame) {
 	s := cn.s
 	bt, systemID := cn.binding()
 	if bt != bindTransmitter && bt != bindTransceiver {
-		cn.send(headerOnly(data.SUBMIT_SM_RESP, data.ESME_RINVBNDSTS, f.seq()))
+		cn.w.Send(smppwire.HeaderOnly(data.SUBMIT_SM_RESP, data.ESME_RINVBNDSTS, f.Seq()))
 		return
 	}
-	p, err := f.decode()
+	p, err := f.Decode()
 	sm, ok := p.(*pdu.SubmitSM)
 	if err != nil || !ok {
-		cn.send(headerOnly(data.SUBMIT_SM_RESP, data.ESME_RINVMSGLEN, f.seq()))
+		cn.w.Send(smppwire.HeaderOnly(data.SUBMIT_SM_RESP, data.ESME_RINVMSGLEN, f.Seq()))
 		return
 	}
 	s.n.submits.Add(1)
@@ -255,12 +224,12 @@ func (cn *conn) onSubmit(f frame) {
 	var resp []byte
 	if status == data.ESME_ROK {
 		id = s.newID()
-		resp = withCString(data.SUBMIT_SM_RESP, status, f.seq(), id)
+		resp = smppwire.WithCString(data.SUBMIT_SM_RESP, status, f.Seq(), id)
 	} else {
-		resp = headerOnly(data.SUBMIT_SM_RESP, status, f.seq())
+		resp = smppwire.HeaderOnly(data.SUBMIT_SM_RESP, status, f.Seq())
 	}
 	if s.cfg.Record || s.cfg.OnSubmit != nil {
-		p := partOf(sm, f.seq(), systemID, id, uint32(status))
+		p := partOf(sm, f.Seq(), systemID, id, uint32(status))
 		if s.cfg.OnSubmit != nil {
 			s.cfg.OnSubmit(p)
 		}
@@ -275,7 +244,7 @@ func (cn *conn) onSubmit(f frame) {
 	if d := fs.RespDelay; d > 0 {
 		time.AfterFunc(d, func() {
 			s.inFlight(-1) // before the response can reach the client
-			sent := cn.send(resp)
+			sent := cn.w.Send(resp)
 			if sent && r != nil {
 				s.sched.add(r, time.Now().Add(s.cfg.ReceiptDelay))
 				s.sched.wake()
@@ -284,7 +253,7 @@ func (cn *conn) onSubmit(f frame) {
 		return
 	}
 	s.inFlight(-1)
-	sent := cn.send(resp)
+	sent := cn.w.Send(resp)
 	if sent && r != nil {
 		s.sched.add(r, time.Now().Add(s.cfg.ReceiptDelay))
 		s.sched.wake()
@@ -306,7 +275,7 @@ func (cn *conn) deliver(r *receipt) bool {
 	seq := cn.seq
 	cn.unacked[seq] = r
 	cn.mu.Unlock()
-	if !cn.send(r.frame(seq, !cn.s.cfg.OmitReceiptTLVs)) {
+	if !cn.w.Send(r.frame(seq, !cn.s.cfg.OmitReceiptTLVs)) {
 		return true // shutdown took it back from unacked
 	}
 	cn.s.n.receiptsSent.Add(1)

@@ -1,8 +1,9 @@
 // Package smscsim is an SMSC simulator speaking SMPP 3.4 over TCP, for
 // Herald's demo mode and for tests of SMPP clients. It decodes and encodes
-// PDUs with github.com/linxGnu/gosmpp's pdu package and runs its own accept
-// loop, one reader and one buffered writer goroutine per connection, and one
-// dispatcher of delivery receipts.
+// PDUs with github.com/linxGnu/gosmpp's pdu package, reads and writes them
+// with package smppwire (the wire Herald's SMPP client uses too), and runs
+// its own accept loop, one reader and one buffered writer goroutine per
+// connection, and one dispatcher of delivery receipts.
 //
 // # Protocol
 //
@@ -77,6 +78,8 @@
 //
 // A command_length outside 16 bytes..64 KiB closes the connection before
 // anything is allocated for the body it declares, and a PDU gosmpp cannot
-// decode is refused, never a crash. FuzzReadSubmit checks this, and that
-// the receipt of any accepted submit_sm reads back to its id and outcome.
+// decode is refused, never a crash (smppwire's FuzzReadFrame checks
+// this). FuzzReadSubmit checks that nothing panics serving any byte
+// stream, and that the receipt of any accepted submit_sm reads back to its
+// id and outcome.
 package smscsim

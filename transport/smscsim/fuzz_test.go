@@ -4,13 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/transport/smpp"
+	"github.com/heraldhq/herald/transport/smppwire"
 	"github.com/heraldhq/herald/transport/smscsim"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
@@ -19,9 +18,7 @@ import (
 
 func encodePDU(p pdu.PDU, seq int32) []byte {
 	p.SetSequenceNumber(seq)
-	b := pdu.NewBuffer(nil)
-	p.Marshal(b)
-	return b.Bytes()
+	return smppwire.Encode(p)
 }
 
 func rawHeader(n uint32, id data.CommandIDType) []byte {
@@ -32,11 +29,9 @@ func rawHeader(n uint32, id data.CommandIDType) []byte {
 }
 
 // FuzzReadSubmit feeds arbitrary bytes to the simulator's reader as a
-// client would send them. Properties: nothing panics (framing, gosmpp's
-// decoders, recording a part, building its receipt, reassembling
-// concatenated texts); a frame is exactly the bytes its command_length
-// declares, at most MaxPDULen, and a refused length stops the stream right
-// after its header; the receipt of an accepted submit_sm is a deliver_sm
+// client would send them (the framing itself is smppwire's
+// FuzzReadFrame). Properties: nothing panics (recording a part, building
+// its receipt, reassembling concatenated texts); the receipt of an accepted submit_sm is a deliver_sm
 // from its destination to its source whose text reads back (with Herald's
 // receipt parser) to the message id and the outcome its destination
 // chooses, and whose receipted_message_id is the id.
@@ -57,35 +52,24 @@ func FuzzReadSubmit(f *testing.F) {
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		r := bufio.NewReader(bytes.NewReader(stream))
 		var parts []smscsim.Part
-		off := 0
 		defer func() { _ = smscsim.Reassemble(parts) }()
 		for range 64 {
-			h, b, err := smscsim.ReadFrame(r)
-			if errors.Is(err, smscsim.ErrFraming) {
-				require.True(t, h.CommandLength < 16 || h.CommandLength > smscsim.MaxPDULen, "refused %d", h.CommandLength)
-				rest, _ := io.ReadAll(r)
-				require.Equal(t, len(stream)-off-16, len(rest), "nothing past the header was read")
-				return
-			}
+			fr, err := smppwire.ReadFrame(r)
 			if err != nil {
 				return
 			}
-			require.Len(t, b, int(h.CommandLength))
-			require.LessOrEqual(t, len(b), smscsim.MaxPDULen)
-			require.Equal(t, stream[off:off+len(b)], b)
-			off += len(b)
-			if _, err := smscsim.DecodeFrame(h, b); err != nil || h.CommandID != data.SUBMIT_SM {
+			if _, err := fr.Decode(); err != nil || fr.Header.CommandID != data.SUBMIT_SM {
 				continue
 			}
-			part, rcpt, err := smscsim.AcceptSubmit(h, b, "00000000002A", now, true)
+			part, rcpt, err := smscsim.AcceptSubmit(fr, "00000000002A", now, true)
 			require.NoError(t, err)
 			parts = append(parts, part)
 			if rcpt == nil {
 				continue
 			}
-			rh, rb, err := smscsim.ReadFrame(bufio.NewReader(bytes.NewReader(rcpt)))
+			rf, err := smppwire.ReadFrame(bufio.NewReader(bytes.NewReader(rcpt)))
 			require.NoError(t, err)
-			p, err := smscsim.DecodeFrame(rh, rb)
+			p, err := rf.Decode()
 			require.NoError(t, err)
 			d, ok := p.(*pdu.DeliverSM)
 			require.True(t, ok)

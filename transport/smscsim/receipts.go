@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/transport/smppwire"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
 )
@@ -130,7 +131,7 @@ func (r *receipt) frame(seq uint32, tlvs bool) []byte {
 		d.RegisterOptionalParam(pdu.Field{Tag: pdu.TagReceiptedMessageID, Data: append([]byte(r.id), 0)})
 		d.RegisterOptionalParam(pdu.Field{Tag: pdu.TagMessageStateOption, Data: []byte{r.state}})
 	}
-	return encode(d)
+	return smppwire.Encode(d)
 }
 
 // scheduler holds the receipts waiting to be sent, earliest first.

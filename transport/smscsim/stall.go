@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/heraldhq/herald/transport/smppwire"
 	"github.com/linxGnu/gosmpp/data"
 )
 
@@ -122,7 +123,7 @@ func (s *Server) stalledNow() Stall {
 // heldReq is a request held by a stall.
 type heldReq struct {
 	kind Stall
-	f    frame
+	f    smppwire.Frame
 }
 
 // stallOf tells which part of a stall holds a request.
@@ -141,8 +142,8 @@ func stallOf(id data.CommandIDType) Stall {
 // hold keeps f unanswered when its kind is stalled, or when requests of
 // its kind are held still (so that none overtakes them); false when f is
 // to be served now.
-func (cn *conn) hold(f frame) bool {
-	kind := stallOf(f.h.CommandID)
+func (cn *conn) hold(f smppwire.Frame) bool {
+	kind := stallOf(f.Header.CommandID)
 	if kind == 0 {
 		return false
 	}
