@@ -23,10 +23,10 @@ const (
 	providerErrors  = "5xx"     // answers 500 and 503
 )
 
-// chatProvider is a chat provider speaking the provider wire contract
+// chatProvider is a chat provider speaking the protocol of docs/chat-provider.md
 // (POST /send_message, signed callbacks) over real HTTP, whose behaviour
 // the test switches while herald sends. It deduplicates by seq, as the
-// contract asks: a seq it accepted before is answered ALREADY_SENT.
+// protocol asks: a seq it accepted before is answered ALREADY_SENT.
 type chatProvider struct {
 	t           *testing.T
 	url         string

@@ -2,7 +2,7 @@
 // (cmd/herald), run it in a process of its own as an operator
 // would, with its peers in other processes (an SMSC on the npm package
 // smpp, interop/chaos-smsc.js; a Postgres cluster of the suite's own; a
-// chat provider speaking the provider wire contract over real HTTP), and
+// chat provider speaking the protocol of docs/chat-provider.md over real HTTP), and
 // break one thing at a time while bulk campaigns are sent: herald killed
 // with SIGKILL and restarted (and, on Postgres, taken over by a second
 // process sharing the database), the SMSC killed, the SMSC stalling with a

@@ -12,7 +12,7 @@ import (
 	"github.com/heraldhq/herald/messaging"
 )
 
-// TTL bounds of the contract, in seconds.
+// TTL bounds of the provider protocol (docs/chat-provider.md), in seconds.
 const (
 	MinTTLSeconds     = 30
 	MaxTTLSeconds     = 1209600 // 14 days
