@@ -292,7 +292,7 @@ func (q *query) intOr(name string, def int) int {
 	return n
 }
 
-// page parses page and pageSize with the spec's defaults and limits.
+// page parses page and pageSize with the API's defaults and limits.
 func (q *query) page() messaging.PageRequest {
 	p := messaging.PageRequest{Page: q.intOr("page", 1), PageSize: q.intOr("pageSize", messaging.DefaultPageSize)}
 	if _, bad := q.fe["page"]; !bad && p.Page < 1 {

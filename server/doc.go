@@ -36,7 +36,7 @@
 // # Errors
 //
 // Every error answers a JSON body {"error", "message", "validationErrors"?}:
-// `error` is the spec's name of the error ("Bad Request", "Too many
+// `error` is the API's name of the error ("Bad Request", "Too many
 // recipients", ...), `message` a sentence for a person, and
 // `validationErrors` maps the JSON path of each faulty field to what is wrong
 // with it. A messaging.Error's code picks the status (see statusOf); 429
