@@ -55,7 +55,7 @@ func (l Limits) CheckRecipients(n int) error {
 	return nil
 }
 
-// RetryHint completes a RateLimited error from a store with the spec's
+// RetryHint completes a RateLimited error from a store with the API's
 // error name, message and RetryAfterSeconds. Other errors pass unchanged.
 func (l Limits) RetryHint(err error) error {
 	var e *messaging.Error

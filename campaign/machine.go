@@ -5,7 +5,7 @@ import "github.com/heraldhq/herald/messaging"
 // Event is something that happens to a campaign.
 type Event string
 
-// Campaign events of the spec's state table.
+// Campaign events of the API's state table (docs/api.md).
 const (
 	// EventCreateTransactional creates a transactional campaign, open at once.
 	EventCreateTransactional Event = "create-transactional"
@@ -36,7 +36,7 @@ type Transition struct {
 	To    messaging.CampaignStatus
 }
 
-// Transitions returns the campaign state table: the moves of the spec, plus
+// Transitions returns the campaign state table: the moves of the API, plus
 // the auto-start of direct sends. Draft and Paused have no moves.
 func Transitions() []Transition {
 	return []Transition{
@@ -51,7 +51,7 @@ func Transitions() []Transition {
 }
 
 // Next returns the status a campaign in from moves to on ev. A move the
-// table does not have is an Invalid *messaging.Error with the spec's name
+// table does not have is an Invalid *messaging.Error with the API's name
 // for it: "Campaign is not ready" for a start outside Ready, "Campaign is
 // not active" for an event that needs InProgress.
 func Next(from messaging.CampaignStatus, ev Event) (messaging.CampaignStatus, error) {
@@ -85,7 +85,7 @@ func Sources(ev Event) []messaging.CampaignStatus {
 }
 
 // CanAddMessages tells whether a transactional add-message is allowed on c,
-// with the spec's error when not: the campaign must be of channel ch,
+// with the API's error when not: the campaign must be of channel ch,
 // transactional and InProgress.
 func CanAddMessages(c messaging.Campaign, ch messaging.Channel) error {
 	switch {

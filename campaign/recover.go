@@ -54,7 +54,7 @@ func (s *Service) RecoverPreparations(ctx context.Context, staleAfter time.Durat
 			if err != nil {
 				return failed, fmt.Errorf("recover preparation of campaign %s: %w", c.ID, err)
 			}
-			err = s.store.TransitionCampaign(ctx, c.CompanyID, c.ID, Sources(EventPreparationFailed), to, s.clock(), ReasonPreparationInterrupted)
+			err = s.store.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.ID, From: Sources(EventPreparationFailed), To: to, At: s.clock(), Reason: ReasonPreparationInterrupted})
 			if messaging.IsCode(err, messaging.Conflict) || messaging.IsCode(err, messaging.NotFound) {
 				continue // finished or failed meanwhile
 			}

@@ -89,7 +89,7 @@ func (s *Service) ListChatServices(ctx context.Context, companyID messaging.ID) 
 }
 
 // approvedSender returns the company's approved sender id, or the error
-// named name (the spec's names differ by endpoint).
+// named name (the API's names differ by endpoint).
 func (s *Service) approvedSender(ctx context.Context, companyID messaging.ID, id int64, name string) (messaging.SMSSender, error) {
 	sd, err := s.store.GetSMSSender(ctx, companyID, id)
 	if messaging.IsCode(err, messaging.NotFound) || (err == nil && !sd.Approved) {

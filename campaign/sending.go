@@ -350,7 +350,7 @@ func (s *Service) prepare(ctx context.Context, c messaging.Campaign, recipients 
 		if nerr != nil {
 			return nerr
 		}
-		err = s.store.TransitionCampaign(ctx, c.CompanyID, c.ID, Sources(ev), to, s.clock(), "")
+		err = s.store.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.ID, From: Sources(ev), To: to, At: s.clock()})
 		if err == nil {
 			if to == messaging.CampaignInProgress {
 				s.notifyQueued()
@@ -363,7 +363,7 @@ func (s *Service) prepare(ctx context.Context, c messaging.Campaign, recipients 
 	// The request context may be gone; the failure must still be recorded.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if ferr := s.store.TransitionCampaign(fctx, c.CompanyID, c.ID, Sources(EventPreparationFailed), to, s.clock(), "Preparation failed: the messages could not be written"); ferr != nil {
+	if ferr := s.store.TransitionCampaign(fctx, messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.ID, From: Sources(EventPreparationFailed), To: to, At: s.clock(), Reason: "Preparation failed: the messages could not be written"}); ferr != nil {
 		s.log.Error("recording the preparation failure", "campaign", c.ID, "err", ferr)
 	}
 	return fmt.Errorf("prepare campaign %s: %w", c.ID, err)
@@ -627,7 +627,7 @@ func (s *Service) Start(ctx context.Context, companyID, id messaging.ID) (messag
 	if err != nil {
 		return messaging.Campaign{}, err
 	}
-	err = s.store.TransitionCampaign(ctx, companyID, id, Sources(EventStart), to, s.clock(), "")
+	err = s.store.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: companyID, CampaignID: id, From: Sources(EventStart), To: to, At: s.clock()})
 	if messaging.IsCode(err, messaging.Conflict) { // someone moved it meanwhile
 		c, gerr := s.store.GetCampaign(ctx, companyID, id)
 		if gerr != nil {

@@ -84,15 +84,15 @@ type CampaignStore interface {
 	// ListCampaigns returns one page of the company's visible campaigns,
 	// newest first, and the total count.
 	ListCampaigns(ctx context.Context, companyID messaging.ID, f messaging.CampaignFilter) ([]messaging.Campaign, int, error)
-	// TransitionCampaign moves a campaign from one of the statuses in from
-	// to status to, at time at, as one compare-and-set. It sets StartedAt
-	// when to is InProgress and CompletedAt when to is Completed, and
-	// FailureReason when to is Failed. It returns NotFound, or Conflict
-	// when the campaign is in none of from. Moving a Queuing campaign to
-	// Failed deletes the messages inserted for it and releases its
-	// reservation; leaving Queuing releases whatever part of Planned was
-	// not inserted.
-	TransitionCampaign(ctx context.Context, companyID, id messaging.ID, from []messaging.CampaignStatus, to messaging.CampaignStatus, at time.Time, reason string) error
+	// TransitionCampaign moves a campaign (t.CampaignID of t.CompanyID)
+	// from one of the statuses in t.From to t.To, at t.At, as one
+	// compare-and-set. It sets StartedAt when To is InProgress and
+	// CompletedAt when To is Completed, and FailureReason (t.Reason) when
+	// To is Failed. It returns NotFound, or Conflict when the campaign is
+	// in none of From. Moving a Queuing campaign to Failed deletes the
+	// messages inserted for it and releases its reservation; leaving
+	// Queuing releases whatever part of Planned was not inserted.
+	TransitionCampaign(ctx context.Context, t messaging.CampaignTransition) error
 
 	// InsertMessages writes messages of campaigns created with a
 	// reservation (their Planned covers them): it counts them in their

@@ -10,7 +10,7 @@ import (
 
 // CreateTemplate validates t and stores it as a new template of the
 // company. t.Channel says which kind it is; an SMS template always has
-// MessageType 1. Every rule of the spec is checked, field by field: the
+// MessageType 1. Every rule of the API is checked, field by field: the
 // template's own rules, that its chat service belongs to the company, that
 // its SMS senders are approved senders of the company, that its media URLs
 // answer, and that its name is not taken. Nothing is stored when any fails.

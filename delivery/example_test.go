@@ -61,8 +61,8 @@ func Example() {
 	c.SMSSenderID = sender.ID
 	must(store.CreateCampaign(ctx, &c, 100))
 	must(store.InsertMessages(ctx, msgs))
-	must(store.TransitionCampaign(ctx, co.ID, c.ID, []messaging.CampaignStatus{messaging.CampaignQueuing}, messaging.CampaignReady, time.Now(), ""))
-	must(store.TransitionCampaign(ctx, co.ID, c.ID, []messaging.CampaignStatus{messaging.CampaignReady}, messaging.CampaignInProgress, time.Now(), ""))
+	must(store.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: co.ID, CampaignID: c.ID, From: []messaging.CampaignStatus{messaging.CampaignQueuing}, To: messaging.CampaignReady, At: time.Now()}))
+	must(store.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: co.ID, CampaignID: c.ID, From: []messaging.CampaignStatus{messaging.CampaignReady}, To: messaging.CampaignInProgress, At: time.Now()}))
 	d.Wake()
 
 	for {

@@ -127,7 +127,7 @@ func (w *world) campaign(sp spec) (messaging.Campaign, []*messaging.Message) {
 
 func (w *world) transition(c messaging.Campaign, from, to messaging.CampaignStatus) {
 	w.t.Helper()
-	require.NoError(w.t, w.s.TransitionCampaign(context.Background(), w.co.ID, c.ID, []messaging.CampaignStatus{from}, to, time.Now().UTC(), ""))
+	require.NoError(w.t, w.s.TransitionCampaign(context.Background(), messaging.CampaignTransition{CompanyID: w.co.ID, CampaignID: c.ID, From: []messaging.CampaignStatus{from}, To: to, At: time.Now().UTC()}))
 }
 
 func (w *world) get(id messaging.ID) messaging.Campaign {

@@ -303,3 +303,16 @@ type SurveyResultFilter struct {
 	OptionIndex    *int
 	PageRequest
 }
+
+// CampaignTransition is a campaign status change, as a store applies it
+// (campaign.Store.TransitionCampaign).
+type CampaignTransition struct {
+	CompanyID, CampaignID ID
+	// From lists the statuses the campaign may be in; To is where it goes.
+	From []CampaignStatus
+	To   CampaignStatus
+	// At is when it happens.
+	At time.Time
+	// Reason is the FailureReason of a move to Failed.
+	Reason string
+}

@@ -97,8 +97,7 @@ func TestAddMessageErrors(t *testing.T) {
 	smsTx := e.transactional("sms", sms)
 	chatTx := e.transactional("chat", chat)
 	closed := e.transactional("sms", sms)
-	require.NoError(t, e.store.TransitionCampaign(context.Background(), e.id, messaging.MustParseID(closed),
-		[]messaging.CampaignStatus{messaging.CampaignInProgress}, messaging.CampaignCompleted, time.Now(), ""))
+	require.NoError(t, e.store.TransitionCampaign(context.Background(), messaging.CampaignTransition{CompanyID: e.id, CampaignID: messaging.MustParseID(closed), From: []messaging.CampaignStatus{messaging.CampaignInProgress}, To: messaging.CampaignCompleted, At: time.Now()}))
 	bulk := e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(1)}).obj()["campaignId"].(string)
 	theirs := func() string {
 		tpl := e.smsTemplate("theirs", "x", withKey(other.key))
@@ -345,8 +344,7 @@ func TestStartErrors(t *testing.T) {
 	sms := e.smsTemplate("sms", "x")
 	tx := e.transactional("sms", sms)
 	completed := e.transactional("sms", sms)
-	require.NoError(t, e.store.TransitionCampaign(context.Background(), e.id, messaging.MustParseID(completed),
-		[]messaging.CampaignStatus{messaging.CampaignInProgress}, messaging.CampaignCompleted, time.Now(), ""))
+	require.NoError(t, e.store.TransitionCampaign(context.Background(), messaging.CampaignTransition{CompanyID: e.id, CampaignID: messaging.MustParseID(completed), From: []messaging.CampaignStatus{messaging.CampaignInProgress}, To: messaging.CampaignCompleted, At: time.Now()}))
 	r := e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(2)})
 	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
 	bulk := r.obj()["campaignId"].(string)
@@ -560,7 +558,7 @@ func TestPendingCapacity(t *testing.T) {
 	require.Equal(t, float64(0), d["totalMessages"], "the refused chat message was not added to its campaign")
 }
 
-// TestTooManyRecipientsIsNever429 sends the spec's 200,001 recipients to
+// TestTooManyRecipientsIsNever429 sends 200,001 recipients (one past the limit) to
 // every sending endpoint, for a company whose capacity they would also
 // exceed: the recipient limit wins. At 200,000, capacity decides.
 func TestTooManyRecipientsIsNever429(t *testing.T) {

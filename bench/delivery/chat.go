@@ -377,7 +377,6 @@ func prepareChat(ctx context.Context, s *sqlstore.Store, n int, t messaging.Mess
 		}
 	}
 	cc.callbacks = perMessage * cc.accepted
-	err := s.TransitionCampaign(ctx, cc.company.ID, cc.campaign.ID, []messaging.CampaignStatus{messaging.CampaignQueuing},
-		messaging.CampaignReady, time.Now(), "")
+	err := s.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: cc.company.ID, CampaignID: cc.campaign.ID, From: []messaging.CampaignStatus{messaging.CampaignQueuing}, To: messaging.CampaignReady, At: time.Now()})
 	return cc, err
 }

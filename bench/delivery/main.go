@@ -296,8 +296,7 @@ func startMeasured(ctx context.Context, o options, store *sqlstore.Store, d *del
 	go sampleHeap(&m.peakHeap, m.sampling)
 	m.cpu0, m.sys0 = cpuTime(), machineCPU()
 	m.start = time.Now()
-	if err := store.TransitionCampaign(ctx, companyID, campaignID, []messaging.CampaignStatus{messaging.CampaignReady},
-		messaging.CampaignInProgress, time.Now(), ""); err != nil {
+	if err := store.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: companyID, CampaignID: campaignID, From: []messaging.CampaignStatus{messaging.CampaignReady}, To: messaging.CampaignInProgress, At: time.Now()}); err != nil {
 		m.close()
 		return nil, fmt.Errorf("start the campaign: %w", err)
 	}
@@ -440,8 +439,7 @@ func prepare(ctx context.Context, s *sqlstore.Store, n int) (messaging.Company, 
 			return co, c, err
 		}
 	}
-	err := s.TransitionCampaign(ctx, co.ID, c.ID, []messaging.CampaignStatus{messaging.CampaignQueuing},
-		messaging.CampaignReady, time.Now(), "")
+	err := s.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: co.ID, CampaignID: c.ID, From: []messaging.CampaignStatus{messaging.CampaignQueuing}, To: messaging.CampaignReady, At: time.Now()})
 	return co, c, err
 }
 

@@ -89,7 +89,8 @@ func (s *Store) QueuingCampaigns(ctx context.Context, createdBefore time.Time, l
 }
 
 // TransitionCampaign implements campaign.CampaignStore.
-func (s *Store) TransitionCampaign(ctx context.Context, companyID, id messaging.ID, from []messaging.CampaignStatus, to messaging.CampaignStatus, at time.Time, reason string) error {
+func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTransition) error {
+	companyID, id, from, to, at, reason := t.CompanyID, t.CampaignID, t.From, t.To, t.At, t.Reason
 	if err := s.lock(ctx, "transition campaign"); err != nil {
 		return err
 	}

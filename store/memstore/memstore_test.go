@@ -74,7 +74,7 @@ func BenchmarkClaimDue200k(b *testing.B) {
 		s := memstore.New()
 		c, msgs := bulkFixture(b, s, n)
 		require.NoError(b, s.InsertMessages(b.Context(), msgs))
-		require.NoError(b, s.TransitionCampaign(b.Context(), c.CompanyID, c.ID, []messaging.CampaignStatus{messaging.CampaignQueuing}, messaging.CampaignInProgress, c.CreatedAt, ""))
+		require.NoError(b, s.TransitionCampaign(b.Context(), messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.ID, From: []messaging.CampaignStatus{messaging.CampaignQueuing}, To: messaging.CampaignInProgress, At: c.CreatedAt}))
 		b.StartTimer()
 		claimed := 0
 		for {

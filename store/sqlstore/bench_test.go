@@ -98,8 +98,7 @@ func BenchmarkClaimDueBesideReady(b *testing.B) {
 			ready := bulkFixture(b, s, ids, benchBatch, nil)
 			require.NoError(b, s.InsertMessages(ctx, ready))
 			at := ready[0].CreatedAt
-			require.NoError(b, s.TransitionCampaign(ctx, ready[0].CompanyID, ready[0].CampaignID,
-				[]messaging.CampaignStatus{messaging.CampaignQueuing}, messaging.CampaignReady, at, ""))
+			require.NoError(b, s.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: ready[0].CompanyID, CampaignID: ready[0].CampaignID, From: []messaging.CampaignStatus{messaging.CampaignQueuing}, To: messaging.CampaignReady, At: at}))
 			var claimed int
 			for b.Loop() {
 				b.StopTimer()
@@ -116,7 +115,7 @@ func BenchmarkClaimDueBesideReady(b *testing.B) {
 						if to == messaging.CampaignInProgress {
 							from = messaging.CampaignReady
 						}
-						require.NoError(b, s.TransitionCampaign(ctx, c.CompanyID, c.CampaignID, []messaging.CampaignStatus{from}, to, at, ""))
+						require.NoError(b, s.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.CampaignID, From: []messaging.CampaignStatus{from}, To: to, At: at}))
 					}
 					claimed = len(live)
 				}
@@ -146,8 +145,8 @@ func BenchmarkApplyUpdates(b *testing.B) {
 			require.NoError(b, s.InsertMessages(ctx, msgs))
 			at := msgs[0].CreatedAt
 			c := msgs[0]
-			require.NoError(b, s.TransitionCampaign(ctx, c.CompanyID, c.CampaignID, []messaging.CampaignStatus{messaging.CampaignQueuing}, messaging.CampaignReady, at, ""))
-			require.NoError(b, s.TransitionCampaign(ctx, c.CompanyID, c.CampaignID, []messaging.CampaignStatus{messaging.CampaignReady}, messaging.CampaignInProgress, at, ""))
+			require.NoError(b, s.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.CampaignID, From: []messaging.CampaignStatus{messaging.CampaignQueuing}, To: messaging.CampaignReady, At: at}))
+			require.NoError(b, s.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.CampaignID, From: []messaging.CampaignStatus{messaging.CampaignReady}, To: messaging.CampaignInProgress, At: at}))
 			next, round := 0, 0
 			updates := make([]delivery.StatusUpdate, batch)
 			for b.Loop() {

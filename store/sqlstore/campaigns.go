@@ -273,8 +273,9 @@ func (s *Store) QueuingCampaigns(ctx context.Context, createdBefore time.Time, l
 }
 
 // TransitionCampaign implements campaign.CampaignStore.
-func (s *Store) TransitionCampaign(ctx context.Context, companyID, id messaging.ID, from []messaging.CampaignStatus, to messaging.CampaignStatus, at time.Time, reason string) (err error) {
+func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTransition) (err error) {
 	defer keepUnavailable(&err)
+	companyID, id, from, to, at, reason := t.CompanyID, t.CampaignID, t.From, t.To, t.At, t.Reason
 	return s.write(ctx, "transition campaign", func(tx *txn) error {
 		states, err := s.lockCampaigns(ctx, tx, []messaging.ID{id})
 		if err != nil {

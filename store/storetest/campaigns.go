@@ -131,21 +131,21 @@ func testTransitionCampaign(f *fixture) {
 	c := f.createCampaign(f.newCampaign(a.ID, messaging.ChannelSMS, messaging.ModeBulk, messaging.CampaignQueuing, 0, at(0)))
 	from := func(s ...messaging.CampaignStatus) []messaging.CampaignStatus { return s }
 
-	err := f.s.TransitionCampaign(f.ctx, a.ID, c.ID, from(messaging.CampaignReady), messaging.CampaignInProgress, at(1), "")
+	err := f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: c.ID, From: from(messaging.CampaignReady), To: messaging.CampaignInProgress, At: at(1)})
 	requireCode(t, err, messaging.Conflict)
 	require.Equal(t, messaging.CampaignQueuing, f.getCampaign(a.ID, c.ID).Status)
 
-	requireNotFound(t, f.s.TransitionCampaign(f.ctx, b.ID, c.ID, from(messaging.CampaignQueuing), messaging.CampaignReady, at(1), ""))
-	requireNotFound(t, f.s.TransitionCampaign(f.ctx, a.ID, f.id(), from(messaging.CampaignQueuing), messaging.CampaignReady, at(1), ""))
+	requireNotFound(t, f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: b.ID, CampaignID: c.ID, From: from(messaging.CampaignQueuing), To: messaging.CampaignReady, At: at(1)}))
+	requireNotFound(t, f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: f.id(), From: from(messaging.CampaignQueuing), To: messaging.CampaignReady, At: at(1)}))
 	require.Equal(t, messaging.CampaignQueuing, f.getCampaign(a.ID, c.ID).Status, "another company cannot move it")
 
-	require.NoError(t, f.s.TransitionCampaign(f.ctx, a.ID, c.ID, from(messaging.CampaignDraft, messaging.CampaignQueuing), messaging.CampaignReady, at(2), ""))
+	require.NoError(t, f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: c.ID, From: from(messaging.CampaignDraft, messaging.CampaignQueuing), To: messaging.CampaignReady, At: at(2)}))
 	got := f.getCampaign(a.ID, c.ID)
 	require.Equal(t, messaging.CampaignReady, got.Status)
 	require.Nil(t, got.StartedAt)
 	require.Nil(t, got.CompletedAt)
 
-	require.NoError(t, f.s.TransitionCampaign(f.ctx, a.ID, c.ID, from(messaging.CampaignReady), messaging.CampaignInProgress, at(3), ""))
+	require.NoError(t, f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: c.ID, From: from(messaging.CampaignReady), To: messaging.CampaignInProgress, At: at(3)}))
 	got = f.getCampaign(a.ID, c.ID)
 	require.Equal(t, messaging.CampaignInProgress, got.Status)
 	require.NotNil(t, got.StartedAt)
@@ -153,11 +153,11 @@ func testTransitionCampaign(f *fixture) {
 	require.Nil(t, got.CompletedAt)
 
 	// The same move again is a Conflict: it is a compare-and-set.
-	err = f.s.TransitionCampaign(f.ctx, a.ID, c.ID, from(messaging.CampaignReady), messaging.CampaignInProgress, at(4), "")
+	err = f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: c.ID, From: from(messaging.CampaignReady), To: messaging.CampaignInProgress, At: at(4)})
 	requireCode(t, err, messaging.Conflict)
 	requireTime(t, "StartedAt", at(3), *f.getCampaign(a.ID, c.ID).StartedAt, nil)
 
-	require.NoError(t, f.s.TransitionCampaign(f.ctx, a.ID, c.ID, from(messaging.CampaignInProgress), messaging.CampaignCompleted, at(5), ""))
+	require.NoError(t, f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: c.ID, From: from(messaging.CampaignInProgress), To: messaging.CampaignCompleted, At: at(5)}))
 	got = f.getCampaign(a.ID, c.ID)
 	require.Equal(t, messaging.CampaignCompleted, got.Status)
 	require.NotNil(t, got.CompletedAt)
@@ -166,7 +166,7 @@ func testTransitionCampaign(f *fixture) {
 	require.Empty(t, got.FailureReason)
 
 	failed := f.createCampaign(f.newCampaign(a.ID, messaging.ChannelChat, messaging.ModeBulk, messaging.CampaignQueuing, 0, at(6)))
-	require.NoError(t, f.s.TransitionCampaign(f.ctx, a.ID, failed.ID, from(messaging.CampaignQueuing), messaging.CampaignFailed, at(7), "Preparation failed"))
+	require.NoError(t, f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: failed.ID, From: from(messaging.CampaignQueuing), To: messaging.CampaignFailed, At: at(7), Reason: "Preparation failed"}))
 	got = f.getCampaign(a.ID, failed.ID)
 	require.Equal(t, messaging.CampaignFailed, got.Status)
 	require.Equal(t, "Preparation failed", got.FailureReason)
@@ -185,7 +185,7 @@ func testTransitionCampaignConcurrent(f *fixture) {
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Go(func() {
-			errs[i] = f.s.TransitionCampaign(f.ctx, a.ID, c.ID, []messaging.CampaignStatus{messaging.CampaignReady}, messaging.CampaignInProgress, at(10+i), "")
+			errs[i] = f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: c.ID, From: []messaging.CampaignStatus{messaging.CampaignReady}, To: messaging.CampaignInProgress, At: at(10 + i)})
 		})
 	}
 	wg.Wait()

@@ -235,7 +235,7 @@ func testPendingLifecycle(f *fixture) {
 	written := f.newMessages(failing, 5, at(16))
 	require.NoError(t, f.s.InsertMessages(f.ctx, written))
 	expect(23, "a third reservation")
-	require.NoError(t, f.s.TransitionCampaign(f.ctx, a.ID, failing.ID, []messaging.CampaignStatus{messaging.CampaignQueuing}, messaging.CampaignFailed, at(17), "boom"))
+	require.NoError(t, f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: failing.ID, From: []messaging.CampaignStatus{messaging.CampaignQueuing}, To: messaging.CampaignFailed, At: at(17), Reason: "boom"}))
 	expect(15, "Queuing -> Failed releases the whole reservation")
 	for _, m := range written {
 		_, err := f.s.GetMessage(f.ctx, a.ID, m.ID)

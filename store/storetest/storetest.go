@@ -274,7 +274,7 @@ func (f *fixture) bulk(companyID messaging.ID, ch messaging.Channel, n int, crea
 // transition moves c from one status to another.
 func (f *fixture) transition(c messaging.Campaign, from, to messaging.CampaignStatus, when time.Time) {
 	f.t.Helper()
-	require.NoError(f.t, f.s.TransitionCampaign(f.ctx, c.CompanyID, c.ID, []messaging.CampaignStatus{from}, to, when, ""))
+	require.NoError(f.t, f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.ID, From: []messaging.CampaignStatus{from}, To: to, At: when}))
 }
 
 func (f *fixture) getCampaign(companyID, id messaging.ID) messaging.Campaign {
