@@ -538,7 +538,9 @@ type concurrentStore struct {
 	n int
 }
 
-func (s concurrentStore) Features() delivery.Features { return delivery.Features{WriteConcurrency: s.n} }
+func (s concurrentStore) Features() delivery.Features {
+	return delivery.Features{WriteConcurrency: s.n}
+}
 
 // TestWriters: the number of results writers comes from Config.Writers,
 // else from the store; a send result goes to the writer of its first
