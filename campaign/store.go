@@ -44,6 +44,9 @@ type AccountStore interface {
 	ApproveSMSSender(ctx context.Context, id int64) error
 	// GetSMSSender returns the company's sender or NotFound.
 	GetSMSSender(ctx context.Context, companyID messaging.ID, id int64) (messaging.SMSSender, error)
+	// SMSSenderByID returns the sender of any company, or NotFound: the
+	// operator's view.
+	SMSSenderByID(ctx context.Context, id int64) (messaging.SMSSender, error)
 	// ListSMSSenders lists the company's senders by id, only approved ones
 	// when approvedOnly.
 	ListSMSSenders(ctx context.Context, companyID messaging.ID, approvedOnly bool) ([]messaging.SMSSender, error)

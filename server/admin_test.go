@@ -54,8 +54,7 @@ func TestAdminOnboarding(t *testing.T) {
 	r = e.do("POST", "/admin/v1/sms-senders/"+ftoa(sid2)+"/approve", nil, admin())
 	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
 	ap := r.obj()
-	require.Equal(t, sid2, ap["id"])
-	require.Equal(t, true, ap["approved"])
+	require.Equal(t, map[string]any{"id": sid2, "senderId": "GLOBEX2", "approved": true}, ap, "the operator's approve answers the whole sender")
 	require.Len(t, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)).arr(), 2)
 
 	r = e.do("POST", "/admin/v1/companies/"+id+"/chat-services", map[string]any{"brandName": "Globex", "providerServiceId": "pv-77"}, admin())

@@ -173,8 +173,4 @@
 //	POST /admin/v1/companies/{id}/sms-senders/{sid}/approve  200 {id, senderId, approved}
 //	POST /admin/v1/sms-senders/{sid}/approve                 200 {id, senderId, approved}
 //	POST /admin/v1/companies/{id}/chat-services              {brandName, providerServiceId} -> 201 {id, brandName, providerServiceId}
-//
-// The storage port finds SMS senders per company only, so the answer of the
-// unscoped approve carries senderId only when the store also implements
-// campaign.SMSSenderFinder; the scoped approve always does.
 package server

@@ -126,6 +126,19 @@ func (s *Store) GetSMSSender(ctx context.Context, companyID messaging.ID, id int
 	return sd, nil
 }
 
+// SMSSenderByID implements campaign.Store.
+func (s *Store) SMSSenderByID(ctx context.Context, id int64) (messaging.SMSSender, error) {
+	if err := s.lock(ctx, "get SMS sender"); err != nil {
+		return messaging.SMSSender{}, err
+	}
+	defer s.mu.Unlock()
+	sd, ok := s.senders[id]
+	if !ok {
+		return messaging.SMSSender{}, messaging.NotFoundf("SMS sender %d not found", id)
+	}
+	return sd, nil
+}
+
 // ListSMSSenders implements campaign.AccountStore.
 func (s *Store) ListSMSSenders(ctx context.Context, companyID messaging.ID, approvedOnly bool) ([]messaging.SMSSender, error) {
 	if err := s.lock(ctx, "list SMS senders"); err != nil {

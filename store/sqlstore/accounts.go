@@ -116,6 +116,19 @@ func (s *Store) GetSMSSender(ctx context.Context, companyID messaging.ID, id int
 	return sd, nil
 }
 
+// SMSSenderByID implements campaign.Store.
+func (s *Store) SMSSenderByID(ctx context.Context, id int64) (_ messaging.SMSSender, err error) {
+	defer keepUnavailable(&err)
+	sd, err := scanSMSSender(s.read.QueryRowContext(ctx, "SELECT "+smsSenderColumns+" FROM sms_senders WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.SMSSender{}, messaging.NotFoundf("SMS sender %d not found", id)
+	}
+	if err != nil {
+		return messaging.SMSSender{}, fmt.Errorf("get SMS sender: %w", err)
+	}
+	return sd, nil
+}
+
 // ListSMSSenders implements campaign.AccountStore.
 func (s *Store) ListSMSSenders(ctx context.Context, companyID messaging.ID, approvedOnly bool) (_ []messaging.SMSSender, err error) {
 	defer keepUnavailable(&err)

@@ -132,6 +132,13 @@ func testSMSSenders(f *fixture) {
 	requireNotFound(t, err, "another company's sender")
 	_, err = f.s.GetSMSSender(f.ctx, a.ID, s3.ID+1000)
 	requireNotFound(t, err)
+	for _, want := range []messaging.SMSSender{s1, s3} {
+		got, err := f.s.SMSSenderByID(f.ctx, want.ID)
+		require.NoError(t, err, "any company's sender, by id alone")
+		requireSame(t, want, got)
+	}
+	_, err = f.s.SMSSenderByID(f.ctx, s3.ID+1000)
+	requireNotFound(t, err)
 
 	list, err := f.s.ListSMSSenders(f.ctx, a.ID, false)
 	require.NoError(t, err)
