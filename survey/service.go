@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/heraldhq/herald/messaging"
 )
@@ -12,14 +11,13 @@ import (
 // Config configures a Service. Store is required.
 type Config struct {
 	Store Store
-	// IDs makes result ids. Default: a UUIDv7 generator on the clock.
-	IDs *messaging.IDGenerator
 }
 
-// Service records survey answers and reports on them.
+// Service reports on survey answers: their list and their summary. The
+// answers are recorded by the chat events of package delivery, through
+// Store.RecordResults.
 type Service struct {
 	store Store
-	ids   *messaging.IDGenerator
 }
 
 // New returns a Service for cfg; Config.Store is required.
@@ -27,11 +25,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("survey: Config.Store is required")
 	}
-	s := &Service{store: cfg.Store, ids: cfg.IDs}
-	if s.ids == nil {
-		s.ids = messaging.NewIDGenerator(time.Now)
-	}
-	return s, nil
+	return &Service{store: cfg.Store}, nil
 }
 
 // surveyCampaign returns the company's campaign, which must be a survey
