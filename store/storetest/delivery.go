@@ -672,3 +672,19 @@ func testApplyUpdatesChannel(f *fixture) {
 	f.requireCounts(a.ID, sc.ID, messaging.StatusCounts{Delivered: 1}, messaging.StatusCounts{})
 	f.requireReconciled()
 }
+
+// testMessageByID: a message of any company by its id alone (the chat
+// callbacks' view), as GetMessage gives it; an unknown id is NotFound.
+func testMessageByID(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	_, ma := f.bulk(a.ID, messaging.ChannelChat, 1, at(0), messaging.CampaignInProgress)
+	_, mb := f.bulk(b.ID, messaging.ChannelSMS, 1, at(0), messaging.CampaignInProgress)
+	for _, m := range []*messaging.Message{ma[0], mb[0]} {
+		got, err := f.s.MessageByID(f.ctx, m.ID)
+		require.NoError(t, err)
+		requireSame(t, f.getMessage(m.CompanyID, m.ID), got)
+	}
+	_, err := f.s.MessageByID(f.ctx, messaging.ID{9})
+	requireNotFound(t, err)
+}

@@ -75,6 +75,7 @@ type Store interface {
 	campaign.Store
 	delivery.Store
 	survey.Store
+	delivery.EventStore
 	// CheckCounters recomputes every campaign's counters and each
 	// company's pending count from the message rows and returns where the
 	// stored ones differ (messaging.CounterDrift). Every case that moves
@@ -120,6 +121,7 @@ func cases() []testCase {
 		{"ApplyUpdatesModel", testApplyUpdatesModel},
 		{"ApplyUpdatesConcurrent", testApplyUpdatesConcurrent},
 		{"ApplyUpdatesChannel", testApplyUpdatesChannel},
+		{"MessageByID", testMessageByID},
 		{"RecoverExpired", testRecoverExpired},
 		{"RecoverClaims", testRecoverClaims},
 		{"CompleteDrained", testCompleteDrained},
