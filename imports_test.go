@@ -83,6 +83,20 @@ func allowed(dir, p string) (bool, string) {
 		}
 		return false, "domain packages import the standard library and the packages below them only"
 	}
+	if dir == "." { // the façade composes the domain behind its ports
+		if isStd(p) {
+			if p == "net/http" || strings.HasPrefix(p, "net/http/") || p == "database/sql" || p == "os/exec" {
+				return false, "the façade does no I/O of its own"
+			}
+			return true, ""
+		}
+		if internal {
+			if _, ok := domain[rel]; ok {
+				return true, ""
+			}
+		}
+		return false, "the façade imports the standard library and the domain packages only"
+	}
 	for _, lib := range adapterLibs {
 		if p == lib || strings.HasPrefix(p, lib+"/") {
 			// Load programs under bench/ drive databases directly (to set
@@ -126,6 +140,9 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"server", module + "/transport/smpp"},
 		{"examples/basic", "github.com/linxGnu/gosmpp"},
 		{"store/sqlstore", module + "/server"},
+		{".", module + "/store/memstore"},
+		{".", module + "/transport/smpp"},
+		{".", "net/http"},
 	}
 	for _, b := range bad {
 		ok, _ := allowed(b[0], b[1])
@@ -137,6 +154,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"store/sqlstore", "github.com/uptrace/bun/dialect/pgdialect"},
 		{"server", "github.com/gorilla/mux"},
 		{"cmd/herald", module + "/store/sqlstore"},
+		{".", module + "/delivery"},
 	}
 	for _, g := range good {
 		ok, why := allowed(g[0], g[1])
