@@ -101,7 +101,7 @@ func TestControlCharactersAreRefused(t *testing.T) {
 				rs[i].Placeholders = map[string]string{"name": "Ann"}
 			}
 			mut(rs, ph, bad)
-			_, err := f.svc.SendBulk(t.Context(), f.company, messaging.ChannelSMS, f.smsTmpl, rs, ph)
+			_, err := f.svc.SendBulk(t.Context(), f.company, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: f.smsTmpl, Recipients: rs, Placeholders: ph})
 			return err
 		}
 	}

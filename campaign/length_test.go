@@ -25,7 +25,7 @@ func TestBulkSkipsMessagesTooLong(t *testing.T) {
 		{Phone: "+447700900004", Placeholders: map[string]string{"x": "abcdef"}}, // 1,920
 		{Phone: "+447700900005"}, // request value: 1,280
 	}
-	res, err := f.svc.SendBulk(ctx, f.company, messaging.ChannelSMS, tid, rs, map[string]string{"x": "abcd"})
+	res, err := f.svc.SendBulk(ctx, f.company, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: tid, Recipients: rs, Placeholders: map[string]string{"x": "abcd"}})
 	require.NoError(t, err)
 	require.Equal(t, 2, res.MessageCount)
 	require.Equal(t, 3, res.SkippedCount)
@@ -73,17 +73,17 @@ func TestMessagesTooLongAreRefused(t *testing.T) {
 			rs[0].Phone = "1" // invalid: not counted as too long
 			rs[1].Placeholders = map[string]string{"name": long}
 			rs[2].Placeholders = map[string]string{"name": long + long}
-			_, err := f.svc.SendBulk(t.Context(), f.company, messaging.ChannelSMS, f.smsTmpl, rs, nil)
+			_, err := f.svc.SendBulk(t.Context(), f.company, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: f.smsTmpl, Recipients: rs})
 			return err
 		}},
 		{"bulk, request value too long for every recipient", "placeholders.name", func(t *testing.T, f *fixture) error {
-			_, err := f.svc.SendBulk(t.Context(), f.company, messaging.ChannelSMS, f.smsTmpl, recipients(50), map[string]string{"name": long})
+			_, err := f.svc.SendBulk(t.Context(), f.company, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: f.smsTmpl, Recipients: recipients(50), Placeholders: map[string]string{"name": long}})
 			return err
 		}},
 		{"bulk chat, fallback too long", "placeholders.name", func(t *testing.T, f *fixture) error {
 			// 990 characters fit the chat content (1000), not the fallback
 			// "SMS: Hi " + 1600.
-			_, err := f.svc.SendBulk(t.Context(), f.company, messaging.ChannelChat, f.chatTmpl, recipients(2), map[string]string{"name": long[:2*1595]})
+			_, err := f.svc.SendBulk(t.Context(), f.company, campaign.BulkSend{Channel: messaging.ChannelChat, TemplateID: f.chatTmpl, Recipients: recipients(2), Placeholders: map[string]string{"name": long[:2*1595]}})
 			return err
 		}},
 	}
@@ -118,7 +118,7 @@ func TestHostileRequestCostsNoLargeAllocation(t *testing.T) {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := f.svc.SendBulk(ctx, f.company, messaging.ChannelSMS, tid, rs, huge)
+	_, err := f.svc.SendBulk(ctx, f.company, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: tid, Recipients: rs, Placeholders: huge})
 	require.NoError(t, f.svc.Wait(ctx))
 	runtime.ReadMemStats(&after)
 	requireInvalid(t, err, "placeholders.x")

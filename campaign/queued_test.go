@@ -25,7 +25,7 @@ func TestOnQueued(t *testing.T) {
 	require.NoError(t, err)
 
 	// A bulk campaign prepared to Ready is not due yet; started, it is.
-	res, err := svc.SendBulk(ctx, c.ID, messaging.ChannelSMS, tpl.ID, []Recipient{{Phone: "+447700900001"}}, nil)
+	res, err := svc.SendBulk(ctx, c.ID, BulkSend{Channel: messaging.ChannelSMS, TemplateID: tpl.ID, Recipients: []Recipient{{Phone: "+447700900001"}}})
 	require.NoError(t, err)
 	require.NoError(t, svc.Wait(ctx))
 	require.Zero(t, calls.Load())

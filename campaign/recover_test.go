@@ -62,7 +62,7 @@ func TestRecoverPreparations(t *testing.T) {
 	require.NoError(t, store.CreateCampaign(ctx, &abandoned, 1000))
 
 	// A preparation of this Service, held in progress.
-	res, err := svc.SendBulk(ctx, company.ID, messaging.ChannelSMS, tpl.ID, []campaign.Recipient{{Phone: "998901234567"}, {Phone: "998901234568"}}, nil)
+	res, err := svc.SendBulk(ctx, company.ID, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: tpl.ID, Recipients: []campaign.Recipient{{Phone: "998901234567"}, {Phone: "998901234568"}}})
 	require.NoError(t, err)
 	<-store.entered
 

@@ -174,13 +174,25 @@ func (s *Service) target(ctx context.Context, companyID, campaignID messaging.ID
 	return tg, nil
 }
 
-// SendBulk accepts a bulk send of channel ch from one of the company's
-// templates: it checks the request, admits its valid recipients against
-// the pending capacity, creates the campaign Queuing and returns at once;
-// the messages are rendered and written in the background, after which the
-// campaign is Ready (or Failed). Request-level placeholders fill what a
-// recipient's own placeholders do not.
-func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, ch messaging.Channel, templateID messaging.ID, recipients []Recipient, placeholders map[string]string) (SendResult, error) {
+// BulkSend is a bulk send (Service.SendBulk).
+type BulkSend struct {
+	// Channel is the channel of the template and of the campaign.
+	Channel messaging.Channel
+	// TemplateID is one of the company's templates of Channel.
+	TemplateID messaging.ID
+	// Recipients are the addressees, at most Limits.MaxRecipients.
+	Recipients []Recipient
+	// Placeholders fill what a recipient's own placeholders do not.
+	Placeholders map[string]string
+}
+
+// SendBulk accepts a bulk send from one of the company's templates: it
+// checks the request, admits its valid recipients against the pending
+// capacity, creates the campaign Queuing and returns at once; the messages
+// are rendered and written in the background, after which the campaign is
+// Ready (or Failed).
+func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, b BulkSend) (SendResult, error) {
+	ch, templateID, recipients, placeholders := b.Channel, b.TemplateID, b.Recipients, b.Placeholders
 	if templateID.IsZero() {
 		return SendResult{}, messaging.Invalidf("templateId", "templateId is required")
 	}

@@ -184,7 +184,7 @@ func (s *server) sendBulk(w http.ResponseWriter, r *http.Request, ch messaging.C
 	if err := fe.Err(); err != nil {
 		return err
 	}
-	res, err := s.campaigns.SendBulk(r.Context(), companyOf(r), ch, tid, recipients, in.Placeholders)
+	res, err := s.campaigns.SendBulk(r.Context(), companyOf(r), campaign.BulkSend{Channel: ch, TemplateID: tid, Recipients: recipients, Placeholders: in.Placeholders})
 	if err != nil {
 		return err
 	}

@@ -74,11 +74,11 @@ func run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := svc.SendBulk(ctx, company.ID, messaging.ChannelSMS, tpl.ID, []campaign.Recipient{
+	res, err := svc.SendBulk(ctx, company.ID, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: tpl.ID, Recipients: []campaign.Recipient{
 		{Phone: "+998901234567", Placeholders: map[string]string{"name": "Aziz"}},
 		{Phone: "998901234568"},
 		{Phone: "12-34"},
-	}, map[string]string{"name": "friend", "code": "4711"})
+	}, Placeholders: map[string]string{"name": "friend", "code": "4711"}})
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,7 @@ func run(ctx context.Context, dbPath string, w io.Writer) error {
 	for i := 1; i <= 5; i++ {
 		recipients = append(recipients, campaign.Recipient{Phone: fmt.Sprintf("+44770090%04d", i)})
 	}
-	res, err := svc.SendBulk(ctx, company.ID, messaging.ChannelSMS, tpl.ID, recipients, map[string]string{"name": "friend"})
+	res, err := svc.SendBulk(ctx, company.ID, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: tpl.ID, Recipients: recipients, Placeholders: map[string]string{"name": "friend"}})
 	if err != nil {
 		return err
 	}
