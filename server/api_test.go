@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/server"
@@ -319,4 +320,25 @@ func TestExtraHandlers(t *testing.T) {
 func TestNewNeedsTheServices(t *testing.T) {
 	_, err := server.New(server.Config{})
 	require.ErrorContains(t, err, "Campaigns and Config.Surveys are required")
+}
+
+// TestNewFromHerald: a server built from a Herald alone serves its use
+// cases.
+func TestNewFromHerald(t *testing.T) {
+	h, err := herald.New(herald.Config{Store: memstore.New()})
+	require.NoError(t, err)
+	defer h.Close()
+	handler, err := server.New(server.Config{Herald: h, AdminToken: "op"})
+	require.NoError(t, err)
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", "/admin/v1/companies", strings.NewReader(`{"name":"Acme"}`))
+	req.Header.Set("Authorization", "Bearer op")
+	req.Header.Set("Content-Type", "application/json")
+	handler.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	var out struct{ ID messaging.ID }
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+	co, err := h.Campaigns().GetCompany(t.Context(), out.ID)
+	require.NoError(t, err, "the company is Herald's")
+	require.Equal(t, "Acme", co.Name)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/survey"
@@ -52,9 +53,13 @@ type Check struct {
 // Config configures the HTTP handler. Campaigns and Surveys are required;
 // every other field has a documented zero-value default.
 type Config struct {
-	// Campaigns runs templates, campaigns, sends and accounts. Required.
+	// Herald, when set, is the Herald the API serves: Campaigns and
+	// Surveys default to its own.
+	Herald *herald.Herald
+	// Campaigns runs templates, campaigns, sends and accounts. Required
+	// unless Herald is set.
 	Campaigns *campaign.Service
-	// Surveys reports survey results. Required.
+	// Surveys reports survey results. Required unless Herald is set.
 	Surveys *survey.Service
 	// AdminToken guards the admin API (Authorization: Bearer). Empty: the
 	// admin API is off and its paths answer 404.
@@ -120,6 +125,14 @@ type server struct {
 // cfg.Surveys is nil, or a check has no name, a name given twice or no
 // function.
 func New(cfg Config) (http.Handler, error) {
+	if h := cfg.Herald; h != nil {
+		if cfg.Campaigns == nil {
+			cfg.Campaigns = h.Campaigns()
+		}
+		if cfg.Surveys == nil {
+			cfg.Surveys = h.Surveys()
+		}
+	}
 	if cfg.Campaigns == nil || cfg.Surveys == nil {
 		return nil, errors.New("server: Config.Campaigns and Config.Surveys are required")
 	}

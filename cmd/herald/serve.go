@@ -141,7 +141,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	}
 
 	handler, err := server.New(server.Config{
-		Campaigns: h.Campaigns(), Surveys: h.Surveys(), AdminToken: cfg.AdminToken, Logger: log,
+		Herald: h, AdminToken: cfg.AdminToken, Logger: log,
 		Checks: checks, Extra: extra,
 	})
 	if err != nil {
