@@ -59,7 +59,9 @@ func ExampleNew() {
 	}
 	stop()
 	fmt.Println(<-done)
+	fmt.Println(h.Close(context.Background()))
 	// Output:
 	// 447700900123 delivered
+	// <nil>
 	// <nil>
 }

@@ -254,9 +254,16 @@ func (h *Herald) recoverPreparations(ctx context.Context) error {
 	return nil
 }
 
-// Close releases what New made but the transports and the store, which
-// the caller closes: the caches of the use cases. Call it after Run
-// returned.
-func (h *Herald) Close() {
+// Close waits, until ctx ends, for the bulk preparations still running
+// (Run waits for them itself when its context ends), then releases what
+// New made but the transports and the store, which the caller closes:
+// preparations left are abandoned (a restart fails their campaigns). Call
+// it after Run returned; it returns ctx's error when it gave up waiting.
+func (h *Herald) Close(ctx context.Context) error {
+	err := h.campaigns.Wait(ctx)
 	h.closeOnce.Do(h.campaigns.Close)
+	if err != nil {
+		return fmt.Errorf("herald: close: %w", err)
+	}
+	return nil
 }

@@ -32,7 +32,7 @@ func start(t *testing.T, h *herald.Herald) {
 	t.Cleanup(func() {
 		stop()
 		require.NoError(t, <-done)
-		h.Close()
+		require.NoError(t, h.Close(context.Background()))
 	})
 }
 
@@ -119,5 +119,5 @@ func TestRunTwice(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, h.Run(ctx), context.Canceled, "an ended context ends Run before it starts anything")
 	require.ErrorContains(t, h.Run(ctx), "Run called twice")
-	h.Close()
+	require.NoError(t, h.Close(context.Background()))
 }

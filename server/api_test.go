@@ -327,7 +327,7 @@ func TestNewNeedsTheServices(t *testing.T) {
 func TestNewFromHerald(t *testing.T) {
 	h, err := herald.New(herald.Config{Store: memstore.New()})
 	require.NoError(t, err)
-	defer h.Close()
+	defer h.Close(context.Background())
 	handler, err := server.New(server.Config{Herald: h, AdminToken: "op"})
 	require.NoError(t, err)
 	rec := httptest.NewRecorder()

@@ -103,7 +103,13 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	if err != nil {
 		return err
 	}
-	defer h.Close()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		if err := h.Close(ctx); err != nil {
+			log.Warn("closing Herald", "err", err)
+		}
+	}()
 	if smsClient != nil {
 		// Closed after Herald stopped (its sends in flight need the
 		// session) and before the database (receipts go on being stored

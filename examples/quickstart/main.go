@@ -46,7 +46,7 @@ func run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer h.Close()
+	defer h.Close(ctx)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- h.Run(runCtx) }()

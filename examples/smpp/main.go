@@ -61,7 +61,7 @@ func run(ctx context.Context, dbPath string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer h.Close()
+	defer h.Close(ctx)
 	defer client.Close(context.Background()) // after Herald stopped: its sends need the session
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
