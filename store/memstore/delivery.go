@@ -67,7 +67,7 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 	count(cr, m, old, u.Status)
 	if _, ok := s.unconfirmed[m.ID]; ok && old == messaging.StatusSent {
 		delete(s.unconfirmed, m.ID)
-		unconfirmedOf(cr, m).Unconfirmed--
+		countsOf(cr, m).Unconfirmed--
 	}
 	if old.Unsent() && !u.Status.Unsent() {
 		s.companies[m.CompanyID].pending--

@@ -231,10 +231,7 @@ func sendable(cr *campaignRow, m *messaging.Message) bool {
 // count moves one message of campaign cr from status old to status new in
 // its counters (old or new may be empty: no status).
 func count(cr *campaignRow, m *messaging.Message, old, new messaging.MessageStatus) {
-	counts := &cr.c.Counts
-	if m.IsFallback() {
-		counts = &cr.c.FallbackCounts
-	}
+	counts := countsOf(cr, m)
 	if old != "" {
 		counts.Add(old, -1)
 	}
@@ -243,8 +240,9 @@ func count(cr *campaignRow, m *messaging.Message, old, new messaging.MessageStat
 	}
 }
 
-// unconfirmedOf returns the counts of cr that count m.
-func unconfirmedOf(cr *campaignRow, m *messaging.Message) *messaging.StatusCounts {
+// countsOf returns the counts of cr that count m: its fallback counts for a
+// fallback SMS.
+func countsOf(cr *campaignRow, m *messaging.Message) *messaging.StatusCounts {
 	if m.IsFallback() {
 		return &cr.c.FallbackCounts
 	}

@@ -217,7 +217,7 @@ func (s *Store) ExpireReceipts(ctx context.Context, sentBefore, now time.Time, d
 			continue
 		}
 		s.unconfirmed[m.ID] = struct{}{}
-		unconfirmedOf(s.campaigns[m.CampaignID], m).Unconfirmed++
+		countsOf(s.campaigns[m.CampaignID], m).Unconfirmed++
 		m.Details, m.UpdatedAt = details, now
 		n++
 	}

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"maps"
 	"slices"
@@ -27,14 +28,40 @@ func (d *counterDelta) move(fallback bool, from, to messaging.MessageStatus) {
 	c.Add(to, 1)
 }
 
-// settle records that an unconfirmed Sent message of the campaign moved
-// on: it is no longer counted unconfirmed.
-func (d *counterDelta) settle(fallback bool) {
+// unconfirm adds k to the campaign's count of unconfirmed messages: 1 when
+// the receipt timeout marks one, -1 when an unconfirmed message moves on.
+func (d *counterDelta) unconfirm(fallback bool, k int) {
 	if fallback {
-		d.fallback.Unconfirmed--
+		d.fallback.Unconfirmed += k
 	} else {
-		d.counts.Unconfirmed--
+		d.counts.Unconfirmed += k
 	}
+}
+
+// countMoves reads rows of (campaign_id, is a fallback SMS), one per
+// message an UPDATE moved, records each move in the delta of its campaign
+// with move, and returns how many it read. It closes rows.
+func countMoves(rows *sql.Rows, deltas map[messaging.ID]*counterDelta, move func(d *counterDelta, fallback bool)) (int, error) {
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var campaignID messaging.ID
+		var fallback bool
+		if err := rows.Scan(&campaignID, &fallback); err != nil {
+			return n, err
+		}
+		d := deltas[campaignID]
+		if d == nil {
+			d = new(counterDelta)
+			deltas[campaignID] = d
+		}
+		move(d, fallback)
+		n++
+	}
+	if err := rows.Close(); err != nil {
+		return n, err
+	}
+	return n, rows.Err()
 }
 
 // applyDeltas adds counter deltas to their campaigns, in id order.
@@ -347,7 +374,7 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 				}
 				d.move(st.fallback, st.was, st.status)
 				if st.unconfirmed && st.was == messaging.StatusSent {
-					d.settle(st.fallback)
+					d.unconfirm(st.fallback, -1)
 				}
 				pending[st.companyID] += unsent(st.status) - unsent(st.was)
 			}
@@ -457,26 +484,10 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, 
 			return fmt.Errorf("recover: %w", err)
 		}
 		deltas := map[messaging.ID]*counterDelta{}
-		n = 0
-		for rows.Next() {
-			var campaignID messaging.ID
-			var fallback bool
-			if err := rows.Scan(&campaignID, &fallback); err != nil {
-				rows.Close()
-				return fmt.Errorf("recover: %w", err)
-			}
-			d := deltas[campaignID]
-			if d == nil {
-				d = new(counterDelta)
-				deltas[campaignID] = d
-			}
+		n, err = countMoves(rows, deltas, func(d *counterDelta, fallback bool) {
 			d.move(fallback, messaging.StatusSending, messaging.StatusPending)
-			n++
-		}
-		if err := rows.Close(); err != nil {
-			return fmt.Errorf("recover: %w", err)
-		}
-		if err := rows.Err(); err != nil {
+		})
+		if err != nil {
 			return fmt.Errorf("recover: %w", err)
 		}
 		return s.applyDeltas(ctx, tx, deltas)

@@ -80,29 +80,9 @@ func (s *Store) ExpireReceipts(ctx context.Context, sentBefore, now time.Time, d
 			if err != nil {
 				return fmt.Errorf("mark messages unconfirmed: %w", err)
 			}
-			for rows.Next() {
-				var campaignID messaging.ID
-				var fallback bool
-				if err := rows.Scan(&campaignID, &fallback); err != nil {
-					rows.Close()
-					return fmt.Errorf("mark messages unconfirmed: %w", err)
-				}
-				d := deltas[campaignID]
-				if d == nil {
-					d = new(counterDelta)
-					deltas[campaignID] = d
-				}
-				if fallback {
-					d.fallback.Unconfirmed++
-				} else {
-					d.counts.Unconfirmed++
-				}
-				n++
-			}
-			if err := rows.Close(); err != nil {
-				return fmt.Errorf("mark messages unconfirmed: %w", err)
-			}
-			if err := rows.Err(); err != nil {
+			marked, err := countMoves(rows, deltas, func(d *counterDelta, fallback bool) { d.unconfirm(fallback, 1) })
+			n += marked
+			if err != nil {
 				return fmt.Errorf("mark messages unconfirmed: %w", err)
 			}
 		}

@@ -254,12 +254,12 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *txn) error) er
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s: %w", op, errors.Join(unavailable(err), ctx.Err()))
+			return fmt.Errorf("%s: %w", op, errors.Join(err, ctx.Err()))
 		case <-time.After(time.Duration(attempt*attempt) * 5 * time.Millisecond):
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", op, unavailable(err))
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	return nil
 }
