@@ -181,30 +181,81 @@ type StatusUpdate struct {
 	Channel messaging.Channel
 }
 
-// Times returns the times a store records for u, applied at now to a
-// message sent at sentAt (nil: not sent yet). updatedAt, when Herald
-// recorded the change, is now or u.At, whichever is later: a provider's
-// time (an SMSC's done date has minute precision) never sets it back. at,
-// the time of the status itself (sentAt, deliveredAt, seenAt), is u.At,
-// but a delivery or a view is never earlier than the send. sent is the
-// sentAt a delivery or view of a message not recorded sent gives it (a
-// callback that overtook the send's own result: the message was sent by
-// then, and the late result is no forward move); nil otherwise.
-func (u StatusUpdate) Times(sentAt *time.Time, now time.Time) (updatedAt, at time.Time, sent *time.Time) {
-	updatedAt, at = u.At, u.At
-	if now.After(updatedAt) {
-		updatedAt = now
+// MessageState is the part of a stored message that a status update
+// reads and changes. A store fills it from the message, calls
+// StatusUpdate.Apply, and writes back what Apply changed: a nil time or
+// an empty string that was nil or empty before is left as it is stored.
+type MessageState struct {
+	Status    messaging.MessageStatus
+	Channel   messaging.Channel
+	UpdatedAt time.Time
+	// SentAt is read (a delivery is never earlier than the send) and may
+	// be set; the other times are only set.
+	SentAt, DeliveredAt, SeenAt *time.Time
+	// DueAt is set when the message goes back to Pending (a retry).
+	DueAt             *time.Time
+	ProviderMessageID string
+	Details           string
+	SMSErrorCode      string
+}
+
+// Apply applies u, at now, to the message whose state is st, and reports
+// whether it did: the move must be allowed by MessageStatus.CanAdvance
+// (a late or repeated report is not), and the message must be of
+// u.Channel when that is set. Both stores apply every status change
+// through it, so that the rule is written once.
+//
+// The times: UpdatedAt, when Herald recorded the change, is now or u.At,
+// whichever is later: a provider's time (an SMSC's done date has minute
+// precision) never sets it back. The time of the status itself (SentAt
+// on Sent, DeliveredAt on Delivered, SeenAt on Seen, and DeliveredAt too
+// when Seen skipped Delivered) is u.At, but a delivery or a view is never
+// earlier than the send. A delivery or view of a message not recorded
+// sent (a callback that overtook the send's own result) sets SentAt to
+// its time: the message was sent by then, and the late result is no
+// forward move. ProviderMessageID, Details and SMSErrorCode are set when
+// u carries them.
+func (u StatusUpdate) Apply(st *MessageState, now time.Time) bool {
+	if !st.Status.CanAdvance(u.Status) || (u.Channel != "" && u.Channel != st.Channel) {
+		return false
 	}
-	if u.Status != messaging.StatusDelivered && u.Status != messaging.StatusSeen {
-		return updatedAt, at, nil
+	old := st.Status
+	st.Status = u.Status
+	st.UpdatedAt = u.At
+	if now.After(st.UpdatedAt) {
+		st.UpdatedAt = now
 	}
-	if sentAt == nil {
-		return updatedAt, at, &at
+	at := u.At
+	switch u.Status {
+	case messaging.StatusSent:
+		st.SentAt = &at
+	case messaging.StatusDelivered, messaging.StatusSeen:
+		if st.SentAt == nil {
+			sent := at
+			st.SentAt = &sent
+		} else if at.Before(*st.SentAt) {
+			at = *st.SentAt
+		}
+		if u.Status == messaging.StatusDelivered || old != messaging.StatusDelivered {
+			st.DeliveredAt = &at
+		}
+		if u.Status == messaging.StatusSeen {
+			st.SeenAt = &at
+		}
+	case messaging.StatusPending:
+		due := u.DueAt
+		st.DueAt = &due
 	}
-	if at.Before(*sentAt) {
-		at = *sentAt
+	if u.ProviderMessageID != "" {
+		st.ProviderMessageID = u.ProviderMessageID
 	}
-	return updatedAt, at, nil
+	if u.Details != "" {
+		st.Details = u.Details
+	}
+	if u.SMSErrorCode != "" {
+		st.SMSErrorCode = u.SMSErrorCode
+	}
+	return true
 }
 
 // BatchResult is what ApplyBatch did, item by item: every status a

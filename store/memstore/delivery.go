@@ -59,7 +59,15 @@ func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdat
 // applies the receipts that came before them.
 func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 	m := s.messages[u.MessageID]
-	if m == nil || !m.Status.CanAdvance(u.Status) || (u.Channel != "" && u.Channel != m.Channel) {
+	if m == nil {
+		return false
+	}
+	st := delivery.MessageState{
+		Status: m.Status, Channel: m.Channel, UpdatedAt: m.UpdatedAt,
+		SentAt: m.SentAt, DeliveredAt: m.DeliveredAt, SeenAt: m.SeenAt,
+		ProviderMessageID: m.ProviderMessageID, Details: m.Details, SMSErrorCode: m.SMSErrorCode,
+	}
+	if !u.Apply(&st, now) {
 		return false
 	}
 	old := m.Status
@@ -72,41 +80,17 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 	if old.Unsent() && !u.Status.Unsent() {
 		s.companies[m.CompanyID].pending--
 	}
-	var at time.Time
-	var impliedSent *time.Time
-	m.UpdatedAt, at, impliedSent = u.Times(m.SentAt, now)
-	m.Status = u.Status
-	if impliedSent != nil {
-		m.SentAt = impliedSent
-	}
-	switch u.Status {
-	case messaging.StatusSent:
-		m.SentAt = cloneTime(&at)
-	case messaging.StatusDelivered:
-		m.DeliveredAt = cloneTime(&at)
-	case messaging.StatusSeen:
-		m.SeenAt = cloneTime(&at)
-		if old != messaging.StatusDelivered {
-			m.DeliveredAt = cloneTime(&at)
-		}
-	}
-	if u.ProviderMessageID != "" {
-		m.ProviderMessageID = u.ProviderMessageID
-	}
-	if u.Details != "" {
-		m.Details = u.Details
-	}
-	if u.SMSErrorCode != "" {
-		m.SMSErrorCode = u.SMSErrorCode
-	}
+	m.Status, m.UpdatedAt = st.Status, st.UpdatedAt
+	m.SentAt, m.DeliveredAt, m.SeenAt = cloneTime(st.SentAt), cloneTime(st.DeliveredAt), cloneTime(st.SeenAt)
+	m.ProviderMessageID, m.Details, m.SMSErrorCode = st.ProviderMessageID, st.Details, st.SMSErrorCode
 	switch {
 	case u.Status == messaging.StatusSending:
 		s.sending[m.ID] = ""
 	case old == messaging.StatusSending:
 		delete(s.sending, m.ID)
 	}
-	if u.Status == messaging.StatusPending {
-		m.DueAt = u.DueAt
+	if st.DueAt != nil {
+		m.DueAt = *st.DueAt
 		if sendable(cr, m) {
 			s.pushDue(m)
 		}

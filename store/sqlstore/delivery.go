@@ -227,18 +227,14 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]m
 // a batch.
 type messageState struct {
 	companyID, campaignID messaging.ID
-	channel               messaging.Channel
 	fallback              bool
 	unconfirmed           bool // Sent and past the receipt timeout
-	was, status           messaging.MessageStatus
+	was                   messaging.MessageStatus
 	changed               bool
-	updatedAt             time.Time
-	// storedSentAt is the sent_at the message had when it was read.
-	storedSentAt        *time.Time
-	sentAt, deliveredAt *time.Time
-	seenAt, dueAt       *time.Time
-	providerID, details string
-	smsErrorCode        string
+	// MessageState holds the status, channel and sent_at read, and what
+	// the updates applied changed: the times and texts left nil or empty
+	// keep their stored values.
+	delivery.MessageState
 }
 
 // ApplyUpdates implements delivery.Store: updates apply in order, each
@@ -259,11 +255,10 @@ func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.
 	var sent []sentParts
 	for i, u := range updates {
 		st := states[u.MessageID]
-		if st == nil || !st.status.CanAdvance(u.Status) || (u.Channel != "" && u.Channel != st.channel) {
+		if st == nil || !u.Apply(&st.MessageState, u.At) {
 			continue
 		}
-		applied[i] = true
-		st.apply(u, u.At)
+		applied[i], st.changed = true, true
 		if u.Status == messaging.StatusSent && len(u.PartIDs) > 0 {
 			sent = append(sent, sentParts{message: u.MessageID, ids: u.PartIDs, at: u.At, update: i})
 		}
@@ -272,46 +267,6 @@ func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.
 		return nil
 	}
 	return s.recordParts(ctx, tx, states, sent, recorded, then)
-}
-
-// apply records an allowed update, applied at now (see
-// delivery.StatusUpdate.Times).
-func (st *messageState) apply(u delivery.StatusUpdate, now time.Time) {
-	old := st.status
-	sent := st.sentAt
-	if sent == nil {
-		sent = st.storedSentAt
-	}
-	var at time.Time
-	var impliedSent *time.Time
-	st.updatedAt, at, impliedSent = u.Times(sent, now)
-	st.status, st.changed = u.Status, true
-	if impliedSent != nil {
-		st.sentAt = impliedSent
-	}
-	switch u.Status {
-	case messaging.StatusSent:
-		st.sentAt = &at
-	case messaging.StatusDelivered:
-		st.deliveredAt = &at
-	case messaging.StatusSeen:
-		st.seenAt = &at
-		if old != messaging.StatusDelivered {
-			st.deliveredAt = &at
-		}
-	case messaging.StatusPending:
-		due := u.DueAt
-		st.dueAt = &due
-	}
-	if u.ProviderMessageID != "" {
-		st.providerID = u.ProviderMessageID
-	}
-	if u.Details != "" {
-		st.details = u.Details
-	}
-	if u.SMSErrorCode != "" {
-		st.smsErrorCode = u.SMSErrorCode
-	}
 }
 
 // lockMessages reads the statuses of the messages with the given sorted
@@ -327,11 +282,11 @@ func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (
 		for rows.Next() {
 			var id messaging.ID
 			st := new(messageState)
-			if err := rows.Scan(&id, &st.companyID, &st.campaignID, &st.fallback, &st.status, timePtrDst{&st.storedSentAt}, &st.channel, &st.unconfirmed); err != nil {
+			if err := rows.Scan(&id, &st.companyID, &st.campaignID, &st.fallback, &st.Status, timePtrDst{&st.SentAt}, &st.Channel, &st.unconfirmed); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read message statuses: %w", err)
 			}
-			st.was = st.status
+			st.was = st.Status
 			states[id] = st
 		}
 		if err := rows.Close(); err != nil {
@@ -364,19 +319,19 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 		rows := s.newJSONRows(len(chunk))
 		for _, id := range chunk {
 			st := states[id]
-			rows.row().id(id).text(string(st.status)).ts(st.updatedAt).tsPtr(st.sentAt).tsPtr(st.deliveredAt).
-				tsPtr(st.seenAt).tsPtr(st.dueAt).nullText(st.providerID).nullText(st.details).nullText(st.smsErrorCode)
-			if st.was != st.status {
+			rows.row().id(id).text(string(st.Status)).ts(st.UpdatedAt).tsPtr(st.SentAt).tsPtr(st.DeliveredAt).
+				tsPtr(st.SeenAt).tsPtr(st.DueAt).nullText(st.ProviderMessageID).nullText(st.Details).nullText(st.SMSErrorCode)
+			if st.was != st.Status {
 				d := deltas[st.campaignID]
 				if d == nil {
 					d = new(counterDelta)
 					deltas[st.campaignID] = d
 				}
-				d.move(st.fallback, st.was, st.status)
+				d.move(st.fallback, st.was, st.Status)
 				if st.unconfirmed && st.was == messaging.StatusSent {
 					d.unconfirm(st.fallback, -1)
 				}
-				pending[st.companyID] += unsent(st.status) - unsent(st.was)
+				pending[st.companyID] += unsent(st.Status) - unsent(st.was)
 			}
 		}
 		if _, err := s.rawExec(ctx, tx, q, rows.String()); err != nil {

@@ -113,8 +113,9 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 		}
 		last := delivery.PartReceipt{State: p.state, Err: p.err, At: p.doneAt}
 		if u, ok := delivery.PartsUpdate(p.message, p.count, before, last); ok {
-			if st := states[p.message]; st != nil && st.status.CanAdvance(u.Status) {
-				st.apply(u, st.updatedAt) // recorded with the send it waited for
+			// recorded with the send it waited for
+			if st := states[p.message]; st != nil && u.Apply(&st.MessageState, st.UpdatedAt) {
+				st.changed = true
 				then[updateOf[p.message]] = u.Status
 			}
 		}
@@ -324,7 +325,7 @@ func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging
 			continue
 		}
 		st := states[p.message]
-		if p.count <= 1 && st != nil && st.status.Final() {
+		if p.count <= 1 && st != nil && st.Status.Final() {
 			continue // a one-part message already settled: a duplicate
 		}
 		var recorded []delivery.PartReceipt
@@ -343,8 +344,8 @@ func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging
 			continue
 		}
 		out[i] = delivery.ReceiptApplied
-		if st != nil && st.status.CanAdvance(u.Status) {
-			st.apply(u, now)
+		if st != nil && u.Apply(&st.MessageState, now) {
+			st.changed = true
 			moved[i] = u.Status
 		}
 	}
