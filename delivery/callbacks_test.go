@@ -42,7 +42,7 @@ func TestChatCallbacksEndToEnd(t *testing.T) {
 
 			sim := chatsim.New(chatsim.Config{Token: "tok", ServiceIDs: []string{"acme-brand"},
 				CallbackURL: cb.URL, CallbackSecret: secret,
-				CallbackBackoff: chatsim.Backoff{Min: time.Millisecond, Max: 10 * time.Millisecond},
+				CallbackBackoff: messaging.Backoff{Min: time.Millisecond, Max: 10 * time.Millisecond},
 				Faults:          chatsim.Faults{DuplicateCallbacks: true, SeenBeforeDelivered: true, FailFirst: 2}})
 			require.NoError(t, sim.Start("127.0.0.1:0"))
 			t.Cleanup(func() { _ = sim.Close() })

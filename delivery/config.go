@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/heraldhq/herald/messaging"
@@ -90,7 +89,7 @@ type Config struct {
 	// transiently is sent again: it doubles with every attempt from Min
 	// up to Max, each wait drawn between half of it and all of it.
 	// Defaults: Min 1s, Max 5 minutes.
-	RetryBackoff Backoff
+	RetryBackoff messaging.Backoff
 	// MaxAttempts is how many sends a message gets: a transient failure of
 	// the last one fails it. Default 12.
 	MaxAttempts int
@@ -143,27 +142,6 @@ type Config struct {
 	// sends in flight before it cancels them (their messages go back to
 	// Pending). Default 30s.
 	DrainTimeout time.Duration
-}
-
-// Backoff bounds an exponential backoff.
-type Backoff struct {
-	Min time.Duration
-	Max time.Duration
-}
-
-// delay is the wait after the given attempt (from 1): Min doubled
-// attempt-1 times, at most Max, drawn between half of it and all of it.
-func (b Backoff) delay(attempt int) time.Duration {
-	d := b.Min
-	for i := 1; i < attempt && d < b.Max; i++ {
-		d *= 2
-	}
-	d = min(d, b.Max)
-	if d <= 1 {
-		return d
-	}
-	half := d / 2
-	return half + rand.N(d-half+1)
 }
 
 // Defaults of Config.
@@ -239,9 +217,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	defD(&c.SendTimeout, DefaultSendTimeout)
 	defD(&c.PollInterval, DefaultPollInterval)
-	defD(&c.RetryBackoff.Min, DefaultRetryMin)
-	defD(&c.RetryBackoff.Max, DefaultRetryMax)
-	c.RetryBackoff.Max = max(c.RetryBackoff.Max, c.RetryBackoff.Min)
+	c.RetryBackoff = c.RetryBackoff.Or(messaging.Backoff{Min: DefaultRetryMin, Max: DefaultRetryMax})
 	defD(&c.StoreTimeout, DefaultStoreTimeout)
 	defD(&c.RecoverInterval, DefaultRecoverInterval)
 	defD(&c.CompleteInterval, DefaultCompleteInterval)

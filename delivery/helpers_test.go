@@ -197,7 +197,7 @@ func fastConfig(s delivery.Store) delivery.Config {
 		Store:            s,
 		PollInterval:     5 * time.Millisecond,
 		CompleteInterval: 5 * time.Millisecond,
-		RetryBackoff:     delivery.Backoff{Min: time.Millisecond, Max: 5 * time.Millisecond},
+		RetryBackoff:     messaging.Backoff{Min: time.Millisecond, Max: 5 * time.Millisecond},
 		Logger:           testLogger(),
 	}
 }

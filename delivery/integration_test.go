@@ -54,7 +54,7 @@ func startSMSC(t testing.TB, cfg smscsim.Config) *smscsim.Server {
 func smppClient(t testing.TB, sim *smscsim.Server, h delivery.ReceiptHandler) *smpp.Client {
 	t.Helper()
 	c, err := smpp.New(smpp.Config{Addr: sim.Addr(), SystemID: "herald", Password: "secret", ReceiptHandler: h,
-		BindBackoff: smpp.Backoff{Min: 5 * time.Millisecond, Max: 50 * time.Millisecond}, SubmitTimeout: 5 * time.Second,
+		BindBackoff: messaging.Backoff{Min: 5 * time.Millisecond, Max: 50 * time.Millisecond}, SubmitTimeout: 5 * time.Second,
 		Logger: testLogger()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close(context.Background()) })

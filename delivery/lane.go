@@ -413,7 +413,7 @@ func (d *Dispatcher) failure(m messaging.Message, err error) (*StatusUpdate, str
 func (d *Dispatcher) retry(m messaging.Message) *StatusUpdate {
 	now := d.cfg.Now()
 	return &StatusUpdate{MessageID: m.ID, Status: messaging.StatusPending, At: now,
-		DueAt: now.Add(d.cfg.RetryBackoff.delay(max(1, m.Attempts)))}
+		DueAt: now.Add(d.cfg.RetryBackoff.Delay(m.Attempts))}
 }
 
 // fail is the update ending m Failed with details.

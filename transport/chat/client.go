@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -62,18 +61,12 @@ type Config struct {
 	// Max, each wait drawn at random between half of it and all of it. A
 	// Retry-After header of a 429 or 503 lengthens the wait up to Max.
 	// Defaults: Min 100ms, Max 2s.
-	Backoff Backoff
+	Backoff messaging.Backoff
 	// ProbeInterval is how often, while the provider does not answer (its
 	// last request got a connection error, a timeout or an HTTP 5xx), a
 	// dispatcher lane sends one message to find out whether it answers
 	// again (see WaitReady and SendLimit). Default 1s.
 	ProbeInterval time.Duration
-}
-
-// Backoff bounds an exponential backoff.
-type Backoff struct {
-	Min time.Duration
-	Max time.Duration
 }
 
 // Client sends chat messages to a chat provider (see the package doc). It
@@ -85,7 +78,7 @@ type Client struct {
 	own      *http.Transport // the transport New made, used directly
 	timeout  time.Duration
 	retries  int
-	backoff  Backoff
+	backoff  messaging.Backoff
 	reads    sync.Pool // *bytes.Buffer for responses
 
 	// The outcome of the last request that got an answer from the
@@ -129,13 +122,7 @@ func New(cfg Config) (*Client, error) {
 	case c.retries < 0:
 		c.retries = 0
 	}
-	if c.backoff.Min <= 0 {
-		c.backoff.Min = DefaultBackoffMin
-	}
-	if c.backoff.Max <= 0 {
-		c.backoff.Max = DefaultBackoffMax
-	}
-	c.backoff.Max = max(c.backoff.Max, c.backoff.Min)
+	c.backoff = c.backoff.Or(messaging.Backoff{Min: DefaultBackoffMin, Max: DefaultBackoffMax})
 	c.reads.New = func() any { return bytes.NewBuffer(make([]byte, 0, 512)) }
 	return c, nil
 }
@@ -201,7 +188,7 @@ func (c *Client) SendChat(ctx context.Context, m delivery.ChatMessage) (delivery
 			}
 			return delivery.ChatResult{}, err
 		}
-		wait = max(wait, c.delay(attempt))
+		wait = max(wait, c.backoff.Delay(attempt+1))
 		t := time.NewTimer(min(wait, c.backoff.Max))
 		select {
 		case <-ctx.Done():
@@ -296,20 +283,6 @@ func checkMessage(m *delivery.ChatMessage) *delivery.SendError {
 		return &delivery.SendError{Permanent: true, Details: "no seq"}
 	}
 	return nil
-}
-
-// delay is the jittered backoff before retry number attempt+1.
-func (c *Client) delay(attempt int) time.Duration {
-	d := c.backoff.Min
-	for range attempt {
-		if d >= c.backoff.Max/2 {
-			d = c.backoff.Max
-			break
-		}
-		d *= 2
-	}
-	d = min(d, c.backoff.Max)
-	return d/2 + rand.N(d/2+1)
 }
 
 // sendResponse is the JSON answer to send_message.

@@ -20,7 +20,7 @@ func e2e(t *testing.T, cfg chatsim.Config) (*chat.Client, *chatsim.Server, *even
 	cfg.CallbackURL = cbURL
 	cfg.CallbackSecret = secret
 	if cfg.CallbackBackoff.Min == 0 {
-		cfg.CallbackBackoff = chatsim.Backoff{Min: time.Millisecond, Max: 5 * time.Millisecond}
+		cfg.CallbackBackoff = messaging.Backoff{Min: time.Millisecond, Max: 5 * time.Millisecond}
 	}
 	cfg.Record = true
 	sim, url := startSim(t, cfg)

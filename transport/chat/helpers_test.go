@@ -47,7 +47,7 @@ func newClient(t testing.TB, baseURL string, mod func(*chat.Config)) *chat.Clien
 		BaseURL: baseURL,
 		Token:   token,
 		Timeout: 2 * time.Second,
-		Backoff: chat.Backoff{Min: time.Millisecond, Max: 5 * time.Millisecond},
+		Backoff: messaging.Backoff{Min: time.Millisecond, Max: 5 * time.Millisecond},
 	}
 	if mod != nil {
 		mod(&cfg)

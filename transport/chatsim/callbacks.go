@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/heraldhq/herald/messaging"
 )
 
 // callbacks posts the signed callbacks of accepted messages. Every message
@@ -100,12 +102,7 @@ func newCallbacks(cfg Config) *callbacks {
 	if cfg.CallbackAttempts <= 0 {
 		cfg.CallbackAttempts = DefaultCallbackAttempts
 	}
-	if cfg.CallbackBackoff.Min <= 0 {
-		cfg.CallbackBackoff.Min = DefaultCallbackMin
-	}
-	if cfg.CallbackBackoff.Max <= 0 {
-		cfg.CallbackBackoff.Max = DefaultCallbackMax
-	}
+	cfg.CallbackBackoff = cfg.CallbackBackoff.Or(messaging.Backoff{Min: DefaultCallbackMin, Max: DefaultCallbackMax})
 	c := &callbacks{
 		cfg:     cfg,
 		log:     cfg.Logger,
@@ -273,7 +270,7 @@ func (c *callbacks) run(p poster, ch *chain) {
 			c.pending.Add(-1)
 			return
 		}
-		c.push(ch, time.Now().Add(c.backoff(ch.attempt)))
+		c.push(ch, time.Now().Add(c.cfg.CallbackBackoff.Step(ch.attempt)))
 		return
 	}
 	c.sent.Add(1)
@@ -286,15 +283,6 @@ func (c *callbacks) run(p poster, ch *chain) {
 		return
 	}
 	c.push(ch, time.Now().Add(ch.steps[0].delay))
-}
-
-// backoff is the wait before attempt number n+1 of a callback.
-func (c *callbacks) backoff(n int) time.Duration {
-	d := c.cfg.CallbackBackoff.Min
-	for i := 1; i < n && d < c.cfg.CallbackBackoff.Max; i++ {
-		d *= 2
-	}
-	return min(d, c.cfg.CallbackBackoff.Max)
 }
 
 // appendEvent appends the JSON body of event ev of ch, at timestamp ts

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/transport/chatsim"
 	"github.com/stretchr/testify/require"
 )
@@ -277,7 +278,7 @@ func TestCallbacks(t *testing.T) {
 	defer cb.Close()
 	at := time.Date(2024, 11, 10, 10, 29, 27, 890_000_000, time.UTC)
 	sim, url := start(t, chatsim.Config{Token: tok, CallbackURL: cb.URL, CallbackSecret: "s3cret",
-		CallbackBackoff: chatsim.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond},
+		CallbackBackoff: messaging.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond},
 		Now:             func() time.Time { return at }})
 	a := send(t, url, tok, "application/json", body("1", "998901234562", `"type":6,"message":{"text":"q"},"survey":{"options":[{"text":"Yes","value":"y"},{"text":"No","value":"n"},{"text":"Maybe","value":"m"}]}`))
 	require.Equal(t, 0, a.Status)
@@ -318,7 +319,7 @@ func TestCallbacksGiveUp(t *testing.T) {
 	cb := httptest.NewServer(rcv)
 	defer cb.Close()
 	sim, url := start(t, chatsim.Config{CallbackURL: cb.URL, CallbackSecret: "s3cret", CallbackAttempts: 3,
-		CallbackBackoff: chatsim.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond}})
+		CallbackBackoff: messaging.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond}})
 	require.Equal(t, 0, send(t, url, "", "application/json", body("1", "998901234567", `"type":1,"message":{"text":"hi"}`)).Status)
 	require.NoError(t, sim.WaitIdle(context.Background()))
 	st := sim.Stats()

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/heraldhq/herald/messaging"
 )
 
 // Config configures a Server. Every zero value is a usable default.
@@ -48,7 +50,7 @@ type Config struct {
 	CallbackAttempts int
 	// CallbackBackoff bounds the wait between attempts of a callback: it
 	// doubles from Min up to Max. Defaults: Min 100ms, Max 5s.
-	CallbackBackoff Backoff
+	CallbackBackoff messaging.Backoff
 
 	// DeliveredDelay is the time between the acceptance of a message and
 	// its delivered callback (or its failed callback, for numbers ending
@@ -80,12 +82,6 @@ type Config struct {
 	Logger *slog.Logger
 	// Now gives the timestamps of callbacks. Default time.Now.
 	Now func() time.Time
-}
-
-// Backoff bounds an exponential backoff.
-type Backoff struct {
-	Min time.Duration
-	Max time.Duration
 }
 
 // Faults are the misbehaviours a Server injects. Counts start from the

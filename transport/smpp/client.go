@@ -219,7 +219,7 @@ drain:
 // Close.
 func (c *Client) run() {
 	defer close(c.runDone)
-	backoff := c.cfg.BindBackoff.Min
+	failures := 0 // bind attempts failed, or sessions lost, in a row
 	first := true
 	for c.ctx.Err() == nil {
 		cn, err := c.dial(c.ctx)
@@ -228,11 +228,12 @@ func (c *Client) run() {
 				return
 			}
 			c.n.bindFailures.Add(1)
+			failures++
+			backoff := c.cfg.BindBackoff.Delay(failures)
 			c.log.Warn("smpp bind failed", "err", err, "retry_in", backoff)
 			if !c.sleep(backoff) {
 				return
 			}
-			backoff = min(2*backoff, c.cfg.BindBackoff.Max)
 			continue
 		}
 		c.n.binds.Add(1)
@@ -254,22 +255,20 @@ func (c *Client) run() {
 			return
 		}
 		if time.Since(start) >= stableAfter {
-			backoff = c.cfg.BindBackoff.Min
+			failures = 0
 		}
+		failures++
+		backoff := c.cfg.BindBackoff.Delay(failures)
 		c.log.Warn("smpp session lost", "err", cause, "rebind_in", backoff)
 		if !c.sleep(backoff) {
 			return
 		}
-		backoff = min(2*backoff, c.cfg.BindBackoff.Max)
 	}
 }
 
-// sleep waits a random time between d/2 and d; false when the Client was
+// sleep waits d; false when the Client was
 // closed meanwhile.
 func (c *Client) sleep(d time.Duration) bool {
-	if d > 1 {
-		d = d/2 + rand.N(d/2+1)
-	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
 )
 
 // Config configures a Client. The zero value of every field but Addr has a
@@ -49,7 +50,7 @@ type Config struct {
 	BindTimeout time.Duration
 	// BindBackoff bounds the wait between bind attempts. Defaults: Min
 	// 500ms, Max 30s.
-	BindBackoff Backoff
+	BindBackoff messaging.Backoff
 
 	// ReceiptHandler stores delivery receipts. When nil, receipts are
 	// acknowledged and dropped.
@@ -76,12 +77,6 @@ type Config struct {
 	// Now tells the time of a receipt that carries no done date. Default
 	// time.Now.
 	Now func() time.Time
-}
-
-// Backoff bounds an exponential backoff.
-type Backoff struct {
-	Min time.Duration
-	Max time.Duration
 }
 
 // Defaults of Config.
@@ -127,15 +122,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.BindTimeout == 0 {
 		cfg.BindTimeout = DefaultBindTimeout
 	}
-	if cfg.BindBackoff.Min == 0 {
-		cfg.BindBackoff.Min = DefaultBindBackoffMin
-	}
-	if cfg.BindBackoff.Max == 0 {
-		cfg.BindBackoff.Max = DefaultBindBackoffMax
-	}
-	if cfg.BindBackoff.Max < cfg.BindBackoff.Min {
-		cfg.BindBackoff.Max = cfg.BindBackoff.Min
-	}
+	cfg.BindBackoff = cfg.BindBackoff.Or(messaging.Backoff{Min: DefaultBindBackoffMin, Max: DefaultBindBackoffMax})
 	if cfg.ReceiptTimeout == 0 {
 		cfg.ReceiptTimeout = DefaultReceiptTimeout
 	}

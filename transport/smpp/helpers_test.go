@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/transport/smpp"
 	"github.com/heraldhq/herald/transport/smscsim"
 	"github.com/stretchr/testify/require"
@@ -106,7 +107,7 @@ func newClient(t testing.TB, addr string, h delivery.ReceiptHandler, mod ...func
 		Password:       "secret",
 		SubmitTimeout:  2 * time.Second,
 		BindTimeout:    2 * time.Second,
-		BindBackoff:    smpp.Backoff{Min: 10 * time.Millisecond, Max: 50 * time.Millisecond},
+		BindBackoff:    messaging.Backoff{Min: 10 * time.Millisecond, Max: 50 * time.Millisecond},
 		ReceiptHandler: h,
 		Logger:         testLogger(),
 	}
