@@ -39,11 +39,11 @@ func ExampleNew() {
 	done := make(chan error, 1)
 	go func() { done <- h.Run(ctx) }()
 
-	svc := h.Campaigns()
-	co, _ := svc.CreateCompany(ctx, "Acme")
-	_ = svc.SetCompanyActive(ctx, co.ID, true)
-	sender, _ := svc.RegisterSMSSender(ctx, co.ID, "ACME")
-	_ = svc.ApproveSMSSender(ctx, sender.ID)
+	acc, svc := h.Accounts(), h.Campaigns()
+	co, _ := acc.CreateCompany(ctx, "Acme")
+	_ = acc.SetCompanyActive(ctx, co.ID, true)
+	sender, _ := acc.RegisterSMSSender(ctx, co.ID, "ACME")
+	_ = acc.ApproveSMSSender(ctx, sender.ID)
 	_, err = svc.SendDirectSMS(ctx, co.ID, campaign.DirectSMS{Content: "Your code is 4711", SMSSenderID: sender.ID,
 		Recipients: []campaign.Recipient{{Phone: "+447700900123"}}})
 	if err != nil {

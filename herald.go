@@ -9,16 +9,19 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/template"
 )
 
-// Store is what Herald keeps its data in: the ports of the campaign use
-// cases, of the dispatcher, of survey answers and of chat events, in one
-// value. The adapters of package store (memstore, sqlstore) implement it.
+// Store is what Herald keeps its data in: the ports of the account and
+// campaign use cases, of the dispatcher, of survey answers and of chat
+// events, in one value. The adapters of package store (memstore,
+// sqlstore) implement it.
 type Store interface {
+	accounts.Store
 	campaign.Store
 	delivery.Store
 	survey.Store
@@ -53,6 +56,9 @@ type Config struct {
 	// Limits bound requests and pending capacity. Zero: the defaults of
 	// campaign.Limits.
 	Limits campaign.Limits
+	// Accounts tunes the account use cases (the API key cache). Its Store
+	// is set by New.
+	Accounts accounts.Config
 	// Campaigns tunes the campaign use cases. Its Store, Limits, Media,
 	// Logger and OnQueued are set by New.
 	Campaigns campaign.Config
@@ -76,6 +82,7 @@ type Config struct {
 type Herald struct {
 	cfg        Config
 	log        *slog.Logger
+	accounts   *accounts.Service
 	campaigns  *campaign.Service
 	surveys    *survey.Service
 	events     *delivery.ChatEvents
@@ -105,10 +112,15 @@ func New(cfg Config) (*Herald, error) {
 	}
 	h := &Herald{cfg: cfg, log: cfg.Logger, built: make(chan struct{}), recovered: make(chan struct{})}
 
+	acfg := cfg.Accounts
+	acfg.Store = cfg.Store
+	var err error
+	if h.accounts, err = accounts.New(acfg); err != nil {
+		return nil, fmt.Errorf("herald: %w", err)
+	}
 	ccfg := cfg.Campaigns
 	ccfg.Store, ccfg.Limits, ccfg.Media, ccfg.Logger = cfg.Store, cfg.Limits, cfg.Media, cfg.Logger
 	ccfg.OnQueued = h.wake
-	var err error
 	if h.campaigns, err = campaign.New(ccfg); err != nil {
 		return nil, fmt.Errorf("herald: %w", err)
 	}
@@ -152,7 +164,11 @@ func (h *Herald) wake() {
 	}
 }
 
-// Campaigns returns the campaign, template, sending and account use cases.
+// Accounts returns the account use cases: companies, API keys and
+// authentication, SMS senders and chat services.
+func (h *Herald) Accounts() *accounts.Service { return h.accounts }
+
+// Campaigns returns the template, campaign and sending use cases.
 func (h *Herald) Campaigns() *campaign.Service { return h.campaigns }
 
 // Surveys returns the survey results and their summary.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
@@ -38,7 +39,7 @@ func start(t *testing.T, h *herald.Herald) {
 
 // company makes an active company with an approved SMS sender and a chat
 // service.
-func company(t *testing.T, svc *campaign.Service) (messaging.Company, messaging.SMSSender, messaging.ChatService) {
+func company(t *testing.T, svc *accounts.Service) (messaging.Company, messaging.SMSSender, messaging.ChatService) {
 	t.Helper()
 	ctx := t.Context()
 	co, err := svc.CreateCompany(ctx, "Acme")
@@ -97,7 +98,7 @@ func TestFallbackIsWired(t *testing.T) {
 	require.NoError(t, err)
 	start(t, h)
 	svc := h.Campaigns()
-	co, sender, cs := company(t, svc)
+	co, sender, cs := company(t, h.Accounts())
 	_, err = svc.SendDirectChat(t.Context(), co.ID, campaign.DirectChat{Content: "Hello", ChatServiceID: cs.ID,
 		SMSFallbackText: "Hello by SMS", SMSFallbackSenderID: sender.ID, Recipients: []campaign.Recipient{{Phone: "+447700900009"}}})
 	require.NoError(t, err)

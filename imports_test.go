@@ -63,11 +63,14 @@ func allowed(dir, p string) (bool, string) {
 	internal := strings.HasPrefix(p, module+"/")
 	rel := strings.TrimPrefix(p, module+"/")
 	domain := map[string][]string{
-		"messaging": {},
-		"template":  {"messaging"},
-		"campaign":  {"messaging", "template"},
-		"delivery":  {"messaging"},
-		"survey":    {"messaging"},
+		"messaging":            {},
+		"internal/ttlcache":    {},
+		"internal/groupcommit": {},
+		"template":             {"messaging"},
+		"accounts":             {"messaging", "template", "internal/ttlcache"},
+		"campaign":             {"messaging", "template", "accounts", "internal/ttlcache"},
+		"delivery":             {"messaging", "accounts", "campaign", "internal/groupcommit", "internal/ttlcache"},
+		"survey":               {"messaging", "campaign", "internal/groupcommit"},
 	}
 	if deps, ok := domain[dir]; ok {
 		if isStd(p) {
@@ -135,6 +138,9 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"campaign", "net/http"},
 		{"delivery", "github.com/linxGnu/gosmpp/pdu"},
 		{"survey", module + "/store/memstore"},
+		{"accounts", module + "/campaign"},
+		{"campaign", module + "/delivery"},
+		{"delivery", module + "/survey"},
 		{"server", module + "/store/sqlstore"},
 		{"server", "github.com/uptrace/bun"},
 		{"server", module + "/transport/smpp"},
@@ -150,6 +156,8 @@ func TestImportRulesCatchViolations(t *testing.T) {
 	}
 	good := [][2]string{
 		{"campaign", module + "/template"},
+		{"campaign", module + "/accounts"},
+		{"delivery", module + "/campaign"},
 		{"campaign", "context"},
 		{"store/sqlstore", "github.com/uptrace/bun/dialect/pgdialect"},
 		{"server", "github.com/gorilla/mux"},

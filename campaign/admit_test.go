@@ -1,4 +1,4 @@
-package campaign
+package campaign_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/accounts"
+	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/memstore"
 )
@@ -50,31 +52,33 @@ const (
 )
 
 type admitFixture struct {
-	svc   *Service
+	svc   *campaign.Service
+	acc   *accounts.Service
 	store *gatedStore
 }
 
 func newAdmitFixture(t *testing.T, maxPending int) *admitFixture {
 	st := &gatedStore{Store: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
-	svc := must(New(Config{Store: st, Limits: Limits{MaxPending: maxPending}}))
+	svc := must(campaign.New(campaign.Config{Store: st, Limits: campaign.Limits{MaxPending: maxPending}}))
 	t.Cleanup(svc.Close)
-	return &admitFixture{svc: svc, store: st}
+	acc := must(accounts.New(accounts.Config{Store: st}))
+	return &admitFixture{svc: svc, acc: acc, store: st}
 }
 
 // campaign provisions a company with an SMS transactional campaign.
 func (f *admitFixture) campaign(t *testing.T, name string) (companyID, campaignID messaging.ID) {
 	ctx := t.Context()
-	c, err := f.svc.CreateCompany(ctx, name)
+	c, err := f.acc.CreateCompany(ctx, name)
 	require.NoError(t, err)
-	require.NoError(t, f.svc.SetCompanyActive(ctx, c.ID, true))
-	sender, err := f.svc.RegisterSMSSender(ctx, c.ID, "ACME")
+	require.NoError(t, f.acc.SetCompanyActive(ctx, c.ID, true))
+	sender, err := f.acc.RegisterSMSSender(ctx, c.ID, "ACME")
 	require.NoError(t, err)
-	require.NoError(t, f.svc.ApproveSMSSender(ctx, sender.ID))
+	require.NoError(t, f.acc.ApproveSMSSender(ctx, sender.ID))
 	tpl, err := f.svc.CreateTemplate(ctx, c.ID, messaging.Template{
 		Channel: messaging.ChannelSMS, Name: "otp", SMSSenderID: sender.ID, Content: "Code {{code}}",
 	})
 	require.NoError(t, err)
-	camp, err := f.svc.CreateTransactional(ctx, c.ID, messaging.ChannelSMS, NewCampaign{Name: "otp", TemplateID: tpl.ID})
+	camp, err := f.svc.CreateTransactional(ctx, c.ID, messaging.ChannelSMS, campaign.NewCampaign{Name: "otp", TemplateID: tpl.ID})
 	require.NoError(t, err)
 	return c.ID, camp.ID
 }
@@ -93,7 +97,7 @@ func (f *admitFixture) addWhileBlocked(t *testing.T, ctxs func(i int) context.Co
 	var wg sync.WaitGroup
 	add := func(i int, ctx context.Context, target [2]messaging.ID) {
 		defer wg.Done()
-		m, err := f.svc.AddMessage(ctx, target[0], messaging.ChannelSMS, target[1], Recipient{
+		m, err := f.svc.AddMessage(ctx, target[0], messaging.ChannelSMS, target[1], campaign.Recipient{
 			Phone: fmt.Sprintf("+4477009%05d", i), Placeholders: map[string]string{"code": fmt.Sprint(i)},
 		})
 		out[i] = addResult{m, err}
@@ -106,9 +110,7 @@ func (f *admitFixture) addWhileBlocked(t *testing.T, ctxs func(i int) context.Co
 		go add(i, ctxs(i), targets[i%len(targets)])
 	}
 	require.Eventually(t, func() bool {
-		f.svc.admissions.mu.Lock()
-		defer f.svc.admissions.mu.Unlock()
-		return len(f.svc.admissions.queue) == n
+		return campaign.QueuedAdmissions(f.svc) == n
 	}, testWait, pollEvery)
 	queued()
 	close(f.store.release)
@@ -127,7 +129,7 @@ func TestAdmitGroupsConcurrentMessages(t *testing.T) {
 	// The held message alone, then the twenty queued behind it together.
 	require.Equal(t, []int{1, 20}, f.store.callSizes())
 	for _, r := range res {
-		got, err := f.svc.store.GetMessage(t.Context(), company, r.msg.ID)
+		got, err := f.store.GetMessage(t.Context(), company, r.msg.ID)
 		require.NoError(t, err)
 		require.Equal(t, r.msg.Phone, got.Phone)
 	}
@@ -194,7 +196,7 @@ func TestAdmitCallerCancelledWhileQueued(t *testing.T) {
 	for i, r := range res {
 		require.NoError(t, r.err, "message %d", i)
 	}
-	got, err := f.svc.store.GetMessage(t.Context(), company, res[3].msg.ID)
+	got, err := f.store.GetMessage(t.Context(), company, res[3].msg.ID)
 	require.NoError(t, err)
 	require.Equal(t, messaging.StatusPending, got.Status)
 }

@@ -6,16 +6,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/memstore"
 )
 
-// fixture is a Service on a memstore with one active company, an approved
-// SMS sender, a chat service, an SMS and a chat template, and an SMS
-// transactional campaign.
+// fixture is a Service, with an accounts Service on the same memstore,
+// with one active company, an approved SMS sender, a chat service, an SMS
+// and a chat template, and an SMS transactional campaign.
 type fixture struct {
 	svc      *campaign.Service
+	acc      *accounts.Service
 	store    *memstore.Store
 	company  messaging.ID
 	sender   int64
@@ -31,16 +33,17 @@ func newFixture(t *testing.T) *fixture {
 	st := memstore.New()
 	svc := must(campaign.New(campaign.Config{Store: st}))
 	t.Cleanup(svc.Close)
-	f := &fixture{svc: svc, store: st}
-	c, err := svc.CreateCompany(ctx, "Acme")
+	acc := must(accounts.New(accounts.Config{Store: st}))
+	f := &fixture{svc: svc, acc: acc, store: st}
+	c, err := acc.CreateCompany(ctx, "Acme")
 	require.NoError(t, err)
-	require.NoError(t, svc.SetCompanyActive(ctx, c.ID, true))
+	require.NoError(t, acc.SetCompanyActive(ctx, c.ID, true))
 	f.company = c.ID
-	sd, err := svc.RegisterSMSSender(ctx, c.ID, "ACME")
+	sd, err := acc.RegisterSMSSender(ctx, c.ID, "ACME")
 	require.NoError(t, err)
-	require.NoError(t, svc.ApproveSMSSender(ctx, sd.ID))
+	require.NoError(t, acc.ApproveSMSSender(ctx, sd.ID))
 	f.sender = sd.ID
-	cs, err := svc.AddChatService(ctx, c.ID, "Acme", "svc-1")
+	cs, err := acc.AddChatService(ctx, c.ID, "Acme", "svc-1")
 	require.NoError(t, err)
 	f.chat = cs.ID
 	f.smsTmpl = f.template(t, messaging.Template{Channel: messaging.ChannelSMS, Name: "sms", Content: "Hi {{name}}"})
@@ -115,19 +118,19 @@ func TestControlCharactersAreRefused(t *testing.T) {
 	}
 	cases := []useCase{
 		{"company name", "name", func(t *testing.T, f *fixture, b string) error {
-			_, err := f.svc.CreateCompany(t.Context(), "Beta"+b)
+			_, err := f.acc.CreateCompany(t.Context(), "Beta"+b)
 			return err
 		}},
 		{"sms sender id", "senderId", func(t *testing.T, f *fixture, b string) error {
-			_, err := f.svc.RegisterSMSSender(t.Context(), f.company, "AC"+b)
+			_, err := f.acc.RegisterSMSSender(t.Context(), f.company, "AC"+b)
 			return err
 		}},
 		{"chat service brandName", "brandName", func(t *testing.T, f *fixture, b string) error {
-			_, err := f.svc.AddChatService(t.Context(), f.company, "Brand"+b, "svc-2")
+			_, err := f.acc.AddChatService(t.Context(), f.company, "Brand"+b, "svc-2")
 			return err
 		}},
 		{"chat service providerServiceId", "providerServiceId", func(t *testing.T, f *fixture, b string) error {
-			_, err := f.svc.AddChatService(t.Context(), f.company, "Brand", "svc"+b)
+			_, err := f.acc.AddChatService(t.Context(), f.company, "Brand", "svc"+b)
 			return err
 		}},
 		{"template name", "name", smsTemplate(func(tm *messaging.Template, b string) { tm.Name += b })},

@@ -1,4 +1,4 @@
-package campaign
+package campaign_test
 
 import (
 	"sync/atomic"
@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/accounts"
+	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/memstore"
 )
@@ -13,19 +15,21 @@ import (
 func TestOnQueued(t *testing.T) {
 	ctx := t.Context()
 	var calls atomic.Int64
-	svc := must(New(Config{Store: memstore.New(), Limits: Limits{MaxPending: 3}, OnQueued: func() { calls.Add(1) }}))
+	st := memstore.New()
+	svc := must(campaign.New(campaign.Config{Store: st, Limits: campaign.Limits{MaxPending: 3}, OnQueued: func() { calls.Add(1) }}))
 	t.Cleanup(svc.Close)
-	c, err := svc.CreateCompany(ctx, "Acme")
+	acc := must(accounts.New(accounts.Config{Store: st}))
+	c, err := acc.CreateCompany(ctx, "Acme")
 	require.NoError(t, err)
-	require.NoError(t, svc.SetCompanyActive(ctx, c.ID, true))
-	sender, err := svc.RegisterSMSSender(ctx, c.ID, "ACME")
+	require.NoError(t, acc.SetCompanyActive(ctx, c.ID, true))
+	sender, err := acc.RegisterSMSSender(ctx, c.ID, "ACME")
 	require.NoError(t, err)
-	require.NoError(t, svc.ApproveSMSSender(ctx, sender.ID))
+	require.NoError(t, acc.ApproveSMSSender(ctx, sender.ID))
 	tpl, err := svc.CreateTemplate(ctx, c.ID, messaging.Template{Channel: messaging.ChannelSMS, Name: "t", SMSSenderID: sender.ID, Content: "Hi"})
 	require.NoError(t, err)
 
 	// A bulk campaign prepared to Ready is not due yet; started, it is.
-	res, err := svc.SendBulk(ctx, c.ID, BulkSend{Channel: messaging.ChannelSMS, TemplateID: tpl.ID, Recipients: []Recipient{{Phone: "+447700900001"}}})
+	res, err := svc.SendBulk(ctx, c.ID, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: tpl.ID, Recipients: []campaign.Recipient{{Phone: "+447700900001"}}})
 	require.NoError(t, err)
 	require.NoError(t, svc.Wait(ctx))
 	require.Zero(t, calls.Load())
@@ -33,18 +37,18 @@ func TestOnQueued(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1, calls.Load())
 
-	tx, err := svc.CreateTransactional(ctx, c.ID, messaging.ChannelSMS, NewCampaign{Name: "otp", TemplateID: tpl.ID})
+	tx, err := svc.CreateTransactional(ctx, c.ID, messaging.ChannelSMS, campaign.NewCampaign{Name: "otp", TemplateID: tpl.ID})
 	require.NoError(t, err)
-	_, err = svc.AddMessage(ctx, c.ID, messaging.ChannelSMS, tx.ID, Recipient{Phone: "+447700900002"})
+	_, err = svc.AddMessage(ctx, c.ID, messaging.ChannelSMS, tx.ID, campaign.Recipient{Phone: "+447700900002"})
 	require.NoError(t, err)
 	require.EqualValues(t, 2, calls.Load())
 
-	_, err = svc.SendDirectSMS(ctx, c.ID, DirectSMS{Content: "Hello", SMSSenderID: sender.ID, Recipients: []Recipient{{Phone: "+447700900003"}}})
+	_, err = svc.SendDirectSMS(ctx, c.ID, campaign.DirectSMS{Content: "Hello", SMSSenderID: sender.ID, Recipients: []campaign.Recipient{{Phone: "+447700900003"}}})
 	require.NoError(t, err)
 	require.EqualValues(t, 3, calls.Load())
 
 	// Refused: the capacity of 3 is used up. Nothing became due.
-	_, err = svc.AddMessage(ctx, c.ID, messaging.ChannelSMS, tx.ID, Recipient{Phone: "+447700900004"})
+	_, err = svc.AddMessage(ctx, c.ID, messaging.ChannelSMS, tx.ID, campaign.Recipient{Phone: "+447700900004"})
 	require.True(t, messaging.IsCode(err, messaging.RateLimited), "%v", err)
 	require.EqualValues(t, 3, calls.Load())
 }

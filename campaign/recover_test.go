@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/memstore"
@@ -39,13 +40,14 @@ func TestRecoverPreparations(t *testing.T) {
 	store := &blockingStore{Store: memstore.New(), entered: make(chan struct{}, 1), release: make(chan struct{})}
 	svc := must(campaign.New(campaign.Config{Store: store, Now: now}))
 	t.Cleanup(svc.Close)
+	acc := must(accounts.New(accounts.Config{Store: store, Now: now}))
 
-	company, err := svc.CreateCompany(ctx, "Acme")
+	company, err := acc.CreateCompany(ctx, "Acme")
 	require.NoError(t, err)
-	require.NoError(t, svc.SetCompanyActive(ctx, company.ID, true))
-	sender, err := svc.RegisterSMSSender(ctx, company.ID, "ACME")
+	require.NoError(t, acc.SetCompanyActive(ctx, company.ID, true))
+	sender, err := acc.RegisterSMSSender(ctx, company.ID, "ACME")
 	require.NoError(t, err)
-	require.NoError(t, svc.ApproveSMSSender(ctx, sender.ID))
+	require.NoError(t, acc.ApproveSMSSender(ctx, sender.ID))
 	tpl, err := svc.CreateTemplate(ctx, company.ID, messaging.Template{
 		Channel: messaging.ChannelSMS, Name: "promo", SMSSenderID: sender.ID, Content: "Hi",
 	})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -66,8 +65,8 @@ type NewCampaign struct {
 // channel ch from one of the company's templates of that channel.
 func (s *Service) CreateTransactional(ctx context.Context, companyID messaging.ID, ch messaging.Channel, nc NewCampaign) (messaging.Campaign, error) {
 	var fe messaging.FieldErrors
-	checkLen(&fe, "name", nc.Name, 1, MaxCampaignNameLen)
-	checkLen(&fe, "description", nc.Description, 0, MaxCampaignDescriptionLen)
+	template.CheckField(&fe, "name", nc.Name, 1, MaxCampaignNameLen)
+	template.CheckField(&fe, "description", nc.Description, 0, MaxCampaignDescriptionLen)
 	if nc.TemplateID.IsZero() {
 		fe.Add("templateId", "templateId is required")
 	}
@@ -110,7 +109,7 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 	if !ok {
 		fe.Add("phoneNumber", "phoneNumber must be 10 to 15 digits, optionally after a '+'")
 	}
-	checkLen(&fe, "externalUserId", r.ExternalUserID, 0, MaxExternalUserIDLen)
+	template.CheckField(&fe, "externalUserId", r.ExternalUserID, 0, MaxExternalUserIDLen)
 	checkPlaceholders(&fe, "placeholders", r.Placeholders)
 	if err := fe.Err(); err != nil {
 		return messaging.Message{}, err
@@ -151,7 +150,7 @@ type target struct {
 // to, and whose status does not change).
 func (s *Service) target(ctx context.Context, companyID, campaignID messaging.ID) (target, error) {
 	k := targetKey{companyID, campaignID}
-	if tg, ok := s.targets.get(k, time.Now()); ok {
+	if tg, ok := s.targets.Get(k, time.Now()); ok {
 		return tg, nil
 	}
 	c, err := s.store.GetCampaign(ctx, companyID, campaignID)
@@ -170,7 +169,7 @@ func (s *Service) target(ctx context.Context, companyID, campaignID messaging.ID
 	default:
 		tg.compiled = template.CompileTemplate(&t)
 	}
-	s.targets.put(k, tg, time.Now())
+	s.targets.Put(k, tg, time.Now())
 	return tg, nil
 }
 
@@ -247,7 +246,7 @@ type DirectSMS struct {
 // campaign that is started at once.
 func (s *Service) SendDirectSMS(ctx context.Context, companyID messaging.ID, d DirectSMS) (SendResult, error) {
 	var fe messaging.FieldErrors
-	checkLen(&fe, "messageContent", d.Content, 1, MaxDirectSMSLen)
+	template.CheckField(&fe, "messageContent", d.Content, 1, MaxDirectSMSLen)
 	if d.SMSSenderID <= 0 {
 		fe.Add("smsSenderId", "smsSenderId is required")
 	}
@@ -283,11 +282,11 @@ type DirectChat struct {
 // SendDirectSMS.
 func (s *Service) SendDirectChat(ctx context.Context, companyID messaging.ID, d DirectChat) (SendResult, error) {
 	var fe messaging.FieldErrors
-	checkLen(&fe, "messageContent", d.Content, 1, MaxDirectChatLen)
+	template.CheckField(&fe, "messageContent", d.Content, 1, MaxDirectChatLen)
 	if d.ChatServiceID <= 0 {
 		fe.Add("chatServiceId", "chatServiceId is required")
 	}
-	checkLen(&fe, "smsFallbackText", d.SMSFallbackText, 0, MaxFallbackTextLen)
+	template.CheckField(&fe, "smsFallbackText", d.SMSFallbackText, 0, MaxFallbackTextLen)
 	if err := fe.Err(); err != nil {
 		return SendResult{}, err
 	}
@@ -505,9 +504,9 @@ func checkRecipient(i int, r Recipient, maxExternal int) error {
 	var fe messaging.FieldErrors
 	p := "recipients[" + strconv.Itoa(i) + "]"
 	if maxExternal > 0 {
-		checkLen(&fe, p+".externalUserId", r.ExternalUserID, 0, maxExternal)
+		template.CheckField(&fe, p+".externalUserId", r.ExternalUserID, 0, maxExternal)
 	} else {
-		checkChars(&fe, p+".externalUserId", r.ExternalUserID)
+		template.CheckFieldChars(&fe, p+".externalUserId", r.ExternalUserID)
 	}
 	checkPlaceholders(&fe, p+".placeholders", r.Placeholders)
 	return fe.Err()
@@ -711,35 +710,4 @@ func (s *Service) ListMessages(ctx context.Context, companyID messaging.ID, f me
 		return nil, 0, fmt.Errorf("list messages: %w", err)
 	}
 	return ms, total, nil
-}
-
-// checkLen adds a field error when s is not between lo and hi code points
-// (lo 1 means required) or holds characters template.CheckChars refuses.
-func checkLen(fe *messaging.FieldErrors, field, s string, lo, hi int) {
-	n := utf8.RuneCountInString(s)
-	switch {
-	case lo > 0 && strings.TrimSpace(s) == "":
-		fe.Add(field, "%s is required", fieldName(field))
-	case template.CheckChars(s) != nil:
-		checkChars(fe, field, s)
-	case n < lo:
-		fe.Add(field, "%s must be at least %d characters", fieldName(field), lo)
-	case n > hi:
-		fe.Add(field, "%s must be at most %d characters", fieldName(field), hi)
-	}
-}
-
-// checkChars adds the problem template.CheckChars finds in s to field.
-func checkChars(fe *messaging.FieldErrors, field, s string) {
-	if err := template.CheckChars(s); err != nil {
-		fe.Add(field, "%s %v", fieldName(field), err)
-	}
-}
-
-// fieldName is the last element of a JSON path, for messages.
-func fieldName(path string) string {
-	if i := strings.LastIndexByte(path, '.'); i >= 0 {
-		return path[i+1:]
-	}
-	return path
 }

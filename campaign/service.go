@@ -2,17 +2,20 @@ package campaign
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/internal/ttlcache"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/template"
 )
+
+// DefaultCacheTTL is how long a Service reuses a transactional campaign
+// and its compiled template.
+const DefaultCacheTTL = time.Second
 
 // Config configures a Service. Store is required; every other field has a
 // documented zero-value default.
@@ -26,18 +29,16 @@ type Config struct {
 	// IDs makes message, campaign and template ids. Default: a UUIDv7
 	// generator on Now.
 	IDs *messaging.IDGenerator
-	// Rand is the randomness of API keys. Default crypto/rand.
-	Rand io.Reader
 	// Media probes the media URLs of chat templates (HTTP HEAD). Nil: media
 	// URLs are checked for their form only.
 	Media template.MediaProber
 	// Logger receives what the use cases log. Default: discard.
 	Logger *slog.Logger
-	// CacheTTL is how long an authenticated API key, and a transactional
-	// campaign with its compiled template, are reused without reading the
-	// store again. What this Service changes it forgets at once; changes
-	// made by another process sharing the database show within the TTL.
-	// Zero means DefaultCacheTTL (1 s); negative turns the caches off.
+	// CacheTTL is how long a transactional campaign with its compiled
+	// template is reused without reading the store again. What this
+	// Service changes it forgets at once; changes made by another process
+	// sharing the database show within the TTL. Zero means DefaultCacheTTL
+	// (1 s); negative turns the cache off.
 	CacheTTL time.Duration
 	// OnQueued, when set, is called after messages became due for sending:
 	// a message added to a transactional campaign, a direct send, a
@@ -46,14 +47,13 @@ type Config struct {
 	OnQueued func()
 }
 
-// Service runs Herald's sending use cases for every company of one
-// deployment.
+// Service runs Herald's template, campaign and sending use cases for
+// every company of one deployment.
 type Service struct {
 	store  Store
 	limits Limits
 	now    func() time.Time
 	ids    *messaging.IDGenerator
-	rand   io.Reader
 	media  template.MediaProber
 	log    *slog.Logger
 	queued func()
@@ -71,11 +71,9 @@ type Service struct {
 	// admissions groups concurrent AddMessage writes.
 	admissions admitQueue
 
-	// keys caches companies by the SHA-256 of an API key that
-	// authenticated; targets caches transactional campaigns with their
-	// compiled templates.
-	keys    ttlCache[[32]byte, messaging.Company]
-	targets ttlCache[targetKey, target]
+	// targets caches transactional campaigns with their compiled
+	// templates.
+	targets ttlcache.Cache[targetKey, target]
 }
 
 // New returns a Service for cfg; Config.Store is required.
@@ -84,7 +82,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, errors.New("campaign: Config.Store is required")
 	}
 	s := &Service{
-		store: cfg.Store, limits: cfg.Limits.WithDefaults(), now: cfg.Now, ids: cfg.IDs, rand: cfg.Rand, media: cfg.Media, log: cfg.Logger,
+		store: cfg.Store, limits: cfg.Limits.WithDefaults(), now: cfg.Now, ids: cfg.IDs, media: cfg.Media, log: cfg.Logger,
 		queued:    cfg.OnQueued,
 		preparing: make(map[messaging.ID]struct{}),
 	}
@@ -94,9 +92,6 @@ func New(cfg Config) (*Service, error) {
 	if s.ids == nil {
 		s.ids = messaging.NewIDGenerator(s.now)
 	}
-	if s.rand == nil {
-		s.rand = rand.Reader
-	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -104,7 +99,7 @@ func New(cfg Config) (*Service, error) {
 	if ttl == 0 {
 		ttl = DefaultCacheTTL
 	}
-	s.keys.ttl, s.targets.ttl = ttl, ttl
+	s.targets.TTL = ttl
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	return s, nil
 }

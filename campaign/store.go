@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -13,50 +14,9 @@ import (
 // caller can act on them (NotFound, Invalid on a field, Conflict,
 // RateLimited); anything else is wrapped and treated as Internal.
 type Store interface {
-	AccountStore
+	accounts.Lookup
 	TemplateStore
 	CampaignStore
-}
-
-// AccountStore holds companies, their API key hashes, SMS senders and chat
-// services.
-type AccountStore interface {
-	// CreateCompany inserts c (ID and CreatedAt set by the caller).
-	CreateCompany(ctx context.Context, c *messaging.Company) error
-	// GetCompany returns the company or NotFound.
-	GetCompany(ctx context.Context, id messaging.ID) (messaging.Company, error)
-	// SetCompanyActive switches a company on or off; NotFound when unknown.
-	SetCompanyActive(ctx context.Context, id messaging.ID, active bool) error
-	// SetAPIKey stores the company's API key as its selector (the public
-	// part a key is looked up by) and the hash of the whole key, replacing
-	// (and so revoking) any previous one. NotFound when the company is
-	// unknown; Conflict when another company's current key has the same
-	// selector (nothing is changed then).
-	SetAPIKey(ctx context.Context, companyID messaging.ID, selector string, hash []byte) error
-	// CompanyByAPIKeySelector finds the company whose current key has this
-	// selector and returns it with that key's stored hash; NotFound when
-	// none.
-	CompanyByAPIKeySelector(ctx context.Context, selector string) (messaging.Company, []byte, error)
-
-	// CreateSMSSender inserts s and sets its ID.
-	CreateSMSSender(ctx context.Context, s *messaging.SMSSender) error
-	// ApproveSMSSender approves a sender; NotFound when unknown.
-	ApproveSMSSender(ctx context.Context, id int64) error
-	// GetSMSSender returns the company's sender or NotFound.
-	GetSMSSender(ctx context.Context, companyID messaging.ID, id int64) (messaging.SMSSender, error)
-	// SMSSenderByID returns the sender of any company, or NotFound: the
-	// operator's view.
-	SMSSenderByID(ctx context.Context, id int64) (messaging.SMSSender, error)
-	// ListSMSSenders lists the company's senders by id, only approved ones
-	// when approvedOnly.
-	ListSMSSenders(ctx context.Context, companyID messaging.ID, approvedOnly bool) ([]messaging.SMSSender, error)
-
-	// CreateChatService inserts s and sets its ID.
-	CreateChatService(ctx context.Context, s *messaging.ChatService) error
-	// GetChatService returns the company's chat service or NotFound.
-	GetChatService(ctx context.Context, companyID messaging.ID, id int64) (messaging.ChatService, error)
-	// ListChatServices lists the company's chat services by id.
-	ListChatServices(ctx context.Context, companyID messaging.ID) ([]messaging.ChatService, error)
 }
 
 // TemplateStore holds templates. Names are unique per company across SMS
@@ -72,6 +32,13 @@ type TemplateStore interface {
 	DeleteTemplate(ctx context.Context, companyID, id messaging.ID) error
 }
 
+// Reader reads one campaign: the part of the campaign store that the
+// dispatcher (for routes) and the survey reports read too.
+type Reader interface {
+	// GetCampaign returns the company's campaign or NotFound.
+	GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error)
+}
+
 // CampaignStore holds campaigns and their messages, and keeps the
 // company's pending count: the number of messages admitted but not yet
 // handed to a provider (Pending or Sending), plus capacity reserved by
@@ -83,7 +50,7 @@ type CampaignStore interface {
 	// with Capacity (all but RetryAfterSeconds) is returned. c.Counts and
 	// c.FallbackCounts are ignored (a new campaign has no messages).
 	CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPending int) error
-	GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error)
+	Reader
 	// ListCampaigns returns one page of the company's visible campaigns,
 	// newest first, and the total count.
 	ListCampaigns(ctx context.Context, companyID messaging.ID, f messaging.CampaignFilter) ([]messaging.Campaign, int, error)

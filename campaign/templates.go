@@ -44,7 +44,7 @@ func (s *Service) UpdateTemplate(ctx context.Context, companyID, id messaging.ID
 	if err := s.store.UpdateTemplate(ctx, &t); err != nil {
 		return messaging.Template{}, fmt.Errorf("update template: %w", err)
 	}
-	s.targets.clear() // messages added from now on use the new text
+	s.targets.Clear() // messages added from now on use the new text
 	return t, nil
 }
 
@@ -77,7 +77,7 @@ func (s *Service) DeleteTemplate(ctx context.Context, companyID, id messaging.ID
 	if err := s.store.DeleteTemplate(ctx, companyID, id); err != nil {
 		return fmt.Errorf("delete template: %w", err)
 	}
-	s.targets.clear()
+	s.targets.Clear()
 	return nil
 }
 

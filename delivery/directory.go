@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/heraldhq/herald/accounts"
+	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -33,12 +35,12 @@ type Directory interface {
 	Route(ctx context.Context, companyID, campaignID messaging.ID) (Route, error)
 }
 
-// CampaignReader is the part of the campaign store a StoreDirectory reads:
-// the campaign.Store adapters (memstore, sqlstore) implement it.
+// CampaignReader is what a StoreDirectory reads: a campaign, and the
+// sender and chat service it names. The stores that implement
+// campaign.Store and accounts.Store (memstore, sqlstore) implement it.
 type CampaignReader interface {
-	GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error)
-	GetSMSSender(ctx context.Context, companyID messaging.ID, id int64) (messaging.SMSSender, error)
-	GetChatService(ctx context.Context, companyID messaging.ID, id int64) (messaging.ChatService, error)
+	campaign.Reader
+	accounts.Lookup
 }
 
 // StoreDirectory is the Directory that reads routes from the campaign

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/heraldhq/herald/internal/groupcommit"
+	"github.com/heraldhq/herald/internal/ttlcache"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -26,9 +28,9 @@ type Dispatcher struct {
 	// to the writer its part id (or, without one, its message) picks, and
 	// so does the receipt of that part: the two meet in one writer, and
 	// writers side by side touch different messages.
-	results []*committer[result, resultOut]
-	depths  []atomic.Int64 // queue length of each writer
-	routes  routeCache
+	results []*groupcommit.Committer[result, resultOut]
+	depths  []atomic.Int64                      // queue length of each writer
+	routes  ttlcache.Cache[messaging.ID, Route] // campaigns' routes, kept RouteTTL
 	parts   recording
 
 	running atomic.Bool
@@ -70,12 +72,12 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{cfg: cfg, store: cfg.Store, log: cfg.Logger, obs: cfg.Observer}
-	d.routes.ttl = cfg.RouteTTL
+	d.routes.TTL = cfg.RouteTTL
 	d.writeCtx, d.cancelWrite = context.WithCancel(context.Background())
 	d.depths = make([]atomic.Int64, cfg.Writers)
 	for i := range cfg.Writers {
-		d.results = append(d.results, &committer[result, resultOut]{max: cfg.WriteBatch, min: max(1, cfg.WriteBatch/8),
-			linger: cfg.WriteDelay, write: d.writeResults, depth: func(n int) { d.queueDepth(i, n) }})
+		d.results = append(d.results, &groupcommit.Committer[result, resultOut]{Max: cfg.WriteBatch, Min: max(1, cfg.WriteBatch/8),
+			Linger: cfg.WriteDelay, Write: d.writeResults, Depth: func(n int) { d.queueDepth(i, n) }})
 	}
 	if cfg.SMS != nil {
 		d.lanes = append(d.lanes, newLane(d, messaging.ChannelSMS, cfg.SMSConcurrency, cfg.SMS, d.sendSMS))
@@ -310,7 +312,7 @@ func (d *Dispatcher) queueDepth(i, n int) {
 
 // writer returns the results writer of a part id or message id (its
 // bytes), by FNV-1a hash.
-func (d *Dispatcher) writer(key string) *committer[result, resultOut] {
+func (d *Dispatcher) writer(key string) *groupcommit.Committer[result, resultOut] {
 	if len(d.results) == 1 {
 		return d.results[0]
 	}
@@ -323,7 +325,7 @@ func (d *Dispatcher) writer(key string) *committer[result, resultOut] {
 
 // writerOf returns the results writer of a send result: that of its first
 // part, whose receipt then meets it, else that of its message.
-func (d *Dispatcher) writerOf(u *StatusUpdate) *committer[result, resultOut] {
+func (d *Dispatcher) writerOf(u *StatusUpdate) *groupcommit.Committer[result, resultOut] {
 	if len(u.PartIDs) > 0 {
 		return d.writer(u.PartIDs[0])
 	}
@@ -433,44 +435,10 @@ func (d *Dispatcher) HandleReceipt(ctx context.Context, r Receipt) error {
 	if err := d.parts.wait(ctx, r.ProviderID); err != nil {
 		return fmt.Errorf("store receipt %s: %w", r.ProviderID, err)
 	}
-	if _, err := d.writer(r.ProviderID).do(ctx, result{receipt: &r}, nil); err != nil {
+	if _, err := d.writer(r.ProviderID).Do(ctx, result{receipt: &r}, nil); err != nil {
 		return fmt.Errorf("store receipt %s: %w", r.ProviderID, err)
 	}
 	return nil
-}
-
-// routeCache keeps campaigns' routes for a while.
-type routeCache struct {
-	ttl time.Duration
-	mu  sync.Mutex
-	m   map[messaging.ID]routeEntry
-}
-
-type routeEntry struct {
-	r       Route
-	expires time.Time
-}
-
-// maxCachedRoutes bounds the cache; past it, it starts again empty.
-const maxCachedRoutes = 10_000
-
-func (c *routeCache) get(id messaging.ID, now time.Time) (Route, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[id]
-	if !ok || now.After(e.expires) {
-		return Route{}, false
-	}
-	return e.r, true
-}
-
-func (c *routeCache) put(id messaging.ID, r Route, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedRoutes {
-		c.m = map[messaging.ID]routeEntry{}
-	}
-	c.m[id] = routeEntry{r, now.Add(c.ttl)}
 }
 
 // recording tracks the SMS parts whose Sent is about to be queued for the

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/heraldhq/herald/internal/groupcommit"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -101,13 +102,13 @@ type ChatEvents struct {
 	obs   Observer // nil: none
 	// updates group the status updates of concurrent callbacks into one
 	// ApplyUpdates each (group commit).
-	updates *committer[eventUpdate, eventResult]
+	updates *groupcommit.Committer[eventUpdate, eventResult]
 	// group is the StatusUpdate slice of the group being written, reused:
 	// the committer writes one group at a time.
 	group []StatusUpdate
 	// replies group the survey answers of concurrent callbacks into one
 	// RecordResults each.
-	replies *committer[replyItem, replyResult]
+	replies *groupcommit.Committer[replyItem, replyResult]
 }
 
 // replyItem is the survey answer of one callback and the context of its
@@ -158,8 +159,8 @@ func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	e.updates = &committer[eventUpdate, eventResult]{max: eventBatch, min: 1, write: e.writeUpdates}
-	e.replies = &committer[replyItem, replyResult]{max: eventBatch, min: 1, write: e.writeReplies}
+	e.updates = &groupcommit.Committer[eventUpdate, eventResult]{Max: eventBatch, Min: 1, Write: e.writeUpdates}
+	e.replies = &groupcommit.Committer[replyItem, replyResult]{Max: eventBatch, Min: 1, Write: e.writeReplies}
 	return e
 }
 
@@ -336,7 +337,7 @@ func (e *ChatEvents) HandleEvent(ctx context.Context, ev ChatEvent) (ChatEventOu
 		e.log.Warn("chat callback with an unknown status", "message", ev.MessageID, "status", ev.Status)
 		return ChatEventIgnored, nil
 	}
-	r, err := e.updates.do(ctx, eventUpdate{ctx: ctx, u: u}, nil)
+	r, err := e.updates.Do(ctx, eventUpdate{ctx: ctx, u: u}, nil)
 	if err == nil {
 		err = r.err
 	}
@@ -445,7 +446,7 @@ func (e *ChatEvents) reply(ctx context.Context, m messaging.Message, ev ChatEven
 		Phone: m.Phone, ExternalUserID: m.ExternalUserID, OptionIndex: ev.OptionIndex, OptionText: cfg.Options[ev.OptionIndex].OptionText,
 		TrackingData: m.ID.String(), RespondedAt: at,
 	}
-	res, err := e.replies.do(ctx, replyItem{ctx: ctx, r: &r}, nil)
+	res, err := e.replies.Do(ctx, replyItem{ctx: ctx, r: &r}, nil)
 	if err == nil {
 		err = res.err
 	}

@@ -2,9 +2,7 @@ package delivery
 
 // QueuedEvents returns how many callback status updates wait for a write.
 func QueuedEvents(e *ChatEvents) int {
-	e.updates.mu.Lock()
-	defer e.updates.mu.Unlock()
-	return len(e.updates.queue)
+	return e.updates.Queued()
 }
 
 // Writers returns how many results writers d has.
@@ -18,7 +16,5 @@ func SameWriter(d *Dispatcher, u *StatusUpdate, pid string) bool {
 
 // QueuedReplies returns how many survey answers wait for a write.
 func QueuedReplies(e *ChatEvents) int {
-	e.replies.mu.Lock()
-	defer e.replies.mu.Unlock()
-	return len(e.replies.queue)
+	return e.replies.Queued()
 }

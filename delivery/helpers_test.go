@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
@@ -18,6 +19,7 @@ import (
 
 // store is what the tests need of a store.
 type store interface {
+	accounts.Store
 	campaign.Store
 	delivery.Store
 }

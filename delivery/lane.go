@@ -237,7 +237,7 @@ func (l *lane) prepare(ctx context.Context, claimed []messaging.Message) []job {
 		if _, bad := failed[m.CampaignID]; bad {
 			continue
 		}
-		if _, ok := d.routes.get(m.CampaignID, d.cfg.Now()); ok {
+		if _, ok := d.routes.Get(m.CampaignID, d.cfg.Now()); ok {
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
@@ -247,7 +247,7 @@ func (l *lane) prepare(ctx context.Context, claimed []messaging.Message) []job {
 			failed[m.CampaignID] = err
 			continue
 		}
-		d.routes.put(m.CampaignID, r, d.cfg.Now())
+		d.routes.Put(m.CampaignID, r, d.cfg.Now())
 	}
 	var seqs []int64
 	if l.ch == messaging.ChannelChat {
@@ -279,7 +279,7 @@ func (l *lane) prepare(ctx context.Context, claimed []messaging.Message) []job {
 			}
 			continue
 		}
-		r, _ := d.routes.get(m.CampaignID, d.cfg.Now())
+		r, _ := d.routes.Get(m.CampaignID, d.cfg.Now())
 		j := job{m: m, route: r}
 		if seqs != nil {
 			j.seq = seqs[i]
@@ -309,7 +309,7 @@ func (l *lane) record(m messaging.Message, u *StatusUpdate, queued func()) {
 		}
 		return
 	}
-	if _, err := l.d.writerOf(u).do(context.Background(), result{update: u, ch: l.ch}, queued); err != nil {
+	if _, err := l.d.writerOf(u).Do(context.Background(), result{update: u, ch: l.ch}, queued); err != nil {
 		l.d.log.Error("a send result was not recorded: the message stays Sending until its lease ends",
 			"message", m.ID, "status", u.Status, "err", err)
 	}

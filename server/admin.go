@@ -31,7 +31,7 @@ func (s *server) adminCreateCompany(w http.ResponseWriter, r *http.Request) erro
 	if err := s.decodeBody(w, r, &in); err != nil {
 		return err
 	}
-	c, err := s.campaigns.CreateCompany(r.Context(), in.Name)
+	c, err := s.accounts.CreateCompany(r.Context(), in.Name)
 	if err != nil {
 		return err
 	}
@@ -47,10 +47,10 @@ func (s *server) adminActivate(active bool) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := s.campaigns.SetCompanyActive(r.Context(), id, active); err != nil {
+		if err := s.accounts.SetCompanyActive(r.Context(), id, active); err != nil {
 			return err
 		}
-		c, err := s.campaigns.GetCompany(r.Context(), id)
+		c, err := s.accounts.GetCompany(r.Context(), id)
 		if err != nil {
 			return err
 		}
@@ -66,7 +66,7 @@ func (s *server) adminAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	key, err := s.campaigns.GenerateAPIKey(r.Context(), id)
+	key, err := s.accounts.GenerateAPIKey(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (s *server) adminRegisterSender(w http.ResponseWriter, r *http.Request) err
 	if err := s.decodeBody(w, r, &in); err != nil {
 		return err
 	}
-	sd, err := s.campaigns.RegisterSMSSender(r.Context(), id, in.SenderID)
+	sd, err := s.accounts.RegisterSMSSender(r.Context(), id, in.SenderID)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (s *server) adminApproveSender(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	sd, err := s.campaigns.ApproveSender(r.Context(), id)
+	sd, err := s.accounts.ApproveSender(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (s *server) adminApproveCompanySender(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	sd, err := s.campaigns.ApproveCompanySender(r.Context(), company, id)
+	sd, err := s.accounts.ApproveCompanySender(r.Context(), company, id)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (s *server) adminAddChatService(w http.ResponseWriter, r *http.Request) err
 	if err := s.decodeBody(w, r, &in); err != nil {
 		return err
 	}
-	cs, err := s.campaigns.AddChatService(r.Context(), id, in.BrandName, in.ProviderServiceID)
+	cs, err := s.accounts.AddChatService(r.Context(), id, in.BrandName, in.ProviderServiceID)
 	if err != nil {
 		return err
 	}

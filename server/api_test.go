@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/server"
@@ -65,7 +66,7 @@ func TestReadinessChecks(t *testing.T) {
 				{Name: "smsc", Check: func(context.Context) error { return c.state.smsc }, Optional: true},
 				{Name: "chat", Check: func(context.Context) error { return c.state.chat }, Optional: true},
 			}
-			h := must(server.New(server.Config{Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})),
+			h := must(server.New(server.Config{Accounts: must(accounts.New(accounts.Config{Store: st})), Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})),
 				Logger: loggerTo(logs), Checks: checks}))
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
@@ -91,7 +92,7 @@ func TestReadinessChecks(t *testing.T) {
 	})
 	t.Run("the deprecated Ready is a required check named ready", func(t *testing.T) {
 		st := memstore.New()
-		h := must(server.New(server.Config{Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})),
+		h := must(server.New(server.Config{Accounts: must(accounts.New(accounts.Config{Store: st})), Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})),
 			Checks: []server.Check{{Name: "database", Check: func(context.Context) error { return nil }}},
 			Ready:  func(context.Context) error { return errors.New("down") }, //nolint:staticcheck // still honoured
 		}))
@@ -108,7 +109,7 @@ func TestReadinessChecks(t *testing.T) {
 			{{Name: "database"}},
 			{{Name: "database", Check: ok}, {Name: "database", Check: ok, Optional: true}},
 		} {
-			_, err := server.New(server.Config{Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})), Checks: checks})
+			_, err := server.New(server.Config{Accounts: must(accounts.New(accounts.Config{Store: st})), Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})), Checks: checks})
 			require.ErrorContains(t, err, "needs a unique name and a function")
 		}
 	})
@@ -116,12 +117,12 @@ func TestReadinessChecks(t *testing.T) {
 
 func TestAuthentication(t *testing.T) {
 	e := newEnv(t)
-	inactive, err := e.svc.CreateCompany(context.Background(), "Sleepy")
+	inactive, err := e.acc.CreateCompany(context.Background(), "Sleepy")
 	require.NoError(t, err)
-	inactiveKey, err := e.svc.GenerateAPIKey(context.Background(), inactive.ID)
+	inactiveKey, err := e.acc.GenerateAPIKey(context.Background(), inactive.ID)
 	require.NoError(t, err)
 	revoked := e.newCompany(t, "Rotated")
-	_, err = e.svc.GenerateAPIKey(context.Background(), revoked.id)
+	_, err = e.acc.GenerateAPIKey(context.Background(), revoked.id)
 	require.NoError(t, err)
 
 	cases := []struct {
@@ -231,7 +232,7 @@ func (failingStore) ListTemplates(context.Context, messaging.ID, messaging.PageR
 }
 
 func TestInternalErrorsAreLoggedNotShown(t *testing.T) {
-	e := newEnv(t, func(c *envConfig) { c.wrap = func(s *memstore.Store) campaign.Store { return failingStore{s} } })
+	e := newEnv(t, func(c *envConfig) { c.wrap = func(s *memstore.Store) appStore { return failingStore{s} } })
 	r := e.do("GET", "/api/v1/templates", nil, withHeader("X-Request-Id", "trace-123"))
 	require.Equal(t, http.StatusInternalServerError, r.Code)
 	require.JSONEq(t, `{"error":"Internal Server Error","message":"An unexpected error occurred"}`, string(r.Body))
@@ -253,7 +254,7 @@ func TestInternalErrorsAreLoggedNotShown(t *testing.T) {
 func TestPanicsAnswer500(t *testing.T) {
 	logs := &syncBuffer{}
 	st := memstore.New()
-	h := must(server.New(server.Config{Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})),
+	h := must(server.New(server.Config{Accounts: must(accounts.New(accounts.Config{Store: st})), Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})),
 		Logger: loggerTo(logs), Extra: map[string]http.Handler{"/boom": http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("kaboom") })}}))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/boom", nil))
@@ -303,7 +304,7 @@ func TestExtraHandlers(t *testing.T) {
 	mk := func(name string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hit = name; w.WriteHeader(http.StatusTeapot) })
 	}
-	h := must(server.New(server.Config{Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})),
+	h := must(server.New(server.Config{Accounts: must(accounts.New(accounts.Config{Store: st})), Campaigns: must(campaign.New(campaign.Config{Store: st})), Surveys: must(survey.New(survey.Config{Store: st})),
 		Extra: map[string]http.Handler{"/metrics": mk("metrics"), "/callbacks/": mk("callbacks")}}))
 	for path, want := range map[string]string{"/metrics": "metrics", "/callbacks/chat": "callbacks"} {
 		hit = ""
@@ -338,7 +339,7 @@ func TestNewFromHerald(t *testing.T) {
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
 	var out struct{ ID messaging.ID }
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
-	co, err := h.Campaigns().GetCompany(t.Context(), out.ID)
+	co, err := h.Accounts().GetCompany(t.Context(), out.ID)
 	require.NoError(t, err, "the company is Herald's")
 	require.Equal(t, "Acme", co.Name)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/server"
@@ -27,13 +28,20 @@ import (
 
 const adminToken = "test-admin-token"
 
+// appStore is what the services of an env see: the account and campaign
+// ports.
+type appStore interface {
+	accounts.Store
+	campaign.Store
+}
+
 // envConfig tunes an env.
 type envConfig struct {
 	limits   campaign.Limits
 	now      func() time.Time
 	ready    func(context.Context) error
-	wrap     func(*memstore.Store) campaign.Store // what the service sees; default the memstore
-	media    template.MediaProber                 // probes media URLs of chat templates; default none
+	wrap     func(*memstore.Store) appStore // what the services see; default the memstore
+	media    template.MediaProber           // probes media URLs of chat templates; default none
 	maxBody  int64
 	noVerify bool      // skip the OpenAPI contract checks
 	quiet    bool      // discard the logs
@@ -55,6 +63,7 @@ type env struct {
 	t      testing.TB
 	store  *memstore.Store
 	svc    *campaign.Service
+	acc    *accounts.Service
 	rec    *recordingStore
 	h      http.Handler
 	logs   *syncBuffer
@@ -87,13 +96,14 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 		o(&cfg)
 	}
 	st := memstore.New()
-	var store campaign.Store = st
+	var store appStore = st
 	if cfg.wrap != nil {
 		store = cfg.wrap(st)
 	}
-	rec := &recordingStore{Store: store, campaigns: map[messaging.ID]int{}, messages: map[messaging.ID]int{}}
+	rec := &recordingStore{appStore: store, campaigns: map[messaging.ID]int{}, messages: map[messaging.ID]int{}}
 	svc := must(campaign.New(campaign.Config{Store: rec, Limits: cfg.limits, Now: cfg.now, Media: cfg.media}))
-	e := &env{t: t, store: st, svc: svc, rec: rec, logs: &syncBuffer{}}
+	acc := must(accounts.New(accounts.Config{Store: rec, Now: cfg.now}))
+	e := &env{t: t, store: st, svc: svc, acc: acc, rec: rec, logs: &syncBuffer{}}
 	logger := loggerTo(e.logs)
 	if cfg.logTo != nil {
 		logger = loggerTo(cfg.logTo)
@@ -106,7 +116,7 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 		checks = []server.Check{{Name: "ready", Check: cfg.ready}}
 	}
 	scfg := server.Config{
-		Campaigns: svc, Surveys: must(survey.New(survey.Config{Store: st})), AdminToken: adminToken,
+		Accounts: acc, Campaigns: svc, Surveys: must(survey.New(survey.Config{Store: st})), AdminToken: adminToken,
 		Logger: logger, Checks: checks, MaxBodyBytes: cfg.maxBody,
 	}
 	if cfg.tune != nil {
@@ -125,15 +135,15 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 func (e *env) newCompany(t testing.TB, name string) company {
 	t.Helper()
 	ctx := context.Background()
-	c, err := e.svc.CreateCompany(ctx, name)
+	c, err := e.acc.CreateCompany(ctx, name)
 	require.NoError(t, err)
-	require.NoError(t, e.svc.SetCompanyActive(ctx, c.ID, true))
-	key, err := e.svc.GenerateAPIKey(ctx, c.ID)
+	require.NoError(t, e.acc.SetCompanyActive(ctx, c.ID, true))
+	key, err := e.acc.GenerateAPIKey(ctx, c.ID)
 	require.NoError(t, err)
-	sd, err := e.svc.RegisterSMSSender(ctx, c.ID, "ACME")
+	sd, err := e.acc.RegisterSMSSender(ctx, c.ID, "ACME")
 	require.NoError(t, err)
-	require.NoError(t, e.svc.ApproveSMSSender(ctx, sd.ID))
-	cs, err := e.svc.AddChatService(ctx, c.ID, name+" Brand", "svc-"+name)
+	require.NoError(t, e.acc.ApproveSMSSender(ctx, sd.ID))
+	cs, err := e.acc.AddChatService(ctx, c.ID, name+" Brand", "svc-"+name)
 	require.NoError(t, err)
 	return company{id: c.ID, key: key, sender: sd.ID, chat: cs.ID}
 }
@@ -322,14 +332,14 @@ func (e *env) campaignCount(id messaging.ID) int {
 // counts, per company, the campaigns and messages it wrote, hidden
 // (direct-send) campaigns included, which ListCampaigns leaves out.
 type recordingStore struct {
-	campaign.Store
+	appStore
 	mu        sync.Mutex
 	campaigns map[messaging.ID]int
 	messages  map[messaging.ID]int
 }
 
 func (s *recordingStore) CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPending int) error {
-	err := s.Store.CreateCampaign(ctx, c, maxPending)
+	err := s.appStore.CreateCampaign(ctx, c, maxPending)
 	if err == nil {
 		s.mu.Lock()
 		s.campaigns[c.CompanyID]++
@@ -339,7 +349,7 @@ func (s *recordingStore) CreateCampaign(ctx context.Context, c *messaging.Campai
 }
 
 func (s *recordingStore) InsertMessages(ctx context.Context, msgs []*messaging.Message) error {
-	err := s.Store.InsertMessages(ctx, msgs)
+	err := s.appStore.InsertMessages(ctx, msgs)
 	if err == nil {
 		s.mu.Lock()
 		for _, m := range msgs {
@@ -351,7 +361,7 @@ func (s *recordingStore) InsertMessages(ctx context.Context, msgs []*messaging.M
 }
 
 func (s *recordingStore) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs []*messaging.Message, maxPending int) error {
-	err := s.Store.AdmitMessages(ctx, companyID, msgs, maxPending)
+	err := s.appStore.AdmitMessages(ctx, companyID, msgs, maxPending)
 	if err == nil {
 		s.mu.Lock()
 		s.messages[companyID] += len(msgs)

@@ -6,26 +6,20 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/store/memstore"
-	"github.com/heraldhq/herald/survey"
 )
 
 // A handler on the in-memory store: an operator sets a company up through
 // the admin API, and the company creates an SMS template with its key.
 func ExampleNew() {
-	store := memstore.New()
-	campaigns, err := campaign.New(campaign.Config{Store: store})
+	hd, err := herald.New(herald.Config{Store: memstore.New()})
 	if err != nil {
 		panic(err)
 	}
-	defer campaigns.Close()
-	surveys, err := survey.New(survey.Config{Store: store})
-	if err != nil {
-		panic(err)
-	}
-	h, err := server.New(server.Config{Campaigns: campaigns, Surveys: surveys, AdminToken: "operator-secret"})
+	defer hd.Close(context.Background())
+	h, err := server.New(server.Config{Herald: hd, AdminToken: "operator-secret"})
 	if err != nil {
 		panic(err)
 	}
@@ -43,11 +37,11 @@ func ExampleNew() {
 		return w.Code, w.Body.String()
 	}
 
-	// The operator side; the same calls exist on campaign.Service.
-	c, _ := campaigns.CreateCompany(context.Background(), "Acme")
+	// The operator side; the same calls exist on accounts.Service.
+	c, _ := hd.Accounts().CreateCompany(context.Background(), "Acme")
 	status, _ := call("POST", "/admin/v1/companies/"+c.ID.String()+"/activate", "", "")
 	fmt.Println("activate:", status)
-	key, _ := campaigns.GenerateAPIKey(context.Background(), c.ID)
+	key, _ := hd.Accounts().GenerateAPIKey(context.Background(), c.ID)
 
 	status, _ = call("POST", "/api/v1/templates/sms", key, `{"name":"Welcome","templateContent":"Hi {{name}}"}`)
 	fmt.Println("create template:", status)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/memstore"
 )
@@ -60,7 +59,7 @@ func (s *downStore) CreateCampaign(ctx context.Context, c *messaging.Campaign, m
 
 func withDownStore(ds **downStore) func(*envConfig) {
 	return func(c *envConfig) {
-		c.wrap = func(s *memstore.Store) campaign.Store {
+		c.wrap = func(s *memstore.Store) appStore {
 			*ds = &downStore{Store: s}
 			return *ds
 		}

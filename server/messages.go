@@ -149,7 +149,7 @@ type chatServiceJSON struct {
 
 // listChatServices answers GET /chat-services.
 func (s *server) listChatServices(w http.ResponseWriter, r *http.Request) error {
-	cs, err := s.campaigns.ListChatServices(r.Context(), companyOf(r))
+	cs, err := s.accounts.ListChatServices(r.Context(), companyOf(r))
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ type smsSenderJSON struct {
 
 // listSMSSenders answers GET /sms-senders: approved senders only.
 func (s *server) listSMSSenders(w http.ResponseWriter, r *http.Request) error {
-	ss, err := s.campaigns.ListSMSSenders(r.Context(), companyOf(r))
+	ss, err := s.accounts.ListSMSSenders(r.Context(), companyOf(r))
 	if err != nil {
 		return err
 	}

@@ -163,7 +163,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // records the company in the request's exchange.
 func (s *server) apiKeyAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := s.campaigns.Authenticate(r.Context(), r.Header.Get("X-API-Key"))
+		c, err := s.accounts.Authenticate(r.Context(), r.Header.Get("X-API-Key"))
 		if err != nil {
 			s.writeError(w, r, err)
 			return

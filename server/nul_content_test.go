@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/store/sqlstore"
@@ -37,17 +38,18 @@ func newSQLEnv(t *testing.T, rawURL string) *sqlEnv {
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 	svc := must(campaign.New(campaign.Config{Store: st}))
 	t.Cleanup(svc.Close)
-	srv := httptest.NewServer(must(server.New(server.Config{Campaigns: svc, Surveys: must(survey.New(survey.Config{Store: st})), AdminToken: adminToken})))
+	acc := must(accounts.New(accounts.Config{Store: st}))
+	srv := httptest.NewServer(must(server.New(server.Config{Accounts: acc, Campaigns: svc, Surveys: must(survey.New(survey.Config{Store: st})), AdminToken: adminToken})))
 	t.Cleanup(srv.Close)
-	c, err := svc.CreateCompany(ctx, "Acme")
+	c, err := acc.CreateCompany(ctx, "Acme")
 	require.NoError(t, err)
-	require.NoError(t, svc.SetCompanyActive(ctx, c.ID, true))
-	key, err := svc.GenerateAPIKey(ctx, c.ID)
+	require.NoError(t, acc.SetCompanyActive(ctx, c.ID, true))
+	key, err := acc.GenerateAPIKey(ctx, c.ID)
 	require.NoError(t, err)
-	sd, err := svc.RegisterSMSSender(ctx, c.ID, "ACME")
+	sd, err := acc.RegisterSMSSender(ctx, c.ID, "ACME")
 	require.NoError(t, err)
-	require.NoError(t, svc.ApproveSMSSender(ctx, sd.ID))
-	cs, err := svc.AddChatService(ctx, c.ID, "Acme", "svc-acme")
+	require.NoError(t, acc.ApproveSMSSender(ctx, sd.ID))
+	cs, err := acc.AddChatService(ctx, c.ID, "Acme", "svc-acme")
 	require.NoError(t, err)
 	return &sqlEnv{t: t, url: srv.URL, key: key, sender: sd.ID, chat: cs.ID}
 }

@@ -270,9 +270,9 @@ func TestSurveyResults(t *testing.T) {
 func TestLookups(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	_, err := e.svc.RegisterSMSSender(ctx, e.id, "PENDING") // not approved: not listed
+	_, err := e.acc.RegisterSMSSender(ctx, e.id, "PENDING") // not approved: not listed
 	require.NoError(t, err)
-	second, err := e.svc.AddChatService(ctx, e.id, "Second Brand", "svc-2")
+	second, err := e.acc.AddChatService(ctx, e.id, "Second Brand", "svc-2")
 	require.NoError(t, err)
 	e.newCompany(t, "Other") // others' senders and services are not listed
 
@@ -296,10 +296,10 @@ func TestLookups(t *testing.T) {
 func (e *env) newCompanyWithout(t testing.TB) string {
 	t.Helper()
 	ctx := context.Background()
-	c, err := e.svc.CreateCompany(ctx, "Bare")
+	c, err := e.acc.CreateCompany(ctx, "Bare")
 	require.NoError(t, err)
-	require.NoError(t, e.svc.SetCompanyActive(ctx, c.ID, true))
-	key, err := e.svc.GenerateAPIKey(ctx, c.ID)
+	require.NoError(t, e.acc.SetCompanyActive(ctx, c.ID, true))
+	key, err := e.acc.GenerateAPIKey(ctx, c.ID)
 	require.NoError(t, err)
 	return key
 }

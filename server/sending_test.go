@@ -15,7 +15,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/memstore"
 )
@@ -207,10 +206,10 @@ func (s *unapprovingStore) GetSMSSender(ctx context.Context, companyID messaging
 // made and no longer is: each is refused, and nothing is written.
 func TestTemplateSenderNoLongerApproved(t *testing.T) {
 	st := &unapprovingStore{revoked: map[int64]bool{}}
-	e := newEnv(t, func(c *envConfig) { c.wrap = func(s *memstore.Store) campaign.Store { st.Store = s; return st } })
-	backup, err := e.svc.RegisterSMSSender(t.Context(), e.id, "BACKUP")
+	e := newEnv(t, func(c *envConfig) { c.wrap = func(s *memstore.Store) appStore { st.Store = s; return st } })
+	backup, err := e.acc.RegisterSMSSender(t.Context(), e.id, "BACKUP")
 	require.NoError(t, err)
-	require.NoError(t, e.svc.ApproveSMSSender(t.Context(), backup.ID))
+	require.NoError(t, e.acc.ApproveSMSSender(t.Context(), backup.ID))
 	chat := e.chatTemplate("chat", "x", map[string]any{"smsFallbackEnabled": true,
 		"smsFallbackTemplateContent": strings.Repeat("f", 1600), "smsFallbackSenderId": backup.ID})
 	r := e.do("POST", "/api/v1/templates/sms", map[string]any{"name": "sms", "templateContent": "x", "smsSenderId": backup.ID})
@@ -338,7 +337,7 @@ func (s *heldStore) InsertMessages(ctx context.Context, msgs []*messaging.Messag
 func TestStartErrors(t *testing.T) {
 	held := &heldStore{release: make(chan struct{})}
 	e := newEnv(t, func(c *envConfig) {
-		c.wrap = func(s *memstore.Store) campaign.Store { held.Store = s; return held }
+		c.wrap = func(s *memstore.Store) appStore { held.Store = s; return held }
 		c.quiet = true // the failed preparation is logged
 	})
 	sms := e.smsTemplate("sms", "x")
@@ -419,7 +418,7 @@ func TestDirectSends(t *testing.T) {
 func TestDirectSendErrors(t *testing.T) {
 	e := newEnv(t)
 	other := e.newCompany(t, "Other")
-	unapproved, err := e.svc.RegisterSMSSender(t.Context(), e.id, "WAITING")
+	unapproved, err := e.acc.RegisterSMSSender(t.Context(), e.id, "WAITING")
 	require.NoError(t, err)
 	sms := func(kv ...any) map[string]any {
 		b := map[string]any{"messageContent": "hi", "smsSenderId": e.sender, "recipients": recipients(2)}

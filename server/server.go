@@ -19,6 +19,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/survey"
@@ -50,14 +51,18 @@ type Check struct {
 	Optional bool
 }
 
-// Config configures the HTTP handler. Campaigns and Surveys are required;
-// every other field has a documented zero-value default.
+// Config configures the HTTP handler. Accounts, Campaigns and Surveys are
+// required unless Herald is set; every other field has a documented
+// zero-value default.
 type Config struct {
-	// Herald, when set, is the Herald the API serves: Campaigns and
-	// Surveys default to its own.
+	// Herald, when set, is the Herald the API serves: Accounts,
+	// Campaigns and Surveys default to its own.
 	Herald *herald.Herald
-	// Campaigns runs templates, campaigns, sends and accounts. Required
-	// unless Herald is set.
+	// Accounts runs companies, API keys, senders and chat services, and
+	// authenticates requests. Required unless Herald is set.
+	Accounts *accounts.Service
+	// Campaigns runs templates, campaigns and sends. Required unless
+	// Herald is set.
 	Campaigns *campaign.Service
 	// Surveys reports survey results. Required unless Herald is set.
 	Surveys *survey.Service
@@ -106,6 +111,7 @@ type Config struct {
 
 // server is the handler New returns.
 type server struct {
+	accounts   *accounts.Service
 	campaigns  *campaign.Service
 	surveys    *survey.Service
 	adminToken string
@@ -121,11 +127,14 @@ type server struct {
 }
 
 // New returns the HTTP handler of Herald: the public API v1, the admin API,
-// the health endpoints and cfg.Extra. It fails when cfg.Campaigns or
-// cfg.Surveys is nil, or a check has no name, a name given twice or no
+// the health endpoints and cfg.Extra. It fails when cfg.Accounts,
+// cfg.Campaigns or cfg.Surveys is nil, or a check has no name, a name given twice or no
 // function.
 func New(cfg Config) (http.Handler, error) {
 	if h := cfg.Herald; h != nil {
+		if cfg.Accounts == nil {
+			cfg.Accounts = h.Accounts()
+		}
 		if cfg.Campaigns == nil {
 			cfg.Campaigns = h.Campaigns()
 		}
@@ -133,8 +142,8 @@ func New(cfg Config) (http.Handler, error) {
 			cfg.Surveys = h.Surveys()
 		}
 	}
-	if cfg.Campaigns == nil || cfg.Surveys == nil {
-		return nil, errors.New("server: Config.Campaigns and Config.Surveys are required")
+	if cfg.Accounts == nil || cfg.Campaigns == nil || cfg.Surveys == nil {
+		return nil, errors.New("server: Config.Accounts, Config.Campaigns and Config.Surveys are required")
 	}
 	checks := slices.Clone(cfg.Checks)
 	if cfg.Ready != nil {
@@ -147,7 +156,7 @@ func New(cfg Config) (http.Handler, error) {
 		}
 		names[c.Name] = true
 	}
-	s := &server{campaigns: cfg.Campaigns, surveys: cfg.Surveys, adminToken: cfg.AdminToken,
+	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, adminToken: cfg.AdminToken,
 		log: cfg.Logger, checks: checks}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -134,7 +134,7 @@ func TestTemplateErrors(t *testing.T) {
 	theirs := e.smsTemplate("theirs", "x", withKey(other.key))
 	mine := e.smsTemplate("mine", "x")
 	chat := e.chatTemplate("chat", "x", nil)
-	unapproved, err := e.svc.RegisterSMSSender(t.Context(), e.id, "WAITING")
+	unapproved, err := e.acc.RegisterSMSSender(t.Context(), e.id, "WAITING")
 	require.NoError(t, err)
 
 	chatBody := func(kv ...any) map[string]any {

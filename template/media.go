@@ -132,7 +132,7 @@ func checkMedia(ctx context.Context, p MediaProber, t *messaging.Template) (mess
 	var urls []string
 	for _, tg := range targets {
 		if msg := urlProblem(tg.url); msg != "" {
-			fe.Add(tg.field, "%s %s", fieldName(tg.field), msg)
+			fe.Add(tg.field, "%s %s", FieldName(tg.field), msg)
 			continue
 		}
 		if _, ok := index[tg.url]; !ok {
@@ -159,7 +159,7 @@ func checkMedia(ctx context.Context, p MediaProber, t *messaging.Template) (mess
 		if !ok {
 			continue // not HTTPS, reported above
 		}
-		r, name := results[i], fieldName(tg.field)
+		r, name := results[i], FieldName(tg.field)
 		switch {
 		case r.err != nil:
 			fe.Add(tg.field, "%s is not reachable", name)

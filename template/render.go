@@ -368,7 +368,7 @@ func (e *TooLongError) Error() string {
 	if e.Bytes {
 		unit = "bytes"
 	}
-	msg := fmt.Sprintf("the rendered %s would be longer than the %d %s allowed", fieldName(e.Field), e.Max, unit)
+	msg := fmt.Sprintf("the rendered %s would be longer than the %d %s allowed", FieldName(e.Field), e.Max, unit)
 	if e.Placeholder != "" {
 		msg += " (the value of " + e.Placeholder + " takes the most room)"
 	}

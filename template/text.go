@@ -2,6 +2,7 @@ package template
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/messaging"
@@ -36,9 +37,27 @@ func CheckChars(s string) error {
 	return nil
 }
 
-// checkChars adds the problem CheckChars finds in s to field.
-func checkChars(fe *messaging.FieldErrors, field, s string) {
+// CheckFieldChars adds the problem CheckChars finds in s, if any, to
+// field, named by its last element: "name must not contain ...".
+func CheckFieldChars(fe *messaging.FieldErrors, field, s string) {
 	if err := CheckChars(s); err != nil {
-		fe.Add(field, "%s %v", fieldName(field), err)
+		fe.Add(field, "%s %v", FieldName(field), err)
+	}
+}
+
+// CheckField adds a field error to fe when s is not between lo and hi
+// code points (lo 1 means required: blank counts as missing) or holds
+// characters CheckChars refuses.
+func CheckField(fe *messaging.FieldErrors, field, s string, lo, hi int) {
+	n := utf8.RuneCountInString(s)
+	switch {
+	case lo > 0 && strings.TrimSpace(s) == "":
+		fe.Add(field, "%s is required", FieldName(field))
+	case CheckChars(s) != nil:
+		CheckFieldChars(fe, field, s)
+	case n < lo:
+		fe.Add(field, "%s must be at least %d characters", FieldName(field), lo)
+	case n > hi:
+		fe.Add(field, "%s must be at most %d characters", FieldName(field), hi)
 	}
 }

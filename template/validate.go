@@ -152,7 +152,7 @@ func checkChat(fe *messaging.FieldErrors, t *messaging.Template) {
 	case messaging.TypeFile:
 		checkURL(fe, "fileUrl", c.FileURL, true, true)
 		checkText(fe, configPrefix+"fileName", c.FileName, true, MaxFileNameLen)
-		checkChars(fe, configPrefix+"fileType", c.FileType)
+		CheckFieldChars(fe, configPrefix+"fileType", c.FileType)
 		if strings.TrimSpace(c.FileType) == "" {
 			fe.Add(configPrefix+"fileType", "fileType is required")
 		} else if !ValidFileType(c.FileType) {
@@ -220,7 +220,7 @@ func checkConfigChars(fe *messaging.FieldErrors, c *messaging.ChatConfig) {
 		{"videoUrl", c.VideoURL}, {"thumbnailUrl", c.ThumbnailURL}, {"fileUrl", c.FileURL},
 		{"fileName", c.FileName}, {"fileType", c.FileType},
 	} {
-		checkChars(fe, configPrefix+f.name, f.s)
+		CheckFieldChars(fe, configPrefix+f.name, f.s)
 	}
 	for i, it := range c.Items {
 		p := configPrefix + "items[" + strconv.Itoa(i) + "]."
@@ -229,18 +229,19 @@ func checkConfigChars(fe *messaging.FieldErrors, c *messaging.ChatConfig) {
 			{"buttonUrl", it.ButtonURL}, {"secondaryButtonText", it.SecondaryButtonText},
 			{"secondaryButtonUrl", it.SecondaryButtonURL},
 		} {
-			checkChars(fe, p+f.name, f.s)
+			CheckFieldChars(fe, p+f.name, f.s)
 		}
 	}
 	for i, o := range c.Options {
 		p := configPrefix + "options[" + strconv.Itoa(i) + "]."
-		checkChars(fe, p+"optionText", o.OptionText)
-		checkChars(fe, p+"optionValue", o.OptionValue)
+		CheckFieldChars(fe, p+"optionText", o.OptionText)
+		CheckFieldChars(fe, p+"optionValue", o.OptionValue)
 	}
 }
 
-// fieldName is the last element of a JSON path, for messages.
-func fieldName(path string) string {
+// FieldName is the last element of a JSON path (field "recipients[0].name"
+// is named "name"), for error messages.
+func FieldName(path string) string {
 	if i := strings.LastIndexByte(path, '.'); i >= 0 {
 		return path[i+1:]
 	}
@@ -250,12 +251,12 @@ func fieldName(path string) string {
 // checkText checks a text field: required means not blank (white space
 // only counts as missing); max is in code points.
 func checkText(fe *messaging.FieldErrors, field, s string, required bool, max int) {
-	name := fieldName(field)
+	name := FieldName(field)
 	if required && strings.TrimSpace(s) == "" {
 		fe.Add(field, "%s is required", name)
 		return
 	}
-	checkChars(fe, field, s)
+	CheckFieldChars(fe, field, s)
 	if n := utf8.RuneCountInString(s); n > max {
 		fe.Add(field, "%s must be at most %d characters, got %d", name, max, n)
 	}
@@ -263,12 +264,12 @@ func checkText(fe *messaging.FieldErrors, field, s string, required bool, max in
 
 // checkRange checks a required text of min to max code points.
 func checkRange(fe *messaging.FieldErrors, field, s string, min, max int) {
-	name := fieldName(field)
+	name := FieldName(field)
 	if strings.TrimSpace(s) == "" {
 		fe.Add(field, "%s is required", name)
 		return
 	}
-	checkChars(fe, field, s)
+	CheckFieldChars(fe, field, s)
 	if n := utf8.RuneCountInString(s); n < min || n > max {
 		fe.Add(field, "%s must be %d to %d characters, got %d", name, min, max, n)
 	}
@@ -277,7 +278,7 @@ func checkRange(fe *messaging.FieldErrors, field, s string, min, max int) {
 // checkURL checks a URL field of the type-specific config (field is its
 // path below typeSpecificConfig).
 func checkURL(fe *messaging.FieldErrors, field, raw string, required, placeholders bool) {
-	name := fieldName(field)
+	name := FieldName(field)
 	if raw == "" {
 		if required {
 			fe.Add(configPrefix+field, "%s is required", name)

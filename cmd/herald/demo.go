@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore"
 	"github.com/heraldhq/herald/transport/chatsim"
@@ -74,7 +74,7 @@ func (s *demoSims) close() {
 // setUpDemo makes sure the demo company exists, is active, and has an
 // approved SMS sender and a chat service; it gives the company a new API
 // key and prints how to use it.
-func setUpDemo(ctx context.Context, svc *campaign.Service, store *sqlstore.Store, baseURL string, sims *demoSims, w io.Writer) error {
+func setUpDemo(ctx context.Context, acc *accounts.Service, store *sqlstore.Store, baseURL string, sims *demoSims, w io.Writer) error {
 	id, err := messaging.ParseID(demoCompanyID)
 	if err != nil {
 		return fmt.Errorf("demo company id: %w", err)
@@ -87,7 +87,7 @@ func setUpDemo(ctx context.Context, svc *campaign.Service, store *sqlstore.Store
 	} else if err != nil {
 		return fmt.Errorf("find the demo company: %w", err)
 	}
-	if err := svc.SetCompanyActive(ctx, id, true); err != nil {
+	if err := acc.SetCompanyActive(ctx, id, true); err != nil {
 		return err
 	}
 
@@ -102,17 +102,17 @@ func setUpDemo(ctx context.Context, svc *campaign.Service, store *sqlstore.Store
 		}
 	}
 	if sender.ID == 0 {
-		if sender, err = svc.RegisterSMSSender(ctx, id, demoSenderName); err != nil {
+		if sender, err = acc.RegisterSMSSender(ctx, id, demoSenderName); err != nil {
 			return err
 		}
 	}
 	if !sender.Approved {
-		if err := svc.ApproveSMSSender(ctx, sender.ID); err != nil {
+		if err := acc.ApproveSMSSender(ctx, sender.ID); err != nil {
 			return err
 		}
 	}
 
-	services, err := svc.ListChatServices(ctx, id)
+	services, err := acc.ListChatServices(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -123,12 +123,12 @@ func setUpDemo(ctx context.Context, svc *campaign.Service, store *sqlstore.Store
 		}
 	}
 	if service.ID == 0 {
-		if service, err = svc.AddChatService(ctx, id, demoBrandName, demoServiceID); err != nil {
+		if service, err = acc.AddChatService(ctx, id, demoBrandName, demoServiceID); err != nil {
 			return err
 		}
 	}
 
-	key, err := svc.GenerateAPIKey(ctx, id)
+	key, err := acc.GenerateAPIKey(ctx, id)
 	if err != nil {
 		return err
 	}

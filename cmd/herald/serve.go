@@ -181,7 +181,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		"smpp", cfg.SMPPAddr != "", "chat", cfg.ChatURL != "")
 
 	if demo {
-		if err := setUpDemo(ctx, h.Campaigns(), store, baseURL, sims, stdout); err != nil {
+		if err := setUpDemo(ctx, h.Accounts(), store, baseURL, sims, stdout); err != nil {
 			stopRun()
 			_ = httpSrv.Close()
 			wg.Wait()

@@ -52,19 +52,19 @@ func run(ctx context.Context, w io.Writer) error {
 	go func() { done <- h.Run(runCtx) }()
 	defer func() { stop(); <-done }()
 
-	svc := h.Campaigns()
-	company, err := svc.CreateCompany(ctx, "Acme")
+	acc, svc := h.Accounts(), h.Campaigns()
+	company, err := acc.CreateCompany(ctx, "Acme")
 	if err != nil {
 		return err
 	}
-	if err := svc.SetCompanyActive(ctx, company.ID, true); err != nil {
+	if err := acc.SetCompanyActive(ctx, company.ID, true); err != nil {
 		return err
 	}
-	sender, err := svc.RegisterSMSSender(ctx, company.ID, "ACME")
+	sender, err := acc.RegisterSMSSender(ctx, company.ID, "ACME")
 	if err != nil {
 		return err
 	}
-	if err := svc.ApproveSMSSender(ctx, sender.ID); err != nil {
+	if err := acc.ApproveSMSSender(ctx, sender.ID); err != nil {
 		return err
 	}
 	tpl, err := svc.CreateTemplate(ctx, company.ID, messaging.Template{

@@ -7,7 +7,7 @@ import (
 	"github.com/heraldhq/herald/messaging"
 )
 
-// CreateCompany implements campaign.AccountStore.
+// CreateCompany implements accounts.Store.
 func (s *Store) CreateCompany(ctx context.Context, c *messaging.Company) error {
 	if err := s.lock(ctx, "create company"); err != nil {
 		return err
@@ -20,7 +20,7 @@ func (s *Store) CreateCompany(ctx context.Context, c *messaging.Company) error {
 	return nil
 }
 
-// GetCompany implements campaign.AccountStore.
+// GetCompany implements accounts.Store.
 func (s *Store) GetCompany(ctx context.Context, id messaging.ID) (messaging.Company, error) {
 	if err := s.lock(ctx, "get company"); err != nil {
 		return messaging.Company{}, err
@@ -33,7 +33,7 @@ func (s *Store) GetCompany(ctx context.Context, id messaging.ID) (messaging.Comp
 	return co.c, nil
 }
 
-// SetCompanyActive implements campaign.AccountStore.
+// SetCompanyActive implements accounts.Store.
 func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bool) error {
 	if err := s.lock(ctx, "set company active"); err != nil {
 		return err
@@ -47,7 +47,7 @@ func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bo
 	return nil
 }
 
-// SetAPIKey implements campaign.AccountStore: the previous selector stops
+// SetAPIKey implements accounts.Store: the previous selector stops
 // finding the company.
 func (s *Store) SetAPIKey(ctx context.Context, companyID messaging.ID, selector string, hash []byte) error {
 	if err := s.lock(ctx, "set API key"); err != nil {
@@ -69,7 +69,7 @@ func (s *Store) SetAPIKey(ctx context.Context, companyID messaging.ID, selector 
 	return nil
 }
 
-// CompanyByAPIKeySelector implements campaign.AccountStore.
+// CompanyByAPIKeySelector implements accounts.Store.
 func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (messaging.Company, []byte, error) {
 	if err := s.lock(ctx, "find company by API key"); err != nil {
 		return messaging.Company{}, nil, err
@@ -83,7 +83,7 @@ func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (m
 	return co.c, []byte(co.keyHash), nil
 }
 
-// CreateSMSSender implements campaign.AccountStore.
+// CreateSMSSender implements accounts.Store.
 func (s *Store) CreateSMSSender(ctx context.Context, sd *messaging.SMSSender) error {
 	if err := s.lock(ctx, "create SMS sender"); err != nil {
 		return err
@@ -98,7 +98,7 @@ func (s *Store) CreateSMSSender(ctx context.Context, sd *messaging.SMSSender) er
 	return nil
 }
 
-// ApproveSMSSender implements campaign.AccountStore.
+// ApproveSMSSender implements accounts.Store.
 func (s *Store) ApproveSMSSender(ctx context.Context, id int64) error {
 	if err := s.lock(ctx, "approve SMS sender"); err != nil {
 		return err
@@ -113,7 +113,7 @@ func (s *Store) ApproveSMSSender(ctx context.Context, id int64) error {
 	return nil
 }
 
-// GetSMSSender implements campaign.AccountStore.
+// GetSMSSender implements accounts.Store.
 func (s *Store) GetSMSSender(ctx context.Context, companyID messaging.ID, id int64) (messaging.SMSSender, error) {
 	if err := s.lock(ctx, "get SMS sender"); err != nil {
 		return messaging.SMSSender{}, err
@@ -139,7 +139,7 @@ func (s *Store) SMSSenderByID(ctx context.Context, id int64) (messaging.SMSSende
 	return sd, nil
 }
 
-// ListSMSSenders implements campaign.AccountStore.
+// ListSMSSenders implements accounts.Store.
 func (s *Store) ListSMSSenders(ctx context.Context, companyID messaging.ID, approvedOnly bool) ([]messaging.SMSSender, error) {
 	if err := s.lock(ctx, "list SMS senders"); err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func (s *Store) ListSMSSenders(ctx context.Context, companyID messaging.ID, appr
 	return out, nil
 }
 
-// CreateChatService implements campaign.AccountStore.
+// CreateChatService implements accounts.Store.
 func (s *Store) CreateChatService(ctx context.Context, cs *messaging.ChatService) error {
 	if err := s.lock(ctx, "create chat service"); err != nil {
 		return err
@@ -170,7 +170,7 @@ func (s *Store) CreateChatService(ctx context.Context, cs *messaging.ChatService
 	return nil
 }
 
-// GetChatService implements campaign.AccountStore.
+// GetChatService implements accounts.Store.
 func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id int64) (messaging.ChatService, error) {
 	if err := s.lock(ctx, "get chat service"); err != nil {
 		return messaging.ChatService{}, err
@@ -183,7 +183,7 @@ func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id i
 	return cs, nil
 }
 
-// ListChatServices implements campaign.AccountStore.
+// ListChatServices implements accounts.Store.
 func (s *Store) ListChatServices(ctx context.Context, companyID messaging.ID) ([]messaging.ChatService, error) {
 	if err := s.lock(ctx, "list chat services"); err != nil {
 		return nil, err

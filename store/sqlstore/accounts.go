@@ -18,7 +18,7 @@ func scanCompany(row interface{ Scan(...any) error }, extra ...any) (messaging.C
 	return c, err
 }
 
-// CreateCompany implements campaign.AccountStore.
+// CreateCompany implements accounts.Store.
 func (s *Store) CreateCompany(ctx context.Context, c *messaging.Company) (err error) {
 	defer keepUnavailable(&err)
 	_, err = s.db.ExecContext(ctx, "INSERT INTO companies (id, name, active, created_at) VALUES (?, ?, ?, ?)",
@@ -29,7 +29,7 @@ func (s *Store) CreateCompany(ctx context.Context, c *messaging.Company) (err er
 	return nil
 }
 
-// GetCompany implements campaign.AccountStore.
+// GetCompany implements accounts.Store.
 func (s *Store) GetCompany(ctx context.Context, id messaging.ID) (_ messaging.Company, err error) {
 	defer keepUnavailable(&err)
 	c, err := scanCompany(s.read.QueryRowContext(ctx, "SELECT "+companyColumns+" FROM companies WHERE id = ?", s.id(id)))
@@ -42,14 +42,14 @@ func (s *Store) GetCompany(ctx context.Context, id messaging.ID) (_ messaging.Co
 	return c, nil
 }
 
-// SetCompanyActive implements campaign.AccountStore.
+// SetCompanyActive implements accounts.Store.
 func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bool) (err error) {
 	defer keepUnavailable(&err)
 	res, err := s.db.ExecContext(ctx, "UPDATE companies SET active = ? WHERE id = ?", active, s.id(id))
 	return updatedOne(res, err, "set company active", func() error { return messaging.NotFoundf("Company %s not found", id) })
 }
 
-// SetAPIKey implements campaign.AccountStore.
+// SetAPIKey implements accounts.Store.
 func (s *Store) SetAPIKey(ctx context.Context, companyID messaging.ID, selector string, hash []byte) (err error) {
 	defer keepUnavailable(&err)
 	res, err := s.db.ExecContext(ctx, "UPDATE companies SET api_key_selector = ?, api_key_hash = ? WHERE id = ?",
@@ -60,7 +60,7 @@ func (s *Store) SetAPIKey(ctx context.Context, companyID messaging.ID, selector 
 	return updatedOne(res, err, "set API key", func() error { return messaging.NotFoundf("Company %s not found", companyID) })
 }
 
-// CompanyByAPIKeySelector implements campaign.AccountStore.
+// CompanyByAPIKeySelector implements accounts.Store.
 func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (_ messaging.Company, _ []byte, err error) {
 	defer keepUnavailable(&err)
 	if selector == "" {
@@ -77,7 +77,7 @@ func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (_
 	return c, hash, nil
 }
 
-// CreateSMSSender implements campaign.AccountStore.
+// CreateSMSSender implements accounts.Store.
 func (s *Store) CreateSMSSender(ctx context.Context, sd *messaging.SMSSender) (err error) {
 	defer keepUnavailable(&err)
 	err = s.db.QueryRowContext(ctx, "INSERT INTO sms_senders (company_id, sender_id, approved, created_at) VALUES (?, ?, ?, ?) RETURNING id",
@@ -88,7 +88,7 @@ func (s *Store) CreateSMSSender(ctx context.Context, sd *messaging.SMSSender) (e
 	return nil
 }
 
-// ApproveSMSSender implements campaign.AccountStore.
+// ApproveSMSSender implements accounts.Store.
 func (s *Store) ApproveSMSSender(ctx context.Context, id int64) (err error) {
 	defer keepUnavailable(&err)
 	res, err := s.db.ExecContext(ctx, "UPDATE sms_senders SET approved = TRUE WHERE id = ?", id)
@@ -103,7 +103,7 @@ func scanSMSSender(row interface{ Scan(...any) error }) (messaging.SMSSender, er
 	return sd, err
 }
 
-// GetSMSSender implements campaign.AccountStore.
+// GetSMSSender implements accounts.Store.
 func (s *Store) GetSMSSender(ctx context.Context, companyID messaging.ID, id int64) (_ messaging.SMSSender, err error) {
 	defer keepUnavailable(&err)
 	sd, err := scanSMSSender(s.read.QueryRowContext(ctx, "SELECT "+smsSenderColumns+" FROM sms_senders WHERE id = ? AND company_id = ?", id, s.id(companyID)))
@@ -129,7 +129,7 @@ func (s *Store) SMSSenderByID(ctx context.Context, id int64) (_ messaging.SMSSen
 	return sd, nil
 }
 
-// ListSMSSenders implements campaign.AccountStore.
+// ListSMSSenders implements accounts.Store.
 func (s *Store) ListSMSSenders(ctx context.Context, companyID messaging.ID, approvedOnly bool) (_ []messaging.SMSSender, err error) {
 	defer keepUnavailable(&err)
 	q := "SELECT " + smsSenderColumns + " FROM sms_senders WHERE company_id = ?"
@@ -147,7 +147,7 @@ func (s *Store) ListSMSSenders(ctx context.Context, companyID messaging.ID, appr
 	return out, nil
 }
 
-// CreateChatService implements campaign.AccountStore.
+// CreateChatService implements accounts.Store.
 func (s *Store) CreateChatService(ctx context.Context, cs *messaging.ChatService) (err error) {
 	defer keepUnavailable(&err)
 	err = s.db.QueryRowContext(ctx, "INSERT INTO chat_services (company_id, brand_name, provider_service_id, created_at) VALUES (?, ?, ?, ?) RETURNING id",
@@ -166,7 +166,7 @@ func scanChatService(row interface{ Scan(...any) error }) (messaging.ChatService
 	return cs, err
 }
 
-// GetChatService implements campaign.AccountStore.
+// GetChatService implements accounts.Store.
 func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id int64) (_ messaging.ChatService, err error) {
 	defer keepUnavailable(&err)
 	cs, err := scanChatService(s.read.QueryRowContext(ctx, "SELECT "+chatServiceColumns+" FROM chat_services WHERE id = ? AND company_id = ?", id, s.id(companyID)))
@@ -179,7 +179,7 @@ func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id i
 	return cs, nil
 }
 
-// ListChatServices implements campaign.AccountStore.
+// ListChatServices implements accounts.Store.
 func (s *Store) ListChatServices(ctx context.Context, companyID messaging.ID) (_ []messaging.ChatService, err error) {
 	defer keepUnavailable(&err)
 	rows, err := s.read.QueryContext(ctx, "SELECT "+chatServiceColumns+" FROM chat_services WHERE company_id = ? ORDER BY id", s.id(companyID))

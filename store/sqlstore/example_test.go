@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/store/sqlstore"
 )
 
@@ -28,7 +28,7 @@ func ExampleOpen() {
 	}
 	defer store.Close()
 
-	svc, err := campaign.New(campaign.Config{Store: store})
+	svc, err := accounts.New(accounts.Config{Store: store})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -64,14 +64,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/survey"
 )
 
-// Store is everything an adapter implements: the three storage ports.
+// Store is everything an adapter implements: the storage ports of the
+// domain packages.
 type Store interface {
+	accounts.Store
 	campaign.Store
 	delivery.Store
 	survey.Store

@@ -1,4 +1,4 @@
-package campaign
+package accounts
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/template"
 )
 
 // API key format: the prefix and the number of characters after it.
@@ -26,7 +27,7 @@ const MaxCompanyNameLen = 200
 func (s *Service) CreateCompany(ctx context.Context, name string) (messaging.Company, error) {
 	name = strings.TrimSpace(name)
 	var fe messaging.FieldErrors
-	checkLen(&fe, "name", name, 1, MaxCompanyNameLen)
+	template.CheckField(&fe, "name", name, 1, MaxCompanyNameLen)
 	if err := fe.Err(); err != nil {
 		return messaging.Company{}, err
 	}
@@ -51,7 +52,7 @@ func (s *Service) SetCompanyActive(ctx context.Context, id messaging.ID, active 
 	if err := s.store.SetCompanyActive(ctx, id, active); err != nil {
 		return fmt.Errorf("set company active: %w", err)
 	}
-	s.keys.clear()
+	s.keys.Clear()
 	return nil
 }
 
@@ -69,7 +70,7 @@ func (s *Service) GenerateAPIKey(ctx context.Context, companyID messaging.ID) (s
 			return "", err
 		}
 		err = s.store.SetAPIKey(ctx, companyID, keySelector(key), hashKey(key))
-		s.keys.clear() // the previous key stops working here and now
+		s.keys.Clear() // the previous key stops working here and now
 		if messaging.IsCode(err, messaging.Conflict) && attempt < 3 {
 			continue
 		}
@@ -138,7 +139,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (messaging.Compa
 	}
 	hash := hashKey(key)
 	cacheKey := [32]byte(hash)
-	if c, ok := s.keys.get(cacheKey, time.Now()); ok {
+	if c, ok := s.keys.Get(cacheKey, time.Now()); ok {
 		return c, nil
 	}
 	c, stored, err := s.store.CompanyByAPIKeySelector(ctx, keySelector(key))
@@ -154,6 +155,6 @@ func (s *Service) Authenticate(ctx context.Context, key string) (messaging.Compa
 	if !c.Active {
 		return messaging.Company{}, messaging.Errorf(messaging.Unavailable, messaging.NameServiceUnavailable, "Company account is not fully set up")
 	}
-	s.keys.put(cacheKey, c, time.Now())
+	s.keys.Put(cacheKey, c, time.Now())
 	return c, nil
 }

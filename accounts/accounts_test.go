@@ -1,25 +1,24 @@
-package campaign_test
+package accounts_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/memstore"
 )
 
 func TestAuthenticate(t *testing.T) {
 	ctx := t.Context()
-	svc := must(campaign.New(campaign.Config{Store: memstore.New()}))
-	t.Cleanup(svc.Close)
+	svc := must(accounts.New(accounts.Config{Store: memstore.New()}))
 	company, err := svc.CreateCompany(ctx, "Acme")
 	require.NoError(t, err)
 
 	key, err := svc.GenerateAPIKey(ctx, company.ID)
 	require.NoError(t, err)
-	require.True(t, campaign.WellFormedAPIKey(key), key)
+	require.True(t, accounts.WellFormedAPIKey(key), key)
 
 	_, err = svc.Authenticate(ctx, key)
 	require.True(t, messaging.IsCode(err, messaging.Unavailable), "a company not activated: %v", err)
@@ -52,6 +51,6 @@ func TestAuthenticate(t *testing.T) {
 }
 
 func TestNewNeedsAStore(t *testing.T) {
-	_, err := campaign.New(campaign.Config{})
+	_, err := accounts.New(accounts.Config{})
 	require.ErrorContains(t, err, "Store is required")
 }

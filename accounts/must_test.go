@@ -1,4 +1,4 @@
-package campaign
+package accounts_test
 
 // must returns v, and panics on err: for tests whose setup cannot fail.
 func must[T any](v T, err error) T {

@@ -1,4 +1,10 @@
-package delivery
+// Package groupcommit groups the items that concurrent callers hand over
+// into batches written by one store call each (group commit), so that a
+// busy process pays one transaction for many items instead of one each,
+// and an idle one writes an item at once, alone. The dispatcher's results,
+// the chat callbacks' status updates and survey answers are written
+// through it.
+package groupcommit
 
 import (
 	"context"
@@ -6,20 +12,27 @@ import (
 	"time"
 )
 
-// committer groups the items that concurrent callers hand it into batches
-// written by one store call each (group commit): while a batch is being
+// Committer groups the items that concurrent callers hand it into
+// batches written by one call of Write each: while a batch is being
 // written, the items that arrive queue up, and the next batch takes all of
-// them, up to max. When fewer than min are queued, it waits up to linger
+// them, up to Max. When fewer than Min are queued, it waits up to Linger
 // for more before it writes: a fast store would otherwise write many tiny
 // batches, each paying for a whole transaction. Each caller waits for the
 // write of its own batch. One goroutine writes, started when items arrive
-// and ended when none are left, so an idle committer holds no goroutine.
-type committer[T, R any] struct {
-	max    int
-	min    int
-	linger time.Duration
-	write  func(items []T) ([]R, error)
-	depth  func(n int) // reports the queue length; may be nil
+// and ended when none are left, so an idle Committer holds no goroutine.
+// Set the exported fields before the first Do and leave them.
+type Committer[T, R any] struct {
+	// Max is the most items of one batch (at least 1).
+	Max int
+	// Min and Linger: a batch of fewer than Min items waits up to Linger
+	// for more. Linger zero writes at once.
+	Min    int
+	Linger time.Duration
+	// Write writes one batch and returns each item's result, in order;
+	// its error goes to every caller of the batch.
+	Write func(items []T) ([]R, error)
+	// Depth, when set, is told the queue's length as it changes.
+	Depth func(n int)
 
 	mu      sync.Mutex
 	queue   []*waiter[T, R]
@@ -36,11 +49,11 @@ type waiter[T, R any] struct {
 	done chan struct{}
 }
 
-// do queues item, waits for the write of its batch and returns its
+// Do queues item, waits for the write of its batch and returns its
 // result. queued, when not nil, is called once the item is in the queue:
 // items queued after that are written in the same batch or a later one.
 // When ctx ends first do returns ctx.Err(); the item is still written.
-func (c *committer[T, R]) do(ctx context.Context, item T, queued func()) (R, error) {
+func (c *Committer[T, R]) Do(ctx context.Context, item T, queued func()) (R, error) {
 	w := &waiter[T, R]{item: item, done: make(chan struct{})}
 	c.mu.Lock()
 	c.queue = append(c.queue, w)
@@ -59,8 +72,8 @@ func (c *committer[T, R]) do(ctx context.Context, item T, queued func()) (R, err
 	case arrived <- struct{}{}:
 	default:
 	}
-	if c.depth != nil {
-		c.depth(n)
+	if c.Depth != nil {
+		c.Depth(n)
 	}
 	if start {
 		go c.run()
@@ -75,25 +88,25 @@ func (c *committer[T, R]) do(ctx context.Context, item T, queued func()) (R, err
 }
 
 // run writes batches until the queue is empty.
-func (c *committer[T, R]) run() {
+func (c *Committer[T, R]) run() {
 	var timer *time.Timer
 	for {
 		c.mu.Lock()
-		if len(c.queue) > 0 && len(c.queue) < c.min && c.linger > 0 {
+		if len(c.queue) > 0 && len(c.queue) < c.Min && c.Linger > 0 {
 			arrived := c.arrived
 			c.mu.Unlock()
 			if timer == nil {
-				timer = time.NewTimer(c.linger)
+				timer = time.NewTimer(c.Linger)
 				defer timer.Stop()
 			} else {
-				timer.Reset(c.linger)
+				timer.Reset(c.Linger)
 			}
 		wait:
 			for {
 				select {
 				case <-arrived:
 					c.mu.Lock()
-					enough := len(c.queue) >= c.min
+					enough := len(c.queue) >= c.Min
 					c.mu.Unlock()
 					if enough {
 						break wait
@@ -104,7 +117,7 @@ func (c *committer[T, R]) run() {
 			}
 			c.mu.Lock()
 		}
-		n := min(len(c.queue), c.max)
+		n := min(len(c.queue), c.Max)
 		if n == 0 {
 			c.writing = false
 			c.mu.Unlock()
@@ -116,8 +129,8 @@ func (c *committer[T, R]) run() {
 		clear(c.queue[rest:])
 		c.queue = c.queue[:rest]
 		c.mu.Unlock()
-		if c.depth != nil {
-			c.depth(rest)
+		if c.Depth != nil {
+			c.Depth(rest)
 		}
 
 		items := c.items[:0]
@@ -125,7 +138,7 @@ func (c *committer[T, R]) run() {
 			items = append(items, w.item)
 		}
 		c.items = items
-		res, err := c.write(items)
+		res, err := c.Write(items)
 		clear(items)
 		for i, w := range batch {
 			if err != nil {
@@ -136,4 +149,12 @@ func (c *committer[T, R]) run() {
 			close(w.done)
 		}
 	}
+}
+
+// Queued returns how many items wait for a batch (not those being
+// written).
+func (c *Committer[T, R]) Queued() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue)
 }

@@ -1,0 +1,57 @@
+package accounts
+
+import (
+	"context"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// Store is what the account use cases need from storage: companies,
+// their API key hashes, SMS senders and chat services. Every method that
+// takes a companyID only sees that company's rows: another company's
+// resource is reported as NotFound.
+type Store interface {
+	Lookup
+	// CreateCompany inserts c (ID and CreatedAt set by the caller).
+	CreateCompany(ctx context.Context, c *messaging.Company) error
+	// GetCompany returns the company or NotFound.
+	GetCompany(ctx context.Context, id messaging.ID) (messaging.Company, error)
+	// SetCompanyActive switches a company on or off; NotFound when unknown.
+	SetCompanyActive(ctx context.Context, id messaging.ID, active bool) error
+	// SetAPIKey stores the company's API key as its selector (the public
+	// part a key is looked up by) and the hash of the whole key, replacing
+	// (and so revoking) any previous one. NotFound when the company is
+	// unknown; Conflict when another company's current key has the same
+	// selector (nothing is changed then).
+	SetAPIKey(ctx context.Context, companyID messaging.ID, selector string, hash []byte) error
+	// CompanyByAPIKeySelector finds the company whose current key has this
+	// selector and returns it with that key's stored hash; NotFound when
+	// none.
+	CompanyByAPIKeySelector(ctx context.Context, selector string) (messaging.Company, []byte, error)
+
+	// CreateSMSSender inserts s and sets its ID.
+	CreateSMSSender(ctx context.Context, s *messaging.SMSSender) error
+	// ApproveSMSSender approves a sender; NotFound when unknown.
+	ApproveSMSSender(ctx context.Context, id int64) error
+	// SMSSenderByID returns the sender of any company, or NotFound: the
+	// operator's view.
+	SMSSenderByID(ctx context.Context, id int64) (messaging.SMSSender, error)
+
+	// CreateChatService inserts s and sets its ID.
+	CreateChatService(ctx context.Context, s *messaging.ChatService) error
+	// ListChatServices lists the company's chat services by id.
+	ListChatServices(ctx context.Context, companyID messaging.ID) ([]messaging.ChatService, error)
+}
+
+// Lookup reads a company's SMS senders and chat services: the part of the
+// account store that sending (which checks the sender a campaign names)
+// and the dispatcher (which reads a campaign's route) need too.
+type Lookup interface {
+	// GetSMSSender returns the company's sender or NotFound.
+	GetSMSSender(ctx context.Context, companyID messaging.ID, id int64) (messaging.SMSSender, error)
+	// ListSMSSenders lists the company's senders by id, only approved ones
+	// when approvedOnly.
+	ListSMSSenders(ctx context.Context, companyID messaging.ID, approvedOnly bool) ([]messaging.SMSSender, error)
+	// GetChatService returns the company's chat service or NotFound.
+	GetChatService(ctx context.Context, companyID messaging.ID, id int64) (messaging.ChatService, error)
+}
