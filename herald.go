@@ -124,11 +124,11 @@ func New(cfg Config) (*Herald, error) {
 	if h.campaigns, err = campaign.New(ccfg); err != nil {
 		return nil, fmt.Errorf("herald: %w", err)
 	}
-	if h.surveys, err = survey.New(survey.Config{Store: cfg.Store}); err != nil {
+	if h.surveys, err = survey.New(survey.Config{Store: cfg.Store, Logger: cfg.Logger}); err != nil {
 		h.campaigns.Close()
 		return nil, fmt.Errorf("herald: %w", err)
 	}
-	h.events = delivery.NewChatEvents(delivery.ChatEventsConfig{Store: cfg.Store, Logger: cfg.Logger, Observer: cfg.Observer})
+	h.events = delivery.NewChatEvents(delivery.ChatEventsConfig{Store: cfg.Store, Answers: h.surveys, Logger: cfg.Logger, Observer: cfg.Observer})
 
 	dcfg := cfg.Delivery
 	dcfg.Store, dcfg.Chat, dcfg.Logger, dcfg.Observer = cfg.Store, cfg.Chat, cfg.Logger, cfg.Observer

@@ -122,3 +122,42 @@ func TestRunTwice(t *testing.T) {
 	require.ErrorContains(t, h.Run(ctx), "Run called twice")
 	require.NoError(t, h.Close(context.Background()))
 }
+
+// acceptingChat accepts every chat message.
+type acceptingChat struct{}
+
+func (acceptingChat) SendChat(_ context.Context, m delivery.ChatMessage) (delivery.ChatResult, error) {
+	return delivery.ChatResult{Token: "tok-" + m.MessageID.String()}, nil
+}
+
+// TestSurveyAnswersAreWired: a reply to a survey message that reaches
+// HandleChatEvent is recorded by the survey use cases and counted in the
+// summary; a reply outside the options is refused.
+func TestSurveyAnswersAreWired(t *testing.T) {
+	h, err := herald.New(herald.Config{Store: memstore.New(), Chat: acceptingChat{}})
+	require.NoError(t, err)
+	start(t, h)
+	ctx, svc := t.Context(), h.Campaigns()
+	co, _, cs := company(t, h.Accounts())
+	tpl, err := svc.CreateTemplate(ctx, co.ID, messaging.Template{Channel: messaging.ChannelChat, Name: "poll", MessageType: messaging.TypeSurvey,
+		ChatServiceID: cs.ID, Content: "Coffee or tea?", Config: &messaging.ChatConfig{Options: []messaging.SurveyOption{
+			{OptionText: "Coffee", OptionValue: "c"}, {OptionText: "Tea", OptionValue: "t"}}}})
+	require.NoError(t, err)
+	res, err := svc.SendBulk(ctx, co.ID, campaign.BulkSend{Channel: messaging.ChannelChat, TemplateID: tpl.ID,
+		Recipients: []campaign.Recipient{{Phone: "+447700900010"}}})
+	require.NoError(t, err)
+	require.NoError(t, svc.Wait(ctx))
+	_, err = svc.Start(ctx, co.ID, res.Campaign.ID)
+	require.NoError(t, err)
+	m := waitMessage(t, svc, co.ID, "447700900010", messaging.ChannelChat, func(m messaging.Message) bool { return m.Status == messaging.StatusSent })
+
+	out, err := h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: m.ID, OptionIndex: 5})
+	require.True(t, messaging.IsCode(err, messaging.Invalid), "%v", err)
+	require.Equal(t, delivery.ChatEventRefused, out)
+	out, err = h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: m.ID, OptionIndex: 1})
+	require.NoError(t, err)
+	require.Equal(t, delivery.ChatEventStored, out)
+	sum, err := h.Surveys().Summarize(ctx, co.ID, res.Campaign.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.TotalResponses)
+}

@@ -39,6 +39,18 @@ type Reader interface {
 	GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error)
 }
 
+// Admitter writes messages outside any reservation: the transactional
+// adds of this package, and the fallback SMS that the chat events of
+// package delivery insert.
+type Admitter interface {
+	// AdmitMessages writes msgs atomically with the capacity check of
+	// CreateCampaign: the company's pending count grows by len(msgs), or
+	// nothing is written and a RateLimited error is returned when it
+	// would pass maxPending. A message whose id exists already is a
+	// Conflict (nothing is written).
+	AdmitMessages(ctx context.Context, companyID messaging.ID, msgs []*messaging.Message, maxPending int) error
+}
+
 // CampaignStore holds campaigns and their messages, and keeps the
 // company's pending count: the number of messages admitted but not yet
 // handed to a provider (Pending or Sending), plus capacity reserved by
@@ -69,10 +81,7 @@ type CampaignStore interface {
 	// campaigns' Counts and does not change the pending count. It is
 	// meant for large batches and is all or nothing.
 	InsertMessages(ctx context.Context, msgs []*messaging.Message) error
-	// AdmitMessages writes messages outside any reservation (transactional
-	// adds), atomically with the capacity check of CreateCampaign: the
-	// pending count grows by len(msgs) or nothing is written.
-	AdmitMessages(ctx context.Context, companyID messaging.ID, msgs []*messaging.Message, maxPending int) error
+	Admitter
 	// ListMessages returns one page of the company's messages matching f,
 	// newest first, and the total count.
 	ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) ([]messaging.Message, int, error)

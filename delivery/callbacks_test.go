@@ -27,7 +27,7 @@ func TestChatCallbacksEndToEnd(t *testing.T) {
 		t.Run(db.name, func(t *testing.T) {
 			s := openStore(t, db.url(t))
 			w := newWorld(t, s)
-			events := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: s, Logger: testLogger()})
+			events := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: s, Answers: answers(t, s), Logger: testLogger()})
 			const secret = "callback-secret"
 			endpoint := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Handler: events.Handle})
 			var refused atomic.Int64

@@ -240,7 +240,7 @@ func TestChatProviderFaults(t *testing.T) {
 		t.Run(db.name, func(t *testing.T) {
 			s := openStore(t, db.url(t))
 			w := newWorld(t, s)
-			events := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: s, Logger: testLogger()})
+			events := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: s, Answers: answers(t, s), Logger: testLogger()})
 			cbURL := callbackEndpoint(t, events)
 			provider, providerURL := newFaultyProvider(t, cbURL, faultScript)
 			client, err := chat.New(chat.Config{BaseURL: providerURL, Token: "tok", Retries: -1, Timeout: 500 * time.Millisecond})

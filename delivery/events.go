@@ -7,27 +7,30 @@ import (
 	"math"
 	"time"
 
+	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/internal/groupcommit"
 	"github.com/heraldhq/herald/messaging"
 )
 
-// EventStore is what ChatEvents needs from storage.
+// EventStore is what ChatEvents needs from storage: to read the message
+// a callback names, to apply its status, and to insert a fallback SMS
+// (outside any reservation: it replaces a message already admitted). A
+// fallback SMS whose id exists already is a Conflict.
 type EventStore interface {
 	// MessageByID returns a message of any company, or NotFound.
 	MessageByID(ctx context.Context, id messaging.ID) (messaging.Message, error)
-	// GetCampaign returns the company's campaign or NotFound.
-	GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error)
-	// ApplyUpdates is Store.ApplyUpdates.
-	ApplyUpdates(ctx context.Context, updates []StatusUpdate) ([]bool, error)
-	// AdmitMessages writes messages outside any reservation; it is
-	// campaign.CampaignStore.AdmitMessages. A message whose id exists
-	// already is a Conflict.
-	AdmitMessages(ctx context.Context, companyID messaging.ID, msgs []*messaging.Message, maxPending int) error
-	// RecordResults stores survey answers in one transaction, each unless
-	// its message has one; it is survey.Store.RecordResults. ChatEvents
-	// writes the answers of concurrent callbacks together with it (group
-	// commit).
-	RecordResults(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error)
+	Updater
+	campaign.Admitter
+}
+
+// SurveyAnswers records the answers to survey messages; survey.Service
+// implements it (see its RecordAnswer).
+type SurveyAnswers interface {
+	// RecordAnswer records the answer to survey message m, and reports
+	// whether it was stored (the first answer counts; a reply to a
+	// message outside a survey campaign is not stored). An option index
+	// outside the survey's options is a messaging.Invalid error.
+	RecordAnswer(ctx context.Context, m messaging.Message, optionIndex int, at time.Time) (bool, error)
 }
 
 // FallbackCodes are the chat provider codes after which a chat message
@@ -77,12 +80,13 @@ func FallbackSMS(m messaging.Message, now time.Time) messaging.Message {
 
 // ChatEventsConfig configures ChatEvents.
 type ChatEventsConfig struct {
-	// Store holds messages and survey results. Required.
+	// Store holds messages. Required.
 	Store EventStore
+	// Answers records survey answers. Nil: replies are logged and
+	// ignored.
+	Answers SurveyAnswers
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
-	// IDs makes survey result ids. Default: a UUIDv7 generator on Now.
-	IDs *messaging.IDGenerator
 	// Logger receives events that match no message. Default: discard.
 	Logger *slog.Logger
 	// Observer, when set, has every status a callback moved a chat message
@@ -95,34 +99,17 @@ type ChatEventsConfig struct {
 // ChatEventHandler of the callback endpoint, and its OnChatFailure the
 // Dispatcher's hook for permanent send failures. Both are idempotent.
 type ChatEvents struct {
-	store EventStore
-	now   func() time.Time
-	ids   *messaging.IDGenerator
-	log   *slog.Logger
-	obs   Observer // nil: none
+	store   EventStore
+	answers SurveyAnswers // nil: none
+	now     func() time.Time
+	log     *slog.Logger
+	obs     Observer // nil: none
 	// updates group the status updates of concurrent callbacks into one
 	// ApplyUpdates each (group commit).
-	updates *groupcommit.Committer[eventUpdate, eventResult]
+	updates *groupcommit.Committer[eventUpdate, groupcommit.Result]
 	// group is the StatusUpdate slice of the group being written, reused:
 	// the committer writes one group at a time.
 	group []StatusUpdate
-	// replies group the survey answers of concurrent callbacks into one
-	// RecordResults each.
-	replies *groupcommit.Committer[replyItem, replyResult]
-}
-
-// replyItem is the survey answer of one callback and the context of its
-// request.
-type replyItem struct {
-	ctx context.Context
-	r   *messaging.SurveyResult
-}
-
-// replyResult is what became of one answer: stored or not (its message had
-// one), or the error that kept it from being written.
-type replyResult struct {
-	stored bool
-	err    error
 }
 
 // eventUpdate is the status update of one callback and the context of its
@@ -130,14 +117,6 @@ type replyResult struct {
 type eventUpdate struct {
 	ctx context.Context
 	u   StatusUpdate
-}
-
-// eventResult is what became of one callback's status update: applied or
-// not (a late or repeated event, an unknown message), or the error that
-// kept it from being stored.
-type eventResult struct {
-	applied bool
-	err     error
 }
 
 // Group commit of callback status updates: at most eventBatch per store
@@ -149,95 +128,30 @@ const (
 
 // NewChatEvents returns a ChatEvents for cfg.
 func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
-	e := &ChatEvents{store: cfg.Store, now: cfg.Now, ids: cfg.IDs, log: cfg.Logger, obs: cfg.Observer}
+	e := &ChatEvents{store: cfg.Store, answers: cfg.Answers, now: cfg.Now, log: cfg.Logger, obs: cfg.Observer}
 	if e.now == nil {
 		e.now = time.Now
-	}
-	if e.ids == nil {
-		e.ids = messaging.NewIDGenerator(e.now)
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	e.updates = &groupcommit.Committer[eventUpdate, eventResult]{Max: eventBatch, Min: 1, Write: e.writeUpdates}
-	e.replies = &groupcommit.Committer[replyItem, replyResult]{Max: eventBatch, Min: 1, Write: e.writeReplies}
+	e.updates = &groupcommit.Committer[eventUpdate, groupcommit.Result]{Max: eventBatch, Min: 1, Write: e.writeUpdates}
 	return e
-}
-
-// writeReplies writes one group of survey answers in one RecordResults,
-// as writeUpdates writes status updates (groupWrite).
-func (e *ChatEvents) writeReplies(items []replyItem) ([]replyResult, error) {
-	rs := make([]*messaging.SurveyResult, len(items))
-	for i, it := range items {
-		rs[i] = it.r
-	}
-	stored, errs, err := groupWrite(e.log, "chat replies", len(items), func(i int) context.Context { return items[i].ctx },
-		func(ctx context.Context, from, to int) ([]bool, error) {
-			ctx, cancel := context.WithTimeout(ctx, eventWriteTimeout)
-			defer cancel()
-			stored, err := e.store.RecordResults(ctx, rs[from:to])
-			if err != nil {
-				return nil, fmt.Errorf("record survey answers: %w", err)
-			}
-			return stored, nil
-		})
-	if err != nil {
-		return nil, err
-	}
-	res := make([]replyResult, len(items))
-	for i := range res {
-		res[i] = replyResult{stored: stored[i], err: errs[i]}
-	}
-	return res, nil
 }
 
 // writeUpdates writes one group of callback status updates in one
 // ApplyUpdates (groupWrite): when that fails, each update is written
 // again on its own, so that an error reaches only the callbacks it
 // concerns; the others are answered 200 as usual.
-func (e *ChatEvents) writeUpdates(items []eventUpdate) ([]eventResult, error) {
+func (e *ChatEvents) writeUpdates(items []eventUpdate) ([]groupcommit.Result, error) {
 	us := e.group[:0]
 	for _, it := range items {
 		us = append(us, it.u)
 	}
 	e.group = us
 	defer clear(us)
-	applied, errs, err := groupWrite(e.log, "chat callbacks", len(items), func(i int) context.Context { return items[i].ctx },
+	return groupcommit.WriteOrSplit(e.log, "chat callbacks", len(items), func(i int) context.Context { return items[i].ctx },
 		func(ctx context.Context, from, to int) ([]bool, error) { return e.apply(ctx, us[from:to]) })
-	if err != nil {
-		return nil, err
-	}
-	res := make([]eventResult, len(items))
-	for i := range res {
-		res[i] = eventResult{applied: applied[i], err: errs[i]}
-	}
-	return res, nil
-}
-
-// groupWrite writes the n items of a group with one call write(ctx, 0, n)
-// whose context outlives any one caller's (a caller that went away must
-// not fail the others' items). When that fails and the group holds more
-// than one item, each is written again on its own, write(ctxOf(i), i,
-// i+1), so that an error reaches only the items it concerns. It returns,
-// for each item, what its write reported and that write's error; err is
-// the error of a group of one.
-func groupWrite(log *slog.Logger, what string, n int, ctxOf func(i int) context.Context,
-	write func(ctx context.Context, from, to int) ([]bool, error)) (ok []bool, errs []error, err error) {
-	ok, errs = make([]bool, n), make([]error, n)
-	got, err := write(context.Background(), 0, n)
-	if err == nil {
-		copy(ok, got)
-		return ok, errs, nil
-	}
-	if n == 1 {
-		return nil, nil, err
-	}
-	log.Warn(what+": a group write failed; writing its items one by one", "items", n, "err", err)
-	for i := range n {
-		got, err := write(ctxOf(i), i, i+1)
-		ok[i], errs[i] = err == nil && len(got) == 1 && got[0], err
-	}
-	return ok, errs, nil
 }
 
 // apply is one ApplyUpdates, bounded by eventWriteTimeout.
@@ -339,12 +253,12 @@ func (e *ChatEvents) HandleEvent(ctx context.Context, ev ChatEvent) (ChatEventOu
 	}
 	r, err := e.updates.Do(ctx, eventUpdate{ctx: ctx, u: u}, nil)
 	if err == nil {
-		err = r.err
+		err = r.Err
 	}
 	if err != nil {
 		return ChatEventError, fmt.Errorf("chat event: %w", err)
 	}
-	if !r.applied {
+	if !r.OK {
 		e.log.Debug("chat callback changed nothing: unknown chat message, or not a forward move", "message", ev.MessageID, "status", ev.Status)
 		return ChatEventIgnored, nil
 	}
@@ -414,47 +328,20 @@ func (e *ChatEvents) fallback(ctx context.Context, m messaging.Message, code int
 	return nil
 }
 
-// reply records a survey answer. An option index outside the survey's
-// options is refused (a messaging.Invalid error) and nothing is recorded:
-// the summary counts only answers it can place.
+// reply has a survey answer recorded (SurveyAnswers).
 func (e *ChatEvents) reply(ctx context.Context, m messaging.Message, ev ChatEvent, at time.Time) (ChatEventOutcome, error) {
-	c, err := e.store.GetCampaign(ctx, m.CompanyID, m.CampaignID)
-	if err != nil {
-		return ChatEventError, fmt.Errorf("chat reply: %w", err)
-	}
-	if c.MessageType != messaging.TypeSurvey || ev.OptionIndex < 0 {
-		e.log.Info("chat reply that is not a survey answer", "message", m.ID)
+	if e.answers == nil {
+		e.log.Info("chat reply ignored: no survey answers are recorded", "message", m.ID)
 		return ChatEventIgnored, nil
 	}
-	// The options are the message's own, or, for messages of a bulk
-	// campaign (which keep none), the campaign's.
-	cfg := m.Config
-	if cfg == nil {
-		cfg = c.Config
-	}
-	n := 0
-	if cfg != nil {
-		n = len(cfg.Options)
-	}
-	if ev.OptionIndex >= n {
-		e.log.Warn("survey answer outside the options refused", "message", m.ID, "option_index", ev.OptionIndex, "options", n)
-		return ChatEventRefused, messaging.Invalidf("survey.option_index",
-			"option_index %d is outside the survey's %d options", ev.OptionIndex, n)
-	}
-	r := messaging.SurveyResult{
-		ID: e.ids.New(), CompanyID: m.CompanyID, CampaignID: m.CampaignID, MessageID: m.ID,
-		Phone: m.Phone, ExternalUserID: m.ExternalUserID, OptionIndex: ev.OptionIndex, OptionText: cfg.Options[ev.OptionIndex].OptionText,
-		TrackingData: m.ID.String(), RespondedAt: at,
-	}
-	res, err := e.replies.Do(ctx, replyItem{ctx: ctx, r: &r}, nil)
-	if err == nil {
-		err = res.err
-	}
-	if err != nil {
+	stored, err := e.answers.RecordAnswer(ctx, m, ev.OptionIndex, at)
+	switch {
+	case messaging.IsCode(err, messaging.Invalid):
+		return ChatEventRefused, err
+	case err != nil:
 		return ChatEventError, fmt.Errorf("chat reply: %w", err)
-	}
-	if !res.stored {
-		return ChatEventIgnored, nil // the message had its answer
+	case !stored:
+		return ChatEventIgnored, nil // the message had its answer, or is no survey's
 	}
 	return ChatEventStored, nil
 }

@@ -53,7 +53,7 @@ func TestChatEventsGroupUpdates(t *testing.T) {
 	}
 	require.NoError(t, st.AdmitMessages(ctx, co.ID, msgs, 1000))
 
-	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Now: func() time.Time { return now }})
+	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Answers: answers(t, st), Now: func() time.Time { return now }})
 	at := now.Add(time.Second)
 	var wg sync.WaitGroup
 	handle := func(e delivery.ChatEvent) {

@@ -118,7 +118,7 @@ func TestChatEventsGroupFailure(t *testing.T) {
 			sent := time.Now().UTC().Truncate(time.Millisecond).Add(-time.Minute)
 			c, msgs := sentChatMessages(t, w, 12, sent)
 			st := &poisonStore{Store: base, poison: msgs[5].ID, entered: make(chan struct{}), release: make(chan struct{})}
-			events := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Logger: testLogger()})
+			events := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Answers: answers(t, base), Logger: testLogger()})
 			url := callbackEndpoint(t, events)
 			at := sent.Add(10 * time.Second)
 

@@ -1,10 +1,6 @@
 package delivery_test
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +27,7 @@ func TestChatEventsSurveyOptionText(t *testing.T) {
 	withOwn.Config = &messaging.ChatConfig{Options: []messaging.SurveyOption{{OptionText: "Yes", OptionValue: "y"}, {OptionText: "No", OptionValue: "n"}}}
 	require.NoError(t, st.AdmitMessages(ctx, co.ID, []*messaging.Message{bulk, withOwn}, 100))
 
-	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Now: func() time.Time { return now }})
+	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Answers: answers(t, st), Now: func() time.Time { return now }})
 	answer := func(m *messaging.Message, i int, value string, sec int) {
 		require.NoError(t, ev.Handle(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: m.ID,
 			OptionIndex: i, OptionValue: value, At: now.Add(time.Duration(sec) * time.Second)}))
@@ -47,106 +43,6 @@ func TestChatEventsSurveyOptionText(t *testing.T) {
 	require.Equal(t, "OK", byPhone[bulk.Phone].OptionText)
 	require.Equal(t, 1, byPhone[bulk.Phone].OptionIndex)
 	require.Equal(t, "No", byPhone[withOwn.Phone].OptionText)
-}
-
-// replyStore holds the first RecordResults until release is closed,
-// records the size of each, and fails a group holding the answer of
-// message refuse with option index 0 (as a database refusing one row
-// would).
-type replyStore struct {
-	*memstore.Store
-	refuse  messaging.ID
-	entered chan struct{}
-	release chan struct{}
-	once    sync.Once
-	mu      sync.Mutex
-	sizes   []int
-}
-
-func (s *replyStore) RecordResults(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error) {
-	s.mu.Lock()
-	s.sizes = append(s.sizes, len(rs))
-	s.mu.Unlock()
-	first := false
-	s.once.Do(func() { first = true })
-	if first {
-		close(s.entered)
-		<-s.release
-	}
-	for _, r := range rs {
-		if r.MessageID == s.refuse && r.OptionIndex == 0 {
-			return nil, errors.New("row refused")
-		}
-	}
-	return s.Store.RecordResults(ctx, rs)
-}
-
-// TestChatEventsGroupReplies: the survey answers of callbacks that arrive
-// while one is being written are written together, the first answer to
-// each message kept; when a group's write fails, its answers are written
-// one by one, so that the error reaches only the callback it concerns.
-func TestChatEventsGroupReplies(t *testing.T) {
-	ctx := t.Context()
-	st := &replyStore{Store: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
-	cfg := &messaging.ChatConfig{Options: []messaging.SurveyOption{{OptionText: "Yes", OptionValue: "y"}, {OptionText: "No", OptionValue: "n"}}}
-	f := newEventsFixture(t, st.Store, messaging.TypeSurvey, cfg)
-	const n = 8
-	msgs := make([]*messaging.Message, n)
-	for i := range msgs {
-		msgs[i] = f.message(fmt.Sprintf("9989012%05d", i), messaging.StatusSeen)
-	}
-	require.NoError(t, st.AdmitMessages(ctx, f.co.ID, msgs, 1000))
-	st.refuse = msgs[2].ID
-	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Now: func() time.Time { return f.now }})
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*n)
-	answer := func(m *messaging.Message, option int) {
-		defer wg.Done()
-		errs <- ev.Handle(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: m.ID, OptionIndex: option, OptionValue: "v", At: f.now})
-	}
-	wg.Add(1)
-	go answer(msgs[0], 0)
-	<-st.entered
-	// While the first is held: one answer for every other message, a
-	// second answer to msgs[1], and a refused one for msgs[2] after its
-	// first.
-	for _, m := range msgs[1:] {
-		wg.Add(1)
-		go answer(m, 1)
-	}
-	require.Eventually(t, func() bool { return delivery.QueuedReplies(ev) == n-1 }, 10*time.Second, time.Millisecond)
-	wg.Add(2)
-	go answer(msgs[1], 0)
-	go answer(msgs[2], 0)
-	require.Eventually(t, func() bool { return delivery.QueuedReplies(ev) == n+1 }, 10*time.Second, time.Millisecond)
-	close(st.release)
-	wg.Wait()
-	close(errs)
-	var failed int
-	for err := range errs {
-		if err != nil {
-			failed++
-			require.ErrorContains(t, err, "row refused")
-		}
-	}
-	require.Equal(t, 1, failed, "only the refused answer's callback fails")
-
-	st.mu.Lock()
-	sizes := append([]int(nil), st.sizes...)
-	st.mu.Unlock()
-	require.Equal(t, 1, sizes[0])
-	require.Equal(t, n+1, sizes[1], "everything queued meanwhile in one write")
-	require.Len(t, sizes, 2+n+1, "the failed group, then each of its answers on its own")
-	rs, total, err := st.ListResults(ctx, f.co.ID, messaging.SurveyResultFilter{CampaignID: f.c.ID, PageRequest: messaging.PageRequest{Page: 1, PageSize: 20}})
-	require.NoError(t, err)
-	require.Equal(t, n, total)
-	for _, r := range rs {
-		want := 1
-		if r.MessageID == msgs[0].ID {
-			want = 0
-		}
-		require.Equal(t, want, r.OptionIndex, "the first answer to each message")
-	}
 }
 
 // TestChatEventsRefuseAndIgnore: a survey answer outside the options is
@@ -166,7 +62,7 @@ func TestChatEventsRefuseAndIgnore(t *testing.T) {
 	fb := delivery.FallbackSMS(*chat, f.now)
 	fb.Status, fb.SentAt = messaging.StatusSent, &f.now
 	require.NoError(t, st.AdmitMessages(ctx, f.co.ID, []*messaging.Message{&fb}, 100))
-	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Now: func() time.Time { return f.now }})
+	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Answers: answers(t, st), Now: func() time.Time { return f.now }})
 
 	for _, i := range []int{3, 99} {
 		out, err := ev.HandleEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: chat.ID, OptionIndex: i, OptionValue: "x", At: f.now})

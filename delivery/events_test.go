@@ -50,7 +50,7 @@ func TestChatEventsFallbackOnce(t *testing.T) {
 	_, err := store.ApplyUpdates(ctx, []delivery.StatusUpdate{{MessageID: m.ID, Status: messaging.StatusSent, At: now}})
 	require.NoError(t, err)
 
-	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: store, Now: func() time.Time { return now }})
+	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: store, Answers: answers(t, store), Now: func() time.Time { return now }})
 	failed := delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: m.ID, Status: "failed", ErrorCode: 8, At: now}
 	for range 3 { // the provider repeats its callback
 		require.NoError(t, ev.Handle(ctx, failed))
@@ -129,7 +129,7 @@ func TestChatEventsObserver(t *testing.T) {
 	msgs := []*messaging.Message{f.message("998901200001", messaging.StatusSent), f.message("998901200002", messaging.StatusSent)}
 	require.NoError(t, st.AdmitMessages(ctx, f.co.ID, msgs, 1000))
 	obs := &countingObserver{}
-	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Now: func() time.Time { return f.now }, Observer: obs})
+	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Answers: answers(t, st), Now: func() time.Time { return f.now }, Observer: obs})
 	at := f.now.Add(time.Second)
 	for _, e := range []delivery.ChatEvent{
 		{MessageID: msgs[0].ID, Status: "delivered"},

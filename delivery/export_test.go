@@ -13,8 +13,3 @@ func Writers(d *Dispatcher) int { return len(d.results) }
 func SameWriter(d *Dispatcher, u *StatusUpdate, pid string) bool {
 	return d.writerOf(u) == d.writer(pid)
 }
-
-// QueuedReplies returns how many survey answers wait for a write.
-func QueuedReplies(e *ChatEvents) int {
-	return e.replies.Queued()
-}

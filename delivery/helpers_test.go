@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/survey"
 )
 
 // store is what the tests need of a store.
@@ -22,6 +23,16 @@ type store interface {
 	accounts.Store
 	campaign.Store
 	delivery.Store
+	survey.Store
+	delivery.EventStore
+}
+
+// answers returns the survey answers of st, for ChatEventsConfig.Answers.
+func answers(t testing.TB, st survey.Store) *survey.Service {
+	t.Helper()
+	svc, err := survey.New(survey.Config{Store: st})
+	require.NoError(t, err)
+	return svc
 }
 
 // world is a company set up to send: an approved SMS sender "Herald", an

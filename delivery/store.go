@@ -23,22 +23,7 @@ type Store interface {
 	// in one process or several sharing a database, never get the same
 	// message.
 	ClaimDue(ctx context.Context, c Claim) ([]messaging.Message, error)
-	// ApplyUpdates applies status changes in one transaction. An update
-	// whose move is not allowed by MessageStatus.CanAdvance (a late or
-	// repeated report), or whose Channel is set and is not its message's,
-	// is skipped; the result tells, update by update,
-	// whether it was applied. Campaign counters and company pending counts
-	// follow every applied change exactly. Times are recorded as
-	// StatusUpdate.Times says; a message that goes Delivered or Seen with
-	// no send recorded (a callback that overtook the send's own result)
-	// gets that time as its sentAt too.
-	//
-	// An applied update to Sent that carries PartIDs records the parts of
-	// the SMS (see ApplyReceipts) in the same transaction, and then applies
-	// the receipts that arrived for those parts before they were recorded:
-	// the message may end the call Delivered or Failed. The parts of an
-	// update that is not applied are not recorded.
-	ApplyUpdates(ctx context.Context, updates []StatusUpdate) ([]bool, error)
+	Updater
 	// Heartbeat records that the claimer named owner was alive at at.
 	// RecoverClaims takes back the claims of an owner whose last heartbeat
 	// is too old.
@@ -106,6 +91,27 @@ type Store interface {
 	// before the given time, and returns how many it removed. A receipt of
 	// a forgotten part that arrives later is kept and purged in turn.
 	PurgeReceipts(ctx context.Context, before time.Time) (int, error)
+}
+
+// Updater applies status updates: the part of Store that ChatEvents uses
+// too.
+type Updater interface {
+	// ApplyUpdates applies status changes in one transaction. An update
+	// whose move is not allowed by MessageStatus.CanAdvance (a late or
+	// repeated report), or whose Channel is set and is not its message's,
+	// is skipped; the result tells, update by update,
+	// whether it was applied. Campaign counters and company pending counts
+	// follow every applied change exactly. Times are recorded as
+	// StatusUpdate.Times says; a message that goes Delivered or Seen with
+	// no send recorded (a callback that overtook the send's own result)
+	// gets that time as its sentAt too.
+	//
+	// An applied update to Sent that carries PartIDs records the parts of
+	// the SMS (see ApplyReceipts) in the same transaction, and then applies
+	// the receipts that arrived for those parts before they were recorded:
+	// the message may end the call Delivered or Failed. The parts of an
+	// update that is not applied are not recorded.
+	ApplyUpdates(ctx context.Context, updates []StatusUpdate) ([]bool, error)
 }
 
 // Claim is one claim of due messages (Store.ClaimDue).

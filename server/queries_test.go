@@ -200,11 +200,11 @@ func TestSurveyResults(t *testing.T) {
 		ids := e.messageIDs(t, phone(i))
 		p, _ := messaging.NormalizePhone(phone(i))
 		ext := map[int]string{1: "a"}[i]
-		ok, err := e.store.RecordResult(context.Background(), &messaging.SurveyResult{ID: messaging.NewIDGenerator(nil).New(), CompanyID: e.id,
+		ok, err := e.store.RecordResults(context.Background(), []*messaging.SurveyResult{{ID: messaging.NewIDGenerator(nil).New(), CompanyID: e.id,
 			CampaignID: messaging.MustParseID(id), MessageID: ids[0], Phone: p, ExternalUserID: ext, OptionIndex: option,
-			OptionText: []string{"Coffee", "Tea", "Neither"}[option], TrackingData: tracking, RespondedAt: at.AddDate(0, 0, day)})
+			OptionText: []string{"Coffee", "Tea", "Neither"}[option], TrackingData: tracking, RespondedAt: at.AddDate(0, 0, day)}})
 		require.NoError(t, err)
-		require.True(t, ok)
+		require.Equal(t, []bool{true}, ok)
 	}
 	answer(1, 0, 0, "t-1")
 	answer(2, 1, 1, "")

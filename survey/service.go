@@ -4,20 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
+	"github.com/heraldhq/herald/internal/groupcommit"
 	"github.com/heraldhq/herald/messaging"
 )
 
-// Config configures a Service. Store is required.
+// Config configures a Service. Store is required; every other field has
+// a documented zero-value default.
 type Config struct {
+	// Store holds campaigns and answers. Required.
 	Store Store
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// IDs makes the ids of answers. Default: a UUIDv7 generator on Now.
+	IDs *messaging.IDGenerator
+	// Logger receives answers refused or ignored. Default: discard.
+	Logger *slog.Logger
 }
 
-// Service reports on survey answers: their list and their summary. The
-// answers are recorded by the chat events of package delivery, through
-// Store.RecordResults.
+// Service records survey answers (RecordAnswer, which the chat callbacks
+// call) and reports on them: their list and their summary.
 type Service struct {
 	store Store
+	ids   *messaging.IDGenerator
+	log   *slog.Logger
+	// answers groups the answers of concurrent callers into one
+	// RecordResults each (group commit).
+	answers *groupcommit.Committer[answerItem, groupcommit.Result]
 }
 
 // New returns a Service for cfg; Config.Store is required.
@@ -25,7 +40,19 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("survey: Config.Store is required")
 	}
-	return &Service{store: cfg.Store}, nil
+	s := &Service{store: cfg.Store, ids: cfg.IDs, log: cfg.Logger}
+	if s.ids == nil {
+		now := cfg.Now
+		if now == nil {
+			now = time.Now
+		}
+		s.ids = messaging.NewIDGenerator(now)
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.answers = &groupcommit.Committer[answerItem, groupcommit.Result]{Max: answerBatch, Min: 1, Write: s.writeAnswers}
+	return s, nil
 }
 
 // surveyCampaign returns the company's campaign, which must be a survey

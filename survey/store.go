@@ -3,20 +3,18 @@ package survey
 import (
 	"context"
 
+	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 )
 
-// Store is what the survey use cases need from storage.
+// Store is what the survey use cases need from storage: the campaign an
+// answer or a report is about, and the answers.
 type Store interface {
-	// GetCampaign returns the company's campaign or NotFound.
-	GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error)
-	// RecordResult stores r unless its message already has a result: the
-	// first answer counts. It reports whether r was stored.
-	RecordResult(ctx context.Context, r *messaging.SurveyResult) (bool, error)
-	// RecordResults is RecordResult for many answers in one transaction:
-	// each is stored unless its message has one (an earlier answer, or
-	// one before it in rs); it reports which it stored, in order. All or
-	// nothing: on an error none is stored.
+	campaign.Reader
+	// RecordResults stores answers in one transaction: each is stored
+	// unless its message has one (an earlier answer, or one before it in
+	// rs): the first answer counts. It reports which it stored, in order.
+	// All or nothing: on an error none is stored.
 	RecordResults(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error)
 	// ListResults returns one page of the company's results of one
 	// campaign matching f, oldest answer first, and the total count.

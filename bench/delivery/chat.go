@@ -20,6 +20,7 @@ import (
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore"
+	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/transport/chat"
 	"github.com/heraldhq/herald/transport/chatsim"
 )
@@ -202,7 +203,11 @@ func runChat(ctx context.Context, o options, out io.Writer) error {
 	logger := newLogger(o.verbose)
 
 	// The callback endpoint, as herald serve mounts it.
-	events := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: store, Logger: logger})
+	answers, err := survey.New(survey.Config{Store: store, Logger: logger})
+	if err != nil {
+		return err
+	}
+	events := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: store, Answers: answers, Logger: logger})
 	var stored, notStored atomic.Int64
 	mux := http.NewServeMux()
 	mux.Handle("/callbacks/chat", chat.CallbackHandler(chat.CallbackConfig{Secret: chatSecret, Logger: logger,

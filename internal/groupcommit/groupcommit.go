@@ -8,6 +8,7 @@ package groupcommit
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -157,4 +158,40 @@ func (c *Committer[T, R]) Queued() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.queue)
+}
+
+// Result is what became of one item that WriteOrSplit wrote: OK as its
+// write reported it (applied, stored), or the Err that kept it from
+// being written.
+type Result struct {
+	OK  bool
+	Err error
+}
+
+// WriteOrSplit writes the n items of a group with one call write(ctx, 0,
+// n) whose context outlives any one caller's (a caller that went away
+// must not fail the others' items). When that fails and the group holds
+// more than one item, each is written again on its own, write(ctxOf(i),
+// i, i+1), so that an error reaches only the items it concerns (logged
+// as what). It returns each item's Result; err is the error of a group
+// of one.
+func WriteOrSplit(log *slog.Logger, what string, n int, ctxOf func(i int) context.Context,
+	write func(ctx context.Context, from, to int) ([]bool, error)) ([]Result, error) {
+	res := make([]Result, n)
+	got, err := write(context.Background(), 0, n)
+	if err == nil {
+		for i := range min(n, len(got)) {
+			res[i].OK = got[i]
+		}
+		return res, nil
+	}
+	if n == 1 {
+		return nil, err
+	}
+	log.Warn(what+": a group write failed; writing its items one by one", "items", n, "err", err)
+	for i := range n {
+		got, err := write(ctxOf(i), i, i+1)
+		res[i] = Result{OK: err == nil && len(got) == 1 && got[0], Err: err}
+	}
+	return res, nil
 }

@@ -8,23 +8,6 @@ import (
 	"github.com/heraldhq/herald/messaging"
 )
 
-// RecordResult implements survey.Store: the first answer to a message is
-// the one kept.
-func (s *Store) RecordResult(ctx context.Context, r *messaging.SurveyResult) (bool, error) {
-	if err := s.lock(ctx, "record survey result"); err != nil {
-		return false, err
-	}
-	defer s.mu.Unlock()
-	if _, ok := s.results[r.MessageID]; ok {
-		return false, nil
-	}
-	if _, ok := s.resultIDs[r.ID]; ok {
-		return false, messaging.Errorf(messaging.Conflict, messaging.NameConflict, "survey result %s exists", r.ID)
-	}
-	s.storeResult(r)
-	return true, nil
-}
-
 // storeResult keeps a copy of r, under the lock.
 func (s *Store) storeResult(r *messaging.SurveyResult) {
 	v := *r
@@ -33,8 +16,8 @@ func (s *Store) storeResult(r *messaging.SurveyResult) {
 	s.resultIDs[r.ID] = struct{}{}
 }
 
-// RecordResults implements survey.Store: RecordResult for each
-// answer, under one lock.
+// RecordResults implements survey.Store, under one lock: the first answer
+// to a message is the one kept.
 func (s *Store) RecordResults(ctx context.Context, rs []*messaging.SurveyResult) ([]bool, error) {
 	if err := s.lock(ctx, "record survey results"); err != nil {
 		return nil, err

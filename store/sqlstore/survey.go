@@ -25,24 +25,9 @@ func (s *Store) resultArgs(r *messaging.SurveyResult) []any {
 		r.OptionText, r.TrackingData, s.ts(r.RespondedAt)}
 }
 
-// RecordResult implements survey.Store: the first answer to a message is
-// stored, later ones are not.
-func (s *Store) RecordResult(ctx context.Context, r *messaging.SurveyResult) (_ bool, err error) {
-	defer keepUnavailable(&err)
-	res, err := s.db.ExecContext(ctx, insertResult, s.resultArgs(r)...)
-	if err != nil {
-		return false, fmt.Errorf("record survey result: %w", duplicate(err, "survey result "+r.ID.String()))
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("record survey result: %w", err)
-	}
-	return n == 1, nil
-}
-
-// RecordResults implements survey.Store: RecordResult for each
-// answer, in one transaction, so that the answers of concurrent callbacks
-// share one commit.
+// RecordResults implements survey.Store: the first answer to a message
+// is stored, later ones are not; all in one transaction, so that the
+// answers of concurrent callbacks share one commit.
 func (s *Store) RecordResults(ctx context.Context, rs []*messaging.SurveyResult) (_ []bool, err error) {
 	defer keepUnavailable(&err)
 	stored := make([]bool, len(rs))

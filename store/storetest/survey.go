@@ -36,9 +36,19 @@ func (f *fixture) result(m *messaging.Message, option int, responded time.Time) 
 	}
 }
 
+// recordOne records one answer with RecordResults.
+func (f *fixture) recordOne(r *messaging.SurveyResult) (bool, error) {
+	stored, err := f.s.RecordResults(f.ctx, []*messaging.SurveyResult{r})
+	if err != nil {
+		return false, err
+	}
+	require.Len(f.t, stored, 1)
+	return stored[0], nil
+}
+
 func (f *fixture) record(r messaging.SurveyResult) {
 	f.t.Helper()
-	stored, err := f.s.RecordResult(f.ctx, &r)
+	stored, err := f.recordOne(&r)
 	require.NoError(f.t, err)
 	require.True(f.t, stored, "the first answer to a message is stored")
 }
@@ -52,13 +62,13 @@ func testRecordResult(f *fixture) {
 	msgs[0].ExternalUserID = "user-ü"
 
 	first := f.result(msgs[0], 1, base.Add(123456*time.Microsecond))
-	stored, err := f.s.RecordResult(f.ctx, &first)
+	stored, err := f.recordOne(&first)
 	require.NoError(t, err)
 	require.True(t, stored)
 
 	second := f.result(msgs[0], 0, at(5))
 	second.OptionText, second.TrackingData = "changed my mind", "trk-2"
-	stored, err = f.s.RecordResult(f.ctx, &second)
+	stored, err = f.recordOne(&second)
 	require.NoError(t, err)
 	require.False(t, stored, "a second answer to the same message is not stored")
 
@@ -236,7 +246,7 @@ func testCountByOption(f *fixture) {
 		f.record(f.result(m, options[i], at(i)))
 	}
 	late := f.result(msgs[0], 1, at(100))
-	stored, err := f.s.RecordResult(f.ctx, &late)
+	stored, err := f.recordOne(&late)
 	require.NoError(t, err)
 	require.False(t, stored)
 	c2, msgs2 := f.surveyCampaign(a.ID, 2)
