@@ -144,7 +144,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (messaging.Compa
 	}
 	c, stored, err := s.store.CompanyByAPIKeySelector(ctx, keySelector(key))
 	if err == nil && subtle.ConstantTimeCompare(stored, hash) != 1 {
-		err = messaging.NotFoundf("No company has this API key")
+		err = messaging.APIKeyNotFound()
 	}
 	if messaging.IsCode(err, messaging.NotFound) {
 		return messaging.Company{}, messaging.Errorf(messaging.Unauthorized, messaging.NameUnauthorized, "Invalid or revoked API key")

@@ -662,7 +662,7 @@ func (s *Service) Start(ctx context.Context, companyID, id messaging.ID) (messag
 func (s *Service) GetCampaign(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error) {
 	c, err := s.store.GetCampaign(ctx, companyID, id)
 	if messaging.IsCode(err, messaging.NotFound) {
-		return messaging.Campaign{}, messaging.NotFoundf("Campaign %s not found", id)
+		return messaging.Campaign{}, messaging.CampaignNotFound(id)
 	}
 	if err != nil {
 		return messaging.Campaign{}, fmt.Errorf("get campaign: %w", err)

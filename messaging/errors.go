@@ -142,6 +142,28 @@ func TemplateNotFound(id ID) *Error {
 	return NotFoundf("Template %s not found or access denied", id)
 }
 
+// The NotFound errors of the other resources, one wording each, used by
+// every store: another company's resource is reported as not found, the
+// same as one that does not exist.
+
+// CompanyNotFound is the NotFound error of a company.
+func CompanyNotFound(id ID) *Error { return NotFoundf("Company %s not found", id) }
+
+// CampaignNotFound is the NotFound error of a campaign.
+func CampaignNotFound(id ID) *Error { return NotFoundf("Campaign %s not found", id) }
+
+// MessageNotFound is the NotFound error of a message.
+func MessageNotFound(id ID) *Error { return NotFoundf("Message %s not found", id) }
+
+// SMSSenderNotFound is the NotFound error of an SMS sender.
+func SMSSenderNotFound(id int64) *Error { return NotFoundf("SMS sender %d not found", id) }
+
+// ChatServiceNotFound is the NotFound error of a chat service.
+func ChatServiceNotFound(id int64) *Error { return NotFoundf("Chat service %d not found", id) }
+
+// APIKeyNotFound is the NotFound error of an API key no company has.
+func APIKeyNotFound() *Error { return NotFoundf("No company has this API key") }
+
 // DefaultStoreRetryAfter is the RetryAfter of StoreUnavailable.
 const DefaultStoreRetryAfter = 5 * time.Second
 

@@ -28,7 +28,7 @@ func (s *Store) GetCompany(ctx context.Context, id messaging.ID) (messaging.Comp
 	defer s.mu.Unlock()
 	co := s.companies[id]
 	if co == nil {
-		return messaging.Company{}, messaging.NotFoundf("Company %s not found", id)
+		return messaging.Company{}, messaging.CompanyNotFound(id)
 	}
 	return co.c, nil
 }
@@ -41,7 +41,7 @@ func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bo
 	defer s.mu.Unlock()
 	co := s.companies[id]
 	if co == nil {
-		return messaging.NotFoundf("Company %s not found", id)
+		return messaging.CompanyNotFound(id)
 	}
 	co.c.Active = active
 	return nil
@@ -56,7 +56,7 @@ func (s *Store) SetAPIKey(ctx context.Context, companyID messaging.ID, selector 
 	defer s.mu.Unlock()
 	co := s.companies[companyID]
 	if co == nil {
-		return messaging.NotFoundf("Company %s not found", companyID)
+		return messaging.CompanyNotFound(companyID)
 	}
 	if owner, ok := s.keySelectors[selector]; ok && owner != companyID {
 		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "API key selector already in use")
@@ -77,7 +77,7 @@ func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (m
 	defer s.mu.Unlock()
 	id, ok := s.keySelectors[selector]
 	if !ok || selector == "" {
-		return messaging.Company{}, nil, messaging.NotFoundf("No company has this API key")
+		return messaging.Company{}, nil, messaging.APIKeyNotFound()
 	}
 	co := s.companies[id]
 	return co.c, []byte(co.keyHash), nil
@@ -90,7 +90,7 @@ func (s *Store) CreateSMSSender(ctx context.Context, sd *messaging.SMSSender) er
 	}
 	defer s.mu.Unlock()
 	if s.companies[sd.CompanyID] == nil {
-		return messaging.NotFoundf("Company %s not found", sd.CompanyID)
+		return messaging.CompanyNotFound(sd.CompanyID)
 	}
 	s.lastSender++
 	sd.ID = s.lastSender
@@ -106,7 +106,7 @@ func (s *Store) ApproveSMSSender(ctx context.Context, id int64) error {
 	defer s.mu.Unlock()
 	sd, ok := s.senders[id]
 	if !ok {
-		return messaging.NotFoundf("SMS sender %d not found", id)
+		return messaging.SMSSenderNotFound(id)
 	}
 	sd.Approved = true
 	s.senders[id] = sd
@@ -121,7 +121,7 @@ func (s *Store) GetSMSSender(ctx context.Context, companyID messaging.ID, id int
 	defer s.mu.Unlock()
 	sd, ok := s.senders[id]
 	if !ok || sd.CompanyID != companyID {
-		return messaging.SMSSender{}, messaging.NotFoundf("SMS sender %d not found", id)
+		return messaging.SMSSender{}, messaging.SMSSenderNotFound(id)
 	}
 	return sd, nil
 }
@@ -134,7 +134,7 @@ func (s *Store) SMSSenderByID(ctx context.Context, id int64) (messaging.SMSSende
 	defer s.mu.Unlock()
 	sd, ok := s.senders[id]
 	if !ok {
-		return messaging.SMSSender{}, messaging.NotFoundf("SMS sender %d not found", id)
+		return messaging.SMSSender{}, messaging.SMSSenderNotFound(id)
 	}
 	return sd, nil
 }
@@ -162,7 +162,7 @@ func (s *Store) CreateChatService(ctx context.Context, cs *messaging.ChatService
 	}
 	defer s.mu.Unlock()
 	if s.companies[cs.CompanyID] == nil {
-		return messaging.NotFoundf("Company %s not found", cs.CompanyID)
+		return messaging.CompanyNotFound(cs.CompanyID)
 	}
 	s.lastChat++
 	cs.ID = s.lastChat
@@ -178,7 +178,7 @@ func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id i
 	defer s.mu.Unlock()
 	cs, ok := s.chats[id]
 	if !ok || cs.CompanyID != companyID {
-		return messaging.ChatService{}, messaging.NotFoundf("Chat service %d not found", id)
+		return messaging.ChatService{}, messaging.ChatServiceNotFound(id)
 	}
 	return cs, nil
 }
@@ -216,7 +216,7 @@ func (s *Store) CreateTemplate(ctx context.Context, t *messaging.Template) error
 	}
 	defer s.mu.Unlock()
 	if s.companies[t.CompanyID] == nil {
-		return messaging.NotFoundf("Company %s not found", t.CompanyID)
+		return messaging.CompanyNotFound(t.CompanyID)
 	}
 	if _, ok := s.templates[t.ID]; ok {
 		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "template %s already exists", t.ID)

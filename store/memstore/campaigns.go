@@ -17,7 +17,7 @@ func (s *Store) CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPe
 	defer s.mu.Unlock()
 	co := s.companies[c.CompanyID]
 	if co == nil {
-		return messaging.NotFoundf("Company %s not found", c.CompanyID)
+		return messaging.CompanyNotFound(c.CompanyID)
 	}
 	if _, ok := s.campaigns[c.ID]; ok {
 		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "campaign %s already exists", c.ID)
@@ -40,7 +40,7 @@ func (s *Store) GetCampaign(ctx context.Context, companyID, id messaging.ID) (me
 	defer s.mu.Unlock()
 	cr := s.campaigns[id]
 	if cr == nil || cr.c.CompanyID != companyID {
-		return messaging.Campaign{}, messaging.NotFoundf("Campaign %s not found", id)
+		return messaging.Campaign{}, messaging.CampaignNotFound(id)
 	}
 	return cloneCampaign(&cr.c), nil
 }
@@ -97,7 +97,7 @@ func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 	defer s.mu.Unlock()
 	cr := s.campaigns[id]
 	if cr == nil || cr.c.CompanyID != companyID {
-		return messaging.NotFoundf("Campaign %s not found", id)
+		return messaging.CampaignNotFound(id)
 	}
 	c := &cr.c
 	if !slices.Contains(from, c.Status) {
@@ -174,11 +174,11 @@ func (s *Store) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs 
 	defer s.mu.Unlock()
 	co := s.companies[companyID]
 	if co == nil {
-		return messaging.NotFoundf("Company %s not found", companyID)
+		return messaging.CompanyNotFound(companyID)
 	}
 	for _, m := range msgs {
 		if cr := s.campaigns[m.CampaignID]; cr == nil || cr.c.CompanyID != companyID {
-			return messaging.NotFoundf("Campaign %s not found", m.CampaignID)
+			return messaging.CampaignNotFound(m.CampaignID)
 		}
 	}
 	if co.pending+len(msgs) > maxPending {
@@ -203,7 +203,7 @@ func (s *Store) insert(msgs []*messaging.Message, companyID messaging.ID) error 
 		var err error
 		switch {
 		case cr == nil || cr.c.CompanyID != m.CompanyID || (!companyID.IsZero() && m.CompanyID != companyID):
-			err = messaging.NotFoundf("Campaign %s not found", m.CampaignID)
+			err = messaging.CampaignNotFound(m.CampaignID)
 		case s.messages[m.ID] != nil:
 			err = messaging.Errorf(messaging.Conflict, messaging.NameConflict, "message %s already exists", m.ID)
 		}
@@ -289,7 +289,7 @@ func (s *Store) GetMessage(ctx context.Context, companyID, id messaging.ID) (mes
 	defer s.mu.Unlock()
 	m := s.messages[id]
 	if m == nil || m.CompanyID != companyID {
-		return messaging.Message{}, messaging.NotFoundf("Message %s not found", id)
+		return messaging.Message{}, messaging.MessageNotFound(id)
 	}
 	return cloneMessage(m), nil
 }
@@ -302,7 +302,7 @@ func (s *Store) MessageByID(ctx context.Context, id messaging.ID) (messaging.Mes
 	defer s.mu.Unlock()
 	m := s.messages[id]
 	if m == nil {
-		return messaging.Message{}, messaging.NotFoundf("Message %s not found", id)
+		return messaging.Message{}, messaging.MessageNotFound(id)
 	}
 	return cloneMessage(m), nil
 }

@@ -34,7 +34,7 @@ func (s *Store) GetCompany(ctx context.Context, id messaging.ID) (_ messaging.Co
 	defer keepUnavailable(&err)
 	c, err := scanCompany(s.read.QueryRowContext(ctx, "SELECT "+companyColumns+" FROM companies WHERE id = ?", s.id(id)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return messaging.Company{}, messaging.NotFoundf("Company %s not found", id)
+		return messaging.Company{}, messaging.CompanyNotFound(id)
 	}
 	if err != nil {
 		return messaging.Company{}, fmt.Errorf("get company: %w", err)
@@ -46,7 +46,7 @@ func (s *Store) GetCompany(ctx context.Context, id messaging.ID) (_ messaging.Co
 func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bool) (err error) {
 	defer keepUnavailable(&err)
 	res, err := s.db.ExecContext(ctx, "UPDATE companies SET active = ? WHERE id = ?", active, s.id(id))
-	return updatedOne(res, err, "set company active", func() error { return messaging.NotFoundf("Company %s not found", id) })
+	return updatedOne(res, err, "set company active", func() error { return messaging.CompanyNotFound(id) })
 }
 
 // SetAPIKey implements accounts.Store.
@@ -57,19 +57,19 @@ func (s *Store) SetAPIKey(ctx context.Context, companyID messaging.ID, selector 
 	if _, ok := uniqueViolation(err); ok {
 		return &messaging.Error{Code: messaging.Conflict, Name: messaging.NameConflict, Message: "API key selector already in use", Err: err}
 	}
-	return updatedOne(res, err, "set API key", func() error { return messaging.NotFoundf("Company %s not found", companyID) })
+	return updatedOne(res, err, "set API key", func() error { return messaging.CompanyNotFound(companyID) })
 }
 
 // CompanyByAPIKeySelector implements accounts.Store.
 func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (_ messaging.Company, _ []byte, err error) {
 	defer keepUnavailable(&err)
 	if selector == "" {
-		return messaging.Company{}, nil, messaging.NotFoundf("No company has this API key")
+		return messaging.Company{}, nil, messaging.APIKeyNotFound()
 	}
 	var hash []byte
 	c, err := scanCompany(s.readRow(ctx, "SELECT "+companyColumns+", api_key_hash FROM companies WHERE api_key_selector = ?", selector), &hash)
 	if errors.Is(err, sql.ErrNoRows) {
-		return messaging.Company{}, nil, messaging.NotFoundf("No company has this API key")
+		return messaging.Company{}, nil, messaging.APIKeyNotFound()
 	}
 	if err != nil {
 		return messaging.Company{}, nil, fmt.Errorf("company by API key: %w", err)
@@ -92,7 +92,7 @@ func (s *Store) CreateSMSSender(ctx context.Context, sd *messaging.SMSSender) (e
 func (s *Store) ApproveSMSSender(ctx context.Context, id int64) (err error) {
 	defer keepUnavailable(&err)
 	res, err := s.db.ExecContext(ctx, "UPDATE sms_senders SET approved = TRUE WHERE id = ?", id)
-	return updatedOne(res, err, "approve SMS sender", func() error { return messaging.NotFoundf("SMS sender %d not found", id) })
+	return updatedOne(res, err, "approve SMS sender", func() error { return messaging.SMSSenderNotFound(id) })
 }
 
 const smsSenderColumns = "id, company_id, sender_id, approved, created_at"
@@ -108,7 +108,7 @@ func (s *Store) GetSMSSender(ctx context.Context, companyID messaging.ID, id int
 	defer keepUnavailable(&err)
 	sd, err := scanSMSSender(s.read.QueryRowContext(ctx, "SELECT "+smsSenderColumns+" FROM sms_senders WHERE id = ? AND company_id = ?", id, s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return messaging.SMSSender{}, messaging.NotFoundf("SMS sender %d not found", id)
+		return messaging.SMSSender{}, messaging.SMSSenderNotFound(id)
 	}
 	if err != nil {
 		return messaging.SMSSender{}, fmt.Errorf("get SMS sender: %w", err)
@@ -121,7 +121,7 @@ func (s *Store) SMSSenderByID(ctx context.Context, id int64) (_ messaging.SMSSen
 	defer keepUnavailable(&err)
 	sd, err := scanSMSSender(s.read.QueryRowContext(ctx, "SELECT "+smsSenderColumns+" FROM sms_senders WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return messaging.SMSSender{}, messaging.NotFoundf("SMS sender %d not found", id)
+		return messaging.SMSSender{}, messaging.SMSSenderNotFound(id)
 	}
 	if err != nil {
 		return messaging.SMSSender{}, fmt.Errorf("get SMS sender: %w", err)
@@ -171,7 +171,7 @@ func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id i
 	defer keepUnavailable(&err)
 	cs, err := scanChatService(s.read.QueryRowContext(ctx, "SELECT "+chatServiceColumns+" FROM chat_services WHERE id = ? AND company_id = ?", id, s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return messaging.ChatService{}, messaging.NotFoundf("Chat service %d not found", id)
+		return messaging.ChatService{}, messaging.ChatServiceNotFound(id)
 	}
 	if err != nil {
 		return messaging.ChatService{}, fmt.Errorf("get chat service: %w", err)

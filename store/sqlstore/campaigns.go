@@ -176,7 +176,7 @@ func (s *Store) admit(ctx context.Context, tx *txn, companyID messaging.ID, n, r
 	err := s.rawQueryRow(ctx, tx, s.admitStatements().pendingOf, s.id(companyID)).Scan(&pending)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return messaging.NotFoundf("Company %s not found", companyID)
+		return messaging.CompanyNotFound(companyID)
 	case err != nil:
 		return fmt.Errorf("admit: %w", err)
 	case n > 0:
@@ -219,7 +219,7 @@ func (s *Store) GetCampaign(ctx context.Context, companyID, id messaging.ID) (_ 
 	c, err := scanCampaign(s.readRow(ctx, "SELECT "+campaignColumns+" FROM campaigns WHERE id = ? AND company_id = ?",
 		s.id(id), s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return messaging.Campaign{}, messaging.NotFoundf("Campaign %s not found", id)
+		return messaging.Campaign{}, messaging.CampaignNotFound(id)
 	}
 	if err != nil {
 		return messaging.Campaign{}, fmt.Errorf("get campaign: %w", err)
@@ -283,7 +283,7 @@ func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 		}
 		c := states[id]
 		if c == nil || c.companyID != companyID {
-			return messaging.NotFoundf("Campaign %s not found", id)
+			return messaging.CampaignNotFound(id)
 		}
 		if !slices.Contains(from, c.status) {
 			return conflictf("Campaign %s is %s, not %s", id, c.status, joinStatuses(from))

@@ -61,7 +61,7 @@ func (s *Store) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs 
 		return nil
 	}
 	if companyID.IsZero() {
-		return messaging.NotFoundf("Company %s not found", companyID)
+		return messaging.CompanyNotFound(companyID)
 	}
 	b, err := newBatch(msgs)
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Store) insertMessages(ctx context.Context, tx *txn, b *batch, admitFor 
 	for _, m := range b.msgs {
 		c := states[m.CampaignID]
 		if c == nil || c.companyID != m.CompanyID || (!admitFor.IsZero() && m.CompanyID != admitFor) {
-			return messaging.NotFoundf("Campaign %s not found", m.CampaignID)
+			return messaging.CampaignNotFound(m.CampaignID)
 		}
 		d := deltas[m.CampaignID]
 		if d == nil {
@@ -143,7 +143,7 @@ func (s *Store) GetMessage(ctx context.Context, companyID, id messaging.ID) (_ m
 	m, err := scanMessage(s.read.QueryRowContext(ctx, "SELECT "+messageColumns("")+" FROM messages WHERE id = ? AND company_id = ?",
 		s.id(id), s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return messaging.Message{}, messaging.NotFoundf("Message %s not found", id)
+		return messaging.Message{}, messaging.MessageNotFound(id)
 	}
 	if err != nil {
 		return messaging.Message{}, fmt.Errorf("get message: %w", err)
@@ -156,7 +156,7 @@ func (s *Store) MessageByID(ctx context.Context, id messaging.ID) (_ messaging.M
 	defer keepUnavailable(&err)
 	m, err := scanMessage(s.readRow(ctx, "SELECT "+messageColumns("")+" FROM messages WHERE id = ?", s.id(id)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return messaging.Message{}, messaging.NotFoundf("Message %s not found", id)
+		return messaging.Message{}, messaging.MessageNotFound(id)
 	}
 	if err != nil {
 		return messaging.Message{}, fmt.Errorf("message by id: %w", err)
