@@ -231,30 +231,12 @@ func (s *Store) GetCampaign(ctx context.Context, companyID, id messaging.ID) (_ 
 // newest first, ties by id, newest id first.
 func (s *Store) ListCampaigns(ctx context.Context, companyID messaging.ID, f messaging.CampaignFilter) (_ []messaging.Campaign, _ int, err error) {
 	defer keepUnavailable(&err)
-	page := pageDefaults(f.PageRequest)
-	where := " FROM campaigns WHERE company_id = ? AND NOT hidden"
-	args := []any{s.id(companyID)}
+	l := listing{what: "campaigns", columns: campaignColumns, from: " FROM campaigns WHERE company_id = ? AND NOT hidden",
+		args: []any{s.id(companyID)}, order: "created_at DESC, id DESC"}
 	if f.Mode != "" {
-		where += " AND mode = ?"
-		args = append(args, string(f.Mode))
+		l.and("mode = ?", string(f.Mode))
 	}
-	var total int
-	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*)"+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count campaigns: %w", err)
-	}
-	if total <= page.Offset() {
-		return nil, total, nil
-	}
-	rows, err := s.read.QueryContext(ctx, "SELECT "+campaignColumns+where+" ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
-		append(args, page.PageSize, page.Offset())...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list campaigns: %w", err)
-	}
-	out, err := collect(rows, scanCampaign)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list campaigns: %w", err)
-	}
-	return out, total, nil
+	return list(ctx, s, l, f.PageRequest, scanCampaign)
 }
 
 // QueuingCampaigns implements campaign.CampaignStore.

@@ -168,41 +168,20 @@ func (s *Store) MessageByID(ctx context.Context, id messaging.ID) (_ messaging.M
 // id, newest id first.
 func (s *Store) ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) (_ []messaging.Message, _ int, err error) {
 	defer keepUnavailable(&err)
-	page := pageDefaults(f.PageRequest)
-	where := " FROM messages WHERE company_id = ?"
-	args := []any{s.id(companyID)}
+	l := listing{what: "messages", columns: messageColumns(""), from: " FROM messages WHERE company_id = ?",
+		args: []any{s.id(companyID)}, order: "created_at DESC, id DESC"}
 	if f.Phone != "" {
-		where += " AND phone = ?"
-		args = append(args, f.Phone)
+		l.and("phone = ?", f.Phone)
 	}
 	if f.ExternalUserID != "" {
 		// The second term lets the partial index serve the query.
-		where += " AND external_user_id = ? AND external_user_id <> ''"
-		args = append(args, f.ExternalUserID)
+		l.and("external_user_id = ? AND external_user_id <> ''", f.ExternalUserID)
 	}
 	if !f.From.IsZero() {
-		where += " AND created_at >= ?"
-		args = append(args, s.ts(f.From))
+		l.and("created_at >= ?", s.ts(f.From))
 	}
 	if !f.To.IsZero() {
-		where += " AND created_at <= ?"
-		args = append(args, s.ts(f.To))
+		l.and("created_at <= ?", s.ts(f.To))
 	}
-	var total int
-	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*)"+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count messages: %w", err)
-	}
-	if total <= page.Offset() {
-		return nil, total, nil
-	}
-	rows, err := s.read.QueryContext(ctx, "SELECT "+messageColumns("")+where+" ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
-		append(args, page.PageSize, page.Offset())...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list messages: %w", err)
-	}
-	out, err := collect(rows, scanMessage)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list messages: %w", err)
-	}
-	return out, total, nil
+	return list(ctx, s, l, f.PageRequest, scanMessage)
 }

@@ -59,46 +59,24 @@ func (s *Store) RecordResults(ctx context.Context, rs []*messaging.SurveyResult)
 // Another company's campaign has no results.
 func (s *Store) ListResults(ctx context.Context, companyID messaging.ID, f messaging.SurveyResultFilter) (_ []messaging.SurveyResult, _ int, err error) {
 	defer keepUnavailable(&err)
-	page := pageDefaults(f.PageRequest)
-	where := " FROM survey_results WHERE campaign_id = ? AND company_id = ?"
-	args := []any{s.id(f.CampaignID), s.id(companyID)}
+	l := listing{what: "survey results", columns: surveyResultColumns, from: " FROM survey_results WHERE campaign_id = ? AND company_id = ?",
+		args: []any{s.id(f.CampaignID), s.id(companyID)}, order: "responded_at, id"}
 	if f.Phone != "" {
-		where += " AND phone = ?"
-		args = append(args, f.Phone)
+		l.and("phone = ?", f.Phone)
 	}
 	if f.ExternalUserID != "" {
-		where += " AND external_user_id = ?"
-		args = append(args, f.ExternalUserID)
+		l.and("external_user_id = ?", f.ExternalUserID)
 	}
 	if !f.From.IsZero() {
-		where += " AND responded_at >= ?"
-		args = append(args, s.ts(f.From))
+		l.and("responded_at >= ?", s.ts(f.From))
 	}
 	if !f.To.IsZero() {
-		where += " AND responded_at <= ?"
-		args = append(args, s.ts(f.To))
+		l.and("responded_at <= ?", s.ts(f.To))
 	}
 	if f.OptionIndex != nil {
-		where += " AND option_index = ?"
-		args = append(args, *f.OptionIndex)
+		l.and("option_index = ?", *f.OptionIndex)
 	}
-	var total int
-	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*)"+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count survey results: %w", err)
-	}
-	if total <= page.Offset() {
-		return nil, total, nil
-	}
-	rows, err := s.read.QueryContext(ctx, "SELECT "+surveyResultColumns+where+" ORDER BY responded_at, id LIMIT ? OFFSET ?",
-		append(args, page.PageSize, page.Offset())...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list survey results: %w", err)
-	}
-	out, err := collect(rows, scanSurveyResult)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list survey results: %w", err)
-	}
-	return out, total, nil
+	return list(ctx, s, l, f.PageRequest, scanSurveyResult)
 }
 
 // CountByOption implements survey.Store.

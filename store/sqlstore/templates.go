@@ -59,24 +59,9 @@ func (s *Store) GetTemplate(ctx context.Context, companyID, id messaging.ID) (_ 
 // id, newest id first.
 func (s *Store) ListTemplates(ctx context.Context, companyID messaging.ID, page messaging.PageRequest) (_ []messaging.Template, _ int, err error) {
 	defer keepUnavailable(&err)
-	page = pageDefaults(page)
-	var total int
-	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM templates WHERE company_id = ?", s.id(companyID)).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count templates: %w", err)
-	}
-	if total <= page.Offset() {
-		return nil, total, nil
-	}
-	rows, err := s.read.QueryContext(ctx, "SELECT "+templateColumns+" FROM templates WHERE company_id = ? "+
-		"ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?", s.id(companyID), page.PageSize, page.Offset())
-	if err != nil {
-		return nil, 0, fmt.Errorf("list templates: %w", err)
-	}
-	out, err := collect(rows, scanTemplate)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list templates: %w", err)
-	}
-	return out, total, nil
+	l := listing{what: "templates", columns: templateColumns, from: " FROM templates WHERE company_id = ?",
+		args: []any{s.id(companyID)}, order: "created_at DESC, id DESC"}
+	return list(ctx, s, l, page, scanTemplate)
 }
 
 // UpdateTemplate implements campaign.TemplateStore.
