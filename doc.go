@@ -9,9 +9,10 @@
 //
 //	messaging   the vocabulary: IDs, channels, statuses, resources, the error type
 //	template    template validation, placeholders, GSM-7/UCS-2 segmentation (pure)
-//	campaign    campaign state machine, admission, sending use cases, the Store port
-//	delivery    the dispatcher, provider ports, fallback rules, crash recovery
-//	survey      survey answers and their summary
+//	accounts    companies, API keys and authentication, senders, chat services
+//	campaign    templates, campaign state machine, admission, sending use cases
+//	delivery    the dispatcher, provider ports, chat events, fallback, crash recovery
+//	survey      recording survey answers, their list and summary
 //	store       Store adapters: memstore (in-memory), sqlstore (SQLite, Postgres), storetest
 //	transport   provider adapters: SMPP, chat over HTTP, media probing, simulators
 //	server      the HTTP API v1 and the admin API, built from the façade
@@ -19,14 +20,14 @@
 //	examples    programs that embed the library
 //
 // Imports point down that list only: the domain packages (messaging,
-// template, campaign, delivery, survey) never import a database driver, a
+// template, accounts, campaign, delivery, survey) never import a database driver, a
 // router or an SMPP library; the adapters implement the ports the domain
 // packages declare, and only cmd/herald and examples choose them.
 //
 // # Embedding
 //
 // New assembles Herald from a Store and the transports: the use cases
-// (Campaigns, Surveys), the dispatcher that sends due messages, the chat
+// (Accounts, Campaigns, Surveys), the dispatcher that sends due messages, the chat
 // callbacks with their SMS fallback, survey answers, and the recovery of
 // work a stopped process left behind, with every internal wire made:
 // messages that become due wake the dispatcher, the SMS transport's

@@ -1,6 +1,8 @@
-// Package campaign holds the rules and use cases of sending: the campaign
-// state machine (a pure transition table), pending-capacity admission, and
-// the ports (Store) the use cases need from storage.
+// Package campaign holds the rules and use cases of sending: templates,
+// the campaign state machine (a pure transition table), pending-capacity
+// admission, and the ports (Store) the use cases need from storage.
+// Companies, keys, senders and chat services are package accounts';
+// campaign reads senders and chat services through accounts.Lookup.
 //
 // # Text
 //
@@ -9,7 +11,8 @@
 // carriage return. That covers campaign names and descriptions, direct
 // message texts and SMS fallback texts, external user ids, placeholder
 // names and values (request-level and per recipient, whether the template
-// uses them or not), company names and chat service fields; templates are
+// uses them or not), and, in package accounts, company names and chat
+// service fields; templates are
 // checked by template.Check, SMS sender ids have their own narrower
 // alphabet. A refused text is an Invalid error on the field at fault
 // ("recipients[3].placeholders.name", "placeholders" for a bad name) and

@@ -140,7 +140,7 @@ func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
 }
 
 // writeUpdates writes one group of callback status updates in one
-// ApplyUpdates (groupWrite): when that fails, each update is written
+// ApplyUpdates (groupcommit.WriteOrSplit): when that fails, each update is written
 // again on its own, so that an error reaches only the callbacks it
 // concerns; the others are answered 200 as usual.
 func (e *ChatEvents) writeUpdates(items []eventUpdate) ([]groupcommit.Result, error) {

@@ -53,7 +53,7 @@ func (f *fixture) record(r messaging.SurveyResult) {
 	require.True(f.t, stored, "the first answer to a message is stored")
 }
 
-// testRecordResult: the first answer to a message is stored, later ones
+// testRecordResult: one answer at a time (RecordResults of one), the first answer to a message is stored, later ones
 // are not and leave it unchanged.
 func testRecordResult(f *fixture) {
 	t := f.t
