@@ -329,8 +329,17 @@ func testSimulators(t *testing.T, bin string) {
 	h.stop()
 	smsc.stop()
 	chat.stop()
-	require.Contains(t, smsc.stdout.String(), "SMSC simulator stopped")
-	require.Contains(t, chat.stdout.String(), "chat provider simulator stopped")
+	var smscStats struct {
+		Submits                 uint64
+		FirstSubmit, LastSubmit time.Time
+	}
+	_, line, ok := strings.Cut(smsc.stdout.String(), "SMSC simulator stopped: ")
+	require.True(t, ok, smsc.stdout.String())
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(line)), &smscStats), "the final counters are one JSON line")
+	require.Positive(t, smscStats.Submits)
+	require.False(t, smscStats.FirstSubmit.IsZero())
+	require.False(t, smscStats.LastSubmit.Before(smscStats.FirstSubmit))
+	require.Contains(t, chat.stdout.String(), "chat provider simulator stopped: {")
 }
 
 // freeAddr returns a loopback address with a port free a moment ago.

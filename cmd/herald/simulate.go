@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,7 +14,19 @@ import (
 	"github.com/heraldhq/herald/transport/smscsim"
 )
 
-// simulate runs one simulator until ctx ends.
+// printStats writes a simulator's final counters as one line: prefix,
+// then the counters in JSON, for load programs to read.
+func printStats(w io.Writer, prefix string, stats any) error {
+	data, err := json.Marshal(stats)
+	if err != nil {
+		return fmt.Errorf("simulator stats: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s%s\n", prefix, data)
+	return err
+}
+
+// simulate runs one simulator until ctx ends. When it ends, it writes the
+// simulator's counters (printStats).
 func simulate(ctx context.Context, which string, args []string, stdout io.Writer, log *slog.Logger) error {
 	fs := flag.NewFlagSet("simulate "+which, flag.ContinueOnError)
 	fs.SetOutput(stdout)
@@ -35,9 +48,7 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 		defer sim.Close()
 		fmt.Fprintf(stdout, "SMSC simulator listening on %s (SMPP 3.4); numbers ending 0001/0002/0003 get UNDELIV/EXPIRED/REJECTD receipts\n", sim.Addr())
 		<-ctx.Done()
-		st := sim.Stats()
-		fmt.Fprintf(stdout, "SMSC simulator stopped: %+v\n", st)
-		return nil
+		return printStats(stdout, "SMSC simulator stopped: ", sim.Stats())
 	case "chat":
 		addr := fs.String("addr", "127.0.0.1:8090", "address to listen on")
 		token := fs.String("token", "", "X-Auth-Token every request must carry (empty: any)")
@@ -57,8 +68,7 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 		defer sim.Close()
 		fmt.Fprintf(stdout, "chat provider simulator at %s; numbers ending 0008/0009/0010 are answered with errors 8/9/10\n", sim.URL())
 		<-ctx.Done()
-		fmt.Fprintf(stdout, "chat provider simulator stopped: %+v\n", sim.Stats())
-		return nil
+		return printStats(stdout, "chat provider simulator stopped: ", sim.Stats())
 	}
 	return fmt.Errorf("%w: simulate %q: want smsc or chat", errUsage, which)
 }

@@ -201,6 +201,9 @@ func (cn *conn) onSubmit(f smppwire.Frame) {
 		return
 	}
 	s.n.submits.Add(1)
+	at := time.Now().UnixNano()
+	s.n.firstSubmit.CompareAndSwap(0, at)
+	s.n.lastSubmit.Store(at)
 	fs := s.faults.Load()
 	k := fs.n.Add(1)
 	if fs.DropAfter > 0 && k >= int64(fs.DropAfter) && fs.dropped.CompareAndSwap(false, true) {

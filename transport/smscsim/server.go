@@ -117,6 +117,10 @@ type Stats struct {
 	ReceiptsRefused  uint64 // receipts answered otherwise (then sent again)
 	ReceiptsReplayed uint64 // acknowledged receipts scheduled again (Config.ResendAcked)
 	ReceiptsPending  int    // receipts scheduled or unanswered
+	// FirstSubmit and LastSubmit are when the first and the latest
+	// submit_sm arrived (zero: none yet): Submits over the time between
+	// them is the rate the SMSC saw.
+	FirstSubmit, LastSubmit time.Time
 }
 
 // Server is an SMPP 3.4 SMSC simulator. Its methods are safe for
@@ -142,6 +146,7 @@ type Server struct {
 		binds, bindFailures, submits, throttled, rejected, dropped     atomic.Uint64
 		receiptsSent, receiptsAcked, receiptsRefused, receiptsReplayed atomic.Uint64
 		inFlight, maxInFlight, held                                    atomic.Int64
+		firstSubmit, lastSubmit                                        atomic.Int64 // UnixNano; 0: none yet
 	}
 }
 
@@ -330,7 +335,17 @@ func (s *Server) Stats() Stats {
 		ReceiptsRefused:  s.n.receiptsRefused.Load(),
 		ReceiptsReplayed: s.n.receiptsReplayed.Load(),
 		ReceiptsPending:  s.sched.pending(),
+		FirstSubmit:      unixNano(s.n.firstSubmit.Load()),
+		LastSubmit:       unixNano(s.n.lastSubmit.Load()),
 	}
+}
+
+// unixNano is the time of n nanoseconds since the epoch; zero when n is 0.
+func unixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }
 
 // receivers returns the sessions that may take receipts for systemID:

@@ -210,7 +210,10 @@ func TestReceipts(t *testing.T) {
 		e.respond(d.GetResponse())
 	}
 	require.Eventually(t, func() bool { return srv.Stats().ReceiptsAcked == 4 }, 2*time.Second, time.Millisecond)
-	require.Zero(t, srv.Stats().ReceiptsPending)
+	st := srv.Stats()
+	require.Zero(t, st.ReceiptsPending)
+	require.False(t, st.FirstSubmit.IsZero(), "the first submit's time is kept")
+	require.False(t, st.LastSubmit.Before(st.FirstSubmit), "the last submit is not before the first")
 }
 
 func TestReceiptRequests(t *testing.T) {
