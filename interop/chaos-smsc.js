@@ -24,16 +24,24 @@
 //            stays up and the ESME's window fills
 //   resume   answer the held submits (late) and every later one at once
 //   drop     destroy every open connection (no unbind)
+//   stats    only report the counts
 //
-// Usage: node chaos-smsc.js <port> [host] [receipt delay in ms]
+// Every command is answered with a "done" line carrying the counts: submits,
+// receipts sent and acknowledged, and first and last, the times (ms since
+// the epoch) of the first and the latest submit. The load program of
+// bench/product runs it with "quiet", which leaves the submit lines out
+// (it reads the counts only).
+//
+// Usage: node chaos-smsc.js <port> [host] [receipt delay in ms] [quiet]
 const fs = require('fs');
 const smpp = require('smpp');
 
 const port = Number(process.argv[2]);
 const host = process.argv[3] || '127.0.0.1';
 const receiptDelay = Number(process.argv[4] || 5);
+const quiet = process.argv[5] === 'quiet';
 if (!Number.isInteger(port) || port < 0 || !Number.isFinite(receiptDelay)) {
-  process.stderr.write('usage: node chaos-smsc.js <port> [host] [receipt delay in ms]\n');
+  process.stderr.write('usage: node chaos-smsc.js <port> [host] [receipt delay in ms] [quiet]\n');
   process.exit(2);
 }
 
@@ -67,7 +75,7 @@ const held = []; // [session, pdu] of the submits held while stalled
 const sessions = new Set(); // open sessions
 const bound = new Set(); // bound sessions, in bind order
 const receipts = []; // receipts waiting for a bound session
-let counts = { submits: 0, receipts: 0, acks: 0, held: 0 };
+let counts = { submits: 0, receipts: 0, acks: 0, held: 0, first: 0, last: 0 };
 
 // accept logs a submit and answers it, then schedules its receipt.
 function accept(session, pdu) {
@@ -76,7 +84,13 @@ function accept(session, pdu) {
   }
   const id = nextId++;
   counts.submits++;
-  emit({ event: 'submit', to: pdu.destination_addr, id: id, session: session.herald });
+  counts.last = Date.now();
+  if (counts.first === 0) {
+    counts.first = counts.last;
+  }
+  if (!quiet) {
+    emit({ event: 'submit', to: pdu.destination_addr, id: id, session: session.herald });
+  }
   session.send(pdu.response({ message_id: String(id) }));
   if ((pdu.registered_delivery & 0x03) === 1) {
     const now = smppDate(new Date());
@@ -179,7 +193,7 @@ process.stdin.on('data', (chunk) => {
       for (const session of Array.from(sessions)) {
         session.destroy();
       }
-    } else if (cmd !== '') {
+    } else if (cmd !== '' && cmd !== 'stats') {
       emit({ event: 'error', message: 'unknown command ' + JSON.stringify(cmd) });
       continue;
     }

@@ -1,0 +1,229 @@
+// Command product measures Herald as its users run it: the built herald
+// binary in its own process, driven through its HTTP API, sending a bulk
+// SMS campaign to an SMSC in another process, until every message has its
+// final status. Against the same kind of SMSC, in the same run, it first
+// times a bare SMPP client (gosmpp, no state kept: it submits and counts
+// receipts) for the baseline the product is compared with.
+//
+// For each SMSC asked for (-smsc npm, sim or both) it runs, each against a
+// fresh SMSC process with the same window and receipt delay:
+//
+//  1. the bare client: N submit_sm, every receipt counted;
+//  2. herald serve on a new database: a company provisioned through the
+//     admin API, a bulk of N recipients posted to /api/v1/sms/promotional,
+//     polled until Ready, started, then polled until every message is
+//     Delivered or Failed.
+//
+// It reports, for both, the submits per second the SMSC saw (from its
+// first to its latest submit_sm), the final statuses per second (from the
+// start to the last receipt counted, or applied by Herald), the CPU each
+// process used per message, and Herald's rate as a ratio of the bare
+// client's. The SMSCs: "npm" is interop/chaos-smsc.js on the npm package
+// smpp (independent of Herald; run npm ci in interop/ first), "sim" is
+// herald simulate smsc.
+//
+//	go run ./bench/product -db sqlite -messages 100000
+//	go run ./bench/product -db 'postgres://postgres@127.0.0.1:5432/herald_bench?sslmode=disable' -smsc npm
+//
+// Without -herald it builds ./cmd/herald into a temporary directory. A
+// Postgres database is used as it is: give it an empty one.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/bench/internal/drive"
+)
+
+type options struct {
+	herald       string
+	db           string
+	smsc         string
+	interop      string
+	messages     int
+	window       int
+	receiptDelay time.Duration
+	bare         bool
+	timeout      time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.herald, "herald", "", "path of the herald binary; empty: build ./cmd/herald")
+	flag.StringVar(&o.db, "db", "sqlite", `"sqlite" (a new file) or a postgres:// URL of an empty database`)
+	flag.StringVar(&o.smsc, "smsc", "both", `SMSC process: "npm" (interop/chaos-smsc.js), "sim" (herald simulate smsc) or "both"`)
+	flag.StringVar(&o.interop, "interop", "interop", "directory of chaos-smsc.js and its node_modules")
+	flag.IntVar(&o.messages, "messages", 100_000, "messages of the campaign (and submits of the bare client)")
+	flag.IntVar(&o.window, "window", 100, "SMPP window of Herald and of the bare client")
+	flag.DurationVar(&o.receiptDelay, "receipt-delay", 50*time.Millisecond, "time between a submit_sm_resp and its receipt")
+	flag.BoolVar(&o.bare, "bare", true, "time the bare SMPP client first, as the baseline")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "bound on any one phase")
+	flag.Parse()
+	if err := run(context.Background(), o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "product:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "herald-product-")
+	if err != nil {
+		return fmt.Errorf("temp dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if o.herald == "" {
+		o.herald = filepath.Join(dir, "herald")
+		build := exec.CommandContext(ctx, "go", "build", "-o", o.herald, "./cmd/herald")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build herald: %w", err)
+		}
+	}
+	kinds := []string{o.smsc}
+	if o.smsc == "both" {
+		kinds = []string{"npm", "sim"}
+	}
+	fmt.Fprintf(out, "%d messages, window %d, receipts %v after the submit, herald %s on %s\n",
+		o.messages, o.window, o.receiptDelay, o.herald, drive.Redact(o.db))
+	for i, kind := range kinds {
+		var base result
+		if o.bare {
+			if base, err = runBare(ctx, o, kind, dir); err != nil {
+				return fmt.Errorf("bare client against %s: %w", kind, err)
+			}
+			base.print(out, "bare gosmpp client", kind, result{})
+		}
+		db := o.db
+		if i > 0 && db != "sqlite" {
+			fmt.Fprintf(out, "(a Postgres database serves one run: %s skipped)\n", kind)
+			break
+		}
+		res, err := runHerald(ctx, o, kind, dir, db)
+		if err != nil {
+			return fmt.Errorf("herald against %s: %w", kind, err)
+		}
+		res.print(out, "herald serve", kind, base)
+	}
+	return nil
+}
+
+// result is what one run measured.
+type result struct {
+	messages   int
+	submitRate float64       // submit_sm per second at the SMSC
+	finalRate  float64       // final statuses per second
+	elapsed    time.Duration // from the start to the last final status
+	cpu        time.Duration // of the sender (bare client or herald)
+	smscCPU    time.Duration
+	delivered  int
+	failed     int
+}
+
+func (r result) print(w io.Writer, who, smsc string, base result) {
+	fmt.Fprintf(w, "%-18s smsc=%s: %d final in %v: %.0f submits/s at the SMSC, %.0f final/s; CPU per message %.1f µs (SMSC %.1f µs); delivered %d, failed %d",
+		who, smsc, r.messages, r.elapsed.Round(time.Millisecond), r.submitRate, r.finalRate,
+		perMessage(r.cpu, r.messages), perMessage(r.smscCPU, r.messages), r.delivered, r.failed)
+	if base.finalRate > 0 {
+		fmt.Fprintf(w, "; %.2f x the bare client's final/s, %.2f x its submits/s", r.finalRate/base.finalRate, r.submitRate/base.submitRate)
+	}
+	fmt.Fprintln(w)
+}
+
+func perMessage(d time.Duration, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / float64(n)
+}
+
+// runHerald runs the product against a fresh SMSC of kind.
+func runHerald(ctx context.Context, o options, kind, dir, db string) (result, error) {
+	sm, err := startSMSC(ctx, o, kind, dir)
+	if err != nil {
+		return result{}, err
+	}
+	defer sm.stop()
+	dbURL := db
+	if db == "sqlite" {
+		dbURL = "sqlite://" + filepath.Join(dir, fmt.Sprintf("herald-%s-%d.db", kind, time.Now().UnixNano()))
+	}
+	srv, err := drive.StartHerald(ctx, o.herald, dbURL, dir, []string{
+		"HERALD_SMPP_ADDR=" + sm.addr, "HERALD_SMPP_SYSTEM_ID=herald", "HERALD_SMPP_PASSWORD=secret",
+		fmt.Sprintf("HERALD_SMPP_WINDOW=%d", o.window),
+	}, o.timeout)
+	if err != nil {
+		return result{}, err
+	}
+	defer srv.Stop()
+	c := &drive.Client{Base: srv.Base, HTTP: &http.Client{Timeout: o.timeout}}
+	if err := c.Provision(ctx, srv.AdminToken); err != nil {
+		return result{}, err
+	}
+	id, _, _, err := c.BulkToReady(ctx, drive.BulkBody(c.TemplateID, o.messages), o.timeout)
+	if err != nil {
+		return result{}, err
+	}
+	pid := srv.Cmd.Process.Pid
+	cpu0, err := drive.CPUTime(pid)
+	if err != nil {
+		return result{}, err
+	}
+	smsc0, err := drive.CPUTime(sm.pid())
+	if err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	if err := c.API(ctx, "POST", "/campaigns/"+id+"/start", nil, http.StatusOK, nil); err != nil {
+		return result{}, err
+	}
+	var camp struct {
+		Status         string `json:"status"`
+		DeliveredCount int    `json:"deliveredCount"`
+		FailedCount    int    `json:"failedCount"`
+	}
+	for {
+		if err := c.API(ctx, "GET", "/campaigns/"+id, nil, http.StatusOK, &camp); err != nil {
+			return result{}, err
+		}
+		if camp.DeliveredCount+camp.FailedCount >= o.messages {
+			break
+		}
+		if time.Since(start) > o.timeout {
+			return result{}, fmt.Errorf("after %v: %d delivered, %d failed of %d", o.timeout, camp.DeliveredCount, camp.FailedCount, o.messages)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	cpu1, err := drive.CPUTime(pid)
+	if err != nil {
+		return result{}, err
+	}
+	smsc1, err := drive.CPUTime(sm.pid())
+	if err != nil {
+		return result{}, err
+	}
+	st, err := sm.stats()
+	if err != nil {
+		return result{}, err
+	}
+	return result{
+		messages: o.messages, submitRate: st.rate(), finalRate: float64(o.messages) / elapsed.Seconds(), elapsed: elapsed,
+		cpu: cpu1 - cpu0, smscCPU: smsc1 - smsc0, delivered: camp.DeliveredCount, failed: camp.FailedCount,
+	}, nil
+}
+
+// errTimeout is a phase that outlasted -timeout.
+var errTimeout = errors.New("timed out")
+
+// trimLine is a line of a child's output without its end.
+func trimLine(s string) string { return strings.TrimRight(s, "\r\n") }
