@@ -39,6 +39,7 @@ type options struct {
 	bulkRuns    int
 	addDuration time.Duration
 	addWorkers  int
+	concurrent  int
 	timeout     time.Duration
 }
 
@@ -50,6 +51,7 @@ func main() {
 	flag.IntVar(&o.bulkRuns, "bulk-runs", 3, "bulk requests, one after the other")
 	flag.DurationVar(&o.addDuration, "add-duration", 10*time.Second, "how long to drive add-message")
 	flag.IntVar(&o.addWorkers, "add-workers", 16, "concurrent add-message clients")
+	flag.IntVar(&o.concurrent, "concurrent-bulks", 0, "at the end, this many companies each post one bulk request at once (0: none)")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "bound on any one wait")
 	flag.Parse()
 	if o.herald == "" {
@@ -101,6 +103,14 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			i+1, accepted.Round(time.Millisecond), ready.Round(time.Millisecond), float64(o.recipients)/ready.Seconds(), drive.MiB(peak))
 	}
 
+	if o.concurrent > 0 {
+		if err := concurrentBulks(ctx, srv, o, out); err != nil {
+			return err
+		}
+	}
+	if o.addDuration <= 0 {
+		return nil
+	}
 	res, err := addMessages(ctx, c, o.addWorkers, o.addDuration)
 	if err != nil {
 		return fmt.Errorf("add-message load: %w", err)
@@ -166,4 +176,54 @@ func addMessages(ctx context.Context, c *drive.Client, workers int, d time.Durat
 		return r, fmt.Errorf("%d of %d requests failed, first: %w", r.errors, r.n, firstErr)
 	}
 	return r, nil
+}
+
+// concurrentBulks provisions o.concurrent more companies and has each post
+// one bulk request of o.recipients at the same moment, then waits until
+// every campaign is Ready and reports each one's times and the server's
+// peak memory.
+func concurrentBulks(ctx context.Context, srv *drive.Server, o options, out io.Writer) error {
+	clients := make([]*drive.Client, o.concurrent)
+	bodies := make([][]byte, o.concurrent)
+	for i := range clients {
+		clients[i] = &drive.Client{Base: srv.Base, HTTP: &http.Client{Timeout: o.timeout}}
+		if err := clients[i].Provision(ctx, srv.AdminToken); err != nil {
+			return fmt.Errorf("company %d: %w", i+1, err)
+		}
+		bodies[i] = drive.BulkBody(clients[i].TemplateID, o.recipients)
+	}
+	type outcome struct {
+		accepted, ready time.Duration
+		err             error
+	}
+	res := make([]outcome, o.concurrent)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Go(func() {
+			<-start
+			_, a, r, err := c.BulkToReady(ctx, bodies[i], o.timeout)
+			res[i] = outcome{a, r, err}
+		})
+	}
+	t0 := time.Now()
+	close(start)
+	wg.Wait()
+	all := time.Since(t0)
+	var failed int
+	for i, r := range res {
+		if r.err != nil {
+			failed++
+			fmt.Fprintf(out, "concurrent bulk %d: %v\n", i+1, r.err)
+			continue
+		}
+		fmt.Fprintf(out, "concurrent bulk %d: 202 after %v, Ready after %v\n", i+1, r.accepted.Round(time.Millisecond), r.ready.Round(time.Millisecond))
+	}
+	peak, _ := drive.PeakRSS(srv.Cmd.Process.Pid)
+	fmt.Fprintf(out, "%d bulk requests of %d recipients from %d companies at once: all Ready after %v, %d failed; server peak RSS so far %.1f MiB\n",
+		o.concurrent, o.recipients, o.concurrent, all.Round(time.Millisecond), failed, drive.MiB(peak))
+	if failed > 0 {
+		return fmt.Errorf("%d of %d concurrent bulk requests failed", failed, o.concurrent)
+	}
+	return nil
 }
