@@ -98,7 +98,7 @@ func (f *admitFixture) addWhileBlocked(t *testing.T, ctxs func(i int) context.Co
 	add := func(i int, ctx context.Context, target [2]messaging.ID) {
 		defer wg.Done()
 		m, err := f.svc.AddMessage(ctx, target[0], messaging.ChannelSMS, target[1], campaign.Recipient{
-			Phone: fmt.Sprintf("+4477009%05d", i), Placeholders: map[string]string{"code": fmt.Sprint(i)},
+			Phone: fmt.Sprintf("+4477009%05d", i), Placeholders: campaign.PlaceholdersOf(map[string]string{"code": fmt.Sprint(i)}),
 		})
 		out[i] = addResult{m, err}
 	}

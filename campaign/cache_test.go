@@ -15,7 +15,7 @@ func TestCachedTemplateForgottenOnChange(t *testing.T) {
 	ctx := t.Context()
 	company, camp := f.campaign(t, "Acme")
 	add := func() (messaging.Message, error) {
-		return f.svc.AddMessage(ctx, company, messaging.ChannelSMS, camp, campaign.Recipient{Phone: "+447700900123", Placeholders: map[string]string{"code": "42"}})
+		return f.svc.AddMessage(ctx, company, messaging.ChannelSMS, camp, campaign.Recipient{Phone: "+447700900123", Placeholders: campaign.PlaceholdersOf(map[string]string{"code": "42"})})
 	}
 	m, err := add()
 	require.NoError(t, err)

@@ -101,7 +101,7 @@ func TestControlCharactersAreRefused(t *testing.T) {
 		return func(t *testing.T, f *fixture, bad string) error {
 			rs, ph := recipients(5), map[string]string{"shop": "Acme"}
 			for i := range rs {
-				rs[i].Placeholders = map[string]string{"name": "Ann"}
+				rs[i].Placeholders = campaign.PlaceholdersOf(map[string]string{"name": "Ann"})
 			}
 			mut(rs, ph, bad)
 			_, err := f.svc.SendBulk(t.Context(), f.company, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: f.smsTmpl, Recipients: rs, Placeholders: ph})
@@ -168,22 +168,22 @@ func TestControlCharactersAreRefused(t *testing.T) {
 		}},
 		{"add-message placeholder value", "placeholders.name", func(t *testing.T, f *fixture, b string) error {
 			_, err := f.svc.AddMessage(t.Context(), f.company, messaging.ChannelSMS, f.txn, campaign.Recipient{Phone: "+447700900001",
-				Placeholders: map[string]string{"name": "Ann" + b, "ok": "fine"}})
+				Placeholders: campaign.PlaceholdersOf(map[string]string{"name": "Ann" + b, "ok": "fine"})})
 			return err
 		}},
 		{"add-message placeholder name", "placeholders", func(t *testing.T, f *fixture, b string) error {
 			_, err := f.svc.AddMessage(t.Context(), f.company, messaging.ChannelSMS, f.txn, campaign.Recipient{Phone: "+447700900001",
-				Placeholders: map[string]string{"na" + b + "me": "Ann"}})
+				Placeholders: campaign.PlaceholdersOf(map[string]string{"na" + b + "me": "Ann"})})
 			return err
 		}},
 		{"bulk recipient placeholder value", "recipients[3].placeholders.name", bulk(func(rs []campaign.Recipient, _ map[string]string, b string) {
-			rs[3].Placeholders["name"] = b
+			rs[3].Placeholders.Set("name", b)
 		})},
 		{"bulk recipient placeholder not in the template", "recipients[2].placeholders.other", bulk(func(rs []campaign.Recipient, _ map[string]string, b string) {
-			rs[2].Placeholders["other"] = "x" + b
+			rs[2].Placeholders.Set("other", "x"+b)
 		})},
 		{"bulk recipient placeholder name", "recipients[1].placeholders", bulk(func(rs []campaign.Recipient, _ map[string]string, b string) {
-			rs[1].Placeholders[b] = "x"
+			rs[1].Placeholders.Set(b, "x")
 		})},
 		{"bulk recipient externalUserId", "recipients[0].externalUserId", bulk(func(rs []campaign.Recipient, _ map[string]string, b string) {
 			rs[0].ExternalUserID = b
@@ -237,7 +237,7 @@ func TestControlCharactersAllowed(t *testing.T) {
 	_, err := f.svc.CreateTransactional(ctx, f.company, messaging.ChannelSMS, campaign.NewCampaign{Name: "a\tb", Description: "line\r\nline", TemplateID: f.smsTmpl})
 	require.NoError(t, err)
 	m, err := f.svc.AddMessage(ctx, f.company, messaging.ChannelSMS, f.txn, campaign.Recipient{Phone: "+447700900001",
-		Placeholders: map[string]string{"name": "Ann\nSmith"}})
+		Placeholders: campaign.PlaceholdersOf(map[string]string{"name": "Ann\nSmith"})})
 	require.NoError(t, err)
 	require.Equal(t, "Hi Ann\nSmith", m.Content)
 }

@@ -19,10 +19,10 @@ func TestBulkSkipsMessagesTooLong(t *testing.T) {
 	ctx := t.Context()
 	tid := f.template(t, messaging.Template{Channel: messaging.ChannelSMS, Name: "x320", Content: strings.Repeat("{{x}}", 320)})
 	rs := []campaign.Recipient{
-		{Phone: "+447700900001", Placeholders: map[string]string{"x": strings.Repeat("a", 100)}}, // 32,000 characters
-		{Phone: "+447700900002", Placeholders: map[string]string{"x": "abcde"}},                  // 1,600: fits
+		{Phone: "+447700900001", Placeholders: campaign.PlaceholdersOf(map[string]string{"x": strings.Repeat("a", 100)})}, // 32,000 characters
+		{Phone: "+447700900002", Placeholders: campaign.PlaceholdersOf(map[string]string{"x": "abcde"})},                  // 1,600: fits
 		{Phone: "12"}, // invalid number
-		{Phone: "+447700900004", Placeholders: map[string]string{"x": "abcdef"}}, // 1,920
+		{Phone: "+447700900004", Placeholders: campaign.PlaceholdersOf(map[string]string{"x": "abcdef"})}, // 1,920
 		{Phone: "+447700900005"}, // request value: 1,280
 	}
 	res, err := f.svc.SendBulk(ctx, f.company, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: tid, Recipients: rs, Placeholders: map[string]string{"x": "abcd"}})
@@ -58,21 +58,21 @@ func TestMessagesTooLongAreRefused(t *testing.T) {
 	}{
 		{"add-message", "placeholders.name", func(t *testing.T, f *fixture) error {
 			_, err := f.svc.AddMessage(t.Context(), f.company, messaging.ChannelSMS, f.txn,
-				campaign.Recipient{Phone: "+447700900001", Placeholders: map[string]string{"name": long}})
+				campaign.Recipient{Phone: "+447700900001", Placeholders: campaign.PlaceholdersOf(map[string]string{"name": long})})
 			return err
 		}},
 		{"add-message chat content over 1000", "placeholders.name", func(t *testing.T, f *fixture) error {
 			c, err := f.svc.CreateTransactional(t.Context(), f.company, messaging.ChannelChat, campaign.NewCampaign{Name: "c", TemplateID: f.chatTmpl})
 			require.NoError(t, err)
 			_, err = f.svc.AddMessage(t.Context(), f.company, messaging.ChannelChat, c.ID,
-				campaign.Recipient{Phone: "+447700900001", Placeholders: map[string]string{"name": long[:2*998]}})
+				campaign.Recipient{Phone: "+447700900001", Placeholders: campaign.PlaceholdersOf(map[string]string{"name": long[:2*998]})})
 			return err
 		}},
 		{"bulk, every recipient too long", "recipients[1].placeholders.name", func(t *testing.T, f *fixture) error {
 			rs := recipients(3)
 			rs[0].Phone = "1" // invalid: not counted as too long
-			rs[1].Placeholders = map[string]string{"name": long}
-			rs[2].Placeholders = map[string]string{"name": long + long}
+			rs[1].Placeholders = campaign.PlaceholdersOf(map[string]string{"name": long})
+			rs[2].Placeholders = campaign.PlaceholdersOf(map[string]string{"name": long + long})
 			_, err := f.svc.SendBulk(t.Context(), f.company, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: f.smsTmpl, Recipients: rs})
 			return err
 		}},
@@ -114,7 +114,7 @@ func TestHostileRequestCostsNoLargeAllocation(t *testing.T) {
 	rs := recipients(1000)
 	kb := strings.Repeat("b", 1<<10)
 	for i := range rs[1:] {
-		rs[i+1].Placeholders = map[string]string{"x": kb}
+		rs[i+1].Placeholders = campaign.PlaceholdersOf(map[string]string{"x": kb})
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -29,7 +31,7 @@ const insertChunk = 10_000
 type Recipient struct {
 	Phone          string
 	ExternalUserID string
-	Placeholders   map[string]string
+	Placeholders   Placeholders
 }
 
 // SendResult is the answer to a bulk or direct send.
@@ -110,7 +112,7 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 		fe.Add("phoneNumber", "phoneNumber must be 10 to 15 digits, optionally after a '+'")
 	}
 	template.CheckField(&fe, "externalUserId", r.ExternalUserID, 0, MaxExternalUserIDLen)
-	checkPlaceholders(&fe, "placeholders", r.Placeholders)
+	checkPlaceholders(&fe, "placeholders", r.Placeholders.All())
 	if err := fe.Err(); err != nil {
 		return messaging.Message{}, err
 	}
@@ -118,7 +120,7 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 		return messaging.Message{}, messaging.Errorf(messaging.Invalid, messaging.NameBadRequest, "The campaign's template %s no longer exists", c.TemplateID)
 	}
 	now := s.clock()
-	rendered, err := tg.compiled.Render(r.Placeholders, nil)
+	rendered, err := tg.compiled.Render(r.Placeholders.Map(nil), nil)
 	if err != nil {
 		return messaging.Message{}, tooLong(err, "")
 	}
@@ -196,7 +198,7 @@ func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, b BulkSe
 		return SendResult{}, messaging.Invalidf("templateId", "templateId is required")
 	}
 	var fe messaging.FieldErrors
-	checkPlaceholders(&fe, "placeholders", placeholders)
+	checkPlaceholders(&fe, "placeholders", maps.All(placeholders))
 	if err := fe.Err(); err != nil {
 		return SendResult{}, err
 	}
@@ -228,7 +230,8 @@ func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, b BulkSe
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		s.prepare(s.bgCtx, c, valid, func(r Recipient) (template.Rendered, error) { return bound.Render(r.Placeholders) }, EventPrepared)
+		values := map[string]string{} // one recipient's at a time: the renderer is one goroutine
+		s.prepare(s.bgCtx, c, valid, func(r Recipient) (template.Rendered, error) { return bound.Render(r.Placeholders.Map(values)) }, EventPrepared)
 	}()
 	res.Campaign, res.QueuedAt = c, c.CreatedAt
 	return res, nil
@@ -495,8 +498,8 @@ func (s *Service) screen(recipients []Recipient, maxExternal int, withIndex bool
 // checkRecipient checks the texts of recipients[i].
 func checkRecipient(i int, r Recipient, maxExternal int) error {
 	ok := template.CheckChars(r.ExternalUserID) == nil
-	for k, v := range r.Placeholders {
-		ok = ok && template.CheckChars(k) == nil && template.CheckChars(v) == nil
+	for _, v := range r.Placeholders {
+		ok = ok && template.CheckChars(v.Name) == nil && template.CheckChars(v.Value) == nil
 	}
 	if ok && (maxExternal <= 0 || len(r.ExternalUserID) <= maxExternal || utf8.RuneCountInString(r.ExternalUserID) <= maxExternal) {
 		return nil
@@ -508,7 +511,7 @@ func checkRecipient(i int, r Recipient, maxExternal int) error {
 	} else {
 		template.CheckFieldChars(&fe, p+".externalUserId", r.ExternalUserID)
 	}
-	checkPlaceholders(&fe, p+".placeholders", r.Placeholders)
+	checkPlaceholders(&fe, p+".placeholders", r.Placeholders.All())
 	return fe.Err()
 }
 
@@ -522,8 +525,9 @@ func fit(b *template.Bound, recipients, valid []Recipient, index []int32, res *S
 	res.ContentTooLong = []string{}
 	kept := valid[:0]
 	first := -1
+	values := map[string]string{}
 	for j, r := range valid {
-		if b.Fits(r.Placeholders) {
+		if b.Fits(r.Placeholders.Map(values)) {
 			kept = append(kept, r)
 			continue
 		}
@@ -533,7 +537,7 @@ func fit(b *template.Bound, recipients, valid []Recipient, index []int32, res *S
 		res.ContentTooLong = append(res.ContentTooLong, recipients[index[j]].Phone)
 	}
 	if len(kept) == 0 { // nothing was moved: valid[first] is as it was
-		return nil, tooLong(b.Check(valid[first].Placeholders), "recipients["+strconv.Itoa(int(index[first]))+"].")
+		return nil, tooLong(b.Check(valid[first].Placeholders.Map(values)), "recipients["+strconv.Itoa(int(index[first]))+"].")
 	}
 	clear(valid[len(kept):]) // let go of the skipped recipients' values
 	res.SkippedCount += len(res.ContentTooLong)
@@ -563,8 +567,8 @@ func tooLong(err error, prefix string) error {
 
 // checkPlaceholders adds a field error for each placeholder name or value
 // that template.CheckChars refuses; prefix is the path of the object.
-func checkPlaceholders(fe *messaging.FieldErrors, prefix string, m map[string]string) {
-	for k, v := range m {
+func checkPlaceholders(fe *messaging.FieldErrors, prefix string, values iter.Seq2[string, string]) {
+	for k, v := range values {
 		if err := template.CheckChars(k); err != nil {
 			fe.Add(prefix, "placeholder name %q %v", k, err)
 		} else if err := template.CheckChars(v); err != nil {

@@ -87,7 +87,7 @@ func (s *server) addMessage(w http.ResponseWriter, r *http.Request, ch messaging
 		return err
 	}
 	m, err := s.campaigns.AddMessage(r.Context(), companyOf(r), ch, id,
-		campaign.Recipient{Phone: in.PhoneNumber, ExternalUserID: in.ExternalUserID, Placeholders: in.Placeholders})
+		campaign.Recipient{Phone: in.PhoneNumber, ExternalUserID: in.ExternalUserID, Placeholders: campaign.PlaceholdersOf(in.Placeholders)})
 	if err != nil {
 		return err
 	}

@@ -180,7 +180,7 @@ func (p *recipientPlaceholders) UnmarshalJSON(b []byte) error {
 // Invalid UTF-8, which encoding/json lets through, is refused.
 func decodePlaceholders(b []byte, prefix string) (map[string]string, error) {
 	t := texts{text: make([]byte, 0, len(b)), pending: make([]pendingText, 0, 4)}
-	m, err := t.readPlaceholders(jsontext.NewDecoder(bytes.NewBuffer(b), jsontext.AllowDuplicateNames(true)))
+	m, err := t.readPlaceholders(jsontext.NewDecoder(bytes.NewBuffer(b), jsontext.AllowDuplicateNames(true)), -1)
 	var fErr *fieldError
 	switch {
 	case errors.As(err, &fErr):

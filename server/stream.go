@@ -203,11 +203,12 @@ func (t *texts) readRecipient(dec *jsontext.Decoder, out []campaign.Recipient, i
 				f := recipientPath(i) + ".placeholders"
 				return invalidField(f, f+": direct sends take no placeholders")
 			}
-			var m map[string]string
-			if m, err = t.readPlaceholders(dec); err != nil {
+			// A second placeholders object replaces the first: the values
+			// of the first, still pending, are dropped.
+			t.dropPlaceholders(out, i)
+			if _, err = t.readPlaceholders(dec, i); err != nil {
 				return decodeError(err, recipientPath(i)+".placeholders")
 			}
-			out[i].Placeholders = m
 		default:
 			if err := dec.SkipValue(); err != nil {
 				return decodeError(err, recipientPath(i))
@@ -247,12 +248,26 @@ func (t *texts) readString(dec *jsontext.Decoder, to pendingText, i int, name st
 	return notA(dec, field, field+" must be a string")
 }
 
+// dropPlaceholders forgets the placeholder values of recipient i read so
+// far: those pending, which are the last of t.pending (the recipient
+// being read), and those flushed (none: flushes come between recipients).
+func (t *texts) dropPlaceholders(out []campaign.Recipient, i int) {
+	for j := len(t.pending) - 1; j >= 0 && t.pending[j].i == i; j-- {
+		if t.pending[j].ph {
+			t.pending[j].dead = true
+		}
+	}
+	out[i].Placeholders = nil
+}
+
 // readPlaceholders reads a placeholders object: strings, numbers (as
 // written) and booleans; null values are left out, and of a name given
 // twice the last value counts (null too); nil for null. Its values are
-// set on the next flush. An error is of jsontext, or a *fieldError whose
-// field is relative to the object.
-func (t *texts) readPlaceholders(dec *jsontext.Decoder) (map[string]string, error) {
+// set on the next flush: into the map it returns when recipient is
+// negative (the request's values), else into the Placeholders of
+// recipients[recipient] (and the map is nil). An error is of jsontext, or
+// a *fieldError whose field is relative to the object.
+func (t *texts) readPlaceholders(dec *jsontext.Decoder, recipient int) (map[string]string, error) {
 	switch dec.PeekKind() {
 	case '{':
 	case 'n', jsontext.KindInvalid: // null; or the error the token holds
@@ -267,7 +282,12 @@ func (t *texts) readPlaceholders(dec *jsontext.Decoder) (map[string]string, erro
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, err
 	}
-	m := make(map[string]string, 1)
+	var m map[string]string
+	to := pendingText{i: recipient, ph: true}
+	if recipient < 0 {
+		m = make(map[string]string, 1)
+		to = pendingText{m: m}
+	}
 	for dec.PeekKind() != '}' {
 		name, err := t.readName(dec)
 		if err != nil {
@@ -278,7 +298,8 @@ func (t *texts) readPlaceholders(dec *jsontext.Decoder) (map[string]string, erro
 		case '"', 't', 'f', '0': // a number as written
 			raw, err := dec.ReadValue()
 			if err == nil {
-				err = t.add(raw, pendingText{m: m, name: k})
+				to.name = k
+				err = t.add(raw, to)
 			}
 			if err != nil {
 				return nil, err
@@ -287,7 +308,9 @@ func (t *texts) readPlaceholders(dec *jsontext.Decoder) (map[string]string, erro
 			if _, err := dec.ReadToken(); err != nil {
 				return nil, err
 			}
-			t.pending = append(t.pending, pendingText{m: m, name: k, start: -1})
+			to.name, to.start = k, -1
+			t.pending = append(t.pending, to)
+			to.start = 0
 		case jsontext.KindInvalid:
 			_, err := dec.ReadToken()
 			return nil, err
@@ -333,13 +356,15 @@ const (
 )
 
 // pendingText is a value waiting for flush, text[start:end]: the value of
-// the placeholder name of m when m is set (none when start is -1), else
-// the field of out[i].
+// the placeholder name of m when m is set, or of out[i].Placeholders when
+// ph is set (none when start is -1; dead: a placeholders object replaced
+// since), else the field of out[i].
 type pendingText struct {
 	m          map[string]string
 	name       string
 	i          int
 	field      textField
+	ph, dead   bool
 	start, end int
 }
 
@@ -373,10 +398,15 @@ func (t *texts) flush(out []campaign.Recipient) {
 	s := string(t.text)
 	for _, p := range t.pending {
 		switch {
+		case p.dead:
 		case p.m != nil && p.start < 0:
 			delete(p.m, p.name)
 		case p.m != nil:
 			p.m[p.name] = s[p.start:p.end]
+		case p.ph && p.start < 0:
+			out[p.i].Placeholders.Delete(p.name)
+		case p.ph:
+			out[p.i].Placeholders.Set(p.name, s[p.start:p.end])
 		case p.field == phoneField:
 			out[p.i].Phone = s[p.start:p.end]
 		default:

@@ -75,7 +75,7 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	res, err := svc.SendBulk(ctx, company.ID, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: tpl.ID, Recipients: []campaign.Recipient{
-		{Phone: "+998901234567", Placeholders: map[string]string{"name": "Aziz"}},
+		{Phone: "+998901234567", Placeholders: campaign.PlaceholdersOf(map[string]string{"name": "Aziz"})},
 		{Phone: "998901234568"},
 		{Phone: "12-34"},
 	}, Placeholders: map[string]string{"name": "friend", "code": "4711"}})
