@@ -25,6 +25,16 @@
 //	go run ./bench/product -db sqlite -messages 100000
 //	go run ./bench/product -db 'postgres://postgres@127.0.0.1:5432/herald_bench?sslmode=disable' -smsc npm
 //
+// With -channel chat the campaign is a bulk of SimpleText chat messages
+// posted to /api/v1/chat/send, sent to herald simulate chat in its own
+// process: once with the simulator's callbacks off, until every message is
+// Sent (the sends alone, read from Herald's /metrics), and once with its
+// delivered and seen callbacks posted -receipt-delay apart to Herald's
+// /callbacks/chat, until every message is Delivered or Seen; it reports
+// the second rate as a ratio of the first.
+//
+//	go run ./bench/product -channel chat -messages 100000
+//
 // Without -herald it builds ./cmd/herald into a temporary directory. A
 // Postgres database is used as it is: give it an empty one.
 package main
@@ -46,6 +56,8 @@ import (
 )
 
 type options struct {
+	channel      string
+	callbacks    string
 	herald       string
 	db           string
 	smsc         string
@@ -59,6 +71,8 @@ type options struct {
 
 func main() {
 	var o options
+	flag.StringVar(&o.channel, "channel", "sms", `"sms" (SMPP, against -smsc) or "chat" (HTTP, against herald simulate chat)`)
+	flag.StringVar(&o.callbacks, "callbacks", "both", `chat: "off" (the sends alone), "on" (until every message is Delivered or Seen) or "both"`)
 	flag.StringVar(&o.herald, "herald", "", "path of the herald binary; empty: build ./cmd/herald")
 	flag.StringVar(&o.db, "db", "sqlite", `"sqlite" (a new file) or a postgres:// URL of an empty database`)
 	flag.StringVar(&o.smsc, "smsc", "both", `SMSC process: "npm" (interop/chaos-smsc.js), "sim" (herald simulate smsc) or "both"`)
@@ -89,6 +103,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			return fmt.Errorf("build herald: %w", err)
 		}
 	}
+	if o.channel == "chat" {
+		return runChats(ctx, o, dir, out)
+	}
 	kinds := []string{o.smsc}
 	if o.smsc == "both" {
 		kinds = []string{"npm", "sim"}
@@ -113,6 +130,32 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			return fmt.Errorf("herald against %s: %w", kind, err)
 		}
 		res.print(out, "herald serve", kind, base)
+	}
+	return nil
+}
+
+// runChats runs the chat product benchmark: the sends alone, then with
+// callbacks, as -callbacks asks (a Postgres database serves one run).
+func runChats(ctx context.Context, o options, dir string, out io.Writer) error {
+	modes := map[string][]bool{"off": {false}, "on": {true}, "both": {false, true}}[o.callbacks]
+	if modes == nil {
+		return fmt.Errorf("-callbacks %q: want off, on or both", o.callbacks)
+	}
+	fmt.Fprintf(out, "%d chat messages, callbacks %v after acceptance, herald %s on %s\n", o.messages, o.receiptDelay, o.herald, drive.Redact(o.db))
+	var alone chatResult
+	for i, cb := range modes {
+		if i > 0 && o.db != "sqlite" {
+			fmt.Fprintln(out, "(a Postgres database serves one run: the run with callbacks skipped)")
+			break
+		}
+		res, err := runChat(ctx, o, dir, o.db, cb)
+		if err != nil {
+			return fmt.Errorf("chat, callbacks %v: %w", cb, err)
+		}
+		res.print(out, alone)
+		if !cb {
+			alone = res
+		}
 	}
 	return nil
 }

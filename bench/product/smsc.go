@@ -16,14 +16,19 @@ import (
 	"github.com/heraldhq/herald/bench/internal/drive"
 )
 
-// smsc is an SMSC in its own process.
-type smsc struct {
-	kind  string
-	addr  string
+// child is a peer of Herald in its own process, read line by line.
+type child struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	lines chan string // its stdout, line by line
 	done  chan struct{}
+}
+
+// smsc is an SMSC in its own process.
+type smsc struct {
+	child
+	kind string
+	addr string
 }
 
 // smscStats is what an SMSC counted.
@@ -49,7 +54,8 @@ func startSMSC(ctx context.Context, o options, kind, dir string) (*smsc, error) 
 	if err != nil {
 		return nil, err
 	}
-	s := &smsc{kind: kind, addr: addr, lines: make(chan string, 64), done: make(chan struct{})}
+	s := &smsc{kind: kind, addr: addr}
+	var cmd *exec.Cmd
 	var ready string
 	switch kind {
 	case "npm":
@@ -58,64 +64,74 @@ func startSMSC(ctx context.Context, o options, kind, dir string) (*smsc, error) 
 		if err != nil {
 			return nil, fmt.Errorf("chaos-smsc.js: %w", err)
 		}
-		s.cmd = exec.CommandContext(ctx, "node", script, port, host, fmt.Sprint(o.receiptDelay.Milliseconds()), "quiet")
-		s.cmd.Dir = o.interop
+		cmd = exec.CommandContext(ctx, "node", script, port, host, fmt.Sprint(o.receiptDelay.Milliseconds()), "quiet")
+		cmd.Dir = o.interop
 		ready = `"event":"listening"`
 	case "sim":
-		s.cmd = exec.CommandContext(ctx, o.herald, "simulate", "smsc", "-addr", addr, "-receipt-delay", o.receiptDelay.String())
+		cmd = exec.CommandContext(ctx, o.herald, "simulate", "smsc", "-addr", addr, "-receipt-delay", o.receiptDelay.String())
 		ready = "SMSC simulator listening"
 	default:
 		return nil, fmt.Errorf("unknown SMSC %q: want npm, sim or both", kind)
 	}
-	logf, err := os.Create(filepath.Join(dir, "smsc-"+kind+".log"))
+	if err := s.start(cmd, filepath.Join(dir, "smsc-"+kind+".log"), ready, o.timeout); err != nil {
+		return nil, fmt.Errorf("the %s SMSC: %w", kind, err)
+	}
+	return s, nil
+}
+
+// start runs cmd, its stderr to the file logPath, and waits until its
+// output holds ready.
+func (c *child) start(cmd *exec.Cmd, logPath, ready string, timeout time.Duration) error {
+	c.cmd, c.lines, c.done = cmd, make(chan string, 64), make(chan struct{})
+	logf, err := os.Create(logPath)
 	if err != nil {
-		return nil, fmt.Errorf("SMSC log: %w", err)
+		return fmt.Errorf("log: %w", err)
 	}
-	s.cmd.Stderr = logf
-	out, err := s.cmd.StdoutPipe()
+	cmd.Stderr = logf
+	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("SMSC output: %w", err)
+		return fmt.Errorf("output: %w", err)
 	}
-	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
-		return nil, fmt.Errorf("SMSC input: %w", err)
+	if c.stdin, err = cmd.StdinPipe(); err != nil {
+		return fmt.Errorf("input: %w", err)
 	}
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the %s SMSC: %w", kind, err)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start: %w", err)
 	}
 	go func() {
-		defer close(s.done)
+		defer close(c.done)
 		defer logf.Close()
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			select {
-			case s.lines <- trimLine(sc.Text()):
+			case c.lines <- trimLine(sc.Text()):
 			default: // nobody waits for this line
 			}
 		}
-		_ = s.cmd.Wait()
+		_ = cmd.Wait()
 	}()
-	if _, err := s.waitLine(ready, o.timeout); err != nil {
-		s.stop()
-		return nil, fmt.Errorf("the %s SMSC did not start: %w", kind, err)
+	if _, err := c.waitLine(ready, timeout); err != nil {
+		c.stop()
+		return fmt.Errorf("did not start: %w", err)
 	}
-	return s, nil
+	return nil
 }
 
-func (s *smsc) pid() int { return s.cmd.Process.Pid }
+func (c *child) pid() int { return c.cmd.Process.Pid }
 
-// waitLine returns the next line of the SMSC's output holding want.
-func (s *smsc) waitLine(want string, timeout time.Duration) (string, error) {
+// waitLine returns the next line of the child's output holding want.
+func (c *child) waitLine(want string, timeout time.Duration) (string, error) {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for {
 		select {
-		case line := <-s.lines:
+		case line := <-c.lines:
 			if strings.Contains(line, want) {
 				return line, nil
 			}
-		case <-s.done:
-			return "", fmt.Errorf("the SMSC exited before it printed %q", want)
+		case <-c.done:
+			return "", fmt.Errorf("it exited before it printed %q", want)
 		case <-t.C:
 			return "", fmt.Errorf("waiting for %q: %w", want, errTimeout)
 		}
@@ -162,13 +178,13 @@ func (s *smsc) stats() (smscStats, error) {
 	}
 }
 
-// stop stops the SMSC and waits for it.
-func (s *smsc) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+// stop stops the child and waits for it.
+func (c *child) stop() {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-s.done:
+	case <-c.done:
 	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
+		_ = c.cmd.Process.Kill()
+		<-c.done
 	}
 }

@@ -32,11 +32,17 @@ type Server struct {
 
 // StartHerald runs bin serve on dbURL as its own process, with env added
 // to this process's environment, its log in dir/herald.log, and waits
-// until /readyz answers 200.
+// until /readyz answers 200. It listens on a free loopback port, or on
+// the HERALD_ADDR env sets.
 func StartHerald(ctx context.Context, bin, dbURL, dir string, env []string, timeout time.Duration) (*Server, error) {
 	addr, err := FreeAddr()
 	if err != nil {
 		return nil, err
+	}
+	for _, e := range env {
+		if a, ok := strings.CutPrefix(e, "HERALD_ADDR="); ok {
+			addr = a
+		}
 	}
 	token := "apiload-admin-token"
 	cmd := exec.CommandContext(ctx, bin, "serve")
@@ -182,30 +188,68 @@ func (c *Client) API(ctx context.Context, method, path string, body any, want in
 	return c.Do(ctx, method, "/api/v1"+path, [2]string{"X-API-Key", c.APIKey}, data, want, out)
 }
 
-// Provision creates an active company with a key, an approved sender, an
-// SMS template and a transactional campaign.
-func (c *Client) Provision(ctx context.Context, adminToken string) error {
+// ProvisionChat creates an active company with a key, a chat service and
+// a SimpleText chat template (c.TemplateID).
+func (c *Client) ProvisionChat(ctx context.Context, adminToken string) error {
+	companyID, err := c.company(ctx, adminToken)
+	if err != nil {
+		return err
+	}
+	var svc struct {
+		ID int64 `json:"id"`
+	}
+	if err := c.Do(ctx, "POST", "/admin/v1/companies/"+companyID+"/chat-services", [2]string{"Authorization", "Bearer " + adminToken},
+		[]byte(`{"brandName":"Load test","providerServiceId":"load-test"}`), http.StatusCreated, &svc); err != nil {
+		return err
+	}
+	var tpl struct {
+		ID string `json:"id"`
+	}
+	err = c.API(ctx, "POST", "/templates/chat", map[string]any{
+		"name": "load", "messageType": "SimpleText", "templateContent": "Hello {{name}}, your code is {{code}}", "chatServiceId": svc.ID,
+	}, http.StatusCreated, &tpl)
+	if err != nil {
+		return err
+	}
+	c.TemplateID = tpl.ID
+	return nil
+}
+
+// company creates an active company with a key (c.APIKey) and returns
+// its id.
+func (c *Client) company(ctx context.Context, adminToken string) (string, error) {
 	admin := [2]string{"Authorization", "Bearer " + adminToken}
 	var company struct {
 		ID string `json:"id"`
 	}
 	if err := c.Do(ctx, "POST", "/admin/v1/companies", admin, []byte(`{"name":"Load test"}`), http.StatusCreated, &company); err != nil {
-		return err
+		return "", err
 	}
 	if err := c.Do(ctx, "POST", "/admin/v1/companies/"+company.ID+"/activate", admin, nil, http.StatusOK, nil); err != nil {
-		return err
+		return "", err
 	}
 	var key struct {
 		APIKey string `json:"apiKey"`
 	}
 	if err := c.Do(ctx, "POST", "/admin/v1/companies/"+company.ID+"/api-keys", admin, nil, http.StatusCreated, &key); err != nil {
-		return err
+		return "", err
 	}
 	c.APIKey = key.APIKey
+	return company.ID, nil
+}
+
+// Provision creates an active company with a key, an approved sender, an
+// SMS template and a transactional campaign.
+func (c *Client) Provision(ctx context.Context, adminToken string) error {
+	admin := [2]string{"Authorization", "Bearer " + adminToken}
+	companyID, err := c.company(ctx, adminToken)
+	if err != nil {
+		return err
+	}
 	var sender struct {
 		ID int64 `json:"id"`
 	}
-	if err := c.Do(ctx, "POST", "/admin/v1/companies/"+company.ID+"/sms-senders", admin, []byte(`{"senderId":"LOADTEST"}`), http.StatusCreated, &sender); err != nil {
+	if err := c.Do(ctx, "POST", "/admin/v1/companies/"+companyID+"/sms-senders", admin, []byte(`{"senderId":"LOADTEST"}`), http.StatusCreated, &sender); err != nil {
 		return err
 	}
 	if err := c.Do(ctx, "POST", fmt.Sprintf("/admin/v1/sms-senders/%d/approve", sender.ID), admin, nil, http.StatusOK, nil); err != nil {
@@ -214,7 +258,7 @@ func (c *Client) Provision(ctx context.Context, adminToken string) error {
 	var tpl struct {
 		ID string `json:"id"`
 	}
-	err := c.API(ctx, "POST", "/templates/sms", map[string]any{
+	err = c.API(ctx, "POST", "/templates/sms", map[string]any{
 		"name": "load", "templateContent": "Hello {{name}}, your code is {{code}}", "smsSenderId": sender.ID,
 	}, http.StatusCreated, &tpl)
 	if err != nil {
@@ -248,17 +292,23 @@ func BulkBody(templateID string, n int) []byte {
 	return b.Bytes()
 }
 
-// BulkToReady sends the bulk request and polls the campaign until it is
-// Ready; it returns the campaign's id, and when the 202 came and when
-// Ready was seen, both from the start of the request.
+// BulkToReady sends the bulk request to /api/v1/sms/promotional and
+// polls the campaign until it is Ready; it returns the campaign's id, and
+// when the 202 came and when Ready was seen, both from the start of the
+// request.
 func (c *Client) BulkToReady(ctx context.Context, body []byte, timeout time.Duration) (id string, accepted, ready time.Duration, err error) {
+	return c.BulkToReadyAt(ctx, "/api/v1/sms/promotional", body, timeout)
+}
+
+// BulkToReadyAt is BulkToReady on another bulk endpoint (/api/v1/chat/send).
+func (c *Client) BulkToReadyAt(ctx context.Context, path string, body []byte, timeout time.Duration) (id string, accepted, ready time.Duration, err error) {
 	start := time.Now()
 	var res struct {
 		CampaignID   string `json:"campaignId"`
 		MessageCount int    `json:"messageCount"`
 		Status       string `json:"status"`
 	}
-	if err := c.Do(ctx, "POST", "/api/v1/sms/promotional", [2]string{"X-API-Key", c.APIKey}, body, http.StatusAccepted, &res); err != nil {
+	if err := c.Do(ctx, "POST", path, [2]string{"X-API-Key", c.APIKey}, body, http.StatusAccepted, &res); err != nil {
 		return "", 0, 0, err
 	}
 	accepted = time.Since(start)
