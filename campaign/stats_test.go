@@ -35,7 +35,11 @@ func TestStatsOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, campaign.StatsOf(tt.c))
+			got := campaign.StatsOf(tt.c)
+			require.Equal(t, tt.want, got)
+			require.Equal(t, got.TotalMessages, got.Pending+got.Delivered+got.Failed+got.Unconfirmed,
+				"every message is in exactly one of pending, delivered (seen included), failed and unconfirmed")
+			require.LessOrEqual(t, got.Seen, got.Delivered, "seen is a part of delivered")
 		})
 	}
 }
