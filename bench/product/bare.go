@@ -10,8 +10,6 @@ import (
 	"github.com/linxGnu/gosmpp"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
-
-	"github.com/heraldhq/herald/bench/internal/drive"
 )
 
 // runBare times the bare client against a fresh SMSC of kind: it binds
@@ -55,7 +53,7 @@ func runBare(ctx context.Context, o options, kind, dir string) (result, error) {
 	defer sess.Close()
 
 	cpu0 := selfCPU()
-	smsc0, err := drive.CPUTime(sm.pid())
+	before, err := cpuTimes(sm.pid())
 	if err != nil {
 		return result{}, err
 	}
@@ -99,7 +97,7 @@ func runBare(ctx context.Context, o options, kind, dir string) (result, error) {
 	}
 	elapsed := time.Since(start)
 	cpu := selfCPU() - cpu0
-	smsc1, err := drive.CPUTime(sm.pid())
+	after, err := cpuTimes(sm.pid())
 	if err != nil {
 		return result{}, err
 	}
@@ -109,7 +107,7 @@ func runBare(ctx context.Context, o options, kind, dir string) (result, error) {
 	}
 	return result{
 		messages: o.messages, submitRate: st.rate(), finalRate: float64(o.messages) / elapsed.Seconds(), elapsed: elapsed,
-		cpu: cpu, smscCPU: smsc1 - smsc0, delivered: o.messages - int(failed.Load()), failed: int(failed.Load()),
+		cpu: cpu, smscCPU: after[0] - before[0], delivered: o.messages - int(failed.Load()), failed: int(failed.Load()),
 	}, nil
 }
 

@@ -89,11 +89,7 @@ func runChat(ctx context.Context, o options, dir, db string, callbacks bool) (ch
 		return chatResult{}, err
 	}
 	pid := srv.Cmd.Process.Pid
-	cpu0, err := drive.CPUTime(pid)
-	if err != nil {
-		return chatResult{}, err
-	}
-	sim0, err := drive.CPUTime(sim.pid())
+	before, err := cpuTimes(pid, sim.pid())
 	if err != nil {
 		return chatResult{}, err
 	}
@@ -128,15 +124,11 @@ func runChat(ctx context.Context, o options, dir, db string, callbacks bool) (ch
 		time.Sleep(20 * time.Millisecond)
 	}
 	res.elapsed = time.Since(start)
-	cpu1, err := drive.CPUTime(pid)
+	after, err := cpuTimes(pid, sim.pid())
 	if err != nil {
 		return chatResult{}, err
 	}
-	sim1, err := drive.CPUTime(sim.pid())
-	if err != nil {
-		return chatResult{}, err
-	}
-	res.cpu, res.simCPU = cpu1-cpu0, sim1-sim0
+	res.cpu, res.simCPU = after[0]-before[0], after[1]-before[1]
 	return res, nil
 }
 

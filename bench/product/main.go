@@ -182,6 +182,18 @@ func (r result) print(w io.Writer, who, smsc string, base result) {
 	fmt.Fprintln(w)
 }
 
+// cpuTimes returns the CPU time each process has used.
+func cpuTimes(pids ...int) ([]time.Duration, error) {
+	out := make([]time.Duration, len(pids))
+	for i, pid := range pids {
+		var err error
+		if out[i], err = drive.CPUTime(pid); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 func perMessage(d time.Duration, n int) float64 {
 	if n == 0 {
 		return 0
@@ -217,11 +229,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 		return result{}, err
 	}
 	pid := srv.Cmd.Process.Pid
-	cpu0, err := drive.CPUTime(pid)
-	if err != nil {
-		return result{}, err
-	}
-	smsc0, err := drive.CPUTime(sm.pid())
+	before, err := cpuTimes(pid, sm.pid())
 	if err != nil {
 		return result{}, err
 	}
@@ -247,11 +255,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 		time.Sleep(20 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
-	cpu1, err := drive.CPUTime(pid)
-	if err != nil {
-		return result{}, err
-	}
-	smsc1, err := drive.CPUTime(sm.pid())
+	after, err := cpuTimes(pid, sm.pid())
 	if err != nil {
 		return result{}, err
 	}
@@ -261,7 +265,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 	}
 	return result{
 		messages: o.messages, submitRate: st.rate(), finalRate: float64(o.messages) / elapsed.Seconds(), elapsed: elapsed,
-		cpu: cpu1 - cpu0, smscCPU: smsc1 - smsc0, delivered: camp.DeliveredCount, failed: camp.FailedCount,
+		cpu: after[0] - before[0], smscCPU: after[1] - before[1], delivered: camp.DeliveredCount, failed: camp.FailedCount,
 	}, nil
 }
 
