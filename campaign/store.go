@@ -97,4 +97,49 @@ type CampaignStore interface {
 	// campaigns' counters and reservations (after a crash), and returns how
 	// many companies had a different count.
 	ReconcilePending(ctx context.Context) (int, error)
+	// PurgeFinished removes, for retention, up to p.Limit messages and up
+	// to p.Limit survey results of one finished campaign: Completed before
+	// p.FinishedBefore, or Failed (its last update) before it; the one a
+	// previous call left half purged first, else the oldest. The
+	// campaign's row and counters stay, and GetCampaign still answers it;
+	// once its messages and results are gone it is marked purged (Purged.
+	// Done) and never looked at again. Messages still Pending or Sending
+	// (a fallback SMS inserted after the campaign completed) are left, and
+	// a store may leave a message created more than a minute after the
+	// campaign finished. Zero Purged when no campaign is to be purged.
+	PurgeFinished(ctx context.Context, p Purge) (Purged, error)
+}
+
+// FinishedAt tells when c finished, for retention: its CompletedAt when
+// it is Completed, its last update when it Failed; ok is false while it
+// has not finished.
+func FinishedAt(c messaging.Campaign) (at time.Time, ok bool) {
+	switch {
+	case c.Status == messaging.CampaignCompleted && c.CompletedAt != nil:
+		return *c.CompletedAt, true
+	case c.Status == messaging.CampaignCompleted, c.Status == messaging.CampaignFailed:
+		return c.UpdatedAt, true
+	}
+	return time.Time{}, false
+}
+
+// Purge says what CampaignStore.PurgeFinished removes.
+type Purge struct {
+	// FinishedBefore: campaigns finished before it are purged.
+	FinishedBefore time.Time
+	// Limit bounds the messages, and the survey results, one call removes.
+	Limit int
+	// Now is when the purge runs: the time a campaign is marked purged.
+	Now time.Time
+}
+
+// Purged is what one PurgeFinished call did.
+type Purged struct {
+	// Campaign is the campaign it purged from; zero when none was due.
+	Campaign messaging.ID
+	// Messages and Results are how many rows it removed.
+	Messages, Results int
+	// Done: the campaign has no messages or results left and is marked
+	// purged.
+	Done bool
 }

@@ -107,7 +107,8 @@ func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 	if c.Status == messaging.CampaignQueuing && to != messaging.CampaignQueuing {
 		if to == messaging.CampaignFailed {
 			co.pending -= pendingOf(c)
-			s.deleteMessages(cr)
+			s.deleteMessages(cr, cr.messages)
+			cr.messages = nil
 			c.Counts, c.FallbackCounts = messaging.StatusCounts{}, messaging.StatusCounts{}
 		} else {
 			co.pending -= reserved(c)
@@ -130,13 +131,14 @@ func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 	return nil
 }
 
-// deleteMessages removes every message of cr from the store and its
-// indexes. Entries left in the due heaps are dropped when popped.
-func (s *Store) deleteMessages(cr *campaignRow) {
-	gone := make(map[messaging.ID]struct{}, len(cr.messages))
+// deleteMessages removes the messages ids of cr from the store and its
+// indexes (not from cr.messages). Entries left in the due heaps are
+// dropped when popped.
+func (s *Store) deleteMessages(cr *campaignRow, ids []messaging.ID) {
+	gone := make(map[messaging.ID]struct{}, len(ids))
 	phones := map[lookupKey]struct{}{}
 	externals := map[lookupKey]struct{}{}
-	for _, id := range cr.messages {
+	for _, id := range ids {
 		m := s.messages[id]
 		gone[id] = struct{}{}
 		phones[lookupKey{m.CompanyID, m.Phone}] = struct{}{}
@@ -152,7 +154,6 @@ func (s *Store) deleteMessages(cr *campaignRow) {
 	for k := range externals {
 		s.byExternal.remove(k.company, k.value, gone)
 	}
-	cr.messages = nil
 }
 
 // InsertMessages implements campaign.CampaignStore: all or nothing, counted
@@ -365,6 +366,10 @@ func (s *Store) CheckCounters(ctx context.Context) ([]messaging.Drift, error) {
 			}
 		}
 		counted[id] = n
+		if cr.purge != notPurged { // its counters outlive its messages
+			c := &campaigns[len(campaigns)-1]
+			c.Counts, c.FallbackCounts = n.Counts, n.FallbackCounts
+		}
 	}
 	pending := make(map[messaging.ID]int, len(s.companies))
 	for id, co := range s.companies {

@@ -69,11 +69,22 @@ type company struct {
 	pending     int
 }
 
-// campaignRow is a campaign with the ids of its messages.
+// campaignRow is a campaign with the ids of its messages, and how far
+// retention has purged them.
 type campaignRow struct {
 	c        messaging.Campaign
 	messages []messaging.ID
+	purge    purgeState
 }
+
+// purgeState is how far retention has purged a campaign.
+type purgeState uint8
+
+const (
+	notPurged purgeState = iota
+	purging
+	purged
+)
 
 // lookupKey indexes a company's rows by a string value.
 type lookupKey struct {

@@ -105,5 +105,27 @@ func (s *Store) CheckCounters(ctx context.Context) (_ []messaging.Drift, err err
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("check counters: read companies: %w", err)
 	}
+	// A campaign retention purged keeps its counters without its messages.
+	rows, err = tx.QueryContext(ctx, "SELECT id FROM campaigns WHERE purge_state <> 0")
+	if err != nil {
+		return nil, fmt.Errorf("check counters: read purged campaigns: %w", err)
+	}
+	defer rows.Close()
+	purged := map[messaging.ID]bool{}
+	for rows.Next() {
+		var id messaging.ID
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("check counters: read purged campaigns: %w", err)
+		}
+		purged[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("check counters: read purged campaigns: %w", err)
+	}
+	for i, c := range campaigns {
+		if purged[c.ID] {
+			campaigns[i].Counts, campaigns[i].FallbackCounts = counted[c.ID].Counts, counted[c.ID].FallbackCounts
+		}
+	}
 	return messaging.CounterDrift(campaigns, counted, pending), nil
 }

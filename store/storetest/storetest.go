@@ -144,6 +144,7 @@ func cases() []testCase {
 		{"RecordResults", testRecordResults},
 		{"ListResults", testListResults},
 		{"CountByOption", testCountByOption},
+		{"PurgeFinished", testPurgeFinished},
 	}
 }
 

@@ -1,0 +1,93 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/messaging"
+)
+
+// purgeMargin widens the span of message ids PurgeFinished looks in:
+// the ids of a campaign's messages carry the time they were made, from
+// the campaign's creation to its end, by clocks that may differ a little
+// between processes.
+const purgeMargin = time.Minute
+
+// PurgeFinished implements campaign.CampaignStore. A campaign's messages
+// are found by their ids (UUIDv7, which begin with the time they were
+// made) between its creation and its end, each margin wide, through the
+// primary key: no index of messages by campaign is kept for it.
+func (s *Store) PurgeFinished(ctx context.Context, p campaign.Purge) (_ campaign.Purged, err error) {
+	defer keepUnavailable(&err)
+	var out campaign.Purged
+	err = s.write(ctx, "purge finished campaign", func(tx *txn) error {
+		out = campaign.Purged{}
+		const cols = "SELECT id, created_at, COALESCE(completed_at, updated_at) FROM campaigns "
+		var id messaging.ID
+		var created, finished time.Time
+		err := tx.QueryRowContext(ctx, cols+"WHERE purge_state = 1 LIMIT 1").Scan(&id, timeDst{&created}, timeDst{&finished})
+		if errors.Is(err, sql.ErrNoRows) {
+			err = tx.QueryRowContext(ctx, cols+"WHERE purge_state = 0 AND status IN ('Completed', 'Failed') "+
+				"AND COALESCE(completed_at, updated_at) < ? ORDER BY COALESCE(completed_at, updated_at), id LIMIT 1",
+				s.ts(p.FinishedBefore)).Scan(&id, timeDst{&created}, timeDst{&finished})
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			if err == nil {
+				_, err = tx.ExecContext(ctx, "UPDATE campaigns SET purge_state = 1 WHERE id = ?", s.id(id))
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("find a campaign to purge: %w", err)
+		}
+		out.Campaign = id
+		// Messages still being sent (a fallback SMS inserted after the
+		// campaign completed) are left.
+		res, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE id >= ? AND id <= ? "+
+			"AND campaign_id = ? AND status NOT IN ('Pending', 'Sending') LIMIT ?)",
+			s.id(idAt(created.Add(-purgeMargin), 0)), s.id(idAt(finished.Add(purgeMargin), 0xff)), s.id(id), p.Limit)
+		if err != nil {
+			return fmt.Errorf("purge messages: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("purge messages: %w", err)
+		}
+		res, err = tx.ExecContext(ctx, "DELETE FROM survey_results WHERE id IN (SELECT id FROM survey_results WHERE campaign_id = ? LIMIT ?)",
+			s.id(id), p.Limit)
+		if err != nil {
+			return fmt.Errorf("purge survey results: %w", err)
+		}
+		r, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("purge survey results: %w", err)
+		}
+		out.Messages, out.Results = int(n), int(r)
+		if out.Messages < p.Limit && out.Results < p.Limit {
+			if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET purge_state = 2, purged_at = ? WHERE id = ?", s.ts(p.Now), s.id(id)); err != nil {
+				return fmt.Errorf("mark purged: %w", err)
+			}
+			out.Done = true
+		}
+		return nil
+	})
+	return out, err
+}
+
+// idAt is the smallest (fill 0) or largest (fill 0xff) UUIDv7 made in the
+// millisecond of t.
+func idAt(t time.Time, fill byte) messaging.ID {
+	var id messaging.ID
+	var ms [8]byte
+	binary.BigEndian.PutUint64(ms[:], uint64(t.UnixMilli()))
+	copy(id[:6], ms[2:])
+	for i := 6; i < len(id); i++ {
+		id[i] = fill
+	}
+	return id
+}
