@@ -33,5 +33,6 @@
 // messages that become due wake the dispatcher, the SMS transport's
 // receipts reach it (Config.SMS is given the handler), a permanent chat
 // failure with code 8, 9 or 10 falls back to SMS. Run runs it until its
-// context ends. See ExampleNew.
+// context ends, purging old finished campaigns' messages when
+// Config.Retention is set. See ExampleNew.
 package herald

@@ -72,7 +72,26 @@ type Config struct {
 	// are looked for while Run runs (besides when it starts). Default 1
 	// minute.
 	RecoverEvery time.Duration
+	// Retention, when positive, is how long the messages and survey
+	// answers of a finished campaign (Completed, or Failed) are kept: while
+	// Run runs, those of campaigns that finished longer ago are purged in
+	// the background, RetentionBatch messages at a time with a pause
+	// between batches, so that the purge never holds the store for long.
+	// The campaigns and their counters stay. Zero: kept for ever.
+	Retention time.Duration
+	// RetentionBatch is how many messages (and survey answers) one purge
+	// transaction removes. Default 1,000.
+	RetentionBatch int
 }
+
+// Retention defaults.
+const (
+	DefaultRetentionBatch = 1000
+	// retentionEvery is how often Run looks for campaigns to purge;
+	// retentionPause the pause between two batches.
+	retentionEvery = time.Minute
+	retentionPause = 20 * time.Millisecond
+)
 
 // Herald is one deployment's messaging platform: the campaign, template,
 // account and survey use cases, the dispatcher that sends due messages
@@ -109,6 +128,9 @@ func New(cfg Config) (*Herald, error) {
 	}
 	if cfg.RecoverEvery <= 0 {
 		cfg.RecoverEvery = time.Minute
+	}
+	if cfg.RetentionBatch <= 0 {
+		cfg.RetentionBatch = DefaultRetentionBatch
 	}
 	h := &Herald{cfg: cfg, log: cfg.Logger, built: make(chan struct{}), recovered: make(chan struct{})}
 
@@ -223,6 +245,9 @@ func (h *Herald) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var runErr error
 	wg.Go(func() { runErr = h.dispatcher.Run(runCtx) })
+	if h.cfg.Retention > 0 {
+		wg.Go(func() { h.retain(runCtx) })
+	}
 	t := time.NewTicker(h.cfg.RecoverEvery)
 	defer t.Stop()
 loop:
@@ -282,4 +307,48 @@ func (h *Herald) Close(ctx context.Context) error {
 		return fmt.Errorf("herald: close: %w", err)
 	}
 	return nil
+}
+
+// retain purges, until ctx ends, the messages and survey answers of the
+// campaigns that finished more than Config.Retention ago: at once, then
+// every retentionEvery.
+func (h *Herald) retain(ctx context.Context) {
+	t := time.NewTicker(retentionEvery)
+	defer t.Stop()
+	for {
+		h.purge(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// purge purges batch after batch until no campaign is due, ctx ends or the
+// store fails (logged; the next round tries again).
+func (h *Herald) purge(ctx context.Context) {
+	pause := time.NewTimer(0)
+	defer pause.Stop()
+	for {
+		now := time.Now().UTC()
+		out, err := h.cfg.Store.PurgeFinished(ctx, campaign.Purge{FinishedBefore: now.Add(-h.cfg.Retention), Limit: h.cfg.RetentionBatch, Now: now})
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			h.log.Warn("retention: purging finished campaigns", "err", err)
+			return
+		case out.Campaign.IsZero():
+			return
+		case out.Done:
+			h.log.Info("retention: campaign purged", "campaign", out.Campaign)
+		}
+		pause.Reset(retentionPause)
+		select {
+		case <-ctx.Done():
+			return
+		case <-pause.C:
+		}
+	}
 }

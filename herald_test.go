@@ -2,6 +2,7 @@ package herald_test
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"testing"
 	"time"
@@ -160,4 +161,55 @@ func TestSurveyAnswersAreWired(t *testing.T) {
 	sum, err := h.Surveys().Summarize(ctx, co.ID, res.Campaign.ID)
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.TotalResponses)
+}
+
+// TestRetentionPurges: with Config.Retention set, Run purges the messages
+// of campaigns that finished longer ago than that, and keeps the
+// campaigns, their counters, and the messages of a campaign that finished
+// since.
+func TestRetentionPurges(t *testing.T) {
+	ctx := t.Context()
+	st := memstore.New()
+	co := messaging.Company{ID: messaging.NewIDGenerator(nil).New(), Name: "Acme", Active: true, CreatedAt: time.Now().UTC()}
+	require.NoError(t, st.CreateCompany(ctx, &co))
+	finished := func(ago time.Duration, n int) (messaging.Campaign, []*messaging.Message) {
+		ids := messaging.NewIDGenerator(func() time.Time { return time.Now().Add(-ago) })
+		at := time.Now().UTC().Add(-ago)
+		c := messaging.Campaign{ID: ids.New(), CompanyID: co.ID, Name: "done", Channel: messaging.ChannelSMS, Mode: messaging.ModeBulk,
+			Status: messaging.CampaignQueuing, MessageType: messaging.TypeSimpleText, Planned: n, CreatedAt: at, UpdatedAt: at}
+		require.NoError(t, st.CreateCampaign(ctx, &c, 1000))
+		msgs := make([]*messaging.Message, n)
+		for i := range msgs {
+			msgs[i] = &messaging.Message{ID: ids.New(), CompanyID: co.ID, CampaignID: c.ID, Channel: messaging.ChannelSMS,
+				Phone: fmt.Sprintf("4477009000%02d", i), Content: "Hi", Status: messaging.StatusDelivered, DueAt: at, CreatedAt: at, UpdatedAt: at}
+		}
+		require.NoError(t, st.InsertMessages(ctx, msgs))
+		for _, move := range [][2]messaging.CampaignStatus{{messaging.CampaignQueuing, messaging.CampaignReady},
+			{messaging.CampaignReady, messaging.CampaignInProgress}, {messaging.CampaignInProgress, messaging.CampaignCompleted}} {
+			require.NoError(t, st.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: co.ID, CampaignID: c.ID,
+				From: []messaging.CampaignStatus{move[0]}, To: move[1], At: at}))
+		}
+		return c, msgs
+	}
+	old, oldMsgs := finished(48*time.Hour, 3)
+	_, freshMsgs := finished(time.Hour, 2)
+
+	h, err := herald.New(herald.Config{Store: st, Retention: 24 * time.Hour, RetentionBatch: 2})
+	require.NoError(t, err)
+	start(t, h)
+	require.Eventually(t, func() bool {
+		_, err := st.GetMessage(ctx, co.ID, oldMsgs[2].ID)
+		return messaging.IsCode(err, messaging.NotFound)
+	}, 10*time.Second, 10*time.Millisecond, "the messages of the campaign finished two days ago are purged")
+	for _, m := range oldMsgs {
+		_, err := st.GetMessage(ctx, co.ID, m.ID)
+		require.True(t, messaging.IsCode(err, messaging.NotFound), "%v", err)
+	}
+	c, err := h.Campaigns().GetCampaign(ctx, co.ID, old.ID)
+	require.NoError(t, err)
+	require.Equal(t, 3, c.Counts.Delivered, "its counters stay")
+	for _, m := range freshMsgs {
+		_, err := st.GetMessage(ctx, co.ID, m.ID)
+		require.NoError(t, err, "the campaign finished an hour ago keeps its messages")
+	}
 }

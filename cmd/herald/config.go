@@ -43,6 +43,7 @@ type config struct {
 
 	SMPPValidity   time.Duration // HERALD_SMPP_VALIDITY; 0: the SMSC's default
 	ReceiptTimeout time.Duration // HERALD_RECEIPT_TIMEOUT
+	Retention      time.Duration // HERALD_RETENTION; 0: off
 }
 
 // envVar documents one variable for the usage text and the README.
@@ -75,6 +76,7 @@ func envVars() []envVar {
 		{"HERALD_SHUTDOWN_TIMEOUT", "30s", "how long a stop waits for requests, preparations and sends in flight"},
 		{"HERALD_INSTANCE", "host name and HERALD_ADDR", "name of this process among those sharing the database: a restart under the same name takes back at once the messages the previous run left Sending; two running processes must not share one (with port 0 in HERALD_ADDR the default is a random name)"},
 		{"HERALD_CLAIM_LEASE", "10s", "how long after a process's last heartbeat (written every quarter of it) the other processes take back the messages it left Sending"},
+		{"HERALD_RETENTION", "empty: kept for ever", "how long the messages and survey answers of a finished campaign are kept, as 90d or 36h (at least 1h); older ones are purged in the background, a thousand at a time, and the campaign and its counters stay"},
 	}
 }
 
@@ -200,10 +202,39 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		c.ClaimLease = d
 	}
+	if v := strings.TrimSpace(getenv("HERALD_RETENTION")); v != "" {
+		d, err := parseRetention(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("HERALD_RETENTION=%q: %w", v, err))
+		}
+		c.Retention = d
+	}
 	if len(errs) > 0 {
 		return config{}, fmt.Errorf("configuration: %w", errors.Join(errs...))
 	}
 	return c, nil
+}
+
+// parseRetention reads a retention: a number of days ("90d") or a Go
+// duration ("36h"), at least an hour.
+func parseRetention(v string) (time.Duration, error) {
+	var d time.Duration
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 || n > 100*365 {
+			return 0, errors.New("want a number of days such as 90d, or a duration such as 36h")
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(v); err != nil {
+			return 0, errors.New("want a number of days such as 90d, or a duration such as 36h")
+		}
+	}
+	if d < time.Hour {
+		return 0, errors.New("want at least 1h")
+	}
+	return d, nil
 }
 
 // instanceName is the dispatcher's Instance: HERALD_INSTANCE, or the host

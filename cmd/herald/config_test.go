@@ -40,7 +40,7 @@ func TestLoadConfigEverySetting(t *testing.T) {
 		"HERALD_SMPP_SUBMIT_ID_FORMAT": "hex", "HERALD_SMPP_RECEIPT_ID_FORMAT": "decimal",
 		"HERALD_CHAT_URL": "https://chat.example", "HERALD_CHAT_TOKEN": "ct", "HERALD_CHAT_CALLBACK_SECRET": "s",
 		"HERALD_SHUTDOWN_TIMEOUT": "5s", "HERALD_INSTANCE": "eu-1", "HERALD_CLAIM_LEASE": "30s",
-		"HERALD_SMPP_VALIDITY": "6h", "HERALD_RECEIPT_TIMEOUT": "12h",
+		"HERALD_SMPP_VALIDITY": "6h", "HERALD_RECEIPT_TIMEOUT": "12h", "HERALD_RETENTION": "90d",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, config{
@@ -50,6 +50,7 @@ func TestLoadConfigEverySetting(t *testing.T) {
 		SMPPSubmitIDs: smpp.IDHex, SMPPReceiptIDs: smpp.IDDecimal,
 		ChatURL: "https://chat.example", ChatToken: "ct", ChatCallbackSecret: "s", ShutdownTimeout: 5 * time.Second,
 		Instance: "eu-1", ClaimLease: 30 * time.Second, SMPPValidity: 6 * time.Hour, ReceiptTimeout: 12 * time.Hour,
+		Retention: 90 * 24 * time.Hour,
 	}, c)
 }
 
@@ -69,6 +70,10 @@ func TestLoadConfigAcceptedValues(t *testing.T) {
 			func(t *testing.T, c config) { require.Equal(t, 10, c.MaxPending) }},
 		{"log level in capitals", map[string]string{"HERALD_LOG_LEVEL": "WARN"},
 			func(t *testing.T, c config) { require.Equal(t, slog.LevelWarn, c.LogLevel) }},
+		{"retention as a duration", map[string]string{"HERALD_RETENTION": "36h"},
+			func(t *testing.T, c config) { require.Equal(t, 36*time.Hour, c.Retention) }},
+		{"retention off by default", map[string]string{},
+			func(t *testing.T, c config) { require.Zero(t, c.Retention) }},
 		{"no rate limit", map[string]string{"HERALD_SMPP_MAX_RATE": "0"},
 			func(t *testing.T, c config) { require.Zero(t, c.SMPPMaxRate) }},
 		{"receipt timeout from a short validity", map[string]string{"HERALD_SMPP_VALIDITY": "10m"},
@@ -123,6 +128,9 @@ func TestLoadConfigRejects(t *testing.T) {
 		{"receipt timeout not a duration", map[string]string{"HERALD_RECEIPT_TIMEOUT": "2d"}, "HERALD_RECEIPT_TIMEOUT"},
 		{"claim lease under a second", map[string]string{"HERALD_CLAIM_LEASE": "500ms"}, "HERALD_CLAIM_LEASE"},
 		{"claim lease without unit", map[string]string{"HERALD_CLAIM_LEASE": "10"}, "HERALD_CLAIM_LEASE"},
+		{"retention under an hour", map[string]string{"HERALD_RETENTION": "30m"}, "HERALD_RETENTION"},
+		{"retention of no days", map[string]string{"HERALD_RETENTION": "0d"}, "HERALD_RETENTION"},
+		{"retention without unit", map[string]string{"HERALD_RETENTION": "90"}, "HERALD_RETENTION"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

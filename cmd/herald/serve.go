@@ -71,6 +71,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		Limits: campaign.Limits{MaxPending: cfg.MaxPending},
 		Delivery: delivery.Config{DrainTimeout: cfg.ShutdownTimeout, Instance: cfg.instanceName(os.Hostname),
 			ClaimLease: cfg.ClaimLease, ReceiptTimeout: cfg.ReceiptTimeout},
+		Retention: cfg.Retention,
 	}
 	var smsClient *smpp.Client
 	if cfg.SMPPAddr != "" {
