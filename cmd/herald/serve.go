@@ -182,6 +182,16 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		"smpp", cfg.SMPPAddr != "", "chat", cfg.ChatURL != "")
 
 	if demo {
+		// The demo's simulators run in this process: its banner is printed
+		// once the SMPP session is bound, so that /readyz says ok to the
+		// first request that follows it.
+		if smsClient != nil {
+			bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			if err := smsClient.WaitBound(bctx); err != nil {
+				log.Warn("demo: the SMPP session is not bound yet", "err", err)
+			}
+			cancel()
+		}
 		if err := setUpDemo(ctx, h.Accounts(), store, baseURL, sims, stdout); err != nil {
 			stopRun()
 			_ = httpSrv.Close()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore"
@@ -169,6 +170,51 @@ func BenchmarkApplyUpdates(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "updates/s")
+		})
+	}
+}
+
+// BenchmarkPurgeFinished purges a completed campaign of 200,000 delivered
+// messages in batches of 1,000, as retention does, and reports rows/s and
+// the longest batch: the longest the purge holds the store's writer.
+func BenchmarkPurgeFinished(b *testing.B) {
+	for _, db := range databases {
+		b.Run(db.name, func(b *testing.B) {
+			s, err := sqlstore.Open(b.Context(), db.url(b), sqlstore.Config{})
+			require.NoError(b, err)
+			b.Cleanup(func() { require.NoError(b, s.Close()) })
+			ctx := b.Context()
+			at := time.Date(2026, time.March, 2, 9, 30, 0, 0, time.UTC)
+			ids := messaging.NewIDGenerator(func() time.Time { return at })
+			rows := 0
+			var longest time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				msgs := bulkFixture(b, s, ids, benchBatch, nil)
+				for _, m := range msgs {
+					m.Status = messaging.StatusDelivered
+				}
+				require.NoError(b, s.InsertMessages(ctx, msgs))
+				c := msgs[0]
+				for _, move := range [][2]messaging.CampaignStatus{{messaging.CampaignQueuing, messaging.CampaignReady},
+					{messaging.CampaignReady, messaging.CampaignInProgress}, {messaging.CampaignInProgress, messaging.CampaignCompleted}} {
+					require.NoError(b, s.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.CampaignID,
+						From: []messaging.CampaignStatus{move[0]}, To: move[1], At: at}))
+				}
+				b.StartTimer()
+				for {
+					t0 := time.Now()
+					out, err := s.PurgeFinished(ctx, campaign.Purge{FinishedBefore: at.Add(time.Hour), Limit: 1000, Now: at.Add(time.Hour)})
+					require.NoError(b, err)
+					longest = max(longest, time.Since(t0))
+					rows += out.Messages
+					if out.Campaign.IsZero() {
+						break
+					}
+				}
+			}
+			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(longest.Microseconds())/1000, "max-batch-ms")
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -27,14 +28,15 @@ func (s *Store) PurgeFinished(ctx context.Context, p campaign.Purge) (_ campaign
 	var out campaign.Purged
 	err = s.write(ctx, "purge finished campaign", func(tx *txn) error {
 		out = campaign.Purged{}
-		const cols = "SELECT id, created_at, COALESCE(completed_at, updated_at) FROM campaigns "
+		const cols = "SELECT id, created_at, COALESCE(completed_at, updated_at), purge_cursor FROM campaigns "
 		var id messaging.ID
+		var cursor nullID // NULL: the zero id
 		var created, finished time.Time
-		err := tx.QueryRowContext(ctx, cols+"WHERE purge_state = 1 LIMIT 1").Scan(&id, timeDst{&created}, timeDst{&finished})
+		err := tx.QueryRowContext(ctx, cols+"WHERE purge_state = 1 LIMIT 1").Scan(&id, timeDst{&created}, timeDst{&finished}, &cursor)
 		if errors.Is(err, sql.ErrNoRows) {
 			err = tx.QueryRowContext(ctx, cols+"WHERE purge_state = 0 AND status IN ('Completed', 'Failed') "+
 				"AND COALESCE(completed_at, updated_at) < ? ORDER BY COALESCE(completed_at, updated_at), id LIMIT 1",
-				s.ts(p.FinishedBefore)).Scan(&id, timeDst{&created}, timeDst{&finished})
+				s.ts(p.FinishedBefore)).Scan(&id, timeDst{&created}, timeDst{&finished}, &cursor)
 			if errors.Is(err, sql.ErrNoRows) {
 				return nil
 			}
@@ -47,18 +49,40 @@ func (s *Store) PurgeFinished(ctx context.Context, p campaign.Purge) (_ campaign
 		}
 		out.Campaign = id
 		// Messages still being sent (a fallback SMS inserted after the
-		// campaign completed) are left.
-		res, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE id >= ? AND id <= ? "+
-			"AND campaign_id = ? AND status NOT IN ('Pending', 'Sending') LIMIT ?)",
-			s.id(idAt(created.Add(-purgeMargin), 0)), s.id(idAt(finished.Add(purgeMargin), 0xff)), s.id(id), p.Limit)
+		// campaign completed) are left. Each batch starts where the last
+		// one ended (purge_cursor), so the rows of other campaigns in the
+		// span are read once, not once a batch.
+		from := idAt(created.Add(-purgeMargin), 0)
+		if !cursor.id.IsZero() {
+			from = cursor.id
+		}
+		rows, err := tx.QueryContext(ctx, "DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE id >= ? AND id <= ? "+
+			"AND campaign_id = ? AND status NOT IN ('Pending', 'Sending') ORDER BY id LIMIT ?) RETURNING id",
+			s.id(from), s.id(idAt(finished.Add(purgeMargin), 0xff)), s.id(id), p.Limit)
 		if err != nil {
 			return fmt.Errorf("purge messages: %w", err)
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
+		n, last := 0, from
+		for rows.Next() {
+			var gone messaging.ID
+			if err := rows.Scan(&gone); err != nil {
+				rows.Close()
+				return fmt.Errorf("purge messages: %w", err)
+			}
+			n++
+			if bytes.Compare(gone[:], last[:]) > 0 {
+				last = gone
+			}
+		}
+		if err := rows.Close(); err != nil {
 			return fmt.Errorf("purge messages: %w", err)
 		}
-		res, err = tx.ExecContext(ctx, "DELETE FROM survey_results WHERE id IN (SELECT id FROM survey_results WHERE campaign_id = ? LIMIT ?)",
+		if n > 0 {
+			if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET purge_cursor = ? WHERE id = ?", s.id(last), s.id(id)); err != nil {
+				return fmt.Errorf("purge messages: %w", err)
+			}
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM survey_results WHERE id IN (SELECT id FROM survey_results WHERE campaign_id = ? LIMIT ?)",
 			s.id(id), p.Limit)
 		if err != nil {
 			return fmt.Errorf("purge survey results: %w", err)
@@ -67,7 +91,7 @@ func (s *Store) PurgeFinished(ctx context.Context, p campaign.Purge) (_ campaign
 		if err != nil {
 			return fmt.Errorf("purge survey results: %w", err)
 		}
-		out.Messages, out.Results = int(n), int(r)
+		out.Messages, out.Results = n, int(r)
 		if out.Messages < p.Limit && out.Results < p.Limit {
 			if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET purge_state = 2, purged_at = ? WHERE id = ?", s.ts(p.Now), s.id(id)); err != nil {
 				return fmt.Errorf("mark purged: %w", err)
