@@ -35,6 +35,13 @@
 //
 //	go run ./bench/product -channel chat -messages 100000
 //
+// With -purge N it measures SMS delivery of -messages against herald
+// simulate smsc while retention (HERALD_RETENTION=1m) purges the N
+// messages of campaigns delivered and finished just before, against the
+// same without a purge.
+//
+//	go run ./bench/product -purge 1000000 -messages 100000
+//
 // Without -herald it builds ./cmd/herald into a temporary directory. A
 // Postgres database is used as it is: give it an empty one.
 package main
@@ -56,6 +63,8 @@ import (
 )
 
 type options struct {
+	purge        int
+	purgeRun     string
 	channel      string
 	callbacks    string
 	herald       string
@@ -71,6 +80,8 @@ type options struct {
 
 func main() {
 	var o options
+	flag.IntVar(&o.purge, "purge", 0, "when positive: SMS delivery of -messages while retention purges this many messages of a finished campaign, against the same without")
+	flag.StringVar(&o.purgeRun, "purge-run", "both", `with -purge: "off", "on" or "both"`)
 	flag.StringVar(&o.channel, "channel", "sms", `"sms" (SMPP, against -smsc) or "chat" (HTTP, against herald simulate chat)`)
 	flag.StringVar(&o.callbacks, "callbacks", "both", `chat: "off" (the sends alone), "on" (until every message is Delivered or Seen) or "both"`)
 	flag.StringVar(&o.herald, "herald", "", "path of the herald binary; empty: build ./cmd/herald")
@@ -102,6 +113,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("build herald: %w", err)
 		}
+	}
+	if o.purge > 0 {
+		return runPurges(ctx, o, dir, out)
 	}
 	if o.channel == "chat" {
 		return runChats(ctx, o, dir, out)

@@ -76,7 +76,7 @@ func envVars() []envVar {
 		{"HERALD_SHUTDOWN_TIMEOUT", "30s", "how long a stop waits for requests, preparations and sends in flight"},
 		{"HERALD_INSTANCE", "host name and HERALD_ADDR", "name of this process among those sharing the database: a restart under the same name takes back at once the messages the previous run left Sending; two running processes must not share one (with port 0 in HERALD_ADDR the default is a random name)"},
 		{"HERALD_CLAIM_LEASE", "10s", "how long after a process's last heartbeat (written every quarter of it) the other processes take back the messages it left Sending"},
-		{"HERALD_RETENTION", "empty: kept for ever", "how long the messages and survey answers of a finished campaign are kept, as 90d or 36h (at least 1h); older ones are purged in the background, a thousand at a time, and the campaign and its counters stay"},
+		{"HERALD_RETENTION", "empty: kept for ever", "how long the messages and survey answers of a finished campaign are kept, as 90d or 36h (at least 1m); older ones are purged in the background, a thousand at a time, and the campaign and its counters stay"},
 	}
 }
 
@@ -216,7 +216,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 }
 
 // parseRetention reads a retention: a number of days ("90d") or a Go
-// duration ("36h"), at least an hour.
+// duration ("36h"), at least a minute (short ones serve tests and load
+// runs).
 func parseRetention(v string) (time.Duration, error) {
 	var d time.Duration
 	if days, ok := strings.CutSuffix(v, "d"); ok {
@@ -231,8 +232,8 @@ func parseRetention(v string) (time.Duration, error) {
 			return 0, errors.New("want a number of days such as 90d, or a duration such as 36h")
 		}
 	}
-	if d < time.Hour {
-		return 0, errors.New("want at least 1h")
+	if d < time.Minute {
+		return 0, errors.New("want at least 1m")
 	}
 	return d, nil
 }

@@ -128,7 +128,7 @@ func TestLoadConfigRejects(t *testing.T) {
 		{"receipt timeout not a duration", map[string]string{"HERALD_RECEIPT_TIMEOUT": "2d"}, "HERALD_RECEIPT_TIMEOUT"},
 		{"claim lease under a second", map[string]string{"HERALD_CLAIM_LEASE": "500ms"}, "HERALD_CLAIM_LEASE"},
 		{"claim lease without unit", map[string]string{"HERALD_CLAIM_LEASE": "10"}, "HERALD_CLAIM_LEASE"},
-		{"retention under an hour", map[string]string{"HERALD_RETENTION": "30m"}, "HERALD_RETENTION"},
+		{"retention under a minute", map[string]string{"HERALD_RETENTION": "30s"}, "HERALD_RETENTION"},
 		{"retention of no days", map[string]string{"HERALD_RETENTION": "0d"}, "HERALD_RETENTION"},
 		{"retention without unit", map[string]string{"HERALD_RETENTION": "90"}, "HERALD_RETENTION"},
 	}

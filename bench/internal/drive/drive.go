@@ -278,12 +278,15 @@ func (c *Client) Provision(ctx context.Context, adminToken string) error {
 
 // BulkBody is a promotional request to n distinct numbers, each with its
 // own placeholder.
-func BulkBody(templateID string, n int) []byte {
+func BulkBody(templateID string, n int) []byte { return BulkBodyFrom(templateID, 0, n) }
+
+// BulkBodyFrom is BulkBody to the n numbers from the first-th on.
+func BulkBodyFrom(templateID string, first, n int) []byte {
 	var b bytes.Buffer
 	b.Grow(n * 64)
 	fmt.Fprintf(&b, `{"templateId":%q,"placeholders":{"code":"4711"},"recipients":[`, templateID)
-	for i := range n {
-		if i > 0 {
+	for i := first; i < first+n; i++ {
+		if i > first {
 			b.WriteByte(',')
 		}
 		fmt.Fprintf(&b, `{"phoneNumber":"+4479%08d","externalUserId":"u%d","placeholders":{"name":"N%d"}}`, i, i, i)
@@ -291,6 +294,9 @@ func BulkBody(templateID string, n int) []byte {
 	b.WriteString("]}")
 	return b.Bytes()
 }
+
+// Phone is the number BulkBodyFrom gives recipient i, as Herald stores it.
+func Phone(i int) string { return fmt.Sprintf("4479%08d", i) }
 
 // BulkToReady sends the bulk request to /api/v1/sms/promotional and
 // polls the campaign until it is Ready; it returns the campaign's id, and
