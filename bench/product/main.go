@@ -151,9 +151,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 // runChats runs the chat product benchmark: the sends alone, then with
 // callbacks, as -callbacks asks (a Postgres database serves one run).
 func runChats(ctx context.Context, o options, dir string, out io.Writer) error {
-	modes := map[string][]bool{"off": {false}, "on": {true}, "both": {false, true}}[o.callbacks]
-	if modes == nil {
-		return fmt.Errorf("-callbacks %q: want off, on or both", o.callbacks)
+	modes, err := runModes("-callbacks", o.callbacks)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "%d chat messages, callbacks %v after acceptance, herald %s on %s\n", o.messages, o.receiptDelay, o.herald, drive.Redact(o.db))
 	var alone chatResult
@@ -172,6 +172,16 @@ func runChats(ctx context.Context, o options, dir string, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// runModes reads a flag of off, on or both: the runs without and with the
+// thing it switches, in that order.
+func runModes(flag, v string) ([]bool, error) {
+	modes := map[string][]bool{"off": {false}, "on": {true}, "both": {false, true}}[v]
+	if modes == nil {
+		return nil, fmt.Errorf("%s %q: want off, on or both", flag, v)
+	}
+	return modes, nil
 }
 
 // result is what one run measured.
@@ -251,22 +261,9 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 	if err := c.API(ctx, "POST", "/campaigns/"+id+"/start", nil, http.StatusOK, nil); err != nil {
 		return result{}, err
 	}
-	var camp struct {
-		Status         string `json:"status"`
-		DeliveredCount int    `json:"deliveredCount"`
-		FailedCount    int    `json:"failedCount"`
-	}
-	for {
-		if err := c.API(ctx, "GET", "/campaigns/"+id, nil, http.StatusOK, &camp); err != nil {
-			return result{}, err
-		}
-		if camp.DeliveredCount+camp.FailedCount >= o.messages {
-			break
-		}
-		if time.Since(start) > o.timeout {
-			return result{}, fmt.Errorf("after %v: %d delivered, %d failed of %d", o.timeout, camp.DeliveredCount, camp.FailedCount, o.messages)
-		}
-		time.Sleep(20 * time.Millisecond)
+	delivered, failed, err := waitFinal(ctx, c, id, o.timeout)
+	if err != nil {
+		return result{}, err
 	}
 	elapsed := time.Since(start)
 	after, err := cpuTimes(pid, sm.pid())
@@ -279,7 +276,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 	}
 	return result{
 		messages: o.messages, submitRate: st.rate(), finalRate: float64(o.messages) / elapsed.Seconds(), elapsed: elapsed,
-		cpu: after[0] - before[0], smscCPU: after[1] - before[1], delivered: camp.DeliveredCount, failed: camp.FailedCount,
+		cpu: after[0] - before[0], smscCPU: after[1] - before[1], delivered: delivered, failed: failed,
 	}, nil
 }
 

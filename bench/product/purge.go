@@ -48,9 +48,9 @@ func (r purgeResult) print(w io.Writer, without purgeResult) {
 // same without a purge: each run on a new database (a Postgres database
 // serves one run: -purge-run picks it).
 func runPurges(ctx context.Context, o options, dir string, out io.Writer) error {
-	modes := map[string][]bool{"off": {false}, "on": {true}, "both": {false, true}}[o.purgeRun]
-	if modes == nil {
-		return fmt.Errorf("-purge-run %q: want off, on or both", o.purgeRun)
+	modes, err := runModes("-purge-run", o.purgeRun)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "%d old messages, then %d measured, herald %s on %s, herald simulate smsc\n", o.purge, o.messages, o.herald, drive.Redact(o.db))
 	var without purgeResult
@@ -112,7 +112,7 @@ func runPurge(ctx context.Context, o options, dir string, withPurge bool) (purge
 		old = append(old, id)
 	}
 	for _, id := range old {
-		if err := waitFinal(ctx, c, id, o.timeout); err != nil {
+		if _, _, err := waitFinal(ctx, c, id, o.timeout); err != nil {
 			return purgeResult{}, err
 		}
 	}
@@ -150,7 +150,7 @@ func runPurge(ctx context.Context, o options, dir string, withPurge bool) (purge
 	if err := c.API(ctx, "POST", "/campaigns/"+b+"/start", nil, http.StatusOK, nil); err != nil {
 		return purgeResult{}, err
 	}
-	if err := waitFinal(ctx, c, b, o.timeout); err != nil {
+	if _, _, err := waitFinal(ctx, c, b, o.timeout); err != nil {
 		return purgeResult{}, err
 	}
 	res.elapsed = time.Since(start)
@@ -179,8 +179,9 @@ func runPurge(ctx context.Context, o options, dir string, withPurge bool) (purge
 	return res, nil
 }
 
-// waitFinal polls campaign id until every message is Delivered or Failed.
-func waitFinal(ctx context.Context, c *drive.Client, id string, timeout time.Duration) error {
+// waitFinal polls campaign id until every message is Delivered or Failed,
+// and returns how many are each.
+func waitFinal(ctx context.Context, c *drive.Client, id string, timeout time.Duration) (delivered, failed int, err error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		var camp struct {
@@ -189,13 +190,13 @@ func waitFinal(ctx context.Context, c *drive.Client, id string, timeout time.Dur
 			FailedCount    int `json:"failedCount"`
 		}
 		if err := c.API(ctx, "GET", "/campaigns/"+id, nil, http.StatusOK, &camp); err != nil {
-			return err
+			return 0, 0, err
 		}
 		if camp.TotalMessages > 0 && camp.DeliveredCount+camp.FailedCount >= camp.TotalMessages {
-			return nil
+			return camp.DeliveredCount, camp.FailedCount, nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("campaign %s: %d delivered, %d failed of %d: %w", id, camp.DeliveredCount, camp.FailedCount, camp.TotalMessages, errTimeout)
+			return 0, 0, fmt.Errorf("campaign %s: %d delivered, %d failed of %d: %w", id, camp.DeliveredCount, camp.FailedCount, camp.TotalMessages, errTimeout)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -43,12 +43,19 @@ func bulkFixture(b testing.TB, s *sqlstore.Store, ids *messaging.IDGenerator, n 
 	return msgs
 }
 
-// benchInsert times InsertMessages of batches of n messages, each for a
-// new campaign of a new company in the same database, and reports rows/s.
-func benchInsert(b *testing.B, rawURL string, n int, shuffle bool) {
+// openBench opens the store of a benchmark, closed when it ends.
+func openBench(b *testing.B, rawURL string) *sqlstore.Store {
+	b.Helper()
 	s, err := sqlstore.Open(b.Context(), rawURL, sqlstore.Config{})
 	require.NoError(b, err)
 	b.Cleanup(func() { require.NoError(b, s.Close()) })
+	return s
+}
+
+// benchInsert times InsertMessages of batches of n messages, each for a
+// new campaign of a new company in the same database, and reports rows/s.
+func benchInsert(b *testing.B, rawURL string, n int, shuffle bool) {
+	s := openBench(b, rawURL)
 	ids := messaging.NewIDGenerator(nil)
 	rng := rand.New(rand.NewPCG(1, 2))
 	rows := 0
@@ -91,9 +98,7 @@ func BenchmarkClaimDueBesideReady(b *testing.B) {
 	const batch = 100
 	for _, db := range databases {
 		b.Run(db.name, func(b *testing.B) {
-			s, err := sqlstore.Open(b.Context(), db.url(b), sqlstore.Config{})
-			require.NoError(b, err)
-			b.Cleanup(func() { require.NoError(b, s.Close()) })
+			s := openBench(b, db.url(b))
 			ctx := b.Context()
 			ids := messaging.NewIDGenerator(nil)
 			ready := bulkFixture(b, s, ids, benchBatch, nil)
@@ -137,9 +142,7 @@ func BenchmarkApplyUpdates(b *testing.B) {
 	const batch = 100
 	for _, db := range databases {
 		b.Run(db.name, func(b *testing.B) {
-			s, err := sqlstore.Open(b.Context(), db.url(b), sqlstore.Config{})
-			require.NoError(b, err)
-			b.Cleanup(func() { require.NoError(b, s.Close()) })
+			s := openBench(b, db.url(b))
 			ctx := b.Context()
 			ids := messaging.NewIDGenerator(nil)
 			msgs := bulkFixture(b, s, ids, benchBatch, nil)
@@ -180,9 +183,7 @@ func BenchmarkApplyUpdates(b *testing.B) {
 func BenchmarkPurgeFinished(b *testing.B) {
 	for _, db := range databases {
 		b.Run(db.name, func(b *testing.B) {
-			s, err := sqlstore.Open(b.Context(), db.url(b), sqlstore.Config{})
-			require.NoError(b, err)
-			b.Cleanup(func() { require.NoError(b, s.Close()) })
+			s := openBench(b, db.url(b))
 			ctx := b.Context()
 			at := time.Date(2026, time.March, 2, 9, 30, 0, 0, time.UTC)
 			ids := messaging.NewIDGenerator(func() time.Time { return at })
