@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -516,4 +517,41 @@ func TestSessionLogs(t *testing.T) {
 	require.Len(t, lost, 1)
 	require.Equal(t, "WARN", lost[0]["level"])
 	require.NotEmpty(t, lost[0]["err"])
+}
+
+// TestSlowReceiptStoreLeavesSubmitsFlowing: while the receipt handler is
+// blocked (a store busy committing), the session keeps reading
+// submit_sm_resp for as many receipts as the default ReceiptConcurrency
+// allows, so sends are not held to the pace of receipt commits.
+func TestSlowReceiptStoreLeavesSubmitsFlowing(t *testing.T) {
+	srv := startSim(t, smscsim.Config{})
+	release := make(chan struct{})
+	var held atomic.Int64
+	c := newClient(t, srv.Addr(), func(ctx context.Context, r delivery.Receipt) error {
+		held.Add(1)
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	const n = 600 // well past the window and the old bound of 64 handlers
+	ctx := ctxTimeout(t, 10*time.Second)
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := c.Send(ctx, delivery.SMS{From: "Herald", To: fmt.Sprintf("4477009%05d", i), Text: "held receipt"})
+			errs <- err
+		}()
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
+	require.Equal(t, uint64(n), srv.Stats().Submits)
+	require.Eventually(t, func() bool { return held.Load() == n }, 5*time.Second, 5*time.Millisecond,
+		"every receipt reached the blocked handler")
+	require.Zero(t, c.Stats().Receipts, "no receipt was stored while the handler was blocked")
+	close(release)
+	require.Eventually(t, func() bool { return c.Stats().Receipts == n }, 5*time.Second, 5*time.Millisecond)
 }
