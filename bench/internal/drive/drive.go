@@ -191,7 +191,7 @@ func (c *Client) API(ctx context.Context, method, path string, body any, want in
 // ProvisionChat creates an active company with a key, a chat service and
 // a SimpleText chat template (c.TemplateID).
 func (c *Client) ProvisionChat(ctx context.Context, adminToken string) error {
-	companyID, err := c.company(ctx, adminToken)
+	companyID, err := c.NewCompany(ctx, adminToken)
 	if err != nil {
 		return err
 	}
@@ -215,9 +215,10 @@ func (c *Client) ProvisionChat(ctx context.Context, adminToken string) error {
 	return nil
 }
 
-// company creates an active company with a key (c.APIKey) and returns
-// its id.
-func (c *Client) company(ctx context.Context, adminToken string) (string, error) {
+// NewCompany creates an active company with a key (c.APIKey) and returns
+// its id, for programs that provision its senders, services and templates
+// themselves.
+func (c *Client) NewCompany(ctx context.Context, adminToken string) (string, error) {
 	admin := [2]string{"Authorization", "Bearer " + adminToken}
 	var company struct {
 		ID string `json:"id"`
@@ -242,7 +243,7 @@ func (c *Client) company(ctx context.Context, adminToken string) (string, error)
 // SMS template and a transactional campaign.
 func (c *Client) Provision(ctx context.Context, adminToken string) error {
 	admin := [2]string{"Authorization", "Bearer " + adminToken}
-	companyID, err := c.company(ctx, adminToken)
+	companyID, err := c.NewCompany(ctx, adminToken)
 	if err != nil {
 		return err
 	}
