@@ -162,11 +162,10 @@ func (b bulkRun) finalRate() float64 {
 	return float64(b.messages) / b.delivery.Seconds()
 }
 
-// timeBulk posts a bulk of n recipients from first on to
-// /api/v1/sms/promotional as co, times it to Ready, starts it, and times
-// its delivery until every message is Delivered or Failed, with the CPU
-// the herald process srv used in each part.
-func timeBulk(ctx context.Context, srv *drive.Server, co *company, first, n int, timeout time.Duration) (bulkRun, error) {
+// timeReady posts a bulk of n recipients from first on to
+// /api/v1/sms/promotional as co and times it to Ready, with the CPU the
+// herald process srv used meanwhile; the campaign is not started.
+func timeReady(ctx context.Context, srv *drive.Server, co *company, first, n int, timeout time.Duration) (bulkRun, error) {
 	body := drive.BulkBodyFrom(co.client.TemplateID, first, n)
 	pid := srv.Cmd.Process.Pid
 	cpu0, err := drive.CPUTime(pid)
@@ -177,6 +176,23 @@ func timeBulk(ctx context.Context, srv *drive.Server, co *company, first, n int,
 	if b.id, b.accepted, b.ready, err = co.client.BulkToReady(ctx, body, timeout); err != nil {
 		return bulkRun{}, fmt.Errorf("bulk to Ready: %w", err)
 	}
+	cpu1, err := drive.CPUTime(pid)
+	if err != nil {
+		return bulkRun{}, err
+	}
+	b.prepareCPU = cpu1 - cpu0
+	return b, nil
+}
+
+// timeBulk is timeReady, then starts the campaign and times its delivery
+// until every message is Delivered or Failed, with the CPU the herald
+// process used.
+func timeBulk(ctx context.Context, srv *drive.Server, co *company, first, n int, timeout time.Duration) (bulkRun, error) {
+	b, err := timeReady(ctx, srv, co, first, n, timeout)
+	if err != nil {
+		return bulkRun{}, err
+	}
+	pid := srv.Cmd.Process.Pid
 	cpu1, err := drive.CPUTime(pid)
 	if err != nil {
 		return bulkRun{}, err
@@ -193,7 +209,7 @@ func timeBulk(ctx context.Context, srv *drive.Server, co *company, first, n int,
 	if err != nil {
 		return bulkRun{}, err
 	}
-	b.prepareCPU, b.deliveryCPU = cpu1-cpu0, cpu2-cpu1
+	b.deliveryCPU = cpu2 - cpu1
 	if b.peakRSS, err = drive.PeakRSS(pid); err != nil {
 		return bulkRun{}, err
 	}
