@@ -69,13 +69,15 @@ func openDatabase(ctx context.Context, dbURL string) (*database, error) {
 }
 
 // pgConnector parses a Postgres URL; pgdriver panics on a malformed one.
+// Its statements may run for many minutes (a VACUUM of ten million
+// messages), so reads and writes have no deadline of the driver's.
 func pgConnector(dbURL string) (c *pgdriver.Connector, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("invalid Postgres URL %q: %v", drive.Redact(dbURL), r)
 		}
 	}()
-	return pgdriver.NewConnector(pgdriver.WithDSN(dbURL)), nil
+	return pgdriver.NewConnector(pgdriver.WithDSN(dbURL), pgdriver.WithReadTimeout(0), pgdriver.WithWriteTimeout(0)), nil
 }
 
 // close closes the connection.
