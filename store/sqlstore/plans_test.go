@@ -67,3 +67,24 @@ func TestPostgresPlansFollowTableGrowth(t *testing.T) {
 		require.Regexp(t, `Index`, plan.String(), "%s plan:\n%s", st.name, plan.String())
 	}
 }
+
+// TestSurveySummaryReadsTheIndexOnly: the survey summary counts a
+// campaign's answers from an index that holds the option, without a read
+// of the table per answer.
+func TestSurveySummaryReadsTheIndexOnly(t *testing.T) {
+	s, err := Open(t.Context(), "sqlite://"+t.TempDir()+"/plans.db", Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	rows, err := s.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+countByOption, make([]byte, 16), make([]byte, 16))
+	require.NoError(t, err)
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+		fmt.Fprintln(&plan, detail)
+	}
+	require.NoError(t, rows.Err())
+	require.Contains(t, plan.String(), "USING COVERING INDEX survey_results_summary", "plan:\n%s", plan.String())
+}

@@ -79,11 +79,14 @@ func (s *Store) ListResults(ctx context.Context, companyID messaging.ID, f messa
 	return list(ctx, s, l, f.PageRequest, scanSurveyResult)
 }
 
+// countByOption counts a campaign's answers by option, from the
+// survey_results_summary index alone.
+const countByOption = "SELECT option_index, COUNT(*) FROM survey_results WHERE campaign_id = ? AND company_id = ? GROUP BY option_index"
+
 // CountByOption implements survey.Store.
 func (s *Store) CountByOption(ctx context.Context, companyID, campaignID messaging.ID) (_ map[int]int, err error) {
 	defer keepUnavailable(&err)
-	rows, err := s.read.QueryContext(ctx, "SELECT option_index, COUNT(*) FROM survey_results WHERE campaign_id = ? AND company_id = ? GROUP BY option_index",
-		s.id(campaignID), s.id(companyID))
+	rows, err := s.read.QueryContext(ctx, countByOption, s.id(campaignID), s.id(companyID))
 	if err != nil {
 		return nil, fmt.Errorf("count survey results by option: %w", err)
 	}
