@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heraldhq/herald/bench/internal/drive"
 	"github.com/linxGnu/gosmpp"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
@@ -84,7 +85,7 @@ func runBare(ctx context.Context, o options, kind, dir string) (result, error) {
 		select {
 		case window <- struct{}{}:
 		case <-time.After(o.timeout):
-			return result{}, fmt.Errorf("no submit_sm_resp within %v: %w", o.timeout, errTimeout)
+			return result{}, fmt.Errorf("no submit_sm_resp within %v: %w", o.timeout, drive.ErrTimeout)
 		}
 		if err := sess.Transceiver().Submit(req); err != nil {
 			return result{}, fmt.Errorf("submit: %w", err)
@@ -93,7 +94,7 @@ func runBare(ctx context.Context, o options, kind, dir string) (result, error) {
 	select {
 	case <-all:
 	case <-time.After(o.timeout):
-		return result{}, fmt.Errorf("%d of %d receipts: %w", receipts.Load(), o.messages, errTimeout)
+		return result{}, fmt.Errorf("%d of %d receipts: %w", receipts.Load(), o.messages, drive.ErrTimeout)
 	}
 	elapsed := time.Since(start)
 	cpu := selfCPU() - cpu0

@@ -119,7 +119,7 @@ func runChat(ctx context.Context, o options, dir, db string, callbacks bool) (ch
 			break
 		}
 		if time.Since(start) > o.timeout {
-			return chatResult{}, fmt.Errorf("after %v: %d done, %d failed of %d: %w", o.timeout, res.done, res.failed, o.messages, errTimeout)
+			return chatResult{}, fmt.Errorf("after %v: %d done, %d failed of %d: %w", o.timeout, res.done, res.failed, o.messages, drive.ErrTimeout)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -48,13 +48,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -107,11 +105,8 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	if o.herald == "" {
-		o.herald = filepath.Join(dir, "herald")
-		build := exec.CommandContext(ctx, "go", "build", "-o", o.herald, "./cmd/herald")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build herald: %w", err)
+		if o.herald, err = drive.BuildHerald(ctx, dir); err != nil {
+			return err
 		}
 	}
 	if o.purge > 0 {
@@ -261,7 +256,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 	if err := c.API(ctx, "POST", "/campaigns/"+id+"/start", nil, http.StatusOK, nil); err != nil {
 		return result{}, err
 	}
-	delivered, failed, err := waitFinal(ctx, c, id, o.timeout)
+	delivered, failed, err := c.WaitFinal(ctx, id, o.timeout)
 	if err != nil {
 		return result{}, err
 	}
@@ -279,9 +274,6 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 		cpu: after[0] - before[0], smscCPU: after[1] - before[1], delivered: delivered, failed: failed,
 	}, nil
 }
-
-// errTimeout is a phase that outlasted -timeout.
-var errTimeout = errors.New("timed out")
 
 // trimLine is a line of a child's output without its end.
 func trimLine(s string) string { return strings.TrimRight(s, "\r\n") }

@@ -112,7 +112,7 @@ func runPurge(ctx context.Context, o options, dir string, withPurge bool) (purge
 		old = append(old, id)
 	}
 	for _, id := range old {
-		if _, _, err := waitFinal(ctx, c, id, o.timeout); err != nil {
+		if _, _, err := c.WaitFinal(ctx, id, o.timeout); err != nil {
 			return purgeResult{}, err
 		}
 	}
@@ -135,7 +135,7 @@ func runPurge(ctx context.Context, o options, dir string, withPurge bool) (purge
 				break
 			}
 			if time.Now().After(deadline) {
-				return purgeResult{}, fmt.Errorf("the purge did not begin within %v: %w", o.timeout, errTimeout)
+				return purgeResult{}, fmt.Errorf("the purge did not begin within %v: %w", o.timeout, drive.ErrTimeout)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -150,7 +150,7 @@ func runPurge(ctx context.Context, o options, dir string, withPurge bool) (purge
 	if err := c.API(ctx, "POST", "/campaigns/"+b+"/start", nil, http.StatusOK, nil); err != nil {
 		return purgeResult{}, err
 	}
-	if _, _, err := waitFinal(ctx, c, b, o.timeout); err != nil {
+	if _, _, err := c.WaitFinal(ctx, b, o.timeout); err != nil {
 		return purgeResult{}, err
 	}
 	res.elapsed = time.Since(start)
@@ -177,29 +177,6 @@ func runPurge(ctx context.Context, o options, dir string, withPurge bool) (purge
 		}
 	}
 	return res, nil
-}
-
-// waitFinal polls campaign id until every message is Delivered or Failed,
-// and returns how many are each.
-func waitFinal(ctx context.Context, c *drive.Client, id string, timeout time.Duration) (delivered, failed int, err error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		var camp struct {
-			TotalMessages  int `json:"totalMessages"`
-			DeliveredCount int `json:"deliveredCount"`
-			FailedCount    int `json:"failedCount"`
-		}
-		if err := c.API(ctx, "GET", "/campaigns/"+id, nil, http.StatusOK, &camp); err != nil {
-			return 0, 0, err
-		}
-		if camp.TotalMessages > 0 && camp.DeliveredCount+camp.FailedCount >= camp.TotalMessages {
-			return camp.DeliveredCount, camp.FailedCount, nil
-		}
-		if time.Now().After(deadline) {
-			return 0, 0, fmt.Errorf("campaign %s: %d delivered, %d failed of %d: %w", id, camp.DeliveredCount, camp.FailedCount, camp.TotalMessages, errTimeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // messagesTo is how many messages to phone GET /messages finds.

@@ -133,7 +133,7 @@ func (c *child) waitLine(want string, timeout time.Duration) (string, error) {
 		case <-c.done:
 			return "", fmt.Errorf("it exited before it printed %q", want)
 		case <-t.C:
-			return "", fmt.Errorf("waiting for %q: %w", want, errTimeout)
+			return "", fmt.Errorf("waiting for %q: %w", want, drive.ErrTimeout)
 		}
 	}
 }

@@ -79,7 +79,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -158,11 +157,8 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		}
 	}()
 	if o.herald == "" {
-		o.herald = filepath.Join(dir, "herald")
-		build := exec.CommandContext(ctx, "go", "build", "-o", o.herald, "./cmd/herald")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build herald: %w", err)
+		if o.herald, err = drive.BuildHerald(ctx, dir); err != nil {
+			return err
 		}
 	}
 	dbURL, err := databaseURL(o.db, dir)

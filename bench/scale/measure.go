@@ -201,7 +201,7 @@ func timeBulk(ctx context.Context, srv *drive.Server, co *company, first, n int,
 	if err := co.client.API(ctx, "POST", "/campaigns/"+b.id+"/start", nil, http.StatusOK, nil); err != nil {
 		return bulkRun{}, fmt.Errorf("start the campaign: %w", err)
 	}
-	if b.delivered, b.failed, err = waitFinal(ctx, co.client, b.id, timeout); err != nil {
+	if b.delivered, b.failed, err = co.client.WaitFinal(ctx, b.id, timeout); err != nil {
 		return bulkRun{}, err
 	}
 	b.delivery = time.Since(start)
@@ -214,31 +214,4 @@ func timeBulk(ctx context.Context, srv *drive.Server, co *company, first, n int,
 		return bulkRun{}, err
 	}
 	return b, nil
-}
-
-// waitFinal polls campaign id every 20 ms until every message is
-// Delivered or Failed, and returns how many are each.
-func waitFinal(ctx context.Context, c *drive.Client, id string, timeout time.Duration) (delivered, failed int, err error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		var camp struct {
-			TotalMessages  int `json:"totalMessages"`
-			DeliveredCount int `json:"deliveredCount"`
-			FailedCount    int `json:"failedCount"`
-		}
-		if err := c.API(ctx, "GET", "/campaigns/"+id, nil, http.StatusOK, &camp); err != nil {
-			return 0, 0, err
-		}
-		if camp.TotalMessages > 0 && camp.DeliveredCount+camp.FailedCount >= camp.TotalMessages {
-			return camp.DeliveredCount, camp.FailedCount, nil
-		}
-		if time.Now().After(deadline) {
-			return 0, 0, fmt.Errorf("campaign %s: %d delivered, %d failed of %d after %v", id, camp.DeliveredCount, camp.FailedCount, camp.TotalMessages, timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return 0, 0, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }

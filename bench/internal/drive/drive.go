@@ -373,3 +373,47 @@ func CPUTime(pid int) (time.Duration, error) {
 
 // clockTicks is USER_HZ, the unit of /proc CPU times: 100 on Linux.
 const clockTicks = 100
+
+// ErrTimeout is a wait that outlasted its bound.
+var ErrTimeout = errors.New("timed out")
+
+// WaitFinal polls campaign id every 20 ms until every message is
+// Delivered or Failed, and returns how many are each; past timeout its
+// error wraps ErrTimeout.
+func (c *Client) WaitFinal(ctx context.Context, id string, timeout time.Duration) (delivered, failed int, err error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		var camp struct {
+			TotalMessages  int `json:"totalMessages"`
+			DeliveredCount int `json:"deliveredCount"`
+			FailedCount    int `json:"failedCount"`
+		}
+		if err := c.API(ctx, "GET", "/campaigns/"+id, nil, http.StatusOK, &camp); err != nil {
+			return 0, 0, err
+		}
+		if camp.TotalMessages > 0 && camp.DeliveredCount+camp.FailedCount >= camp.TotalMessages {
+			return camp.DeliveredCount, camp.FailedCount, nil
+		}
+		if time.Now().After(deadline) {
+			return 0, 0, fmt.Errorf("campaign %s: %d delivered, %d failed of %d: %w", id, camp.DeliveredCount, camp.FailedCount, camp.TotalMessages, ErrTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// BuildHerald builds ./cmd/herald (run from the module's root) into dir
+// and returns the binary's path; the build's output goes to standard
+// error.
+func BuildHerald(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "herald")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/herald")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build herald: %w", err)
+	}
+	return bin, nil
+}
