@@ -55,7 +55,7 @@ type envVar struct {
 func envVars() []envVar {
 	return []envVar{
 		{"HERALD_ADDR", "127.0.0.1:8080", "host:port the HTTP server listens on"},
-		{"HERALD_DATABASE_URL", "sqlite://herald.db", "sqlite://path (embedded, created and migrated on start) or postgres://user:password@host:5432/db?sslmode=disable"},
+		{"HERALD_DATABASE_URL", "sqlite://herald.db", "sqlite://path (embedded, created and migrated on start) or postgres://user:password@host:5432/db?sslmode=disable (each read or write on a Postgres connection waits at most 5 minutes unless the URL sets read_timeout or write_timeout)"},
 		{"HERALD_DATABASE_MAX_CONNS", "0: 4 per CPU, at least 4", "size of the Postgres connection pool, or of the SQLite reader pool"},
 		{"HERALD_ADMIN_TOKEN", "empty: admin API off", "bearer token of the admin API under /admin/v1"},
 		{"HERALD_MAX_PENDING", "50000", "pending-message capacity of each company (messages not handed to a provider yet)"},

@@ -200,8 +200,36 @@ func pgConnector(rawURL string) (c *pgdriver.Connector, err error) {
 			err = fmt.Errorf("sqlstore: invalid Postgres URL %q: %v", redact(rawURL), r)
 		}
 	}()
-	return pgdriver.NewConnector(pgdriver.WithDSN(rawURL), pgdriver.WithTracing(false), withCustomPlans,
-		pgdriver.WithResetSessionFunc(pgConnAlive)), nil
+	opts := []pgdriver.Option{pgdriver.WithDSN(rawURL), pgdriver.WithTracing(false), withCustomPlans,
+		pgdriver.WithResetSessionFunc(pgConnAlive)}
+	return pgdriver.NewConnector(append(opts, withIOTimeouts(rawURL)...)...), nil
+}
+
+// pgIOTimeout bounds one read or one write on a Postgres connection when
+// the URL sets no bound of its own (read_timeout, write_timeout or
+// timeout) and the caller's context has no earlier deadline. The
+// driver's default of 10 s cut off statements that run longer for good
+// reasons on large tables (herald check counting tens of millions of
+// messages, a purge batch waiting beside delivery); five minutes still
+// ends a connection to a server that stopped answering.
+const pgIOTimeout = 5 * time.Minute
+
+// withIOTimeouts is pgIOTimeout for reads and writes, each unless the URL
+// sets its own.
+func withIOTimeouts(rawURL string) []pgdriver.Option {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil
+	}
+	q := u.Query()
+	var opts []pgdriver.Option
+	if !q.Has("timeout") && !q.Has("read_timeout") {
+		opts = append(opts, pgdriver.WithReadTimeout(pgIOTimeout))
+	}
+	if !q.Has("timeout") && !q.Has("write_timeout") {
+		opts = append(opts, pgdriver.WithWriteTimeout(pgIOTimeout))
+	}
+	return opts
 }
 
 // withCustomPlans sets plan_cache_mode to force_custom_plan on every
