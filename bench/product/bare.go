@@ -23,7 +23,7 @@ func runBare(ctx context.Context, o options, kind, dir string) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	defer sm.stop()
+	defer sm.Stop()
 
 	window := make(chan struct{}, o.window)
 	var receipts, failed atomic.Int64
@@ -54,7 +54,7 @@ func runBare(ctx context.Context, o options, kind, dir string) (result, error) {
 	defer sess.Close()
 
 	cpu0 := selfCPU()
-	before, err := cpuTimes(sm.pid())
+	before, err := cpuTimes(sm.Pid())
 	if err != nil {
 		return result{}, err
 	}
@@ -98,7 +98,7 @@ func runBare(ctx context.Context, o options, kind, dir string) (result, error) {
 	}
 	elapsed := time.Since(start)
 	cpu := selfCPU() - cpu0
-	after, err := cpuTimes(sm.pid())
+	after, err := cpuTimes(sm.Pid())
 	if err != nil {
 		return result{}, err
 	}

@@ -63,11 +63,11 @@ func runChat(ctx context.Context, o options, dir, db string, callbacks bool) (ch
 	if callbacks {
 		args = append(args, "-callback-url", "http://"+heraldAddr+"/callbacks/chat", "-callback-secret", secret)
 	}
-	var sim child
-	if err := sim.start(exec.CommandContext(ctx, o.herald, args...), filepath.Join(dir, "chatsim.log"), "chat provider simulator at", o.timeout); err != nil {
+	var sim drive.Child
+	if err := sim.Start(exec.CommandContext(ctx, o.herald, args...), filepath.Join(dir, "chatsim.log"), "chat provider simulator at", o.timeout); err != nil {
 		return chatResult{}, fmt.Errorf("the chat simulator: %w", err)
 	}
-	defer sim.stop()
+	defer sim.Stop()
 
 	dbURL := db
 	if db == "sqlite" {
@@ -89,7 +89,7 @@ func runChat(ctx context.Context, o options, dir, db string, callbacks bool) (ch
 		return chatResult{}, err
 	}
 	pid := srv.Cmd.Process.Pid
-	before, err := cpuTimes(pid, sim.pid())
+	before, err := cpuTimes(pid, sim.Pid())
 	if err != nil {
 		return chatResult{}, err
 	}
@@ -124,7 +124,7 @@ func runChat(ctx context.Context, o options, dir, db string, callbacks bool) (ch
 		time.Sleep(20 * time.Millisecond)
 	}
 	res.elapsed = time.Since(start)
-	after, err := cpuTimes(pid, sim.pid())
+	after, err := cpuTimes(pid, sim.Pid())
 	if err != nil {
 		return chatResult{}, err
 	}

@@ -54,7 +54,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/bench/internal/drive"
@@ -226,7 +225,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 	if err != nil {
 		return result{}, err
 	}
-	defer sm.stop()
+	defer sm.Stop()
 	dbURL := db
 	if db == "sqlite" {
 		dbURL = "sqlite://" + filepath.Join(dir, fmt.Sprintf("herald-%s-%d.db", kind, time.Now().UnixNano()))
@@ -248,7 +247,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 		return result{}, err
 	}
 	pid := srv.Cmd.Process.Pid
-	before, err := cpuTimes(pid, sm.pid())
+	before, err := cpuTimes(pid, sm.Pid())
 	if err != nil {
 		return result{}, err
 	}
@@ -261,7 +260,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 		return result{}, err
 	}
 	elapsed := time.Since(start)
-	after, err := cpuTimes(pid, sm.pid())
+	after, err := cpuTimes(pid, sm.Pid())
 	if err != nil {
 		return result{}, err
 	}
@@ -274,6 +273,3 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 		cpu: after[0] - before[0], smscCPU: after[1] - before[1], delivered: delivered, failed: failed,
 	}, nil
 }
-
-// trimLine is a line of a child's output without its end.
-func trimLine(s string) string { return strings.TrimRight(s, "\r\n") }

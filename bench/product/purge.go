@@ -80,7 +80,7 @@ func runPurge(ctx context.Context, o options, dir string, withPurge bool) (purge
 	if err != nil {
 		return purgeResult{}, err
 	}
-	defer sm.stop()
+	defer sm.Stop()
 	dbURL := o.db
 	if dbURL == "sqlite" {
 		dbURL = "sqlite://" + filepath.Join(dir, fmt.Sprintf("herald-purge-%d.db", time.Now().UnixNano()))

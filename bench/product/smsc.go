@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,17 +14,9 @@ import (
 	"github.com/heraldhq/herald/bench/internal/drive"
 )
 
-// child is a peer of Herald in its own process, read line by line.
-type child struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines chan string // its stdout, line by line
-	done  chan struct{}
-}
-
 // smsc is an SMSC in its own process.
 type smsc struct {
-	child
+	drive.Child
 	kind string
 	addr string
 }
@@ -73,69 +63,10 @@ func startSMSC(ctx context.Context, o options, kind, dir string) (*smsc, error) 
 	default:
 		return nil, fmt.Errorf("unknown SMSC %q: want npm, sim or both", kind)
 	}
-	if err := s.start(cmd, filepath.Join(dir, "smsc-"+kind+".log"), ready, o.timeout); err != nil {
+	if err := s.Start(cmd, filepath.Join(dir, "smsc-"+kind+".log"), ready, o.timeout); err != nil {
 		return nil, fmt.Errorf("the %s SMSC: %w", kind, err)
 	}
 	return s, nil
-}
-
-// start runs cmd, its stderr to the file logPath, and waits until its
-// output holds ready.
-func (c *child) start(cmd *exec.Cmd, logPath, ready string, timeout time.Duration) error {
-	c.cmd, c.lines, c.done = cmd, make(chan string, 64), make(chan struct{})
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return fmt.Errorf("log: %w", err)
-	}
-	cmd.Stderr = logf
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
-	if c.stdin, err = cmd.StdinPipe(); err != nil {
-		return fmt.Errorf("input: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start: %w", err)
-	}
-	go func() {
-		defer close(c.done)
-		defer logf.Close()
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			select {
-			case c.lines <- trimLine(sc.Text()):
-			default: // nobody waits for this line
-			}
-		}
-		_ = cmd.Wait()
-	}()
-	if _, err := c.waitLine(ready, timeout); err != nil {
-		c.stop()
-		return fmt.Errorf("did not start: %w", err)
-	}
-	return nil
-}
-
-func (c *child) pid() int { return c.cmd.Process.Pid }
-
-// waitLine returns the next line of the child's output holding want.
-func (c *child) waitLine(want string, timeout time.Duration) (string, error) {
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	for {
-		select {
-		case line := <-c.lines:
-			if strings.Contains(line, want) {
-				return line, nil
-			}
-		case <-c.done:
-			return "", fmt.Errorf("it exited before it printed %q", want)
-		case <-t.C:
-			return "", fmt.Errorf("waiting for %q: %w", want, drive.ErrTimeout)
-		}
-	}
 }
 
 // stats returns what the SMSC counted. The simulator tells it when it
@@ -143,10 +74,10 @@ func (c *child) waitLine(want string, timeout time.Duration) (string, error) {
 func (s *smsc) stats() (smscStats, error) {
 	switch s.kind {
 	case "npm":
-		if _, err := io.WriteString(s.stdin, "stats\n"); err != nil {
+		if _, err := io.WriteString(s.Stdin, "stats\n"); err != nil {
 			return smscStats{}, fmt.Errorf("ask the SMSC for its counts: %w", err)
 		}
-		line, err := s.waitLine(`"event":"done"`, 30*time.Second)
+		line, err := s.WaitLine(`"event":"done"`, 30*time.Second)
 		if err != nil {
 			return smscStats{}, err
 		}
@@ -161,8 +92,8 @@ func (s *smsc) stats() (smscStats, error) {
 		}
 		return smscStats{submits: ev.Counts.Submits, first: time.UnixMilli(ev.Counts.First), last: time.UnixMilli(ev.Counts.Last)}, nil
 	default:
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		line, err := s.waitLine("SMSC simulator stopped: ", 30*time.Second)
+		_ = s.Cmd.Process.Signal(syscall.SIGTERM)
+		line, err := s.WaitLine("SMSC simulator stopped: ", 30*time.Second)
 		if err != nil {
 			return smscStats{}, err
 		}
@@ -175,16 +106,5 @@ func (s *smsc) stats() (smscStats, error) {
 			return smscStats{}, fmt.Errorf("simulator counts %q: %w", js, err)
 		}
 		return smscStats{submits: st.Submits, first: st.FirstSubmit, last: st.LastSubmit}, nil
-	}
-}
-
-// stop stops the child and waits for it.
-func (c *child) stop() {
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.done
 	}
 }

@@ -179,7 +179,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sm.stop()
+	defer sm.Stop()
 	h := &harness{o: o, dir: dir, dbURL: dbURL, smscAddr: sm.addr, hc: &http.Client{Timeout: o.timeout}}
 	if err := h.start(ctx); err != nil {
 		return err

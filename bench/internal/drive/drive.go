@@ -417,3 +417,84 @@ func BuildHerald(ctx context.Context, dir string) (string, error) {
 	}
 	return bin, nil
 }
+
+// Child is a peer of Herald (an SMSC, a chat provider) in its own
+// process, its output read line by line.
+type Child struct {
+	Cmd   *exec.Cmd
+	Stdin io.WriteCloser
+	lines chan string // its stdout, line by line
+	done  chan struct{}
+}
+
+// Start runs cmd, its stderr to the file logPath, and waits until its
+// output holds ready.
+func (c *Child) Start(cmd *exec.Cmd, logPath, ready string, timeout time.Duration) error {
+	c.Cmd, c.lines, c.done = cmd, make(chan string, 64), make(chan struct{})
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("log: %w", err)
+	}
+	cmd.Stderr = logf
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("output: %w", err)
+	}
+	if c.Stdin, err = cmd.StdinPipe(); err != nil {
+		return fmt.Errorf("input: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	go func() {
+		defer close(c.done)
+		defer logf.Close()
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			select {
+			case c.lines <- strings.TrimRight(sc.Text(), "\r\n"):
+			default: // nobody waits for this line
+			}
+		}
+		_ = cmd.Wait()
+	}()
+	if _, err := c.WaitLine(ready, timeout); err != nil {
+		c.Stop()
+		return fmt.Errorf("did not start: %w", err)
+	}
+	return nil
+}
+
+// Pid is the child's process id.
+func (c *Child) Pid() int { return c.Cmd.Process.Pid }
+
+// WaitLine returns the next line of the child's output holding want.
+func (c *Child) WaitLine(want string, timeout time.Duration) (string, error) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		select {
+		case line := <-c.lines:
+			if strings.Contains(line, want) {
+				return line, nil
+			}
+		case <-c.done:
+			return "", fmt.Errorf("it exited before it printed %q", want)
+		case <-t.C:
+			return "", fmt.Errorf("waiting for %q: %w", want, ErrTimeout)
+		}
+	}
+}
+
+// Stop stops the child with SIGTERM, kills it after 10 s, and waits for
+// it.
+func (c *Child) Stop() {
+	_ = c.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		_ = c.Cmd.Process.Kill()
+		<-c.done
+	}
+}
