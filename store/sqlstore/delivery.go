@@ -230,6 +230,7 @@ type messageState struct {
 	fallback              bool
 	unconfirmed           bool // Sent and past the receipt timeout
 	was                   messaging.MessageStatus
+	wasSentAt             *time.Time // sent_at as read
 	changed               bool
 	// MessageState holds the status, channel and sent_at read, and what
 	// the updates applied changed: the times and texts left nil or empty
@@ -286,7 +287,7 @@ func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (
 				rows.Close()
 				return nil, fmt.Errorf("read message statuses: %w", err)
 			}
-			st.was = st.Status
+			st.was, st.wasSentAt = st.Status, st.SentAt
 			states[id] = st
 		}
 		if err := rows.Close(); err != nil {
@@ -300,7 +301,9 @@ func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (
 }
 
 // writeStates writes the changed messages in bulk and moves the counters
-// of their campaigns and companies.
+// of their campaigns and companies. Messages are written in groups by the
+// columns their updates set (see stateColumns), each group with the
+// statement writing those columns only.
 func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.ID]*messageState) error {
 	ids := make([]messaging.ID, 0, len(states))
 	for id, st := range states {
@@ -314,31 +317,116 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 	slicesSortIDs(ids)
 	deltas := map[messaging.ID]*counterDelta{}
 	pending := map[messaging.ID]int{}
-	q := s.queries().writeStates
-	for chunk := range slices.Chunk(ids, 1000) {
-		rows := s.newJSONRows(len(chunk))
-		for _, id := range chunk {
-			st := states[id]
-			rows.row().id(id).text(string(st.Status)).ts(st.UpdatedAt).tsPtr(st.SentAt).tsPtr(st.DeliveredAt).
-				tsPtr(st.SeenAt).tsPtr(st.DueAt).nullText(st.ProviderMessageID).nullText(st.Details).nullText(st.SMSErrorCode)
-			if st.was != st.Status {
-				d := deltas[st.campaignID]
-				if d == nil {
-					d = new(counterDelta)
-					deltas[st.campaignID] = d
-				}
-				d.move(st.fallback, st.was, st.Status)
-				if st.unconfirmed && st.was == messaging.StatusSent {
-					d.unconfirm(st.fallback, -1)
-				}
-				pending[st.companyID] += unsent(st.Status) - unsent(st.was)
+	groups := map[stateColumns][]messaging.ID{}
+	for _, id := range ids {
+		st := states[id]
+		cols := st.columns()
+		groups[cols] = append(groups[cols], id)
+		if st.was != st.Status {
+			d := deltas[st.campaignID]
+			if d == nil {
+				d = new(counterDelta)
+				deltas[st.campaignID] = d
 			}
+			d.move(st.fallback, st.was, st.Status)
+			if st.unconfirmed && st.was == messaging.StatusSent {
+				d.unconfirm(st.fallback, -1)
+			}
+			pending[st.companyID] += unsent(st.Status) - unsent(st.was)
 		}
-		if _, err := s.rawExec(ctx, tx, q, rows.String()); err != nil {
-			return fmt.Errorf("update messages: %w", err)
+	}
+	for _, cols := range slices.Sorted(maps.Keys(groups)) {
+		q := s.queries().writeStates[cols]
+		for chunk := range slices.Chunk(groups[cols], 1000) {
+			rows := s.newJSONRows(len(chunk))
+			for _, id := range chunk {
+				st := states[id]
+				r := rows.row().id(id).text(string(st.Status)).ts(st.UpdatedAt)
+				for _, c := range cols.list() {
+					switch c {
+					case setSentAt:
+						r.tsPtr(st.SentAt)
+					case setDeliveredAt:
+						r.tsPtr(st.DeliveredAt)
+					case setSeenAt:
+						r.tsPtr(st.SeenAt)
+					case setDueAt:
+						r.tsPtr(st.DueAt)
+					case setProviderMessageID:
+						r.text(st.ProviderMessageID)
+					case setDetails:
+						r.text(st.Details)
+					case setSMSErrorCode:
+						r.text(st.SMSErrorCode)
+					}
+				}
+			}
+			if _, err := s.rawExec(ctx, tx, q, rows.String()); err != nil {
+				return fmt.Errorf("update messages: %w", err)
+			}
 		}
 	}
 	return s.moveCounters(ctx, tx, deltas, pending)
+}
+
+// stateColumns is a set of the message columns a status update may set
+// besides status and updated_at, one bit per column.
+type stateColumns uint8
+
+// The columns of stateColumns, in the order of their bits.
+const (
+	setSentAt stateColumns = 1 << iota
+	setDeliveredAt
+	setSeenAt
+	setDueAt
+	setProviderMessageID
+	setDetails
+	setSMSErrorCode
+	setAll = setSMSErrorCode<<1 - 1
+)
+
+// stateColumnNames are the names of the columns of stateColumns, bit by bit.
+var stateColumnNames = [...]string{"sent_at", "delivered_at", "seen_at", "due_at", "provider_message_id", "details", "sms_error_code"}
+
+// list returns the columns of c, in bit order.
+func (c stateColumns) list() []stateColumns {
+	var out []stateColumns
+	for b := setSentAt; b <= setSMSErrorCode; b <<= 1 {
+		if c&b != 0 {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// columns returns the columns the applied updates set: those holding a
+// value now that was not read (lockMessages reads sent_at only). Writing
+// only these, rather than every column with COALESCE, spares SQLite most
+// of the work of reading the batch and of the update.
+func (st *messageState) columns() stateColumns {
+	var c stateColumns
+	if st.SentAt != nil && (st.wasSentAt == nil || !st.SentAt.Equal(*st.wasSentAt)) {
+		c |= setSentAt
+	}
+	if st.DeliveredAt != nil {
+		c |= setDeliveredAt
+	}
+	if st.SeenAt != nil {
+		c |= setSeenAt
+	}
+	if st.DueAt != nil {
+		c |= setDueAt
+	}
+	if st.ProviderMessageID != "" {
+		c |= setProviderMessageID
+	}
+	if st.Details != "" {
+		c |= setDetails
+	}
+	if st.SMSErrorCode != "" {
+		c |= setSMSErrorCode
+	}
+	return c
 }
 
 // moveCounters adds counter deltas to their campaigns, then pending

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -311,9 +312,12 @@ func (s *Store) placeholders(q string) string {
 // not depend on the batch (it is a JSON argument), so each is prepared
 // once per connection and kept.
 type deliveryQueries struct {
-	lockMessages, writeStates, claimSQLite, claimPostgres  string
+	lockMessages, claimSQLite, claimPostgres               string
 	recordParts, readParts, receiptsInsert, receiptsUpdate string
 	partReceipts                                           string
+	// writeStates writes status, updated_at and the given columns of
+	// messages, one statement per set of columns.
+	writeStates [setAll + 1]string
 }
 
 // stmtCache holds prepared statements of the writer pool by their text.
@@ -350,18 +354,6 @@ func (s *Store) queries() *deliveryQueries {
 		c.q = deliveryQueries{
 			lockMessages: "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status, sent_at, channel, unconfirmed FROM messages WHERE " +
 				s.jsonIDsIn("id") + " ORDER BY id" + lock,
-			writeStates: "WITH v AS (" + s.jsonSelect(
-				[]string{"id", "status", "updated_at", "sent_at", "delivered_at", "seen_at", "due_at", "provider_message_id", "details", "sms_error_code"},
-				[]int{jsonID, jsonText, jsonTime, jsonTime, jsonTime, jsonTime, jsonTime, jsonText, jsonText, jsonText}) +
-				") UPDATE messages SET status = v.status, updated_at = v.updated_at" +
-				", sent_at = COALESCE(v.sent_at, messages.sent_at)" +
-				", delivered_at = COALESCE(v.delivered_at, messages.delivered_at)" +
-				", seen_at = COALESCE(v.seen_at, messages.seen_at)" +
-				", due_at = COALESCE(v.due_at, messages.due_at)" +
-				", provider_message_id = COALESCE(v.provider_message_id, messages.provider_message_id)" +
-				", details = COALESCE(v.details, messages.details)" +
-				", sms_error_code = COALESCE(v.sms_error_code, messages.sms_error_code)" +
-				" FROM v WHERE messages.id = v.id" + s.pgAlsoIn("messages.id", "SELECT id FROM v"),
 			claimSQLite: "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, claimed_by = ?, updated_at = ? " +
 				"WHERE " + s.jsonIDsIn("id") + " AND status = 'Pending' RETURNING " + messageColumns(""),
 			claimPostgres: "WITH picked AS (" +
@@ -398,9 +390,41 @@ func (s *Store) queries() *deliveryQueries {
 			partReceipts: "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts " +
 				"WHERE " + s.jsonIDsIn("message_id") + " AND part_count > 1 AND state IS NOT NULL",
 		}
+		for cols := range c.q.writeStates {
+			c.q.writeStates[cols] = s.writeStatesQuery(stateColumns(cols))
+		}
 		c.admit = s.newAdmitQueries()
 	})
 	return &c.q
+}
+
+// writeStatesQuery is the statement writing status, updated_at and the
+// columns cols of the messages of a JSON batch, whose rows hold id,
+// status, updated_at and then the columns of cols in bit order.
+func (s *Store) writeStatesQuery(cols stateColumns) string {
+	names := []string{"id", "status", "updated_at"}
+	kinds := []int{jsonID, jsonText, jsonTime}
+	set := "status = v.status, updated_at = v.updated_at"
+	for _, c := range cols.list() {
+		name := stateColumnNames[bits.TrailingZeros8(uint8(c))]
+		kind := jsonText
+		if c <= setDueAt {
+			kind = jsonTime
+		}
+		names, kinds = append(names, name), append(kinds, kind)
+		set += ", " + name + " = v." + name
+	}
+	return "WITH v AS (" + s.jsonSelect(names, kinds) + ") UPDATE messages SET " + set +
+		" FROM v WHERE messages.id = v.id" + s.pgAlsoIn("messages.id", "SELECT id FROM v")
+}
+
+// commonStateColumns are the sets of columns of the usual updates, whose
+// statements are prepared ahead: Sent (an SMS; a chat message with its
+// token), Delivered, Seen (after Delivered, or straight from Sent),
+// Failed, and a retry back to Pending.
+var commonStateColumns = []stateColumns{
+	setSentAt, setSentAt | setProviderMessageID, setDeliveredAt, setSeenAt, setDeliveredAt | setSeenAt,
+	setSentAt | setDeliveredAt, setDetails, setDetails | setSMSErrorCode, setDueAt | setDetails,
 }
 
 // pgAlsoIn is, on Postgres, the extra condition " AND col = ANY(ARRAY(
@@ -419,7 +443,10 @@ const partReturning = " RETURNING sms_parts.provider_id, sms_parts.message_id, s
 // preparedTexts lists the statements prepareQueries prepares.
 func (s *Store) preparedTexts() []string {
 	q := s.queries()
-	texts := []string{q.lockMessages, q.writeStates, q.recordParts, q.readParts, q.receiptsInsert, q.receiptsUpdate, q.partReceipts}
+	texts := []string{q.lockMessages, q.recordParts, q.readParts, q.receiptsInsert, q.receiptsUpdate, q.partReceipts}
+	for _, cols := range commonStateColumns {
+		texts = append(texts, q.writeStates[cols])
+	}
 	texts = append(texts, s.stmts.admit.texts()...)
 	if s.dialect == dialectSQLite {
 		return append(texts, q.claimSQLite)

@@ -29,7 +29,7 @@ func TestPostgresPlansFollowTableGrowth(t *testing.T) {
 	q := s.queries()
 	statements := []struct{ name, text, arg string }{
 		{"lockMessages", q.lockMessages, `["` + id + `"]`},
-		{"writeStates", q.writeStates, `[["` + id + `","Sent","` + at + `","` + at + `",null,null,null,null,null,null]]`},
+		{"writeStates", q.writeStates[setSentAt], `[["` + id + `","Sent","` + at + `","` + at + `"]]`},
 		{"readParts", q.readParts, `["p1"]`},
 		{"receiptsUpdate", q.receiptsUpdate, `[["p1","DELIVRD","000","` + at + `","` + at + `"]]`},
 		{"partReceipts", q.partReceipts, `["` + id + `"]`},
