@@ -169,6 +169,20 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]m
 	if len(campaigns) == 0 {
 		return nil, nil
 	}
+	if len(campaigns) == 1 {
+		// One campaign (the usual case): its oldest due messages are the
+		// oldest of all, picked and claimed in one statement.
+		mrows, err := s.rawQuery(ctx, tx, s.queries().claimSQLiteOne, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(now),
+			campaigns[0], string(channel), now.UnixMicro(), limit)
+		if err != nil {
+			return nil, fmt.Errorf("claim: %w", err)
+		}
+		out, err := collect(mrows, scanMessage)
+		if err != nil {
+			return nil, fmt.Errorf("claim: %w", err)
+		}
+		return out, nil
+	}
 
 	type candidate struct {
 		id  []byte

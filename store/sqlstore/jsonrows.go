@@ -312,9 +312,9 @@ func (s *Store) placeholders(q string) string {
 // not depend on the batch (it is a JSON argument), so each is prepared
 // once per connection and kept.
 type deliveryQueries struct {
-	lockMessages, claimSQLite, claimPostgres               string
-	recordParts, readParts, receiptsInsert, receiptsUpdate string
-	partReceipts                                           string
+	lockMessages, claimSQLite, claimSQLiteOne, claimPostgres string
+	recordParts, readParts, receiptsInsert, receiptsUpdate   string
+	partReceipts                                             string
 	// writeStates writes status, updated_at and the given columns of
 	// messages, one statement per set of columns.
 	writeStates [setAll + 1]string
@@ -356,6 +356,9 @@ func (s *Store) queries() *deliveryQueries {
 				s.jsonIDsIn("id") + " ORDER BY id" + lock,
 			claimSQLite: "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, claimed_by = ?, updated_at = ? " +
 				"WHERE " + s.jsonIDsIn("id") + " AND status = 'Pending' RETURNING " + messageColumns(""),
+			claimSQLiteOne: "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, claimed_by = ?, updated_at = ? " +
+				"WHERE id IN (SELECT id FROM messages WHERE campaign_id = ? AND channel = ? AND status = 'Pending' AND due_at <= ? " +
+				"ORDER BY due_at, id LIMIT ?) RETURNING " + messageColumns(""),
 			claimPostgres: "WITH picked AS (" +
 				"SELECT m.id FROM campaigns c CROSS JOIN LATERAL (" +
 				"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? " +
@@ -449,7 +452,7 @@ func (s *Store) preparedTexts() []string {
 	}
 	texts = append(texts, s.stmts.admit.texts()...)
 	if s.dialect == dialectSQLite {
-		return append(texts, q.claimSQLite)
+		return append(texts, q.claimSQLite, q.claimSQLiteOne)
 	}
 	return append(texts, q.claimPostgres)
 }

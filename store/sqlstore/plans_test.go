@@ -75,7 +75,28 @@ func TestSurveySummaryReadsTheIndexOnly(t *testing.T) {
 	s, err := Open(t.Context(), "sqlite://"+t.TempDir()+"/plans.db", Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
-	rows, err := s.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+countByOption, make([]byte, 16), make([]byte, 16))
+	plan := sqlitePlan(t, s, countByOption, make([]byte, 16), make([]byte, 16))
+	require.Contains(t, plan, "USING COVERING INDEX survey_results_summary", "plan:\n%s", plan)
+}
+
+// TestSQLiteClaimOfOneCampaignReadsTheClaimIndex: the claim of the
+// messages of one campaign finds them through the claim index (Pending
+// messages only), whatever number of messages were sent before them, and
+// updates them by primary key.
+func TestSQLiteClaimOfOneCampaignReadsTheClaimIndex(t *testing.T) {
+	s, err := Open(t.Context(), "sqlite://"+t.TempDir()+"/plans.db", Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	plan := sqlitePlan(t, s, s.queries().claimSQLiteOne, 1, "owner", 1, make([]byte, 16), "Smpp", 1, 100)
+	require.Contains(t, plan, "USING COVERING INDEX messages_claim", "plan:\n%s", plan)
+	require.Contains(t, plan, "sqlite_autoindex_messages_1 (id=?)", "plan:\n%s", plan)
+	require.NotContains(t, plan, "SCAN messages", "plan:\n%s", plan)
+}
+
+// sqlitePlan returns SQLite's query plan of q, one step per line.
+func sqlitePlan(t *testing.T, s *Store, q string, args ...any) string {
+	t.Helper()
+	rows, err := s.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, args...)
 	require.NoError(t, err)
 	defer rows.Close()
 	var plan strings.Builder
@@ -86,5 +107,5 @@ func TestSurveySummaryReadsTheIndexOnly(t *testing.T) {
 		fmt.Fprintln(&plan, detail)
 	}
 	require.NoError(t, rows.Err())
-	require.Contains(t, plan.String(), "USING COVERING INDEX survey_results_summary", "plan:\n%s", plan.String())
+	return plan.String()
 }
