@@ -314,7 +314,7 @@ func (s *Store) placeholders(q string) string {
 type deliveryQueries struct {
 	lockMessages, claimSQLite, claimSQLiteOne, claimPostgres string
 	recordParts, readParts, receiptsInsert, receiptsUpdate   string
-	partReceipts                                             string
+	partReceipts, partsInsert, partsExist                    string
 	// writeStates writes status, updated_at and the given columns of
 	// messages, one statement per set of columns.
 	writeStates [setAll + 1]string
@@ -379,6 +379,10 @@ func (s *Store) queries() *deliveryQueries {
 				"err = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.err ELSE '' END, " +
 				"done_at = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.done_at END " +
 				"RETURNING provider_id, message_id, part_count, state, err, done_at",
+			partsInsert: "INSERT INTO sms_parts (provider_id, message_id, part_index, part_count, created_at) " +
+				s.jsonSelect([]string{"provider_id", "message_id", "part_index", "part_count", "created_at"},
+					[]int{jsonText, jsonID, jsonInt, jsonInt, jsonTime}),
+			partsExist: "SELECT 1 FROM sms_parts WHERE " + s.jsonTextsIn("provider_id") + " LIMIT 1",
 			readParts: "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts WHERE " +
 				s.jsonTextsIn("provider_id"),
 			receiptsInsert: "INSERT INTO sms_parts (provider_id, state, err, done_at, created_at) " +
@@ -452,7 +456,7 @@ func (s *Store) preparedTexts() []string {
 	}
 	texts = append(texts, s.stmts.admit.texts()...)
 	if s.dialect == dialectSQLite {
-		return append(texts, q.claimSQLite, q.claimSQLiteOne)
+		return append(texts, q.claimSQLite, q.claimSQLiteOne, q.partsInsert, q.partsExist)
 	}
 	return append(texts, q.claimPostgres)
 }

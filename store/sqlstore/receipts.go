@@ -81,6 +81,33 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 		for _, r := range chunk {
 			batch.row().text(r.pid).id(r.message).int(int64(r.index)).int(int64(r.count)).ts(r.at)
 		}
+		if s.dialect == dialectSQLite {
+			// Under SQLite's one writer no row can appear between a read
+			// and a write of this transaction: when none of the part ids
+			// has a row (the usual case: no early receipt, no id given
+			// again), a plain insert does, without returning each row.
+			pids := make([]string, len(chunk))
+			for k, r := range chunk {
+				pids[k] = r.pid
+			}
+			rs, err := s.rawQuery(ctx, tx, s.queries().partsExist, jsonStrings(pids))
+			if err != nil {
+				return fmt.Errorf("record sms parts: %w", err)
+			}
+			found := rs.Next()
+			if err := rs.Close(); err != nil {
+				return fmt.Errorf("record sms parts: %w", err)
+			}
+			if !found {
+				if _, err := s.rawExec(ctx, tx, s.queries().partsInsert, batch.String()); err != nil {
+					return fmt.Errorf("record sms parts: %w", err)
+				}
+				for _, r := range chunk {
+					recorded[r.pid] = partRow{providerID: r.pid, message: r.message, count: r.count}
+				}
+				continue
+			}
+		}
 		rs, err := s.rawQuery(ctx, tx, q, batch.String())
 		if err != nil {
 			return fmt.Errorf("record sms parts: %w", err)
