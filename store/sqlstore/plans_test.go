@@ -109,3 +109,53 @@ func sqlitePlan(t *testing.T, s *Store, q string, args ...any) string {
 	require.NoError(t, rows.Err())
 	return plan.String()
 }
+
+// TestPostgresPurgeReadsThePrimaryKeyInOrder: a purge batch reads a
+// campaign's messages through the primary key, in id order, and stops at
+// the batch's last row, whatever the planner estimates. Costs that make
+// random reads look dear (as stale row estimates did in a running server)
+// lead Postgres to read every row of the span and sort them, unless the
+// store's purge settings apply.
+func TestPostgresPurgeReadsThePrimaryKeyInOrder(t *testing.T) {
+	s, err := Open(t.Context(), pgtest.SchemaURL(t), Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	ctx := t.Context()
+	// 80,000 messages of two campaigns, one in eight of the purged one.
+	_, err = s.db.ExecContext(ctx, "INSERT INTO messages (id, company_id, campaign_id, due_at, created_at, updated_at, channel, status, phone) "+
+		"SELECT ('01900000-0001-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, '01900000-0000-7000-8000-00000000000a', "+
+		"CASE WHEN g % 8 = 0 THEN '01900000-0000-7000-8000-00000000000c'::uuid ELSE '01900000-0000-7000-8000-00000000000b'::uuid END, "+
+		"now(), now(), now(), 'Smpp', 'Delivered', '+4477009' || g FROM generate_series(1, 80000) g")
+	require.NoError(t, err)
+	_, err = s.db.ExecContext(ctx, "ANALYZE messages")
+	require.NoError(t, err)
+
+	plan := func(settings bool) string {
+		tx, err := s.db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback() }()
+		_, err = tx.ExecContext(ctx, "SET LOCAL random_page_cost = 1000")
+		require.NoError(t, err)
+		if settings {
+			_, err = tx.ExecContext(ctx, purgeSettings)
+			require.NoError(t, err)
+		}
+		rows, err := tx.QueryContext(ctx, "EXPLAIN "+purgeMessages,
+			"01900000-0001-7000-8000-000000000000", "01900000-0001-7fff-ffff-ffffffffffff", "01900000-0000-7000-8000-00000000000c", 1000)
+		require.NoError(t, err)
+		defer rows.Close()
+		var b strings.Builder
+		for rows.Next() {
+			var line string
+			require.NoError(t, rows.Scan(&line))
+			fmt.Fprintln(&b, line)
+		}
+		require.NoError(t, rows.Err())
+		return b.String()
+	}
+	without := plan(false)
+	require.NotContains(t, without, "Index Scan using messages_pkey on messages messages_1", "the costs alone keep the ordered scan:\n%s", without)
+	with := plan(true)
+	require.Contains(t, with, "Index Scan using messages_pkey on messages messages_1", "plan:\n%s", with)
+	require.NotRegexp(t, `Bitmap|Seq Scan on messages|Sort`, with, "plan:\n%s", with)
+}

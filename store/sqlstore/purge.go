@@ -19,6 +19,26 @@ import (
 // between processes.
 const purgeMargin = time.Minute
 
+// purgeMessages deletes a batch of a finished campaign's messages: the
+// next ones in id order from the cursor, within the span of ids of the
+// campaign's life.
+const purgeMessages = "DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE id >= ? AND id <= ? " +
+	"AND campaign_id = ? AND status NOT IN ('Pending', 'Sending') ORDER BY id LIMIT ?) RETURNING id"
+
+// purgeSettings makes Postgres read a purge batch through the primary key
+// in id order, stopping at the batch's last row. With the row estimates of
+// statistics older than the table's growth (a campaign delivered since the
+// last ANALYZE), it chose a bitmap of every row in the span, read all of
+// them and sorted them for each batch of 1,000: half a second and 70,000
+// pages a batch on a table of a million messages, against 2 ms and 4,000.
+// Seq scans and sorts are ruled out too, for the same estimates could
+// prefer reading the whole table and sorting it. purgeSettingsReset puts
+// the planner back for the rest of the transaction.
+const (
+	purgeSettings      = "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off"
+	purgeSettingsReset = "RESET enable_bitmapscan; RESET enable_seqscan; RESET enable_sort"
+)
+
 // PurgeFinished implements campaign.CampaignStore. A campaign's messages
 // are found by their ids (UUIDv7, which begin with the time they were
 // made) between its creation and its end, each margin wide, through the
@@ -56,51 +76,76 @@ func (s *Store) PurgeFinished(ctx context.Context, p campaign.Purge) (_ campaign
 		if !cursor.id.IsZero() {
 			from = cursor.id
 		}
-		rows, err := tx.QueryContext(ctx, "DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE id >= ? AND id <= ? "+
-			"AND campaign_id = ? AND status NOT IN ('Pending', 'Sending') ORDER BY id LIMIT ?) RETURNING id",
-			s.id(from), s.id(idAt(finished.Add(purgeMargin), 0xff)), s.id(id), p.Limit)
-		if err != nil {
-			return fmt.Errorf("purge messages: %w", err)
-		}
-		n, last := 0, from
-		for rows.Next() {
-			var gone messaging.ID
-			if err := rows.Scan(&gone); err != nil {
-				rows.Close()
-				return fmt.Errorf("purge messages: %w", err)
-			}
-			n++
-			if bytes.Compare(gone[:], last[:]) > 0 {
-				last = gone
-			}
-		}
-		if err := rows.Close(); err != nil {
-			return fmt.Errorf("purge messages: %w", err)
-		}
-		if n > 0 {
-			if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET purge_cursor = ? WHERE id = ?", s.id(last), s.id(id)); err != nil {
+		if s.dialect == dialectPostgres {
+			if _, err := tx.ExecContext(ctx, purgeSettings); err != nil {
 				return fmt.Errorf("purge messages: %w", err)
 			}
 		}
-		res, err := tx.ExecContext(ctx, "DELETE FROM survey_results WHERE id IN (SELECT id FROM survey_results WHERE campaign_id = ? LIMIT ?)",
-			s.id(id), p.Limit)
+		rows, err := tx.QueryContext(ctx, purgeMessages, s.id(from), s.id(idAt(finished.Add(purgeMargin), 0xff)), s.id(id), p.Limit)
 		if err != nil {
-			return fmt.Errorf("purge survey results: %w", err)
+			return fmt.Errorf("purge messages: %w", err)
 		}
-		r, err := res.RowsAffected()
+		n, last, err := readPurged(rows, from)
 		if err != nil {
-			return fmt.Errorf("purge survey results: %w", err)
+			return err
 		}
-		out.Messages, out.Results = n, int(r)
-		if out.Messages < p.Limit && out.Results < p.Limit {
-			if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET purge_state = 2, purged_at = ? WHERE id = ?", s.ts(p.Now), s.id(id)); err != nil {
-				return fmt.Errorf("mark purged: %w", err)
+		if s.dialect == dialectPostgres {
+			if _, err := tx.ExecContext(ctx, purgeSettingsReset); err != nil {
+				return fmt.Errorf("purge messages: %w", err)
 			}
-			out.Done = true
 		}
-		return nil
+		return s.finishPurgeBatch(ctx, tx, p, id, n, last, &out)
 	})
 	return out, err
+}
+
+// readPurged reads the ids a purge batch deleted: how many, and the
+// largest (from when none).
+func readPurged(rows *sql.Rows, from messaging.ID) (int, messaging.ID, error) {
+	n, last := 0, from
+	for rows.Next() {
+		var gone messaging.ID
+		if err := rows.Scan(&gone); err != nil {
+			rows.Close()
+			return 0, last, fmt.Errorf("purge messages: %w", err)
+		}
+		n++
+		if bytes.Compare(gone[:], last[:]) > 0 {
+			last = gone
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return 0, last, fmt.Errorf("purge messages: %w", err)
+	}
+	return n, last, nil
+}
+
+// finishPurgeBatch moves the cursor of campaign id past the n messages a
+// batch deleted (the last one's id), deletes a batch of its survey
+// results, and marks the campaign purged once both batches came short.
+func (s *Store) finishPurgeBatch(ctx context.Context, tx *txn, p campaign.Purge, id messaging.ID, n int, last messaging.ID, out *campaign.Purged) error {
+	if n > 0 {
+		if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET purge_cursor = ? WHERE id = ?", s.id(last), s.id(id)); err != nil {
+			return fmt.Errorf("purge messages: %w", err)
+		}
+	}
+	res, err := tx.ExecContext(ctx, "DELETE FROM survey_results WHERE id IN (SELECT id FROM survey_results WHERE campaign_id = ? LIMIT ?)",
+		s.id(id), p.Limit)
+	if err != nil {
+		return fmt.Errorf("purge survey results: %w", err)
+	}
+	r, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("purge survey results: %w", err)
+	}
+	out.Messages, out.Results = n, int(r)
+	if out.Messages < p.Limit && out.Results < p.Limit {
+		if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET purge_state = 2, purged_at = ? WHERE id = ?", s.ts(p.Now), s.id(id)); err != nil {
+			return fmt.Errorf("mark purged: %w", err)
+		}
+		out.Done = true
+	}
+	return nil
 }
 
 // idAt is the smallest (fill 0) or largest (fill 0xff) UUIDv7 made in the
