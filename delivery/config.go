@@ -136,6 +136,10 @@ type Config struct {
 	// PurgeInterval is how often older parts and receipts are purged.
 	// Default 1 hour.
 	PurgeInterval time.Duration
+	// PurgeBatch is how many parts and receipts one purge transaction
+	// removes at most; a purge goes on batch after batch, pausing between
+	// them, until none older than ReceiptRetention is left. Default 5,000.
+	PurgeBatch int
 	// RouteTTL is how long a campaign's route is cached. Default 1 minute.
 	RouteTTL time.Duration
 	// DrainTimeout is how long Run, once its context ended, waits for the
@@ -165,6 +169,7 @@ const (
 	DefaultReceiptTimeout   = 48 * time.Hour
 	DefaultReceiptSweep     = time.Minute
 	DefaultPurgeInterval    = time.Hour
+	DefaultPurgeBatch       = 5_000
 	DefaultRouteTTL         = time.Minute
 	DefaultDrainTimeout     = 30 * time.Second
 )
@@ -228,6 +233,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("delivery: Config.ReceiptTimeout must be shorter than Config.ReceiptRetention")
 	}
 	defD(&c.PurgeInterval, DefaultPurgeInterval)
+	def(&c.PurgeBatch, DefaultPurgeBatch)
 	defD(&c.RouteTTL, DefaultRouteTTL)
 	defD(&c.DrainTimeout, DefaultDrainTimeout)
 	if c.Lease <= c.SendTimeout {

@@ -168,7 +168,23 @@ func (d *Dispatcher) maintain(ctx context.Context) {
 	defer purgeT.Stop()
 	expireT := time.NewTicker(d.cfg.ReceiptSweepInterval)
 	defer expireT.Stop()
-	d.purge(ctx)
+	// The purge runs beside the other duties, batch after batch, so that
+	// heartbeats go on while it works through a backlog; a tick while it
+	// still runs starts none.
+	var purges sync.WaitGroup
+	defer purges.Wait()
+	purging := make(chan struct{}, 1)
+	startPurge := func() {
+		select {
+		case purging <- struct{}{}:
+			purges.Go(func() {
+				defer func() { <-purging }()
+				d.purge(ctx)
+			})
+		default:
+		}
+	}
+	startPurge()
 	d.expireReceipts(ctx)
 	for {
 		select {
@@ -181,7 +197,7 @@ func (d *Dispatcher) maintain(ctx context.Context) {
 		case <-completeT.C:
 			d.complete(ctx)
 		case <-purgeT.C:
-			d.purge(ctx)
+			startPurge()
 		case <-expireT.C:
 			d.expireReceipts(ctx)
 		}
@@ -263,17 +279,45 @@ func (d *Dispatcher) complete(ctx context.Context) {
 	}
 }
 
-// purge forgets parts and receipts past the retention.
+// purge forgets the parts and receipts past the retention, a batch of
+// Config.PurgeBatch at a time until one comes short or ctx ends. After
+// each batch it pauses four times as long as the batch took (at least
+// purgePause), so that beside delivery it takes at most about a fifth of
+// the store's time however large the backlog.
 func (d *Dispatcher) purge(ctx context.Context) {
-	sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
-	defer cancel()
-	start := time.Now()
-	n, err := d.store.PurgeReceipts(sctx, d.cfg.Now().Add(-d.cfg.ReceiptRetention))
-	d.obs.Batch("purge", n, time.Since(start), err)
-	if err != nil && ctx.Err() == nil {
-		d.log.Error("purging old receipts", "err", err)
+	before := d.cfg.Now().Add(-d.cfg.ReceiptRetention)
+	for {
+		sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+		start := time.Now()
+		n, err := d.store.PurgeReceipts(sctx, before, d.cfg.PurgeBatch)
+		cancel()
+		took := time.Since(start)
+		d.obs.Batch("purge", n, took, err)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.log.Error("purging old receipts", "err", err)
+			}
+			return
+		}
+		if n < d.cfg.PurgeBatch {
+			return
+		}
+		t := time.NewTimer(max(purgePause, purgeShare*took))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
 	}
 }
+
+// The pause after a purge batch: purgeShare times as long as it took, at
+// least purgePause.
+const (
+	purgeShare = 4
+	purgePause = 10 * time.Millisecond
+)
 
 // expireReceipts settles, as unconfirmed, the SMS sent more than
 // ReceiptTimeout ago whose receipts have not all come.

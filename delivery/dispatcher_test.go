@@ -685,3 +685,80 @@ func TestHeartbeatOutage(t *testing.T) {
 		require.Equal(t, 2, w.message(m.ID).Attempts)
 	}
 }
+
+// purgeCounter records what each PurgeReceipts call removed, and the
+// heartbeats written meanwhile.
+type purgeCounter struct {
+	delivery.Store
+	mu      sync.Mutex
+	removed []int
+	beatsAt []int64 // heartbeats written before each call
+	beats   atomic.Int64
+	slow    time.Duration // each purge batch takes this long
+}
+
+func (p *purgeCounter) PurgeReceipts(ctx context.Context, before time.Time, limit int) (int, error) {
+	time.Sleep(p.slow)
+	n, err := p.Store.PurgeReceipts(ctx, before, limit)
+	p.mu.Lock()
+	p.removed = append(p.removed, n)
+	p.beatsAt = append(p.beatsAt, p.beats.Load())
+	p.mu.Unlock()
+	return n, err
+}
+
+func (p *purgeCounter) Heartbeat(ctx context.Context, owner string, at time.Time) error {
+	p.beats.Add(1)
+	return p.Store.Heartbeat(ctx, owner, at)
+}
+
+func (p *purgeCounter) calls() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.removed)
+}
+
+// TestReceiptPurgeInBatches: parts past the receipt retention are
+// forgotten a batch at a time, batch after batch until none is left, and
+// heartbeats go on while the purge works through its backlog.
+func TestReceiptPurgeInBatches(t *testing.T) {
+	s := memstore.New()
+	w := newWorld(t, s)
+	var clock atomic.Int64 // how far the dispatcher's clock is ahead
+	now := func() time.Time { return time.Now().Add(time.Duration(clock.Load())) }
+	sms := newFakeSMS() // no receipts: every part stays recorded
+	ps := &purgeCounter{Store: s, slow: 20 * time.Millisecond}
+	cfg := fastConfig(ps)
+	cfg.SMS = sms
+	cfg.Now = now
+	cfg.PurgeBatch = 5
+	cfg.PurgeInterval = 50 * time.Millisecond
+	cfg.HeartbeatInterval = 5 * time.Millisecond
+	cfg.ReceiptRetention = 72 * time.Hour
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	c, _ := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(12, 0), text: func(int) string { return "hello" }})
+	run(t, d)
+	w.waitCampaign(c.ID, "every message Sent", func(c messaging.Campaign) bool { return c.Counts.Unsent() == 0 })
+	require.Empty(t, slices.DeleteFunc(ps.calls(), func(n int) bool { return n == 0 }), "nothing is old enough yet")
+
+	clock.Store(int64(73 * time.Hour))
+	require.Eventually(t, func() bool {
+		got := slices.DeleteFunc(ps.calls(), func(n int) bool { return n == 0 })
+		return slices.Equal(got, []int{5, 5, 2})
+	}, 5*time.Second, 5*time.Millisecond, "removed by batch: %v", ps.calls())
+	// Heartbeats were written between the first batch and the last.
+	ps.mu.Lock()
+	var during []int64
+	for i, n := range ps.removed {
+		if n > 0 {
+			during = append(during, ps.beatsAt[i])
+		}
+	}
+	ps.mu.Unlock()
+	require.Greater(t, during[len(during)-1], during[0], "heartbeats while purging")
+	// A receipt of a forgotten part is kept, not applied.
+	out, err := s.ApplyReceipts(t.Context(), []delivery.Receipt{{ProviderID: "P000001", State: delivery.StateDelivered, Err: "000", At: now()}}, now())
+	require.NoError(t, err)
+	require.Equal(t, []delivery.ReceiptOutcome{delivery.ReceiptQueued}, out)
+}

@@ -87,10 +87,11 @@ type Store interface {
 	// recorded from the sentBefore of the previous call on. It returns how
 	// many messages it marked.
 	ExpireReceipts(ctx context.Context, sentBefore, now time.Time, details string) (int, error)
-	// PurgeReceipts forgets the SMS parts recorded, and the receipts kept,
-	// before the given time, and returns how many it removed. A receipt of
-	// a forgotten part that arrives later is kept and purged in turn.
-	PurgeReceipts(ctx context.Context, before time.Time) (int, error)
+	// PurgeReceipts forgets up to limit of the SMS parts recorded, and the
+	// receipts kept, before the given time, oldest first, and returns how
+	// many it removed: fewer than limit when none older is left. A receipt
+	// of a forgotten part that arrives later is kept and purged in turn.
+	PurgeReceipts(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
 // Updater applies status updates: the part of Store that ChatEvents uses

@@ -1,7 +1,10 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
@@ -166,18 +169,28 @@ func (s *Store) ChatSeqs(ctx context.Context, ids []messaging.ID) ([]int64, erro
 }
 
 // PurgeReceipts implements delivery.Store.
-func (s *Store) PurgeReceipts(ctx context.Context, before time.Time) (int, error) {
+func (s *Store) PurgeReceipts(ctx context.Context, before time.Time, limit int) (int, error) {
 	if err := s.lock(ctx, "purge receipts"); err != nil {
 		return 0, err
 	}
 	defer s.mu.Unlock()
 	r := &s.receipts
-	n := 0
+	type old struct {
+		pid     string
+		created time.Time
+	}
+	var olds []old
 	for pid, p := range r.parts {
 		if p.created.Before(before) {
-			delete(r.parts, pid)
-			n++
+			olds = append(olds, old{pid, p.created})
 		}
+	}
+	slices.SortFunc(olds, func(a, b old) int {
+		return cmp.Or(a.created.Compare(b.created), strings.Compare(a.pid, b.pid))
+	})
+	n := min(max(limit, 0), len(olds))
+	for _, o := range olds[:n] {
+		delete(r.parts, o.pid)
 	}
 	for id, pids := range r.partsOf {
 		left := false

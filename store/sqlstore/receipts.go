@@ -556,14 +556,28 @@ const sqliteAssignSeqs = "WITH v AS (SELECT unhex(j.value ->> 0) AS id, j.value 
 	"FROM (SELECT value FROM json_each(?) LIMIT -1) AS j) " +
 	"UPDATE messages SET chat_seq = v.seq FROM v WHERE messages.id = v.id"
 
-// PurgeReceipts implements delivery.Store.
-func (s *Store) PurgeReceipts(ctx context.Context, before time.Time) (_ int, err error) {
+// purgeParts deletes the oldest SMS parts (and kept receipts) recorded
+// before a time, up to a limit, through their index by creation time.
+const purgeParts = "DELETE FROM sms_parts WHERE provider_id IN (SELECT provider_id FROM sms_parts " +
+	"WHERE created_at < ? ORDER BY created_at LIMIT ?)"
+
+// PurgeReceipts implements delivery.Store. On Postgres the batch is read
+// through the index in order, as a purge of messages is (purgeSettings).
+func (s *Store) PurgeReceipts(ctx context.Context, before time.Time, limit int) (_ int, err error) {
 	defer keepUnavailable(&err)
+	if limit <= 0 {
+		return 0, nil
+	}
 	var n int64
 	err = s.write(ctx, "purge receipts", func(tx *txn) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM sms_parts WHERE created_at < ?", s.ts(before))
+		if s.dialect == dialectPostgres {
+			if _, err := tx.ExecContext(ctx, purgeSettings); err != nil {
+				return fmt.Errorf("purge sms parts: %w", err)
+			}
+		}
+		res, err := tx.ExecContext(ctx, purgeParts, s.ts(before), limit)
 		if err != nil {
-			return err
+			return fmt.Errorf("purge sms parts: %w", err)
 		}
 		n, err = res.RowsAffected()
 		return err

@@ -345,15 +345,22 @@ func testPurgeReceipts(f *fixture) {
 	require.Equal(t, []bool{true, true}, f.apply(sent(msgs[0], 10, "O1"), sent(msgs[1], 30, "N1")))
 	require.Equal(t, []delivery.ReceiptOutcome{delivery.ReceiptQueued}, f.receipts(15, rcpt("K1", delivery.StateDelivered, "000", 15)))
 
-	n, err := f.s.PurgeReceipts(f.ctx, at(20))
+	// In batches, oldest first: the part recorded at 10, then the receipt
+	// kept at 15.
+	n, err := f.s.PurgeReceipts(f.ctx, at(20), 1)
 	require.NoError(t, err)
-	require.Equal(t, 2, n, "the old part and the old kept receipt")
+	require.Equal(t, 1, n, "one of two")
+	require.Equal(t, []delivery.ReceiptOutcome{delivery.ReceiptQueued}, f.receipts(16, rcpt("O1", delivery.StateDelivered, "000", 16)),
+		"the oldest, the part recorded at 10, went first")
+	n, err = f.s.PurgeReceipts(f.ctx, at(20), 10)
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "the old kept receipt, and the receipt of O1 just kept")
 	require.Equal(t, []delivery.ReceiptOutcome{delivery.ReceiptQueued, delivery.ReceiptApplied, delivery.ReceiptQueued},
 		f.receipts(40, rcpt("O1", delivery.StateDelivered, "000", 40), rcpt("N1", delivery.StateDelivered, "000", 40),
 			rcpt("K1", delivery.StateDelivered, "000", 15)))
 	require.Equal(t, messaging.StatusSent, f.getMessage(a.ID, msgs[0].ID).Status)
 	require.Equal(t, messaging.StatusDelivered, f.getMessage(a.ID, msgs[1].ID).Status)
-	n, err = f.s.PurgeReceipts(f.ctx, at(20))
+	n, err = f.s.PurgeReceipts(f.ctx, at(20), 10)
 	require.NoError(t, err)
 	require.Zero(t, n)
 }
