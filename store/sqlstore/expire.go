@@ -51,8 +51,12 @@ func (s *Store) ExpireReceipts(ctx context.Context, sentBefore, now time.Time, d
 		if !sentBefore.After(from) {
 			return nil
 		}
-		rows, err := tx.QueryContext(ctx, "SELECT DISTINCT message_id FROM sms_parts WHERE created_at >= ? AND created_at < ? "+
-			"AND state IS NULL AND message_id IS NOT NULL", s.ts(from), s.ts(sentBefore))
+		// One-part SMS keep no receipt in their part's row (their
+		// message's status records it), so most parts of the span have
+		// state NULL: only those whose message is still Sent are read.
+		rows, err := tx.QueryContext(ctx, "SELECT DISTINCT p.message_id FROM sms_parts p JOIN messages m ON m.id = p.message_id "+
+			"WHERE p.created_at >= ? AND p.created_at < ? AND p.state IS NULL AND m.status = 'Sent' AND m.unconfirmed = ?",
+			s.ts(from), s.ts(sentBefore), false)
 		if err != nil {
 			return fmt.Errorf("find parts without receipt: %w", err)
 		}
