@@ -14,19 +14,38 @@ import (
 // receiptSweep names the receipt timeout's row in sweeps.
 const receiptSweep = "receipts"
 
+// sweepSlice is the most time of sends one transaction of the receipt
+// sweep looks at: a process back from a long stop catches up slice by
+// slice, each committed, rather than in one transaction that could
+// outlast the store timeout and be rolled back every time.
+const sweepSlice = time.Minute
+
 // ExpireReceipts implements delivery.Store. It looks at the SMS parts
 // recorded since its last run and before sentBefore (through their
 // created_at index, so each part is looked at once whatever the size of
 // the table) whose receipt has not come, and marks their messages that are
-// still Sent unconfirmed, with details, in one transaction with the
-// counters. Where it got to is kept in the sweeps table: a process that
-// was stopped for a while catches up, and processes sharing the database
-// take turns (on Postgres the sweep row is locked).
+// still Sent unconfirmed, with details, with the counters, a transaction
+// per sweepSlice of send time. Where it got to is kept in the sweeps
+// table: a process that was stopped for a while catches up, and processes
+// sharing the database take turns (on Postgres the sweep row is locked).
 func (s *Store) ExpireReceipts(ctx context.Context, sentBefore, now time.Time, details string) (_ int, err error) {
 	defer keepUnavailable(&err)
-	var n int
+	total := 0
+	for {
+		n, done, err := s.expireSlice(ctx, sentBefore, now, details)
+		total += n
+		if err != nil || done {
+			return total, err
+		}
+	}
+}
+
+// expireSlice is one transaction of ExpireReceipts: the parts of at most
+// sweepSlice from where the sweep got to. done tells that it reached
+// sentBefore.
+func (s *Store) expireSlice(ctx context.Context, sentBefore, now time.Time, details string) (n int, done bool, err error) {
 	err = s.write(ctx, "expire receipts", func(tx *txn) error {
-		n = 0
+		n, done = 0, false
 		lock := ""
 		if s.dialect == dialectPostgres {
 			lock = " FOR UPDATE"
@@ -41,6 +60,15 @@ func (s *Store) ExpireReceipts(ctx context.Context, sentBefore, now time.Time, d
 		err := tx.QueryRowContext(ctx, "SELECT upto FROM sweeps WHERE name = ?"+lock, receiptSweep).Scan(upto)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
+			// The first sweep starts at the oldest part.
+			var first *time.Time
+			if err := tx.QueryRowContext(ctx, "SELECT MIN(created_at) FROM sms_parts WHERE created_at < ?", s.ts(sentBefore)).Scan(timePtrDst{&first}); err != nil {
+				return fmt.Errorf("read the oldest part: %w", err)
+			}
+			from = sentBefore
+			if first != nil {
+				from = *first
+			}
 		case err != nil:
 			return fmt.Errorf("read the sweep: %w", err)
 		case s.dialect == dialectPostgres:
@@ -48,8 +76,12 @@ func (s *Store) ExpireReceipts(ctx context.Context, sentBefore, now time.Time, d
 		default:
 			from = time.UnixMicro(*upto.(*int64))
 		}
+		done = true
 		if !sentBefore.After(from) {
 			return nil
+		}
+		if to := from.Add(sweepSlice); to.Before(sentBefore) {
+			sentBefore, done = to, false
 		}
 		// One-part SMS keep no receipt in their part's row (their
 		// message's status records it), so most parts of the span have
@@ -100,5 +132,5 @@ func (s *Store) ExpireReceipts(ctx context.Context, sentBefore, now time.Time, d
 		}
 		return nil
 	})
-	return n, err
+	return n, done, err
 }
