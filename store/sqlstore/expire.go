@@ -15,9 +15,10 @@ import (
 const receiptSweep = "receipts"
 
 // sweepSlice is the most time of sends one transaction of the receipt
-// sweep looks at: a process back from a long stop catches up slice by
-// slice, each committed, rather than in one transaction that could
-// outlast the store timeout and be rolled back every time.
+// sweep looks at, from the first part it has not looked at: a process
+// back from a long stop catches up slice by slice, each committed, rather
+// than in one transaction that could outlast the store timeout and be
+// rolled back every time.
 const sweepSlice = time.Minute
 
 // ExpireReceipts implements delivery.Store. It looks at the SMS parts
@@ -60,15 +61,6 @@ func (s *Store) expireSlice(ctx context.Context, sentBefore, now time.Time, deta
 		err := tx.QueryRowContext(ctx, "SELECT upto FROM sweeps WHERE name = ?"+lock, receiptSweep).Scan(upto)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			// The first sweep starts at the oldest part.
-			var first *time.Time
-			if err := tx.QueryRowContext(ctx, "SELECT MIN(created_at) FROM sms_parts WHERE created_at < ?", s.ts(sentBefore)).Scan(timePtrDst{&first}); err != nil {
-				return fmt.Errorf("read the oldest part: %w", err)
-			}
-			from = sentBefore
-			if first != nil {
-				from = *first
-			}
 		case err != nil:
 			return fmt.Errorf("read the sweep: %w", err)
 		case s.dialect == dialectPostgres:
@@ -80,8 +72,17 @@ func (s *Store) expireSlice(ctx context.Context, sentBefore, now time.Time, deta
 		if !sentBefore.After(from) {
 			return nil
 		}
-		if to := from.Add(sweepSlice); to.Before(sentBefore) {
-			sentBefore, done = to, false
+		// The slice begins at the first part of the window, so that
+		// stretches without sends cost nothing.
+		var first *time.Time
+		if err := tx.QueryRowContext(ctx, "SELECT MIN(created_at) FROM sms_parts WHERE created_at >= ? AND created_at < ?",
+			s.ts(from), s.ts(sentBefore)).Scan(timePtrDst{&first}); err != nil {
+			return fmt.Errorf("read the next part: %w", err)
+		}
+		if first != nil {
+			if to := first.Add(sweepSlice); to.Before(sentBefore) {
+				sentBefore, done = to, false
+			}
 		}
 		// One-part SMS keep no receipt in their part's row (their
 		// message's status records it), so most parts of the span have
