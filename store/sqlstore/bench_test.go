@@ -43,6 +43,21 @@ func bulkFixture(b testing.TB, s *sqlstore.Store, ids *messaging.IDGenerator, n 
 	return msgs
 }
 
+// startedFixture inserts n messages of a new SMS campaign (bulkFixture)
+// and moves the campaign to InProgress; it returns the messages.
+func startedFixture(b testing.TB, s *sqlstore.Store, ids *messaging.IDGenerator, n int) []*messaging.Message {
+	b.Helper()
+	ctx := b.Context()
+	msgs := bulkFixture(b, s, ids, n, nil)
+	require.NoError(b, s.InsertMessages(ctx, msgs))
+	c := msgs[0]
+	for _, mv := range [][2]messaging.CampaignStatus{{messaging.CampaignQueuing, messaging.CampaignReady}, {messaging.CampaignReady, messaging.CampaignInProgress}} {
+		require.NoError(b, s.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.CampaignID,
+			From: []messaging.CampaignStatus{mv[0]}, To: mv[1], At: c.CreatedAt}))
+	}
+	return msgs
+}
+
 // openBench opens the store of a benchmark, closed when it ends.
 func openBench(b *testing.B, rawURL string) *sqlstore.Store {
 	b.Helper()
@@ -232,14 +247,8 @@ func BenchmarkSMSLifecycle(b *testing.B) {
 			s := openBench(b, db.url(b))
 			ctx := b.Context()
 			ids := messaging.NewIDGenerator(nil)
-			msgs := bulkFixture(b, s, ids, benchBatch, nil)
-			require.NoError(b, s.InsertMessages(ctx, msgs))
+			msgs := startedFixture(b, s, ids, benchBatch)
 			at := msgs[0].CreatedAt
-			c := msgs[0]
-			for _, mv := range [][2]messaging.CampaignStatus{{messaging.CampaignQueuing, messaging.CampaignReady}, {messaging.CampaignReady, messaging.CampaignInProgress}} {
-				require.NoError(b, s.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.CampaignID,
-					From: []messaging.CampaignStatus{mv[0]}, To: mv[1], At: at}))
-			}
 			updates := make([]delivery.StatusUpdate, 0, batch)
 			receipts := make([]delivery.Receipt, 0, batch)
 			n := 0
@@ -277,14 +286,7 @@ func BenchmarkExpireReceiptsDelivered(b *testing.B) {
 			s := openBench(b, db.url(b))
 			ctx := b.Context()
 			ids := messaging.NewIDGenerator(nil)
-			msgs := bulkFixture(b, s, ids, n, nil)
-			require.NoError(b, s.InsertMessages(ctx, msgs))
-			at := msgs[0].CreatedAt
-			c := msgs[0]
-			for _, mv := range [][2]messaging.CampaignStatus{{messaging.CampaignQueuing, messaging.CampaignReady}, {messaging.CampaignReady, messaging.CampaignInProgress}} {
-				require.NoError(b, s.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.CampaignID,
-					From: []messaging.CampaignStatus{mv[0]}, To: mv[1], At: at}))
-			}
+			at := startedFixture(b, s, ids, n)[0].CreatedAt
 			for done := 0; done < n; done += batch {
 				got, err := s.ClaimDue(ctx, delivery.Claim{Channel: messaging.ChannelSMS, Now: at.Add(time.Minute), LeaseUntil: at.Add(2 * time.Minute), Limit: batch, Owner: "bench"})
 				require.NoError(b, err)

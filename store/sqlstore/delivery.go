@@ -127,8 +127,13 @@ func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) (_ []messaging.M
 // the oldest due Pending messages of the channel, locked with SKIP LOCKED
 // so that concurrent claimers pass each other, then the oldest of those.
 func (s *Store) claimPostgres(ctx context.Context, tx *txn, c delivery.Claim) ([]messaging.Message, error) {
-	rows, err := s.rawQuery(ctx, tx, s.queries().claimPostgres,
+	return s.claimed(ctx, tx, s.queries().claimPostgres,
 		string(c.Channel), s.ts(c.Now), c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
+}
+
+// claimed runs a claim statement and returns the messages it claimed.
+func (s *Store) claimed(ctx context.Context, tx *txn, q string, args ...any) ([]messaging.Message, error) {
+	rows, err := s.rawQuery(ctx, tx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
@@ -172,16 +177,8 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]m
 	if len(campaigns) == 1 {
 		// One campaign (the usual case): its oldest due messages are the
 		// oldest of all, picked and claimed in one statement.
-		mrows, err := s.rawQuery(ctx, tx, s.queries().claimSQLiteOne, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(now),
+		return s.claimed(ctx, tx, s.queries().claimSQLiteOne, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(now),
 			campaigns[0], string(channel), now.UnixMicro(), limit)
-		if err != nil {
-			return nil, fmt.Errorf("claim: %w", err)
-		}
-		out, err := collect(mrows, scanMessage)
-		if err != nil {
-			return nil, fmt.Errorf("claim: %w", err)
-		}
-		return out, nil
 	}
 
 	type candidate struct {
@@ -226,15 +223,7 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]m
 	for i, c := range picked {
 		copy(ids[i][:], c.id)
 	}
-	mrows, err := s.rawQuery(ctx, tx, s.queries().claimSQLite, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(now), s.jsonIDs(ids))
-	if err != nil {
-		return nil, fmt.Errorf("claim: %w", err)
-	}
-	out, err := collect(mrows, scanMessage)
-	if err != nil {
-		return nil, fmt.Errorf("claim: %w", err)
-	}
-	return out, nil
+	return s.claimed(ctx, tx, s.queries().claimSQLite, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(now), s.jsonIDs(ids))
 }
 
 // messageState is what ApplyUpdates knows of a message while it applies

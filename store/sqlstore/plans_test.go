@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -55,16 +56,9 @@ func TestPostgresPlansFollowTableGrowth(t *testing.T) {
 	for _, st := range statements {
 		rows, err := conn.QueryContext(ctx, "EXPLAIN EXECUTE "+st.name+"($1)", st.arg)
 		require.NoError(t, err, st.name)
-		var plan strings.Builder
-		for rows.Next() {
-			var line string
-			require.NoError(t, rows.Scan(&line))
-			fmt.Fprintln(&plan, line)
-		}
-		require.NoError(t, rows.Err())
-		require.NoError(t, rows.Close())
-		require.NotRegexp(t, `Seq Scan on (messages|sms_parts)\b`, plan.String(), "%s plan:\n%s", st.name, plan.String())
-		require.Regexp(t, `Index`, plan.String(), "%s plan:\n%s", st.name, plan.String())
+		plan := readPlan(t, rows)
+		require.NotRegexp(t, `Seq Scan on (messages|sms_parts)\b`, plan, "%s plan:\n%s", st.name, plan)
+		require.Regexp(t, `Index`, plan, "%s plan:\n%s", st.name, plan)
 	}
 }
 
@@ -143,19 +137,26 @@ func TestPostgresPurgeReadsThePrimaryKeyInOrder(t *testing.T) {
 		rows, err := tx.QueryContext(ctx, "EXPLAIN "+purgeMessages,
 			"01900000-0001-7000-8000-000000000000", "01900000-0001-7fff-ffff-ffffffffffff", "01900000-0000-7000-8000-00000000000c", 1000)
 		require.NoError(t, err)
-		defer rows.Close()
-		var b strings.Builder
-		for rows.Next() {
-			var line string
-			require.NoError(t, rows.Scan(&line))
-			fmt.Fprintln(&b, line)
-		}
-		require.NoError(t, rows.Err())
-		return b.String()
+		return readPlan(t, rows)
 	}
 	without := plan(false)
 	require.NotContains(t, without, "Index Scan using messages_pkey on messages messages_1", "the costs alone keep the ordered scan:\n%s", without)
 	with := plan(true)
 	require.Contains(t, with, "Index Scan using messages_pkey on messages messages_1", "plan:\n%s", with)
 	require.NotRegexp(t, `Bitmap|Seq Scan on messages|Sort`, with, "plan:\n%s", with)
+}
+
+// readPlan returns the lines of a Postgres EXPLAIN, one a line, and
+// closes rows.
+func readPlan(t *testing.T, rows *sql.Rows) string {
+	t.Helper()
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		require.NoError(t, rows.Scan(&line))
+		fmt.Fprintln(&plan, line)
+	}
+	require.NoError(t, rows.Err())
+	return plan.String()
 }
