@@ -12,6 +12,7 @@ import (
 	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/internal/pace"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/template"
 )
@@ -329,30 +330,23 @@ func (h *Herald) retain(ctx context.Context) {
 }
 
 // purge purges batch after batch until no campaign is due, ctx ends or the
-// store fails (logged; the next round tries again).
+// store fails (logged; the next round tries again), paced by
+// retentionPause and retentionShare.
 func (h *Herald) purge(ctx context.Context) {
-	pause := time.NewTimer(0)
-	defer pause.Stop()
-	for {
+	pace.Batches(ctx, retentionPause, retentionShare, func() bool {
 		now := time.Now().UTC()
 		out, err := h.cfg.Store.PurgeFinished(ctx, campaign.Purge{FinishedBefore: now.Add(-h.cfg.Retention), Limit: h.cfg.RetentionBatch, Now: now})
-		took := time.Since(now)
 		switch {
 		case ctx.Err() != nil:
-			return
+			return false
 		case err != nil:
 			h.log.Warn("retention: purging finished campaigns", "err", err)
-			return
+			return false
 		case out.Campaign.IsZero():
-			return
+			return false
 		case out.Done:
 			h.log.Info("retention: campaign purged", "campaign", out.Campaign)
 		}
-		pause.Reset(max(retentionPause, retentionShare*took))
-		select {
-		case <-ctx.Done():
-			return
-		case <-pause.C:
-		}
-	}
+		return true
+	})
 }

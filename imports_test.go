@@ -66,10 +66,11 @@ func allowed(dir, p string) (bool, string) {
 		"messaging":            {},
 		"internal/ttlcache":    {},
 		"internal/groupcommit": {},
+		"internal/pace":        {},
 		"template":             {"messaging"},
 		"accounts":             {"messaging", "template", "internal/ttlcache"},
 		"campaign":             {"messaging", "template", "accounts", "internal/ttlcache"},
-		"delivery":             {"messaging", "accounts", "campaign", "internal/groupcommit", "internal/ttlcache"},
+		"delivery":             {"messaging", "accounts", "campaign", "internal/groupcommit", "internal/ttlcache", "internal/pace"},
 		"survey":               {"messaging", "campaign", "internal/groupcommit"},
 	}
 	if deps, ok := domain[dir]; ok {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/groupcommit"
+	"github.com/heraldhq/herald/internal/pace"
 	"github.com/heraldhq/herald/internal/ttlcache"
 	"github.com/heraldhq/herald/messaging"
 )
@@ -280,36 +281,22 @@ func (d *Dispatcher) complete(ctx context.Context) {
 }
 
 // purge forgets the parts and receipts past the retention, a batch of
-// Config.PurgeBatch at a time until one comes short or ctx ends. After
-// each batch it pauses four times as long as the batch took (at least
-// purgePause), so that beside delivery it takes at most about a fifth of
-// the store's time however large the backlog.
+// Config.PurgeBatch at a time until one comes short or ctx ends, paced
+// (purgeShare, purgePause) so that beside delivery it takes at most about
+// a fifth of the store's time however large the backlog.
 func (d *Dispatcher) purge(ctx context.Context) {
 	before := d.cfg.Now().Add(-d.cfg.ReceiptRetention)
-	for {
+	pace.Batches(ctx, purgePause, purgeShare, func() bool {
 		sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+		defer cancel()
 		start := time.Now()
 		n, err := d.store.PurgeReceipts(sctx, before, d.cfg.PurgeBatch)
-		cancel()
-		took := time.Since(start)
-		d.obs.Batch("purge", n, took, err)
-		if err != nil {
-			if ctx.Err() == nil {
-				d.log.Error("purging old receipts", "err", err)
-			}
-			return
+		d.obs.Batch("purge", n, time.Since(start), err)
+		if err != nil && ctx.Err() == nil {
+			d.log.Error("purging old receipts", "err", err)
 		}
-		if n < d.cfg.PurgeBatch {
-			return
-		}
-		t := time.NewTimer(max(purgePause, purgeShare*took))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
+		return err == nil && n == d.cfg.PurgeBatch
+	})
 }
 
 // The pause after a purge batch: purgeShare times as long as it took, at

@@ -339,13 +339,13 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 		}
 	}
 	for _, cols := range slices.Sorted(maps.Keys(groups)) {
-		q := s.queries().writeStates[cols]
+		q, list := s.queries().writeStates[cols], cols.list()
 		for chunk := range slices.Chunk(groups[cols], 1000) {
 			rows := s.newJSONRows(len(chunk))
 			for _, id := range chunk {
 				st := states[id]
 				r := rows.row().id(id).text(string(st.Status)).ts(st.UpdatedAt)
-				for _, c := range cols.list() {
+				for _, c := range list {
 					switch c {
 					case setSentAt:
 						r.tsPtr(st.SentAt)

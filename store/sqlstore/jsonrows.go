@@ -354,11 +354,9 @@ func (s *Store) queries() *deliveryQueries {
 		c.q = deliveryQueries{
 			lockMessages: "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status, sent_at, channel, unconfirmed FROM messages WHERE " +
 				s.jsonIDsIn("id") + " ORDER BY id" + lock,
-			claimSQLite: "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, claimed_by = ?, updated_at = ? " +
-				"WHERE " + s.jsonIDsIn("id") + " AND status = 'Pending' RETURNING " + messageColumns(""),
-			claimSQLiteOne: "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, claimed_by = ?, updated_at = ? " +
-				"WHERE id IN (SELECT id FROM messages WHERE campaign_id = ? AND channel = ? AND status = 'Pending' AND due_at <= ? " +
-				"ORDER BY due_at, id LIMIT ?) RETURNING " + messageColumns(""),
+			claimSQLite: sqliteClaim + "WHERE " + s.jsonIDsIn("id") + " AND status = 'Pending' RETURNING " + messageColumns(""),
+			claimSQLiteOne: sqliteClaim + "WHERE id IN (SELECT id FROM messages WHERE campaign_id = ? AND channel = ? AND status = 'Pending' " +
+				"AND due_at <= ? ORDER BY due_at, id LIMIT ?) RETURNING " + messageColumns(""),
 			claimPostgres: "WITH picked AS (" +
 				"SELECT m.id FROM campaigns c CROSS JOIN LATERAL (" +
 				"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? " +
@@ -404,6 +402,10 @@ func (s *Store) queries() *deliveryQueries {
 	})
 	return &c.q
 }
+
+// sqliteClaim begins the SQLite claim statements: the claimed messages
+// go Sending, leased to their owner.
+const sqliteClaim = "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, claimed_by = ?, updated_at = ? "
 
 // writeStatesQuery is the statement writing status, updated_at and the
 // columns cols of the messages of a JSON batch, whose rows hold id,

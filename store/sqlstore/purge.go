@@ -85,67 +85,50 @@ func (s *Store) PurgeFinished(ctx context.Context, p campaign.Purge) (_ campaign
 		if err != nil {
 			return fmt.Errorf("purge messages: %w", err)
 		}
-		n, last, err := readPurged(rows, from)
-		if err != nil {
-			return err
+		n, last := 0, from
+		for rows.Next() {
+			var gone messaging.ID
+			if err := rows.Scan(&gone); err != nil {
+				rows.Close()
+				return fmt.Errorf("purge messages: %w", err)
+			}
+			n++
+			if bytes.Compare(gone[:], last[:]) > 0 {
+				last = gone
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("purge messages: %w", err)
 		}
 		if s.dialect == dialectPostgres {
 			if _, err := tx.ExecContext(ctx, purgeSettingsReset); err != nil {
 				return fmt.Errorf("purge messages: %w", err)
 			}
 		}
-		return s.finishPurgeBatch(ctx, tx, p, id, n, last, &out)
+		if n > 0 {
+			if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET purge_cursor = ? WHERE id = ?", s.id(last), s.id(id)); err != nil {
+				return fmt.Errorf("purge messages: %w", err)
+			}
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM survey_results WHERE id IN (SELECT id FROM survey_results WHERE campaign_id = ? LIMIT ?)",
+			s.id(id), p.Limit)
+		if err != nil {
+			return fmt.Errorf("purge survey results: %w", err)
+		}
+		r, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("purge survey results: %w", err)
+		}
+		out.Messages, out.Results = n, int(r)
+		if out.Messages < p.Limit && out.Results < p.Limit {
+			if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET purge_state = 2, purged_at = ? WHERE id = ?", s.ts(p.Now), s.id(id)); err != nil {
+				return fmt.Errorf("mark purged: %w", err)
+			}
+			out.Done = true
+		}
+		return nil
 	})
 	return out, err
-}
-
-// readPurged reads the ids a purge batch deleted: how many, and the
-// largest (from when none).
-func readPurged(rows *sql.Rows, from messaging.ID) (int, messaging.ID, error) {
-	n, last := 0, from
-	for rows.Next() {
-		var gone messaging.ID
-		if err := rows.Scan(&gone); err != nil {
-			rows.Close()
-			return 0, last, fmt.Errorf("purge messages: %w", err)
-		}
-		n++
-		if bytes.Compare(gone[:], last[:]) > 0 {
-			last = gone
-		}
-	}
-	if err := rows.Close(); err != nil {
-		return 0, last, fmt.Errorf("purge messages: %w", err)
-	}
-	return n, last, nil
-}
-
-// finishPurgeBatch moves the cursor of campaign id past the n messages a
-// batch deleted (the last one's id), deletes a batch of its survey
-// results, and marks the campaign purged once both batches came short.
-func (s *Store) finishPurgeBatch(ctx context.Context, tx *txn, p campaign.Purge, id messaging.ID, n int, last messaging.ID, out *campaign.Purged) error {
-	if n > 0 {
-		if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET purge_cursor = ? WHERE id = ?", s.id(last), s.id(id)); err != nil {
-			return fmt.Errorf("purge messages: %w", err)
-		}
-	}
-	res, err := tx.ExecContext(ctx, "DELETE FROM survey_results WHERE id IN (SELECT id FROM survey_results WHERE campaign_id = ? LIMIT ?)",
-		s.id(id), p.Limit)
-	if err != nil {
-		return fmt.Errorf("purge survey results: %w", err)
-	}
-	r, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("purge survey results: %w", err)
-	}
-	out.Messages, out.Results = n, int(r)
-	if out.Messages < p.Limit && out.Results < p.Limit {
-		if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET purge_state = 2, purged_at = ? WHERE id = ?", s.ts(p.Now), s.id(id)); err != nil {
-			return fmt.Errorf("mark purged: %w", err)
-		}
-		out.Done = true
-	}
-	return nil
 }
 
 // idAt is the smallest (fill 0) or largest (fill 0xff) UUIDv7 made in the

@@ -86,13 +86,17 @@ func StartHerald(ctx context.Context, bin, dbURL, dir string, env []string, time
 }
 
 // Stop stops the server with SIGTERM, and kills it after 30 s.
-func (s *Server) Stop() {
-	_ = s.Cmd.Process.Signal(syscall.SIGTERM)
+func (s *Server) Stop() { terminate(s.Cmd.Process, s.exited, 30*time.Second) }
+
+// terminate sends p SIGTERM and waits until exited yields (the process
+// ended), killing p once grace has passed.
+func terminate[T any](p *os.Process, exited <-chan T, grace time.Duration) {
+	_ = p.Signal(syscall.SIGTERM)
 	select {
-	case <-s.exited:
-	case <-time.After(30 * time.Second):
-		_ = s.Cmd.Process.Kill()
-		<-s.exited
+	case <-exited:
+	case <-time.After(grace):
+		_ = p.Kill()
+		<-exited
 	}
 }
 
@@ -489,12 +493,4 @@ func (c *Child) WaitLine(want string, timeout time.Duration) (string, error) {
 
 // Stop stops the child with SIGTERM, kills it after 10 s, and waits for
 // it.
-func (c *Child) Stop() {
-	_ = c.Cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		_ = c.Cmd.Process.Kill()
-		<-c.done
-	}
-}
+func (c *Child) Stop() { terminate(c.Cmd.Process, c.done, 10*time.Second) }
