@@ -144,84 +144,122 @@ func ParseReceiptText(text string, loc *time.Location) (delivery.Receipt, error)
 	if loc == nil {
 		loc = time.UTC
 	}
-	fields := receiptFields(text)
-	id, ok := fields["id"]
-	if !ok || NormalizeMessageID(id) == "" {
+	f := receiptFields(text)
+	id := NormalizeMessageID(f.values[keyID])
+	if !f.has(keyID) || id == "" {
 		return delivery.Receipt{}, ErrNotReceipt
 	}
 	r := delivery.Receipt{
-		ProviderID: NormalizeMessageID(id),
-		State:      normalizeState(fields["stat"]),
-		Err:        fields["err"],
+		ProviderID: id,
+		State:      normalizeState(f.values[keyStat]),
+		Err:        f.values[keyErr],
 	}
 	if r.Err == "" {
 		r.Err = "000"
 	}
-	if done, ok := fields["done date"]; ok {
-		r.At = parseReceiptDate(done, loc)
+	if f.has(keyDoneDate) {
+		r.At = parseReceiptDate(f.values[keyDoneDate], loc)
 	}
 	return r, nil
 }
 
-// receiptKeys are the keys of a receipt text, the two-word ones first.
-var receiptKeys = []string{"submit date", "done date", "id", "sub", "dlvrd", "stat", "err", "text"}
+// receiptKey is a key of a receipt text: an index into receiptKeys.
+type receiptKey int
+
+// The keys of a receipt text, the two-word ones first so that "submit
+// date" is not read as an unknown "submit".
+const (
+	keySubmitDate receiptKey = iota
+	keyDoneDate
+	keyID
+	keySub
+	keyDlvrd
+	keyStat
+	keyErr
+	keyText
+	receiptKeyCount
+)
+
+// receiptKeys are the spellings of the receiptKey values, lower-case.
+var receiptKeys = [receiptKeyCount]string{"submit date", "done date", "id", "sub", "dlvrd", "stat", "err", "text"}
+
+// receiptText holds the values of a receipt text by key; the values are
+// substrings of the text, so reading one allocates nothing.
+type receiptText struct {
+	values [receiptKeyCount]string
+	seen   uint16 // bit k: key k was present
+}
+
+func (f *receiptText) has(k receiptKey) bool { return f.seen&(1<<k) != 0 }
 
 // receiptFields splits a receipt text into its key:value pairs, keys
-// lower-cased. A value runs to the next white space; text runs to the end.
-func receiptFields(s string) map[string]string {
-	out := make(map[string]string, 8)
-	lower := asciiLower(s)
+// matched without regard to ASCII case; the first of a repeated key
+// counts. A value runs to the next white space; text runs to the end.
+func receiptFields(s string) receiptText {
+	var out receiptText
 	i := 0
 	for i < len(s) {
 		// skip white space between pairs
-		if s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n' {
+		if isReceiptSpace(s[i]) {
 			i++
 			continue
 		}
-		key := ""
-		for _, k := range receiptKeys {
-			if strings.HasPrefix(lower[i:], k) {
-				rest := strings.TrimLeft(lower[i+len(k):], " ")
+		key := receiptKey(-1)
+		for k, name := range receiptKeys {
+			if hasPrefixASCIIFold(s[i:], name) {
+				rest := strings.TrimLeft(s[i+len(name):], " ")
 				if strings.HasPrefix(rest, ":") {
-					key = k
+					key = receiptKey(k)
 					i = len(s) - len(rest) + 1
 					break
 				}
 			}
 		}
-		if key == "" {
+		if key < 0 {
 			// an unknown token: skip it
 			for i < len(s) && s[i] != ' ' {
 				i++
 			}
 			continue
 		}
-		if key == "text" {
-			out[key] = s[i:]
+		if key == keyText {
+			out.values[key], out.seen = s[i:], out.seen|1<<key
 			break
 		}
 		j := i
-		for j < len(s) && s[j] != ' ' && s[j] != '\t' && s[j] != '\r' && s[j] != '\n' {
+		for j < len(s) && !isReceiptSpace(s[j]) {
 			j++
 		}
-		if _, dup := out[key]; !dup {
-			out[key] = s[i:j]
+		if !out.has(key) {
+			out.values[key], out.seen = s[i:j], out.seen|1<<key
 		}
 		i = j
 	}
 	return out
 }
 
-// asciiLower lower-cases the ASCII letters of s and keeps every other byte,
-// so that offsets into the result are offsets into s.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
+// isReceiptSpace reports whether c separates the pairs of a receipt text.
+func isReceiptSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n'
+}
+
+// hasPrefixASCIIFold reports whether s begins with the lower-case ASCII
+// prefix, ASCII letters of s compared without regard to case (and no other
+// folding: bytes outside A-Z must equal the prefix's).
+func hasPrefixASCIIFold(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := s[i]
 		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
 		}
 	}
-	return string(b)
+	return true
 }
 
 // parseReceiptDate reads YYMMDDhhmm or YYMMDDhhmmss; the zero time when it

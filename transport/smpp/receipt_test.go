@@ -129,3 +129,27 @@ func TestIDFormatCanonical(t *testing.T) {
 	_, err := smpp.ParseIDFormat("octal")
 	require.Error(t, err)
 }
+
+// A receipt text is read without copying it: the values are substrings of
+// the text, and an id already in lower case needs no new string. One
+// receipt comes for every SMS, so this is on the hot path.
+func TestParseReceiptTextAllocatesNothing(t *testing.T) {
+	text := "id:1ab sub:001 dlvrd:001 submit date:2511221340 done date:2511221341 stat:DELIVRD err:000 text:Hello"
+	allocs := testing.AllocsPerRun(100, func() {
+		r, err := smpp.ParseReceiptText(text, time.UTC)
+		if err != nil || r.ProviderID != "1ab" {
+			t.Fatalf("%+v, %v", r, err)
+		}
+	})
+	require.Zero(t, allocs)
+}
+
+func BenchmarkParseReceiptText(b *testing.B) {
+	text := "id:0000000001AB sub:001 dlvrd:001 submit date:2511221340 done date:2511221341 stat:DELIVRD err:000 text:Hello"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := smpp.ParseReceiptText(text, time.UTC); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
