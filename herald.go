@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/internal/pace"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/template"
+	"github.com/heraldhq/herald/webhook"
 )
 
 // Store is what Herald keeps its data in: the ports of the account and
@@ -27,6 +28,7 @@ type Store interface {
 	delivery.Store
 	survey.Store
 	delivery.EventStore
+	webhook.Store
 }
 
 // SMSTransport makes the SMS sender Herald sends through, given the
@@ -69,6 +71,9 @@ type Config struct {
 	// with code 8, 9 or 10 always falls back to SMS when the message has
 	// fallback content.
 	Delivery delivery.Config
+	// Webhooks tunes the webhook endpoints (which URLs they may have).
+	// Its Store is set by New.
+	Webhooks webhook.Config
 	// RecoverEvery is how often campaigns a stopped process left Queuing
 	// are looked for while Run runs (besides when it starts). Default 1
 	// minute.
@@ -108,6 +113,7 @@ type Herald struct {
 	accounts   *accounts.Service
 	campaigns  *campaign.Service
 	surveys    *survey.Service
+	webhooks   *webhook.Service
 	events     *delivery.ChatEvents
 	dispatcher *delivery.Dispatcher
 	sms        delivery.SMSSender
@@ -154,6 +160,12 @@ func New(cfg Config) (*Herald, error) {
 		h.campaigns.Close()
 		return nil, fmt.Errorf("herald: %w", err)
 	}
+	wcfg := cfg.Webhooks
+	wcfg.Store = cfg.Store
+	if h.webhooks, err = webhook.New(wcfg); err != nil {
+		h.campaigns.Close()
+		return nil, fmt.Errorf("herald: %w", err)
+	}
 	h.events = delivery.NewChatEvents(delivery.ChatEventsConfig{Store: cfg.Store, Answers: h.surveys, Logger: cfg.Logger, Observer: cfg.Observer})
 
 	dcfg := cfg.Delivery
@@ -196,6 +208,10 @@ func (h *Herald) Accounts() *accounts.Service { return h.accounts }
 
 // Campaigns returns the template, campaign and sending use cases.
 func (h *Herald) Campaigns() *campaign.Service { return h.campaigns }
+
+// Webhooks returns the webhook endpoints of companies: registration,
+// listing, removal and secret rotation.
+func (h *Herald) Webhooks() *webhook.Service { return h.webhooks }
 
 // Surveys returns the survey results and their summary.
 func (h *Herald) Surveys() *survey.Service { return h.surveys }

@@ -24,6 +24,7 @@ import (
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/template"
 	"github.com/heraldhq/herald/transport/media"
+	"github.com/heraldhq/herald/webhook"
 )
 
 const adminToken = "test-admin-token"
@@ -47,6 +48,13 @@ type envConfig struct {
 	quiet    bool      // discard the logs
 	logTo    io.Writer // where the logs go; default the env's buffer
 	tune     func(*server.Config)
+	// webhookLoopback allows webhook endpoints on loopback over http.
+	webhookLoopback bool
+}
+
+// withWebhookURLs allows webhook endpoints on loopback over http.
+func withWebhookURLs(loopback bool) func(*envConfig) {
+	return func(c *envConfig) { c.webhookLoopback = loopback }
 }
 
 // company is a company set up for a test: active, with an API key, an
@@ -117,7 +125,8 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 	}
 	scfg := server.Config{
 		Accounts: acc, Campaigns: svc, Surveys: must(survey.New(survey.Config{Store: st})), AdminToken: adminToken,
-		Logger: logger, Checks: checks, MaxBodyBytes: cfg.maxBody,
+		Webhooks: must(webhook.New(webhook.Config{Store: st, Now: cfg.now, URLs: webhook.URLPolicy{AllowLoopbackHTTP: cfg.webhookLoopback}})),
+		Logger:   logger, Checks: checks, MaxBodyBytes: cfg.maxBody,
 	}
 	if cfg.tune != nil {
 		cfg.tune(&scfg)

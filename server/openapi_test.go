@@ -131,6 +131,9 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 		"/api/v1/survey-results/{campaignId}/summary": {"GET"},
 		"/api/v1/chat-services":                       {"GET"},
 		"/api/v1/sms-senders":                         {"GET"},
+		"/api/v1/webhooks":                            {"GET", "POST"},
+		"/api/v1/webhooks/{id}":                       {"DELETE", "GET"},
+		"/api/v1/webhooks/{id}/rotate-secret":         {"POST"},
 		"/api/v1/openapi.json":                        {"GET"},
 		"/healthz":                                    {"GET"},
 		"/readyz":                                     {"GET"},
@@ -241,6 +244,15 @@ func TestContractTour(t *testing.T) {
 	e.do("GET", "/api/v1/sms-senders", nil)
 	e.do("GET", "/api/v1/sms-senders", nil, noKey())
 	e.do("GET", "/api/v1/sms-senders", nil, withKey("om_"+strings.Repeat("x", 32)))
+	hook := e.do("POST", "/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/herald", "events": []string{"message.status"}}).obj()["id"].(string)
+	e.do("POST", "/api/v1/webhooks", map[string]any{"url": "http://hooks.example.com/herald", "events": []string{"message.sent"}})
+	e.do("GET", "/api/v1/webhooks", nil)
+	e.do("GET", "/api/v1/webhooks/"+hook, nil)
+	e.do("GET", "/api/v1/webhooks/"+missing, nil)
+	e.do("POST", "/api/v1/webhooks/"+hook+"/rotate-secret", nil)
+	e.do("POST", "/api/v1/webhooks/"+missing+"/rotate-secret", nil)
+	e.do("DELETE", "/api/v1/webhooks/"+hook, nil)
+	e.do("DELETE", "/api/v1/webhooks/"+hook, nil)
 	e.do("GET", "/api/v1/openapi.json", nil, noKey())
 	e.do("GET", "/healthz", nil, noKey())
 	e.do("GET", "/readyz", nil, noKey())

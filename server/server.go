@@ -23,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/survey"
+	"github.com/heraldhq/herald/webhook"
 )
 
 // DefaultMaxBodyBytes is the default limit of a request body: room for the
@@ -66,6 +67,9 @@ type Config struct {
 	Campaigns *campaign.Service
 	// Surveys reports survey results. Required unless Herald is set.
 	Surveys *survey.Service
+	// Webhooks registers companies' webhook endpoints. Defaults to
+	// Herald's when Herald is set; nil: the /webhooks routes answer 404.
+	Webhooks *webhook.Service
 	// AdminToken guards the admin API (Authorization: Bearer). Empty: the
 	// admin API is off and its paths answer 404.
 	AdminToken string
@@ -114,6 +118,7 @@ type server struct {
 	accounts   *accounts.Service
 	campaigns  *campaign.Service
 	surveys    *survey.Service
+	webhooks   *webhook.Service
 	adminToken string
 	log        *slog.Logger
 	checks     []Check
@@ -141,6 +146,9 @@ func New(cfg Config) (http.Handler, error) {
 		if cfg.Surveys == nil {
 			cfg.Surveys = h.Surveys()
 		}
+		if cfg.Webhooks == nil {
+			cfg.Webhooks = h.Webhooks()
+		}
 	}
 	if cfg.Accounts == nil || cfg.Campaigns == nil || cfg.Surveys == nil {
 		return nil, errors.New("server: Config.Accounts, Config.Campaigns and Config.Surveys are required")
@@ -156,7 +164,7 @@ func New(cfg Config) (http.Handler, error) {
 		}
 		names[c.Name] = true
 	}
-	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, adminToken: cfg.AdminToken,
+	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, webhooks: cfg.Webhooks, adminToken: cfg.AdminToken,
 		log: cfg.Logger, checks: checks}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -246,6 +254,14 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 	route(http.MethodGet, "/survey-results/{campaignId}/summary", s.surveySummary)
 	route(http.MethodGet, "/chat-services", s.listChatServices)
 	route(http.MethodGet, "/sms-senders", s.listSMSSenders)
+
+	if s.webhooks != nil {
+		route(http.MethodPost, "/webhooks", s.createWebhook)
+		route(http.MethodGet, "/webhooks", s.listWebhooks)
+		route(http.MethodGet, "/webhooks/{id}", s.getWebhook)
+		route(http.MethodDelete, "/webhooks/{id}", s.deleteWebhook)
+		route(http.MethodPost, "/webhooks/{id}/rotate-secret", s.rotateWebhookSecret)
+	}
 
 	if s.adminToken != "" {
 		post := func(path string, f handlerFunc) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/transport/smpp"
+	"github.com/heraldhq/herald/webhook"
 )
 
 // config is what herald serve reads from its environment.
@@ -44,6 +45,10 @@ type config struct {
 	SMPPValidity   time.Duration // HERALD_SMPP_VALIDITY; 0: the SMSC's default
 	ReceiptTimeout time.Duration // HERALD_RECEIPT_TIMEOUT
 	Retention      time.Duration // HERALD_RETENTION; 0: off
+
+	// HERALD_WEBHOOK_ALLOW: which webhook URLs besides https to public
+	// addresses companies may register.
+	WebhookURLs webhook.URLPolicy
 }
 
 // envVar documents one variable for the usage text and the README.
@@ -77,6 +82,7 @@ func envVars() []envVar {
 		{"HERALD_INSTANCE", "host name and HERALD_ADDR", "name of this process among those sharing the database: a restart under the same name takes back at once the messages the previous run left Sending; two running processes must not share one (with port 0 in HERALD_ADDR the default is a random name)"},
 		{"HERALD_CLAIM_LEASE", "10s", "how long after a process's last heartbeat (written every quarter of it) the other processes take back the messages it left Sending"},
 		{"HERALD_RETENTION", "empty: kept for ever", "how long the messages and survey answers of a finished campaign are kept, as 90d or 36h (at least 1m); older ones are purged in the background, a thousand at a time, and the campaign and its counters stay"},
+		{"HERALD_WEBHOOK_ALLOW", "empty: https to public addresses only (loopback in demo mode)", "webhook URLs allowed besides those, comma-separated: loopback (http or https to this machine, for development), private (https to private, link-local and loopback addresses: the operator's own network)"},
 	}
 }
 
@@ -208,6 +214,17 @@ func loadConfig(getenv func(string) string) (config, error) {
 			errs = append(errs, fmt.Errorf("HERALD_RETENTION=%q: %w", v, err))
 		}
 		c.Retention = d
+	}
+	for v := range strings.SplitSeq(getenv("HERALD_WEBHOOK_ALLOW"), ",") {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "":
+		case "loopback":
+			c.WebhookURLs.AllowLoopbackHTTP = true
+		case "private":
+			c.WebhookURLs.AllowPrivate = true
+		default:
+			errs = append(errs, fmt.Errorf("HERALD_WEBHOOK_ALLOW=%q: want loopback, private, or both separated by a comma", getenv("HERALD_WEBHOOK_ALLOW")))
+		}
 	}
 	if len(errs) > 0 {
 		return config{}, fmt.Errorf("configuration: %w", errors.Join(errs...))

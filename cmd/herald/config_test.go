@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/transport/smpp"
+	"github.com/heraldhq/herald/webhook"
 )
 
 // env returns a getenv over kv.
@@ -41,6 +42,7 @@ func TestLoadConfigEverySetting(t *testing.T) {
 		"HERALD_CHAT_URL": "https://chat.example", "HERALD_CHAT_TOKEN": "ct", "HERALD_CHAT_CALLBACK_SECRET": "s",
 		"HERALD_SHUTDOWN_TIMEOUT": "5s", "HERALD_INSTANCE": "eu-1", "HERALD_CLAIM_LEASE": "30s",
 		"HERALD_SMPP_VALIDITY": "6h", "HERALD_RECEIPT_TIMEOUT": "12h", "HERALD_RETENTION": "90d",
+		"HERALD_WEBHOOK_ALLOW": "loopback,private",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, config{
@@ -50,7 +52,7 @@ func TestLoadConfigEverySetting(t *testing.T) {
 		SMPPSubmitIDs: smpp.IDHex, SMPPReceiptIDs: smpp.IDDecimal,
 		ChatURL: "https://chat.example", ChatToken: "ct", ChatCallbackSecret: "s", ShutdownTimeout: 5 * time.Second,
 		Instance: "eu-1", ClaimLease: 30 * time.Second, SMPPValidity: 6 * time.Hour, ReceiptTimeout: 12 * time.Hour,
-		Retention: 90 * 24 * time.Hour,
+		Retention: 90 * 24 * time.Hour, WebhookURLs: webhook.URLPolicy{AllowLoopbackHTTP: true, AllowPrivate: true},
 	}, c)
 }
 
@@ -82,6 +84,12 @@ func TestLoadConfigAcceptedValues(t *testing.T) {
 			func(t *testing.T, c config) { require.Equal(t, 7*time.Hour, c.ReceiptTimeout) }},
 		{"receipt timeout not past its default", map[string]string{"HERALD_SMPP_VALIDITY": "72h"},
 			func(t *testing.T, c config) { require.Equal(t, 48*time.Hour, c.ReceiptTimeout) }},
+		{"webhooks to loopback only", map[string]string{"HERALD_WEBHOOK_ALLOW": " Loopback "},
+			func(t *testing.T, c config) {
+				require.Equal(t, webhook.URLPolicy{AllowLoopbackHTTP: true}, c.WebhookURLs)
+			}},
+		{"webhooks to private networks only", map[string]string{"HERALD_WEBHOOK_ALLOW": "private"},
+			func(t *testing.T, c config) { require.Equal(t, webhook.URLPolicy{AllowPrivate: true}, c.WebhookURLs) }},
 		{"admin token kept as given", map[string]string{"HERALD_ADMIN_TOKEN": " secret "},
 			func(t *testing.T, c config) { require.Equal(t, " secret ", c.AdminToken) }},
 	}
@@ -131,6 +139,7 @@ func TestLoadConfigRejects(t *testing.T) {
 		{"retention under a minute", map[string]string{"HERALD_RETENTION": "30s"}, "HERALD_RETENTION"},
 		{"retention of no days", map[string]string{"HERALD_RETENTION": "0d"}, "HERALD_RETENTION"},
 		{"retention without unit", map[string]string{"HERALD_RETENTION": "90"}, "HERALD_RETENTION"},
+		{"webhook allowance unknown", map[string]string{"HERALD_WEBHOOK_ALLOW": "loopback,everything"}, "HERALD_WEBHOOK_ALLOW"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -58,6 +58,8 @@ func startSims(cfg *config, baseURL string, log *slog.Logger) (*demoSims, error)
 	}
 	cfg.SMPPAddr, cfg.SMPPSystemID, cfg.SMPPPassword = s.smsc.Addr(), demoSystemID, s.password
 	cfg.ChatURL, cfg.ChatToken, cfg.ChatCallbackSecret = s.chat.URL(), s.token, s.secret
+	// The demo's webhook receivers run on this machine.
+	cfg.WebhookURLs.AllowLoopbackHTTP = true
 	if cfg.AdminToken == "" {
 		s.adminToken = randomToken(16)
 		cfg.AdminToken = s.adminToken

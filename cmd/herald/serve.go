@@ -25,6 +25,7 @@ import (
 	"github.com/heraldhq/herald/transport/chat"
 	"github.com/heraldhq/herald/transport/media"
 	"github.com/heraldhq/herald/transport/smpp"
+	"github.com/heraldhq/herald/webhook"
 )
 
 // serve runs herald serve until ctx ends, then shuts down in order.
@@ -72,6 +73,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		Delivery: delivery.Config{DrainTimeout: cfg.ShutdownTimeout, Instance: cfg.instanceName(os.Hostname),
 			ClaimLease: cfg.ClaimLease, ReceiptTimeout: cfg.ReceiptTimeout},
 		Retention: cfg.Retention,
+		Webhooks:  webhook.Config{URLs: cfg.WebhookURLs},
 	}
 	var smsClient *smpp.Client
 	if cfg.SMPPAddr != "" {

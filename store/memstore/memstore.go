@@ -59,6 +59,8 @@ type Store struct {
 	resultIDs         map[messaging.ID]struct{} // ids of the stored results
 
 	receipts receiptState // SMS parts, early receipts and chat sequence numbers
+
+	webhooks webhookRows
 }
 
 // company is a company with its current API key hash and pending count.

@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite of Herald's storage ports:
-// every adapter of campaign.Store, delivery.Store and survey.Store passes
+// every adapter of campaign.Store, delivery.Store, survey.Store and webhook.Store passes
 // it, so the rules written in the ports' doc comments are checked once, the
 // same way, against the in-memory store, SQLite and Postgres.
 //
@@ -69,6 +69,7 @@ import (
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/survey"
+	"github.com/heraldhq/herald/webhook"
 )
 
 // Store is everything an adapter implements: the storage ports of the
@@ -79,6 +80,7 @@ type Store interface {
 	delivery.Store
 	survey.Store
 	delivery.EventStore
+	webhook.Store
 	// CheckCounters recomputes every campaign's counters and each
 	// company's pending count from the message rows and returns where the
 	// stored ones differ (messaging.CounterDrift). Every case that moves
@@ -145,6 +147,7 @@ func cases() []testCase {
 		{"ListResults", testListResults},
 		{"CountByOption", testCountByOption},
 		{"PurgeFinished", testPurgeFinished},
+		{"Webhooks", testWebhooks},
 	}
 }
 

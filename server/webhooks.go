@@ -1,0 +1,122 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/heraldhq/herald/webhook"
+)
+
+// webhookInput is the body of POST /webhooks.
+type webhookInput struct {
+	URL    string   `json:"url"`
+	Events []string `json:"events"`
+}
+
+// webhookJSON is an endpoint as the API shows it. Secret is shown when
+// the endpoint is created and when its secret is rotated, never again.
+type webhookJSON struct {
+	ID                      string     `json:"id"`
+	URL                     string     `json:"url"`
+	Events                  []string   `json:"events"`
+	CreatedAt               time.Time  `json:"createdAt"`
+	Enabled                 bool       `json:"enabled"`
+	DisabledAt              *time.Time `json:"disabledAt"`
+	DisabledReason          string     `json:"disabledReason,omitempty"`
+	Secret                  string     `json:"secret,omitempty"`
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt,omitempty"`
+}
+
+func webhookOut(e webhook.Endpoint, withSecret bool, now time.Time) webhookJSON {
+	out := webhookJSON{ID: e.ID.String(), URL: e.URL, Events: make([]string, len(e.Events)), CreatedAt: e.CreatedAt.UTC(),
+		Enabled: e.DisabledAt == nil, DisabledReason: e.DisabledReason}
+	for i, t := range e.Events {
+		out.Events[i] = string(t)
+	}
+	if e.DisabledAt != nil {
+		t := e.DisabledAt.UTC()
+		out.DisabledAt = &t
+	}
+	if withSecret {
+		out.Secret = e.Secret
+	}
+	if e.PreviousSecret != "" && now.Before(e.PreviousUntil) {
+		t := e.PreviousUntil.UTC()
+		out.PreviousSecretExpiresAt = &t
+	}
+	return out
+}
+
+// createWebhook answers POST /webhooks: 201 with the endpoint and its
+// secret, shown this once.
+func (s *server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+	var in webhookInput
+	if err := s.decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	e, err := s.webhooks.Register(r.Context(), companyOf(r), webhook.Registration{URL: in.URL, Events: in.Events})
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusCreated, webhookOut(e, true, time.Now()))
+	return nil
+}
+
+// listWebhooks answers GET /webhooks: the company's endpoints, oldest
+// first, without their secrets.
+func (s *server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
+	es, err := s.webhooks.List(r.Context(), companyOf(r))
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	out := make([]webhookJSON, len(es))
+	for i, e := range es {
+		out[i] = webhookOut(e, false, now)
+	}
+	s.writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// getWebhook answers GET /webhooks/{id}, without the secret.
+func (s *server) getWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	e, err := s.webhooks.Get(r.Context(), companyOf(r), id)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, webhookOut(e, false, time.Now()))
+	return nil
+}
+
+// deleteWebhook answers DELETE /webhooks/{id}: 204.
+func (s *server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.webhooks.Delete(r.Context(), companyOf(r), id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// rotateWebhookSecret answers POST /webhooks/{id}/rotate-secret: the
+// endpoint with its new secret, shown this once, and the time until which
+// the old one still signs.
+func (s *server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	e, err := s.webhooks.RotateSecret(r.Context(), companyOf(r), id)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, webhookOut(e, true, time.Now()))
+	return nil
+}

@@ -1,0 +1,102 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestWebhookEndpoints(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("POST", "/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/herald",
+		"events": []string{"survey.answered", "message.status", "message.status"}})
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	created := r.obj()
+	id := created["id"].(string)
+	secret := created["secret"].(string)
+	require.True(t, strings.HasPrefix(secret, "whsec_"), secret)
+	require.Equal(t, "https://hooks.example.com/herald", created["url"])
+	require.Equal(t, []any{"message.status", "survey.answered"}, created["events"], "deduplicated, in the documented order")
+	require.Equal(t, true, created["enabled"])
+	require.Nil(t, created["disabledAt"])
+
+	// the secret is shown once: never by GET
+	got := e.do("GET", "/api/v1/webhooks/"+id, nil)
+	require.Equal(t, http.StatusOK, got.Code)
+	require.NotContains(t, got.obj(), "secret")
+	require.NotContains(t, string(got.Body), secret)
+	list := e.do("GET", "/api/v1/webhooks", nil)
+	require.Equal(t, http.StatusOK, list.Code)
+	require.Len(t, list.arr(), 1)
+	require.NotContains(t, string(list.Body), secret)
+
+	// rotation: a new secret, and until when the old one still signs
+	rot := e.do("POST", "/api/v1/webhooks/"+id+"/rotate-secret", nil)
+	require.Equal(t, http.StatusOK, rot.Code, "body: %s", rot.Body)
+	newSecret := rot.obj()["secret"].(string)
+	require.NotEqual(t, secret, newSecret)
+	until, err := time.Parse(time.RFC3339Nano, rot.obj()["previousSecretExpiresAt"].(string))
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now().Add(24*time.Hour), until, time.Minute)
+	require.Equal(t, rot.obj()["previousSecretExpiresAt"], e.do("GET", "/api/v1/webhooks/"+id, nil).obj()["previousSecretExpiresAt"])
+
+	// another company sees none of it
+	other := e.newCompany(t, "Other")
+	require.Empty(t, e.do("GET", "/api/v1/webhooks", nil, withKey(other.key)).arr())
+	requireError(t, e.do("GET", "/api/v1/webhooks/"+id, nil, withKey(other.key)), http.StatusNotFound, "Not Found", "")
+	requireError(t, e.do("DELETE", "/api/v1/webhooks/"+id, nil, withKey(other.key)), http.StatusNotFound, "Not Found", "")
+	requireError(t, e.do("POST", "/api/v1/webhooks/"+id+"/rotate-secret", nil, withKey(other.key)), http.StatusNotFound, "Not Found", "")
+
+	require.Equal(t, http.StatusNoContent, e.do("DELETE", "/api/v1/webhooks/"+id, nil).Code)
+	requireError(t, e.do("GET", "/api/v1/webhooks/"+id, nil), http.StatusNotFound, "Not Found", "")
+	require.Empty(t, e.do("GET", "/api/v1/webhooks", nil).arr())
+	requireError(t, e.do("GET", "/api/v1/webhooks/not-a-uuid", nil), http.StatusBadRequest, "Bad Request", "")
+}
+
+func TestWebhookEndpointsRefuseBadInput(t *testing.T) {
+	e := newEnv(t)
+	bad := []struct {
+		body   any
+		fields []string
+	}{
+		{map[string]any{"url": "http://hooks.example.com/h", "events": []string{"message.status"}}, []string{"url"}},
+		{map[string]any{"url": "https://169.254.169.254/latest/meta-data", "events": []string{"message.status"}}, []string{"url"}},
+		{map[string]any{"url": "https://10.0.0.8/h", "events": []string{"message.status"}}, []string{"url"}},
+		{map[string]any{"url": "https://localhost:8443/h", "events": []string{"message.status"}}, []string{"url"}},
+		{map[string]any{"url": "https://hooks.example.com/h", "events": []string{}}, []string{"events"}},
+		{map[string]any{"url": "https://hooks.example.com/h", "events": []string{"message.sent"}}, []string{"events"}},
+		{map[string]any{"events": []string{"nope"}}, []string{"url", "events"}},
+	}
+	for _, b := range bad {
+		r := e.do("POST", "/api/v1/webhooks", b.body)
+		for _, f := range b.fields {
+			requireError(t, r, http.StatusBadRequest, "Bad Request", f)
+		}
+	}
+	requireError(t, e.do("POST", "/api/v1/webhooks", `{"url": 5}`), http.StatusBadRequest, "Bad Request", "")
+	requireError(t, e.do("POST", "/api/v1/webhooks", nil), http.StatusBadRequest, "Bad Request", "")
+	require.Empty(t, e.do("GET", "/api/v1/webhooks", nil).arr(), "nothing stored")
+
+	// at most ten a company
+	for i := range 10 {
+		r := e.do("POST", "/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/" + string(rune('a'+i)), "events": []string{"campaign.status"}})
+		require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	}
+	requireError(t, e.do("POST", "/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/k", "events": []string{"campaign.status"}}),
+		http.StatusBadRequest, "Bad Request", "url")
+	require.Len(t, e.do("GET", "/api/v1/webhooks", nil).arr(), 10)
+	requireError(t, e.do("GET", "/api/v1/webhooks", nil, noKey()), http.StatusUnauthorized, "Unauthorized", "")
+}
+
+// The development setting lets endpoints on this machine take events over
+// plain http; it allows nothing else.
+func TestWebhookLoopbackInDevelopment(t *testing.T) {
+	e := newEnv(t, withWebhookURLs(true))
+	r := e.do("POST", "/api/v1/webhooks", map[string]any{"url": "http://127.0.0.1:9000/events", "events": []string{"message.status"}})
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	requireError(t, e.do("POST", "/api/v1/webhooks", map[string]any{"url": "http://hooks.example.com/events", "events": []string{"message.status"}}),
+		http.StatusBadRequest, "Bad Request", "url")
+}

@@ -1,0 +1,112 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/webhook"
+)
+
+// webhookRows are the webhook endpoints, by id and in the order created.
+type webhookRows struct {
+	byID  map[messaging.ID]*webhook.Endpoint
+	order []messaging.ID
+}
+
+// copyEndpoint returns e sharing no memory with it.
+func copyEndpoint(e webhook.Endpoint) webhook.Endpoint {
+	e.Events = slices.Clone(e.Events)
+	if e.DisabledAt != nil {
+		t := *e.DisabledAt
+		e.DisabledAt = &t
+	}
+	return e
+}
+
+// CreateWebhook implements webhook.Store.
+func (s *Store) CreateWebhook(ctx context.Context, e *webhook.Endpoint, max int) error {
+	if err := s.lock(ctx, "create webhook"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if s.webhooks.byID == nil {
+		s.webhooks.byID = map[messaging.ID]*webhook.Endpoint{}
+	}
+	n := 0
+	for _, w := range s.webhooks.byID {
+		if w.CompanyID == e.CompanyID {
+			n++
+		}
+	}
+	if n >= max {
+		return tooManyWebhooks(max)
+	}
+	c := copyEndpoint(*e)
+	s.webhooks.byID[e.ID] = &c
+	s.webhooks.order = append(s.webhooks.order, e.ID)
+	return nil
+}
+
+// tooManyWebhooks is the error of a company that has max endpoints.
+func tooManyWebhooks(max int) error {
+	return messaging.Invalidf("url", "a company may register at most %d webhook endpoints", max)
+}
+
+// ListWebhooks implements webhook.Store.
+func (s *Store) ListWebhooks(ctx context.Context, companyID messaging.ID) ([]webhook.Endpoint, error) {
+	if err := s.lock(ctx, "list webhooks"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []webhook.Endpoint
+	for _, id := range s.webhooks.order {
+		if e := s.webhooks.byID[id]; e != nil && e.CompanyID == companyID {
+			out = append(out, copyEndpoint(*e))
+		}
+	}
+	return out, nil
+}
+
+// GetWebhook implements webhook.Store.
+func (s *Store) GetWebhook(ctx context.Context, companyID, id messaging.ID) (webhook.Endpoint, error) {
+	if err := s.lock(ctx, "get webhook"); err != nil {
+		return webhook.Endpoint{}, err
+	}
+	defer s.mu.Unlock()
+	e := s.webhooks.byID[id]
+	if e == nil || e.CompanyID != companyID {
+		return webhook.Endpoint{}, webhook.NotFound(id)
+	}
+	return copyEndpoint(*e), nil
+}
+
+// DeleteWebhook implements webhook.Store.
+func (s *Store) DeleteWebhook(ctx context.Context, companyID, id messaging.ID) error {
+	if err := s.lock(ctx, "delete webhook"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	e := s.webhooks.byID[id]
+	if e == nil || e.CompanyID != companyID {
+		return webhook.NotFound(id)
+	}
+	delete(s.webhooks.byID, id)
+	s.webhooks.order = slices.DeleteFunc(s.webhooks.order, func(x messaging.ID) bool { return x == id })
+	return nil
+}
+
+// RotateWebhookSecret implements webhook.Store.
+func (s *Store) RotateWebhookSecret(ctx context.Context, companyID, id messaging.ID, secret string, previousUntil time.Time) (webhook.Endpoint, error) {
+	if err := s.lock(ctx, "rotate webhook secret"); err != nil {
+		return webhook.Endpoint{}, err
+	}
+	defer s.mu.Unlock()
+	e := s.webhooks.byID[id]
+	if e == nil || e.CompanyID != companyID {
+		return webhook.Endpoint{}, webhook.NotFound(id)
+	}
+	e.PreviousSecret, e.PreviousUntil, e.Secret = e.Secret, previousUntil, secret
+	return copyEndpoint(*e), nil
+}

@@ -1,0 +1,120 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/webhook"
+)
+
+const webhookColumns = "id, company_id, url, events, secret, previous_secret, previous_until, created_at, disabled_at, disabled_reason"
+
+func scanWebhook(row interface{ Scan(...any) error }) (webhook.Endpoint, error) {
+	var e webhook.Endpoint
+	var events string
+	var prevUntil *time.Time
+	err := row.Scan(&e.ID, &e.CompanyID, &e.URL, &events, &e.Secret, &e.PreviousSecret, timePtrDst{&prevUntil},
+		timeDst{&e.CreatedAt}, timePtrDst{&e.DisabledAt}, &e.DisabledReason)
+	if err != nil {
+		return e, err
+	}
+	if prevUntil != nil {
+		e.PreviousUntil = *prevUntil
+	}
+	for t := range strings.SplitSeq(events, ",") {
+		if t != "" {
+			e.Events = append(e.Events, webhook.EventType(t))
+		}
+	}
+	return e, nil
+}
+
+func joinEvents(ts []webhook.EventType) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ",")
+}
+
+// CreateWebhook implements webhook.Store. The count and the insert run in
+// one transaction, the company's row locked on Postgres, so concurrent
+// registrations cannot pass the limit together.
+func (s *Store) CreateWebhook(ctx context.Context, e *webhook.Endpoint, max int) (err error) {
+	defer keepUnavailable(&err)
+	return s.write(ctx, "create webhook", func(tx *txn) error {
+		if s.dialect == dialectPostgres {
+			if _, err := tx.ExecContext(ctx, "SELECT id FROM companies WHERE id = ? FOR UPDATE", s.id(e.CompanyID)); err != nil {
+				return fmt.Errorf("create webhook: %w", err)
+			}
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM webhook_endpoints WHERE company_id = ?", s.id(e.CompanyID)).Scan(&n); err != nil {
+			return fmt.Errorf("create webhook: %w", err)
+		}
+		if n >= max {
+			return messaging.Invalidf("url", "a company may register at most %d webhook endpoints", max)
+		}
+		_, err := tx.ExecContext(ctx, "INSERT INTO webhook_endpoints ("+webhookColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			s.id(e.ID), s.id(e.CompanyID), e.URL, joinEvents(e.Events), e.Secret, e.PreviousSecret, s.nullTS(e.PreviousUntil),
+			s.ts(e.CreatedAt), s.tsPtr(e.DisabledAt), e.DisabledReason)
+		if err != nil {
+			return fmt.Errorf("create webhook: %w", err)
+		}
+		return nil
+	})
+}
+
+// ListWebhooks implements webhook.Store.
+func (s *Store) ListWebhooks(ctx context.Context, companyID messaging.ID) (_ []webhook.Endpoint, err error) {
+	defer keepUnavailable(&err)
+	rows, err := s.read.QueryContext(ctx, "SELECT "+webhookColumns+" FROM webhook_endpoints WHERE company_id = ? ORDER BY created_at, id", s.id(companyID))
+	if err != nil {
+		return nil, fmt.Errorf("list webhooks: %w", err)
+	}
+	out, err := collect(rows, scanWebhook)
+	if err != nil {
+		return nil, fmt.Errorf("list webhooks: %w", err)
+	}
+	return out, nil
+}
+
+// GetWebhook implements webhook.Store.
+func (s *Store) GetWebhook(ctx context.Context, companyID, id messaging.ID) (_ webhook.Endpoint, err error) {
+	defer keepUnavailable(&err)
+	e, err := scanWebhook(s.read.QueryRowContext(ctx, "SELECT "+webhookColumns+" FROM webhook_endpoints WHERE id = ? AND company_id = ?",
+		s.id(id), s.id(companyID)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return webhook.Endpoint{}, webhook.NotFound(id)
+	}
+	if err != nil {
+		return webhook.Endpoint{}, fmt.Errorf("get webhook: %w", err)
+	}
+	return e, nil
+}
+
+// DeleteWebhook implements webhook.Store.
+func (s *Store) DeleteWebhook(ctx context.Context, companyID, id messaging.ID) (err error) {
+	defer keepUnavailable(&err)
+	res, err := s.db.ExecContext(ctx, "DELETE FROM webhook_endpoints WHERE id = ? AND company_id = ?", s.id(id), s.id(companyID))
+	return updatedOne(res, err, "delete webhook", func() error { return webhook.NotFound(id) })
+}
+
+// RotateWebhookSecret implements webhook.Store.
+func (s *Store) RotateWebhookSecret(ctx context.Context, companyID, id messaging.ID, secret string, previousUntil time.Time) (_ webhook.Endpoint, err error) {
+	defer keepUnavailable(&err)
+	e, err := scanWebhook(s.db.QueryRowContext(ctx, "UPDATE webhook_endpoints SET previous_secret = secret, previous_until = ?, secret = ? "+
+		"WHERE id = ? AND company_id = ? RETURNING "+webhookColumns, s.ts(previousUntil), secret, s.id(id), s.id(companyID)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return webhook.Endpoint{}, webhook.NotFound(id)
+	}
+	if err != nil {
+		return webhook.Endpoint{}, fmt.Errorf("rotate webhook secret: %w", err)
+	}
+	return e, nil
+}

@@ -1,0 +1,16 @@
+// Package webhook holds Herald's outgoing events: the endpoints a company
+// registers to receive them, the rules of their URLs and secrets, and the
+// signature every request carries.
+//
+// A receiver checks that a request came from Herald with Verify:
+//
+//	err := webhook.Verify(secret, r.Header.Get(webhook.SignatureHeader), body, time.Now(), webhook.DefaultTolerance)
+//
+// The signature header is "t=<unix seconds>,v1=<hex HMAC-SHA256>", the
+// HMAC keyed with the endpoint's secret over "<t>.<body>". While a secret
+// is being rotated the header carries one v1 for each of the two secrets,
+// so a receiver holding either accepts it.
+//
+// Package webhook uses the standard library and package messaging only;
+// the requests themselves are sent by an adapter.
+package webhook
