@@ -95,6 +95,9 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 			s.pushDue(m)
 		}
 	}
+	if m.Status != old && m.Status != messaging.StatusSending {
+		s.emitMessageStatus(m, now)
+	}
 	if u.Status == messaging.StatusSent && len(u.PartIDs) > 0 {
 		s.recordParts(m.ID, u.PartIDs, u.At)
 	}

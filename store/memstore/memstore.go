@@ -61,6 +61,7 @@ type Store struct {
 	receipts receiptState // SMS parts, early receipts and chat sequence numbers
 
 	webhooks webhookRows
+	outbox   outbox
 }
 
 // company is a company with its current API key hash and pending count.
@@ -171,6 +172,7 @@ func New() *Store {
 		results:           map[messaging.ID]*messaging.SurveyResult{},
 		resultsByCampaign: map[messaging.ID][]*messaging.SurveyResult{},
 		resultIDs:         map[messaging.ID]struct{}{},
+		outbox:            outbox{ids: messaging.NewIDGenerator(time.Now)},
 	}
 }
 

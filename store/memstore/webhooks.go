@@ -110,3 +110,62 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, companyID, id messaging
 	e.PreviousSecret, e.PreviousUntil, e.Secret = e.Secret, previousUntil, secret
 	return copyEndpoint(*e), nil
 }
+
+// outbox holds the events written and their deliveries, in the order
+// written.
+type outbox struct {
+	ids        *messaging.IDGenerator
+	deliveries []*webhook.Delivery
+}
+
+// subscribers returns the enabled endpoints of company subscribed to t,
+// oldest first.
+func (s *Store) subscribers(company messaging.ID, t webhook.EventType) []messaging.ID {
+	var out []messaging.ID
+	for _, id := range s.webhooks.order {
+		if e := s.webhooks.byID[id]; e != nil && e.CompanyID == company && e.Subscribes(t) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// emit writes ev (its ID set here) with a delivery for each endpoint of
+// its company subscribed to its type.
+func (s *Store) emit(ev webhook.Event, endpoints []messaging.ID) {
+	for _, ep := range endpoints {
+		s.outbox.deliveries = append(s.outbox.deliveries, &webhook.Delivery{
+			ID: s.outbox.ids.New(), EndpointID: ep, Event: ev, NextAt: ev.CreatedAt,
+		})
+	}
+}
+
+// emitMessageStatus writes the message.status event of m, which moved to
+// its status at, when its company subscribes to it.
+func (s *Store) emitMessageStatus(m *messaging.Message, at time.Time) {
+	eps := s.subscribers(m.CompanyID, webhook.MessageStatus)
+	if len(eps) == 0 {
+		return
+	}
+	s.emit(webhook.MessageStatusEvent(s.outbox.ids.New(), m, at), eps)
+}
+
+// WaitingDeliveries implements webhook.Outbox.
+func (s *Store) WaitingDeliveries(ctx context.Context, endpointID messaging.ID, limit int) ([]webhook.Delivery, error) {
+	if err := s.lock(ctx, "read waiting deliveries"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []webhook.Delivery
+	for _, d := range s.outbox.deliveries {
+		if len(out) == limit {
+			break
+		}
+		if d.EndpointID == endpointID && d.State == webhook.Waiting {
+			c := *d
+			c.Event.Data = slices.Clone(d.Event.Data)
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}

@@ -235,10 +235,37 @@ type messageState struct {
 	was                   messaging.MessageStatus
 	wasSentAt             *time.Time // sent_at as read
 	changed               bool
+	// trail lists the statuses the message moved to in this batch, in
+	// order: each is reported by a message.status event. The first moves
+	// are kept in place (a batch rarely moves a message more than twice).
+	trail      []move
+	trailSpace [2]move
 	// MessageState holds the status, channel and sent_at read, and what
 	// the updates applied changed: the times and texts left nil or empty
 	// keep their stored values.
 	delivery.MessageState
+}
+
+// apply applies u to the state as at, recording in trail the status it
+// moved to, if it moved.
+func (st *messageState) apply(u delivery.StatusUpdate, at time.Time) bool {
+	before := st.Status
+	if !u.Apply(&st.MessageState, at) {
+		return false
+	}
+	if st.Status != before {
+		if st.trail == nil {
+			st.trail = st.trailSpace[:0]
+		}
+		st.trail = append(st.trail, move{st.Status, at})
+	}
+	return true
+}
+
+// move is a status a message moved to, and when.
+type move struct {
+	status messaging.MessageStatus
+	at     time.Time
 }
 
 // ApplyUpdates implements delivery.Store: updates apply in order, each
@@ -259,7 +286,7 @@ func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.
 	var sent []sentParts
 	for i, u := range updates {
 		st := states[u.MessageID]
-		if st == nil || !u.Apply(&st.MessageState, u.At) {
+		if st == nil || !st.apply(u, u.At) {
 			continue
 		}
 		applied[i], st.changed = true, true
@@ -303,7 +330,8 @@ func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (
 	return states, nil
 }
 
-// writeStates writes the changed messages in bulk and moves the counters
+// writeStates writes the changed messages in bulk, their message.status
+// events for the companies that subscribe to them, and moves the counters
 // of their campaigns and companies. Messages are written in groups by the
 // columns their updates set (see stateColumns), each group with the
 // statement writing those columns only.
@@ -321,10 +349,14 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 	deltas := map[messaging.ID]*counterDelta{}
 	pending := map[messaging.ID]int{}
 	groups := map[stateColumns][]messaging.ID{}
+	var moved []messaging.ID // whose trail has events
 	for _, id := range ids {
 		st := states[id]
 		cols := st.columns()
 		groups[cols] = append(groups[cols], id)
+		if slices.ContainsFunc(st.trail, func(m move) bool { return m.status != messaging.StatusSending }) {
+			moved = append(moved, id)
+		}
 		if st.was != st.Status {
 			d := deltas[st.campaignID]
 			if d == nil {
@@ -368,6 +400,9 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 				return fmt.Errorf("update messages: %w", err)
 			}
 		}
+	}
+	if err := s.emitMessageStatus(ctx, tx, states, moved); err != nil {
+		return err
 	}
 	return s.moveCounters(ctx, tx, deltas, pending)
 }

@@ -315,6 +315,8 @@ type deliveryQueries struct {
 	lockMessages, claimSQLite, claimSQLiteOne, claimPostgres string
 	recordParts, readParts, receiptsInsert, receiptsUpdate   string
 	partReceipts, partsInsert, partsExist                    string
+	// subscribers reads the enabled webhook endpoints of companies.
+	subscribers string
 	// writeStates writes status, updated_at and the given columns of
 	// messages, one statement per set of columns.
 	writeStates [setAll + 1]string
@@ -395,6 +397,7 @@ func (s *Store) queries() *deliveryQueries {
 			partReceipts: "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts " +
 				"WHERE " + s.jsonIDsIn("message_id") + " AND part_count > 1 AND state IS NOT NULL",
 		}
+		c.q.subscribers = "SELECT id, company_id, events FROM webhook_endpoints WHERE disabled_at IS NULL AND " + s.jsonIDsIn("company_id")
 		for cols := range c.q.writeStates {
 			c.q.writeStates[cols] = s.writeStatesQuery(stateColumns(cols))
 		}
@@ -452,7 +455,7 @@ const partReturning = " RETURNING sms_parts.provider_id, sms_parts.message_id, s
 // preparedTexts lists the statements prepareQueries prepares.
 func (s *Store) preparedTexts() []string {
 	q := s.queries()
-	texts := []string{q.lockMessages, q.recordParts, q.readParts, q.receiptsInsert, q.receiptsUpdate, q.partReceipts}
+	texts := []string{q.lockMessages, q.recordParts, q.readParts, q.receiptsInsert, q.receiptsUpdate, q.partReceipts, q.subscribers}
 	for _, cols := range commonStateColumns {
 		texts = append(texts, q.writeStates[cols])
 	}

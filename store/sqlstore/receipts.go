@@ -141,7 +141,7 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 		last := delivery.PartReceipt{State: p.state, Err: p.err, At: p.doneAt}
 		if u, ok := delivery.PartsUpdate(p.message, p.count, before, last); ok {
 			// recorded with the send it waited for
-			if st := states[p.message]; st != nil && u.Apply(&st.MessageState, st.UpdatedAt) {
+			if st := states[p.message]; st != nil && st.apply(u, st.UpdatedAt) {
 				st.changed = true
 				then[updateOf[p.message]] = u.Status
 			}
@@ -371,7 +371,7 @@ func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging
 			continue
 		}
 		out[i] = delivery.ReceiptApplied
-		if st != nil && u.Apply(&st.MessageState, now) {
+		if st != nil && st.apply(u, now) {
 			st.changed = true
 			moved[i] = u.Status
 		}

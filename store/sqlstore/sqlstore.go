@@ -17,6 +17,8 @@ import (
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/pgdriver"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/heraldhq/herald/messaging"
 )
 
 // Config tunes a Store. The zero value is ready to use.
@@ -68,6 +70,8 @@ type Store struct {
 	stmts stmtCache
 	// readStmts are the prepared statements of the hot reads.
 	readStmts readStmts
+	// ids makes the ids of webhook events and deliveries.
+	idGen *messaging.IDGenerator
 }
 
 // Open connects to the database named by rawURL (sqlite://path or
@@ -135,7 +139,7 @@ func openSQLite(ctx context.Context, path string, cfg Config) (*Store, error) {
 	wsql.SetMaxIdleConns(1)
 	wsql.SetConnMaxLifetime(0)
 	wsql.SetConnMaxIdleTime(0)
-	s := &Store{dialect: dialectSQLite, db: bun.NewDB(wsql, sqlitedialect.New())}
+	s := &Store{dialect: dialectSQLite, db: bun.NewDB(wsql, sqlitedialect.New()), idGen: messaging.NewIDGenerator(time.Now)}
 	if err := migrateDB(ctx, s.db, dialectSQLite); err != nil {
 		_ = s.db.Close()
 		return nil, err
@@ -190,7 +194,7 @@ func openPostgres(ctx context.Context, rawURL string, cfg Config) (*Store, error
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlstore: connect to Postgres: %w", err)
 	}
-	return &Store{dialect: dialectPostgres, db: db, read: db}, nil
+	return &Store{dialect: dialectPostgres, db: db, read: db, idGen: messaging.NewIDGenerator(time.Now)}, nil
 }
 
 // pgConnector parses a Postgres URL; pgdriver panics on a malformed one.

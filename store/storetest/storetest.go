@@ -81,6 +81,7 @@ type Store interface {
 	survey.Store
 	delivery.EventStore
 	webhook.Store
+	webhook.Outbox
 	// CheckCounters recomputes every campaign's counters and each
 	// company's pending count from the message rows and returns where the
 	// stored ones differ (messaging.CounterDrift). Every case that moves
@@ -148,6 +149,7 @@ func cases() []testCase {
 		{"CountByOption", testCountByOption},
 		{"PurgeFinished", testPurgeFinished},
 		{"Webhooks", testWebhooks},
+		{"MessageStatusEvents", testMessageStatusEvents},
 	}
 }
 

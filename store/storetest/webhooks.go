@@ -1,10 +1,13 @@
 package storetest
 
 import (
+	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/webhook"
 )
@@ -88,4 +91,113 @@ func testWebhooks(f *fixture) {
 	list, err = f.s.ListWebhooks(f.ctx, b.ID)
 	require.NoError(t, err)
 	requireSameList(t, []webhook.Endpoint{e2}, list, "another company's limit is its own")
+}
+
+// endpoint registers an endpoint of the company subscribed to events.
+func (f *fixture) endpoint(companyID messaging.ID, events ...webhook.EventType) webhook.Endpoint {
+	f.t.Helper()
+	e := webhook.Endpoint{ID: f.id(), CompanyID: companyID, URL: "https://hooks.example.com/" + f.id().String(),
+		Events: events, Secret: "whsec_" + f.id().String(), CreatedAt: base}
+	require.NoError(f.t, f.s.CreateWebhook(f.ctx, &e, 10))
+	return e
+}
+
+// statusEvents returns the message and status of each message.status
+// event waiting for the endpoint, in order.
+func (f *fixture) statusEvents(endpointID messaging.ID) []string {
+	f.t.Helper()
+	ds, err := f.s.WaitingDeliveries(f.ctx, endpointID, 1000)
+	require.NoError(f.t, err)
+	var out []string
+	for _, d := range ds {
+		require.Equal(f.t, endpointID, d.EndpointID)
+		require.Equal(f.t, webhook.Waiting, d.State)
+		require.Equal(f.t, webhook.MessageStatus, d.Event.Type)
+		var data webhook.MessageStatusData
+		require.NoError(f.t, json.Unmarshal(d.Event.Data, &data), "%s", d.Event.Data)
+		require.Equal(f.t, d.Event.Subject, data.MessageID)
+		out = append(out, fmt.Sprintf("%s %s", data.MessageID, data.Status))
+	}
+	return out
+}
+
+// testMessageStatusEvents: every status a message moves to but Sending is
+// written as a message.status event, in the transaction of the move, with
+// a delivery for each endpoint of its company subscribed to the type, in
+// the order of the moves (also when one batch moves a message twice); a
+// company without such an endpoint gets none, and the event shows the
+// message as stored.
+func testMessageStatusEvents(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	hookA := f.endpoint(a.ID, webhook.MessageStatus, webhook.CampaignStatus)
+	hookA2 := f.endpoint(a.ID, webhook.MessageStatus)
+	campaignsOnly := f.endpoint(a.ID, webhook.CampaignStatus)
+	_ = f.endpoint(b.ID, webhook.SurveyAnswered)
+
+	_, msgs := f.sentBulk(a.ID, 3)
+	_, other := f.sentBulk(b.ID, 1)
+	require.Empty(t, f.statusEvents(hookA.ID), "Sending is not reported")
+
+	require.Equal(t, []bool{true, true, true}, f.apply(sent(msgs[0], 2, "P0"), sent(msgs[1], 2, "P1"), sent(other[0], 2, "Q0")))
+	// msgs[2] goes Sent and Delivered in one batch (its receipt came
+	// before its Sent was recorded)
+	_, err := f.s.ApplyReceipts(f.ctx, []delivery.Receipt{rcpt("P2", delivery.StateDelivered, "000", 3)}, at(3))
+	require.NoError(t, err)
+	br, err := f.s.ApplyBatch(f.ctx, []delivery.StatusUpdate{sent(msgs[2], 4, "P2")},
+		[]delivery.Receipt{rcpt("P0", delivery.StateDelivered, "000", 5), rcpt("P1", delivery.StateUndeliverable, "001", 5)}, at(6))
+	require.NoError(t, err)
+	require.Equal(t, []bool{true}, br.Applied)
+
+	want := []string{
+		msgs[0].ID.String() + " Sent", msgs[1].ID.String() + " Sent",
+		msgs[2].ID.String() + " Sent", msgs[2].ID.String() + " Delivered",
+	}
+	got := f.statusEvents(hookA.ID)
+	require.Len(t, got, 6)
+	require.Equal(t, want[:2], got[:2], "the first batch's events come first")
+	require.ElementsMatch(t, append(want[2:], msgs[0].ID.String()+" Delivered", msgs[1].ID.String()+" Failed"), got[2:])
+	require.Less(t, indexOf(got, msgs[2].ID.String()+" Sent"), indexOf(got, msgs[2].ID.String()+" Delivered"),
+		"one message's events in the order of its moves")
+	require.Equal(t, got, f.statusEvents(hookA2.ID), "every subscribed endpoint gets each event")
+	require.Empty(t, f.statusEvents(campaignsOnly.ID), "an endpoint not subscribed to message.status")
+
+	// the event carries the message as stored when it moved
+	ds, err := f.s.WaitingDeliveries(f.ctx, hookA.ID, 1000)
+	require.NoError(t, err)
+	var failed webhook.MessageStatusData
+	for _, d := range ds {
+		var data webhook.MessageStatusData
+		require.NoError(t, json.Unmarshal(d.Event.Data, &data))
+		if data.Status == messaging.StatusFailed {
+			failed = data
+			require.Equal(t, a.ID, d.Event.CompanyID)
+			requireTime(t, "event time: when the receipt was applied", at(6), d.Event.CreatedAt, nil)
+		}
+		if data.MessageID == msgs[2].ID && data.Status == messaging.StatusSent {
+			require.Nil(t, data.DeliveredAt, "the Sent event of a message delivered in the same batch shows no delivery")
+		}
+	}
+	require.Equal(t, msgs[1].Phone, failed.PhoneNumber)
+	require.Equal(t, messaging.ChannelSMS, failed.ChannelType)
+	require.NotNil(t, failed.SMSErrorCode)
+	require.Equal(t, "001", *failed.SMSErrorCode)
+	require.NotNil(t, failed.SentAt)
+	require.Nil(t, failed.FallbackFor)
+
+	// a deleted endpoint gets nothing more
+	require.NoError(t, f.s.DeleteWebhook(f.ctx, a.ID, hookA2.ID))
+	_, more := f.sentBulk(a.ID, 1)
+	require.Equal(t, []bool{true}, f.apply(sent(more[0], 7, "P9")))
+	require.Len(t, f.statusEvents(hookA.ID), 7)
+	f.requireReconciled()
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
 }

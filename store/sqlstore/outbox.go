@@ -1,0 +1,160 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/webhook"
+)
+
+// subscribers returns, for those of the companies that have any, the
+// enabled endpoints subscribed to event type t. It reads in the writing
+// transaction: an endpoint registered before the transaction gets its
+// events.
+func (s *Store) subscribers(ctx context.Context, tx *txn, companies []messaging.ID, t webhook.EventType) (map[messaging.ID][]messaging.ID, error) {
+	if len(companies) == 0 {
+		return nil, nil
+	}
+	rows, err := s.rawQuery(ctx, tx, s.queries().subscribers, s.jsonIDs(companies))
+	if err != nil {
+		return nil, fmt.Errorf("read webhook endpoints: %w", err)
+	}
+	defer rows.Close()
+	var out map[messaging.ID][]messaging.ID
+	for rows.Next() {
+		var id, company messaging.ID
+		var events string
+		if err := rows.Scan(&id, &company, &events); err != nil {
+			return nil, fmt.Errorf("read webhook endpoints: %w", err)
+		}
+		if !slices.Contains(strings.Split(events, ","), string(t)) {
+			continue
+		}
+		if out == nil {
+			out = map[messaging.ID][]messaging.ID{}
+		}
+		out[company] = append(out[company], id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read webhook endpoints: %w", err)
+	}
+	for _, ids := range out {
+		slicesSortIDs(ids)
+	}
+	return out, nil
+}
+
+// emitMessageStatus writes the message.status events of the messages in
+// moved (their trails, Sending left out) whose company has an endpoint
+// subscribed, with a delivery for each such endpoint. The messages are
+// read back as written, so an event shows the message as stored.
+func (s *Store) emitMessageStatus(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, moved []messaging.ID) error {
+	var companies []messaging.ID
+	for _, id := range moved {
+		if c := states[id].companyID; !slices.Contains(companies, c) {
+			companies = append(companies, c)
+		}
+	}
+	subs, err := s.subscribers(ctx, tx, companies, webhook.MessageStatus)
+	if err != nil || len(subs) == 0 {
+		return err
+	}
+	var ids []messaging.ID
+	for _, id := range moved {
+		if subs[states[id].companyID] != nil {
+			ids = append(ids, id)
+		}
+	}
+	msgs := make(map[messaging.ID]*messaging.Message, len(ids))
+	for chunk := range slices.Chunk(ids, 1000) {
+		rows, err := s.rawQuery(ctx, tx, "SELECT "+messageColumnList+" FROM messages WHERE "+s.jsonIDsIn("id"), s.jsonIDs(chunk))
+		if err != nil {
+			return fmt.Errorf("read messages for their events: %w", err)
+		}
+		got, err := collect(rows, scanMessage)
+		if err != nil {
+			return fmt.Errorf("read messages for their events: %w", err)
+		}
+		for i := range got {
+			msgs[got[i].ID] = &got[i]
+		}
+	}
+	var events []webhook.Event
+	for _, id := range ids {
+		m := msgs[id]
+		if m == nil {
+			continue
+		}
+		for _, mv := range states[id].trail {
+			if mv.status == messaging.StatusSending {
+				continue
+			}
+			c := *m
+			c.Status = mv.status
+			events = append(events, webhook.MessageStatusEvent(s.idGen.New(), &c, mv.at))
+		}
+	}
+	return s.writeEvents(ctx, tx, events, subs)
+}
+
+// writeEvents inserts events and, for each, a delivery to every endpoint
+// of subs[its company], due at once.
+func (s *Store) writeEvents(ctx context.Context, tx *txn, events []webhook.Event, subs map[messaging.ID][]messaging.ID) error {
+	for chunk := range slices.Chunk(events, 500) {
+		ev := s.newJSONRows(len(chunk))
+		dl := s.newJSONRows(len(chunk))
+		for _, e := range chunk {
+			ev.row().id(e.ID).id(e.CompanyID).text(string(e.Type)).id(e.Subject).ts(e.CreatedAt).text(string(e.Data))
+			for _, ep := range subs[e.CompanyID] {
+				dl.row().id(s.idGen.New()).id(ep).id(e.ID).id(e.Subject).ts(e.CreatedAt)
+			}
+		}
+		if _, err := s.rawExec(ctx, tx, "INSERT INTO webhook_events (id, company_id, type, subject_id, created_at, data) "+
+			s.jsonSelect([]string{"id", "company_id", "type", "subject_id", "created_at", "data"},
+				[]int{jsonID, jsonID, jsonText, jsonID, jsonTime, jsonText}), ev.String()); err != nil {
+			return fmt.Errorf("write webhook events: %w", err)
+		}
+		if dl.rows == 0 {
+			continue
+		}
+		if _, err := s.rawExec(ctx, tx, "INSERT INTO webhook_deliveries (id, endpoint_id, event_id, subject_id, next_at) "+
+			s.jsonSelect([]string{"id", "endpoint_id", "event_id", "subject_id", "next_at"},
+				[]int{jsonID, jsonID, jsonID, jsonID, jsonTime}), dl.String()); err != nil {
+			return fmt.Errorf("write webhook deliveries: %w", err)
+		}
+	}
+	return nil
+}
+
+const deliveryColumns = "d.id, d.endpoint_id, d.state, d.attempts, d.next_at, d.last_at, d.last_status, d.last_error, d.last_latency_us, " +
+	"e.id, e.company_id, e.type, e.subject_id, e.created_at, e.data"
+
+func scanDelivery(row interface{ Scan(...any) error }) (webhook.Delivery, error) {
+	var d webhook.Delivery
+	var latency int64
+	var data string
+	err := row.Scan(&d.ID, &d.EndpointID, &d.State, &d.Attempts, timeDst{&d.NextAt}, timePtrDst{&d.LastAt}, &d.LastStatus,
+		&d.LastError, &latency, &d.Event.ID, &d.Event.CompanyID, &d.Event.Type, &d.Event.Subject, timeDst{&d.Event.CreatedAt}, &data)
+	d.LastLatency = time.Duration(latency) * time.Microsecond
+	d.Event.Data = []byte(data)
+	return d, err
+}
+
+// WaitingDeliveries implements webhook.Outbox.
+func (s *Store) WaitingDeliveries(ctx context.Context, endpointID messaging.ID, limit int) (_ []webhook.Delivery, err error) {
+	defer keepUnavailable(&err)
+	rows, err := s.read.QueryContext(ctx, "SELECT "+deliveryColumns+" FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id "+
+		"WHERE d.endpoint_id = ? AND d.state = 0 ORDER BY d.id LIMIT ?", s.id(endpointID), limit)
+	if err != nil {
+		return nil, fmt.Errorf("read waiting deliveries: %w", err)
+	}
+	out, err := collect(rows, scanDelivery)
+	if err != nil {
+		return nil, fmt.Errorf("read waiting deliveries: %w", err)
+	}
+	return out, nil
+}

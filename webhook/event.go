@@ -1,0 +1,132 @@
+package webhook
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// Event is one thing that happened in a company, as its endpoints
+// receive it. The store writes it in the transaction of the change it
+// reports, so that no committed change loses its event.
+type Event struct {
+	ID        messaging.ID
+	CompanyID messaging.ID
+	Type      EventType
+	// Subject is what the event is about (the message of a
+	// message.status, the campaign of a campaign.status): the events of
+	// one subject reach an endpoint in the order they happened.
+	Subject   messaging.ID
+	CreatedAt time.Time
+	// Data is the event's data object, in JSON.
+	Data json.RawMessage
+}
+
+// Body returns the JSON body of the requests carrying e:
+// {"id", "type", "createdAt", "data"}.
+func (e Event) Body() []byte {
+	b, err := json.Marshal(struct {
+		ID        messaging.ID    `json:"id"`
+		Type      EventType       `json:"type"`
+		CreatedAt string          `json:"createdAt"`
+		Data      json.RawMessage `json:"data"`
+	}{e.ID, e.Type, stamp(e.CreatedAt), e.Data})
+	if err != nil { // Data is JSON Herald wrote; nothing else can fail
+		panic(fmt.Sprintf("webhook: event %s: %v", e.ID, err))
+	}
+	return b
+}
+
+// stamp writes t as the API does: RFC 3339, UTC, milliseconds.
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+func stampPtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := stamp(*t)
+	return &s
+}
+
+// MessageStatusData is the data of a message.status event: the message
+// as it is once it moved to Status.
+type MessageStatusData struct {
+	MessageID      messaging.ID            `json:"messageId"`
+	CampaignID     messaging.ID            `json:"campaignId"`
+	ChannelType    messaging.Channel       `json:"channelType"`
+	Status         messaging.MessageStatus `json:"status"`
+	Details        *string                 `json:"details"`
+	SMSErrorCode   *string                 `json:"smsErrorCode"`
+	ChatErrorCode  *string                 `json:"chatErrorCode"`
+	PhoneNumber    string                  `json:"phoneNumber"`
+	ExternalUserID *string                 `json:"externalUserId"`
+	// FallbackFor is, on a fallback SMS, the id of the chat message it
+	// replaces.
+	FallbackFor *messaging.ID `json:"fallbackFor"`
+	CreatedAt   string        `json:"createdAt"`
+	SentAt      *string       `json:"sentAt"`
+	DeliveredAt *string       `json:"deliveredAt"`
+	SeenAt      *string       `json:"seenAt"`
+}
+
+// MessageStatusEvent returns the message.status event, with id id at
+// time at, of m having moved to m.Status. The times of statuses m reached
+// after it are left out (a message read once it was Seen, reported as
+// having moved to Delivered, shows no seenAt).
+func MessageStatusEvent(id messaging.ID, m *messaging.Message, at time.Time) Event {
+	switch m.Status {
+	case messaging.StatusPending, messaging.StatusSent:
+		c := *m
+		c.DeliveredAt, c.SeenAt = nil, nil
+		m = &c
+	case messaging.StatusDelivered:
+		c := *m
+		c.SeenAt = nil
+		m = &c
+	}
+	d := MessageStatusData{MessageID: m.ID, CampaignID: m.CampaignID, ChannelType: m.Channel, Status: m.Status,
+		Details: nullable(m.Details), SMSErrorCode: nullable(m.SMSErrorCode), PhoneNumber: m.Phone,
+		ExternalUserID: nullable(m.ExternalUserID), CreatedAt: stamp(m.CreatedAt),
+		SentAt: stampPtr(m.SentAt), DeliveredAt: stampPtr(m.DeliveredAt), SeenAt: stampPtr(m.SeenAt)}
+	if m.Channel == messaging.ChannelChat && m.Status == messaging.StatusFailed {
+		d.ChatErrorCode = nullable(chatErrorCode(m.Details))
+	}
+	if m.IsFallback() {
+		f := m.FallbackFor
+		d.FallbackFor = &f
+	}
+	data, err := json.Marshal(d)
+	if err != nil { // strings, ids and times only
+		panic(fmt.Sprintf("webhook: message %s: %v", m.ID, err))
+	}
+	return Event{ID: id, CompanyID: m.CompanyID, Type: MessageStatus, Subject: m.ID, CreatedAt: at, Data: data}
+}
+
+// chatErrorCode is the provider's code in the details of a failed chat
+// message, written "NAME (code)": "USER_BLOCKED (8)" gives "8".
+func chatErrorCode(details string) string {
+	if !strings.HasSuffix(details, ")") {
+		return ""
+	}
+	i := strings.LastIndexByte(details, '(')
+	if i < 0 {
+		return ""
+	}
+	code := details[i+1 : len(details)-1]
+	for _, c := range code {
+		if c < '0' || c > '9' {
+			return ""
+		}
+	}
+	return code
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

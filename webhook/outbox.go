@@ -1,0 +1,49 @@
+package webhook
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// DeliveryState is where a delivery stands.
+type DeliveryState int
+
+// The delivery states.
+const (
+	// Waiting: not taken by the endpoint yet; sent (again) at NextAt.
+	Waiting DeliveryState = iota
+	// Delivered: the endpoint answered 2xx.
+	Delivered
+	// GaveUp: no attempt succeeded within the retry period, or the
+	// endpoint answered 410 Gone.
+	GaveUp
+)
+
+// Delivery is one event on its way to one endpoint: the store writes one
+// for each endpoint subscribed to the event's type when it writes the
+// event.
+type Delivery struct {
+	ID         messaging.ID
+	EndpointID messaging.ID
+	Event      Event
+	State      DeliveryState
+	Attempts   int
+	// NextAt is when the next attempt is due, while Waiting.
+	NextAt time.Time
+	// The last attempt: when, the HTTP status (0 when there was no
+	// answer), the error when there was none, and how long it took.
+	LastAt      *time.Time
+	LastStatus  int
+	LastError   string
+	LastLatency time.Duration
+}
+
+// Outbox is what sending events needs from storage: the deliveries that
+// wait, and the outcome of their attempts.
+type Outbox interface {
+	// WaitingDeliveries returns up to limit deliveries of the endpoint
+	// that wait, with their events, in the order they were written.
+	WaitingDeliveries(ctx context.Context, endpointID messaging.ID, limit int) ([]Delivery, error)
+}
