@@ -46,4 +46,30 @@ type Outbox interface {
 	// WaitingDeliveries returns up to limit deliveries of the endpoint
 	// that wait, with their events, in the order they were written.
 	WaitingDeliveries(ctx context.Context, endpointID messaging.ID, limit int) ([]Delivery, error)
+	// LeaseWebhooks gives owner, until until, the enabled endpoints whose
+	// lease is free at now or already owner's, and returns them: one
+	// process sends to an endpoint at a time, which keeps each subject's
+	// events in order across processes.
+	LeaseWebhooks(ctx context.Context, owner string, now, until time.Time) ([]Endpoint, error)
+	// RecordAttempts stores the outcomes of attempts, each on its
+	// delivery (one more attempt), in one transaction.
+	RecordAttempts(ctx context.Context, attempts []Attempt) error
+	// DisableWebhook stops the endpoint: it is no longer leased, and
+	// reads show it disabled at at, for reason.
+	DisableWebhook(ctx context.Context, id messaging.ID, at time.Time, reason string) error
+}
+
+// Attempt is the outcome of one attempt to deliver, as recorded.
+type Attempt struct {
+	DeliveryID messaging.ID
+	At         time.Time
+	// Status is the endpoint's HTTP status, 0 when it gave none; Error
+	// says what went wrong when it did not answer 2xx.
+	Status  int
+	Error   string
+	Latency time.Duration
+	// State is where the delivery stands after the attempt: Delivered,
+	// Waiting (tried again at NextAt) or GaveUp.
+	State  DeliveryState
+	NextAt time.Time
 }

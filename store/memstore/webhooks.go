@@ -11,8 +11,9 @@ import (
 
 // webhookRows are the webhook endpoints, by id and in the order created.
 type webhookRows struct {
-	byID  map[messaging.ID]*webhook.Endpoint
-	order []messaging.ID
+	byID   map[messaging.ID]*webhook.Endpoint
+	order  []messaging.ID
+	leases map[messaging.ID]webhookLease
 }
 
 // copyEndpoint returns e sharing no memory with it.
@@ -116,6 +117,7 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, companyID, id messaging
 type outbox struct {
 	ids        *messaging.IDGenerator
 	deliveries []*webhook.Delivery
+	byID       map[messaging.ID]*webhook.Delivery
 }
 
 // subscribers returns the enabled endpoints of company subscribed to t,
@@ -133,10 +135,13 @@ func (s *Store) subscribers(company messaging.ID, t webhook.EventType) []messagi
 // emit writes ev (its ID set here) with a delivery for each endpoint of
 // its company subscribed to its type.
 func (s *Store) emit(ev webhook.Event, endpoints []messaging.ID) {
+	if s.outbox.byID == nil {
+		s.outbox.byID = map[messaging.ID]*webhook.Delivery{}
+	}
 	for _, ep := range endpoints {
-		s.outbox.deliveries = append(s.outbox.deliveries, &webhook.Delivery{
-			ID: s.outbox.ids.New(), EndpointID: ep, Event: ev, NextAt: ev.CreatedAt,
-		})
+		d := &webhook.Delivery{ID: s.outbox.ids.New(), EndpointID: ep, Event: ev, NextAt: ev.CreatedAt}
+		s.outbox.deliveries = append(s.outbox.deliveries, d)
+		s.outbox.byID[d.ID] = d
 	}
 }
 
@@ -168,4 +173,68 @@ func (s *Store) WaitingDeliveries(ctx context.Context, endpointID messaging.ID, 
 		}
 	}
 	return out, nil
+}
+
+// webhookLease is who sends to an endpoint, until when.
+type webhookLease struct {
+	owner string
+	until time.Time
+}
+
+// LeaseWebhooks implements webhook.Outbox.
+func (s *Store) LeaseWebhooks(ctx context.Context, owner string, now, until time.Time) ([]webhook.Endpoint, error) {
+	if err := s.lock(ctx, "lease webhooks"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if s.webhooks.leases == nil {
+		s.webhooks.leases = map[messaging.ID]webhookLease{}
+	}
+	var out []webhook.Endpoint
+	for _, id := range s.webhooks.order {
+		e := s.webhooks.byID[id]
+		if e == nil || e.DisabledAt != nil {
+			continue
+		}
+		if l, ok := s.webhooks.leases[id]; ok && l.owner != owner && !l.until.Before(now) {
+			continue
+		}
+		s.webhooks.leases[id] = webhookLease{owner: owner, until: until}
+		out = append(out, copyEndpoint(*e))
+	}
+	return out, nil
+}
+
+// RecordAttempts implements webhook.Outbox.
+func (s *Store) RecordAttempts(ctx context.Context, attempts []webhook.Attempt) error {
+	if err := s.lock(ctx, "record webhook attempts"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	for _, a := range attempts {
+		d := s.outbox.byID[a.DeliveryID]
+		if d == nil {
+			continue
+		}
+		at := a.At
+		d.Attempts++
+		d.LastAt, d.LastStatus, d.LastError, d.LastLatency = &at, a.Status, a.Error, a.Latency
+		d.State, d.NextAt = a.State, a.NextAt
+	}
+	return nil
+}
+
+// DisableWebhook implements webhook.Outbox.
+func (s *Store) DisableWebhook(ctx context.Context, id messaging.ID, at time.Time, reason string) error {
+	if err := s.lock(ctx, "disable webhook"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	e := s.webhooks.byID[id]
+	if e == nil {
+		return webhook.NotFound(id)
+	}
+	e.DisabledAt, e.DisabledReason = &at, reason
+	delete(s.webhooks.leases, id)
+	return nil
 }

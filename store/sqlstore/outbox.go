@@ -158,3 +158,59 @@ func (s *Store) WaitingDeliveries(ctx context.Context, endpointID messaging.ID, 
 	}
 	return out, nil
 }
+
+// LeaseWebhooks implements webhook.Outbox.
+func (s *Store) LeaseWebhooks(ctx context.Context, owner string, now, until time.Time) (_ []webhook.Endpoint, err error) {
+	defer keepUnavailable(&err)
+	var out []webhook.Endpoint
+	err = s.write(ctx, "lease webhooks", func(tx *txn) error {
+		rows, err := tx.QueryContext(ctx, "UPDATE webhook_endpoints SET lease_owner = ?, lease_until = ? "+
+			"WHERE disabled_at IS NULL AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?) RETURNING "+webhookColumns,
+			owner, s.ts(until), owner, s.ts(now))
+		if err != nil {
+			return fmt.Errorf("lease webhooks: %w", err)
+		}
+		out, err = collect(rows, scanWebhook)
+		if err != nil {
+			return fmt.Errorf("lease webhooks: %w", err)
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b webhook.Endpoint) int { return compareIDs(a.ID, b.ID) })
+	return out, err
+}
+
+// RecordAttempts implements webhook.Outbox.
+func (s *Store) RecordAttempts(ctx context.Context, attempts []webhook.Attempt) (err error) {
+	defer keepUnavailable(&err)
+	if len(attempts) == 0 {
+		return nil
+	}
+	return s.write(ctx, "record webhook attempts", func(tx *txn) error {
+		for chunk := range slices.Chunk(attempts, 1000) {
+			rows := s.newJSONRows(len(chunk))
+			for _, a := range chunk {
+				rows.row().id(a.DeliveryID).int(int64(a.State)).ts(a.NextAt).ts(a.At).int(int64(a.Status)).text(a.Error).
+					int(a.Latency.Microseconds())
+			}
+			_, err := s.rawExec(ctx, tx, "WITH v AS ("+s.jsonSelect(
+				[]string{"id", "state", "next_at", "last_at", "last_status", "last_error", "last_latency_us"},
+				[]int{jsonID, jsonInt, jsonTime, jsonTime, jsonInt, jsonText, jsonInt})+
+				") UPDATE webhook_deliveries SET state = v.state, next_at = v.next_at, last_at = v.last_at, last_status = v.last_status, "+
+				"last_error = v.last_error, last_latency_us = v.last_latency_us, attempts = webhook_deliveries.attempts + 1 "+
+				"FROM v WHERE webhook_deliveries.id = v.id"+s.pgAlsoIn("webhook_deliveries.id", "SELECT id FROM v"), rows.String())
+			if err != nil {
+				return fmt.Errorf("record webhook attempts: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// DisableWebhook implements webhook.Outbox.
+func (s *Store) DisableWebhook(ctx context.Context, id messaging.ID, at time.Time, reason string) (err error) {
+	defer keepUnavailable(&err)
+	res, err := s.db.ExecContext(ctx, "UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?",
+		s.ts(at), reason, s.id(id))
+	return updatedOne(res, err, "disable webhook", func() error { return webhook.NotFound(id) })
+}

@@ -150,6 +150,7 @@ func cases() []testCase {
 		{"PurgeFinished", testPurgeFinished},
 		{"Webhooks", testWebhooks},
 		{"MessageStatusEvents", testMessageStatusEvents},
+		{"WebhookOutbox", testWebhookOutbox},
 	}
 }
 

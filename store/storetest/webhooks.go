@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -200,4 +201,72 @@ func indexOf(list []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// testWebhookOutbox: endpoints are leased to one owner at a time until
+// the lease ends; attempts record their outcome on the delivery (a
+// delivered or given-up delivery no longer waits, one to retry waits with
+// its next time and the attempt's figures); a disabled endpoint is leased
+// to nobody and reads as disabled.
+func testWebhookOutbox(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	h1 := f.endpoint(a.ID, webhook.MessageStatus)
+	h2 := f.endpoint(a.ID, webhook.MessageStatus)
+
+	got, err := f.s.LeaseWebhooks(f.ctx, "p1", at(0), at(30))
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	require.Equal(t, h1.Secret, got[0].Secret, "the sender needs the secrets")
+	got, err = f.s.LeaseWebhooks(f.ctx, "p2", at(10), at(40))
+	require.NoError(t, err)
+	require.Empty(t, got, "leased to p1 until 30")
+	got, err = f.s.LeaseWebhooks(f.ctx, "p1", at(20), at(50))
+	require.NoError(t, err)
+	require.Len(t, got, 2, "p1 renews its own leases")
+	got, err = f.s.LeaseWebhooks(f.ctx, "p2", at(51), at(80))
+	require.NoError(t, err)
+	require.Len(t, got, 2, "p2 takes them once p1's lease ended")
+
+	_, msgs := f.sentBulk(a.ID, 3)
+	require.Equal(t, []bool{true, true, true}, f.apply(sent(msgs[0], 2, "P0"), sent(msgs[1], 2, "P1"), sent(msgs[2], 2, "P2")))
+	ds, err := f.s.WaitingDeliveries(f.ctx, h1.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, ds, 3)
+	for _, d := range ds {
+		require.Zero(t, d.Attempts)
+		require.Nil(t, d.LastAt)
+	}
+	require.NoError(t, f.s.RecordAttempts(f.ctx, []webhook.Attempt{
+		{DeliveryID: ds[0].ID, At: at(3), Status: 204, Latency: 1500 * time.Microsecond, State: webhook.Delivered, NextAt: at(3)},
+		{DeliveryID: ds[1].ID, At: at(3), Status: 503, Error: "HTTP 503", Latency: 2 * time.Millisecond, State: webhook.Waiting, NextAt: at(13)},
+		{DeliveryID: ds[2].ID, At: at(3), Status: 0, Error: "connection refused", State: webhook.GaveUp, NextAt: at(3)},
+	}))
+	left, err := f.s.WaitingDeliveries(f.ctx, h1.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, left, 1)
+	require.Equal(t, ds[1].ID, left[0].ID)
+	require.Equal(t, 1, left[0].Attempts)
+	requireTime(t, "NextAt", at(13), left[0].NextAt, nil)
+	require.NotNil(t, left[0].LastAt)
+	requireTime(t, "LastAt", at(3), *left[0].LastAt, nil)
+	require.Equal(t, 503, left[0].LastStatus)
+	require.Equal(t, "HTTP 503", left[0].LastError)
+	require.Equal(t, 2*time.Millisecond, left[0].LastLatency)
+	other, err := f.s.WaitingDeliveries(f.ctx, h2.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, other, 3, "another endpoint's deliveries of the same events are its own")
+
+	require.NoError(t, f.s.DisableWebhook(f.ctx, h1.ID, at(90), "answered 410 Gone"))
+	e, err := f.s.GetWebhook(f.ctx, a.ID, h1.ID)
+	require.NoError(t, err)
+	require.NotNil(t, e.DisabledAt)
+	requireTime(t, "DisabledAt", at(90), *e.DisabledAt, nil)
+	require.Equal(t, "answered 410 Gone", e.DisabledReason)
+	got, err = f.s.LeaseWebhooks(f.ctx, "p2", at(91), at(120))
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, h2.ID, got[0].ID, "a disabled endpoint is not leased")
+	requireNotFound(t, f.s.DisableWebhook(f.ctx, f.id(), at(90), "x"))
+	f.requireReconciled()
 }
