@@ -1,0 +1,359 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// Poster sends one request to an endpoint: an adapter over HTTP. Post
+// returns the HTTP status the endpoint answered, or 0 and an error when
+// it gave none (unreachable, refused by the address rules, too slow).
+type Poster interface {
+	Post(ctx context.Context, url string, header map[string]string, body []byte) (status int, err error)
+}
+
+// SenderConfig configures a Sender. Store and Poster are required; every
+// other field has a documented zero-value default.
+type SenderConfig struct {
+	// Store holds the endpoints and the outbox. Required.
+	Store Outbox
+	// Poster sends the requests. Required.
+	Poster Poster
+	// Owner names this process in endpoint leases; processes sharing a
+	// store need different names. Default "herald".
+	Owner string
+	// Lease is how long an endpoint stays with this process after its
+	// last renewal: another process takes it over that long after this
+	// one stopped. Default 15 seconds.
+	Lease time.Duration
+	// RetryFor is how long after its event a delivery is tried again;
+	// then Herald gives up on it. Default 24 hours.
+	RetryFor time.Duration
+	// Backoff is the wait between attempts of one delivery, with jitter.
+	// Default 5 seconds doubling up to 1 hour.
+	Backoff messaging.Backoff
+	// Concurrency is how many requests go to one endpoint at once.
+	// Default 16.
+	Concurrency int
+	// Timeout bounds one request. Default 10 seconds.
+	Timeout time.Duration
+	// Idle is how long an endpoint with nothing to send waits before
+	// looking again. Default 100 milliseconds.
+	Idle time.Duration
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Logger receives endpoints that fail and are disabled. Default:
+	// discard.
+	Logger *slog.Logger
+}
+
+// Defaults of SenderConfig.
+const (
+	DefaultLease       = 15 * time.Second
+	DefaultRetryFor    = 24 * time.Hour
+	DefaultConcurrency = 16
+	DefaultTimeout     = 10 * time.Second
+	DefaultIdle        = 100 * time.Millisecond
+)
+
+// DefaultBackoff is the wait between attempts of a delivery.
+var DefaultBackoff = messaging.Backoff{Min: 5 * time.Second, Max: time.Hour}
+
+// maxIdle is the longest an endpoint loop waits between rounds that find
+// nothing to send, without a Wake.
+const maxIdle = time.Second
+
+// roundSize is how many waiting deliveries of an endpoint one round
+// reads.
+const roundSize = 1000
+
+// giveUpAfterFailures is how many attempts in a row may fail in one round
+// before the round stops sending: an endpoint that is down is not sent the
+// rest of a round only to fail again.
+const giveUpAfterFailures = 5
+
+// Sender sends the outbox's deliveries to their endpoints: each endpoint
+// this process leases has a loop of rounds. A round reads the oldest
+// waiting deliveries and sends, for each subject, the first one if it is
+// due, Concurrency at a time; the next round sends what follows. So an
+// endpoint receives one subject's events in order, each once it took the
+// one before (or Herald gave up on it), while different subjects go side
+// by side.
+//
+// A 2xx answer delivers; 410 Gone disables the endpoint; any other answer,
+// a redirect included, or none is tried again after Backoff, until
+// RetryFor after the event. Every attempt is recorded with its status,
+// error and latency.
+type Sender struct {
+	cfg SenderConfig
+	log *slog.Logger
+
+	mu      sync.Mutex
+	running map[messaging.ID]context.CancelFunc
+	// wake is closed (and replaced) to wake every endpoint loop.
+	wake chan struct{}
+}
+
+// NewSender returns a Sender for cfg.
+func NewSender(cfg SenderConfig) (*Sender, error) {
+	if cfg.Store == nil || cfg.Poster == nil {
+		return nil, errors.New("webhook: SenderConfig.Store and Poster are required")
+	}
+	if cfg.Owner == "" {
+		cfg.Owner = "herald"
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultLease
+	}
+	if cfg.RetryFor <= 0 {
+		cfg.RetryFor = DefaultRetryFor
+	}
+	cfg.Backoff = cfg.Backoff.Or(DefaultBackoff)
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Idle <= 0 {
+		cfg.Idle = DefaultIdle
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Sender{cfg: cfg, log: log, running: map[messaging.ID]context.CancelFunc{}, wake: make(chan struct{})}, nil
+}
+
+// Wake makes the endpoint loops look for deliveries at once rather than
+// after their idle wait.
+func (s *Sender) Wake() {
+	s.mu.Lock()
+	close(s.wake)
+	s.wake = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// woken returns the channel the next Wake closes.
+func (s *Sender) woken() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wake
+}
+
+// Run leases endpoints and sends to them until ctx ends; then it waits
+// for the requests in flight (each bounded by Timeout) and returns nil.
+func (s *Sender) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	renew := time.NewTicker(s.cfg.Lease / 3)
+	defer renew.Stop()
+	for {
+		now := s.cfg.Now()
+		eps, err := s.cfg.Store.LeaseWebhooks(ctx, s.cfg.Owner, now, now.Add(s.cfg.Lease))
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("webhooks: cannot lease endpoints", "err", err)
+		}
+		leased := make(map[messaging.ID]bool, len(eps))
+		for _, e := range eps {
+			leased[e.ID] = true
+		}
+		s.mu.Lock()
+		if err == nil {
+			for id, stop := range s.running {
+				if !leased[id] { // deleted, disabled, or taken by another process
+					stop()
+					delete(s.running, id)
+				}
+			}
+		}
+		for _, e := range eps {
+			if _, ok := s.running[e.ID]; ok {
+				continue
+			}
+			ectx, stop := context.WithCancel(ctx)
+			s.running[e.ID] = stop
+			wg.Go(func() { s.loop(ectx, e) })
+		}
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-renew.C:
+		}
+	}
+}
+
+// loop sends e's deliveries round after round until ctx ends.
+func (s *Sender) loop(ctx context.Context, e Endpoint) {
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, e.ID)
+		s.mu.Unlock()
+	}()
+	idle := s.cfg.Idle // grows while rounds find nothing, up to maxIdle
+	for ctx.Err() == nil {
+		woken := s.woken()
+		sent, wait, gone, err := s.round(ctx, e)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("webhooks: round failed", "endpoint", e.ID, "err", err)
+		}
+		if gone {
+			return
+		}
+		if sent > 0 && err == nil {
+			idle = s.cfg.Idle
+			continue
+		}
+		t := time.NewTimer(min(wait, idle))
+		select {
+		case <-ctx.Done():
+		case <-woken:
+			idle = s.cfg.Idle
+		case <-t.C:
+			idle = min(2*idle, max(maxIdle, s.cfg.Idle))
+		}
+		t.Stop()
+	}
+}
+
+// round sends one round of e's deliveries and records their attempts. It
+// returns how many it sent, how long to wait when it sent none, and
+// whether the endpoint is gone (disabled).
+func (s *Sender) round(ctx context.Context, e Endpoint) (sent int, wait time.Duration, gone bool, err error) {
+	ds, err := s.cfg.Store.WaitingDeliveries(ctx, e.ID, roundSize)
+	if err != nil {
+		return 0, s.cfg.Idle, false, fmt.Errorf("read deliveries: %w", err)
+	}
+	now := s.cfg.Now()
+	wait = maxIdle
+	taken := map[messaging.ID]bool{} // subjects with an earlier delivery waiting
+	var due []Delivery
+	for _, d := range ds {
+		if taken[d.Event.Subject] {
+			continue
+		}
+		taken[d.Event.Subject] = true
+		if d.NextAt.After(now) {
+			wait = max(min(wait, d.NextAt.Sub(now)), time.Millisecond)
+			continue
+		}
+		due = append(due, d)
+	}
+	if len(due) == 0 {
+		return 0, wait, false, nil
+	}
+
+	attempts := make([]Attempt, 0, len(due))
+	var (
+		mu       sync.Mutex
+		failures int // in a row
+		status   = map[int]int{}
+	)
+	work := make(chan Delivery)
+	var wg sync.WaitGroup
+	for range min(s.cfg.Concurrency, len(due)) {
+		wg.Go(func() {
+			for d := range work {
+				mu.Lock()
+				stop := failures >= giveUpAfterFailures || status[410] > 0
+				mu.Unlock()
+				if stop { // not sent: it waits for a later round
+					continue
+				}
+				a := s.attempt(ctx, e, d)
+				mu.Lock()
+				attempts = append(attempts, a)
+				status[a.Status]++
+				if a.State == Delivered {
+					failures = 0
+				} else {
+					failures++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+send:
+	for _, d := range due {
+		mu.Lock()
+		stop := failures >= giveUpAfterFailures || status[410] > 0
+		mu.Unlock()
+		if stop {
+			break
+		}
+		select {
+		case work <- d:
+		case <-ctx.Done():
+			break send
+		}
+	}
+	close(work)
+	wg.Wait()
+	if status[410] > 0 {
+		at := s.cfg.Now()
+		if err := s.cfg.Store.DisableWebhook(context.WithoutCancel(ctx), e.ID, at, "answered 410 Gone"); err != nil {
+			return len(attempts), s.cfg.Idle, false, fmt.Errorf("disable endpoint: %w", err)
+		}
+		s.log.Warn("webhooks: endpoint answered 410 Gone; disabled", "endpoint", e.ID)
+		gone = true
+	}
+	if err := s.cfg.Store.RecordAttempts(context.WithoutCancel(ctx), attempts); err != nil {
+		return len(attempts), s.cfg.Idle, gone, fmt.Errorf("record attempts: %w", err)
+	}
+	return len(attempts), s.cfg.Idle, gone, nil
+}
+
+// attempt sends d once and returns its outcome.
+func (s *Sender) attempt(ctx context.Context, e Endpoint, d Delivery) Attempt {
+	body := d.Event.Body()
+	start := s.cfg.Now()
+	header := map[string]string{
+		"Content-Type":  "application/json",
+		EventIDHeader:   d.Event.ID.String(),
+		SignatureHeader: Sign(start, body, e.Secrets(start)...),
+		"User-Agent":    "Herald-Webhooks/1",
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
+	status, err := s.cfg.Poster.Post(rctx, e.URL, header, body)
+	cancel()
+	end := s.cfg.Now()
+	a := Attempt{DeliveryID: d.ID, At: start, Status: status, Latency: end.Sub(start)}
+	switch {
+	case err == nil && status >= 200 && status < 300:
+		a.State, a.NextAt = Delivered, end
+		return a
+	case err != nil:
+		a.Error = truncate(err.Error(), 300)
+	default:
+		a.Error = "HTTP " + strconv.Itoa(status)
+	}
+	if status == 410 || end.Sub(d.Event.CreatedAt) >= s.cfg.RetryFor {
+		a.State, a.NextAt = GaveUp, end
+		return a
+	}
+	a.State, a.NextAt = Waiting, end.Add(s.cfg.Backoff.Delay(d.Attempts+1))
+	return a
+}
+
+// truncate cuts s to at most n bytes, at a character boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
