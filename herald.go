@@ -2,6 +2,8 @@ package herald
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,6 +31,7 @@ type Store interface {
 	survey.Store
 	delivery.EventStore
 	webhook.Store
+	webhook.Outbox
 }
 
 // SMSTransport makes the SMS sender Herald sends through, given the
@@ -74,6 +77,14 @@ type Config struct {
 	// Webhooks tunes the webhook endpoints (which URLs they may have).
 	// Its Store is set by New.
 	Webhooks webhook.Config
+	// WebhookPoster sends the requests of webhook events (an HTTP client:
+	// transport/webhookpost). Nil: no webhooks; companies cannot register
+	// endpoints, and Webhooks returns nil.
+	WebhookPoster webhook.Poster
+	// WebhookSender tunes the sending of webhook events. Its Store,
+	// Poster and Logger are set by New, and Owner when empty (to
+	// Delivery.Instance).
+	WebhookSender webhook.SenderConfig
 	// RecoverEvery is how often campaigns a stopped process left Queuing
 	// are looked for while Run runs (besides when it starts). Default 1
 	// minute.
@@ -114,6 +125,7 @@ type Herald struct {
 	campaigns  *campaign.Service
 	surveys    *survey.Service
 	webhooks   *webhook.Service
+	sender     *webhook.Sender
 	events     *delivery.ChatEvents
 	dispatcher *delivery.Dispatcher
 	sms        delivery.SMSSender
@@ -142,6 +154,12 @@ func New(cfg Config) (*Herald, error) {
 	if cfg.RetentionBatch <= 0 {
 		cfg.RetentionBatch = DefaultRetentionBatch
 	}
+	if cfg.Delivery.Instance == "" {
+		// One name for this process's claims and webhook leases.
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+		cfg.Delivery.Instance = "herald-" + hex.EncodeToString(b[:])
+	}
 	h := &Herald{cfg: cfg, log: cfg.Logger, built: make(chan struct{}), recovered: make(chan struct{})}
 
 	acfg := cfg.Accounts
@@ -160,11 +178,22 @@ func New(cfg Config) (*Herald, error) {
 		h.campaigns.Close()
 		return nil, fmt.Errorf("herald: %w", err)
 	}
-	wcfg := cfg.Webhooks
-	wcfg.Store = cfg.Store
-	if h.webhooks, err = webhook.New(wcfg); err != nil {
-		h.campaigns.Close()
-		return nil, fmt.Errorf("herald: %w", err)
+	if cfg.WebhookPoster != nil {
+		wcfg := cfg.Webhooks
+		wcfg.Store = cfg.Store
+		if h.webhooks, err = webhook.New(wcfg); err != nil {
+			h.campaigns.Close()
+			return nil, fmt.Errorf("herald: %w", err)
+		}
+		scfg := cfg.WebhookSender
+		scfg.Store, scfg.Poster, scfg.Logger = cfg.Store, cfg.WebhookPoster, cfg.Logger
+		if scfg.Owner == "" {
+			scfg.Owner = cfg.Delivery.Instance
+		}
+		if h.sender, err = webhook.NewSender(scfg); err != nil {
+			h.campaigns.Close()
+			return nil, fmt.Errorf("herald: %w", err)
+		}
 	}
 	h.events = delivery.NewChatEvents(delivery.ChatEventsConfig{Store: cfg.Store, Answers: h.surveys, Logger: cfg.Logger, Observer: cfg.Observer})
 
@@ -210,7 +239,7 @@ func (h *Herald) Accounts() *accounts.Service { return h.accounts }
 func (h *Herald) Campaigns() *campaign.Service { return h.campaigns }
 
 // Webhooks returns the webhook endpoints of companies: registration,
-// listing, removal and secret rotation.
+// listing, removal and secret rotation; nil without a WebhookPoster.
 func (h *Herald) Webhooks() *webhook.Service { return h.webhooks }
 
 // Surveys returns the survey results and their summary.
@@ -267,6 +296,9 @@ func (h *Herald) Run(ctx context.Context) error {
 	wg.Go(func() { runErr = h.dispatcher.Run(runCtx) })
 	if h.cfg.Retention > 0 {
 		wg.Go(func() { h.retain(runCtx) })
+	}
+	if h.sender != nil {
+		wg.Go(func() { _ = h.sender.Run(runCtx) })
 	}
 	t := time.NewTicker(h.cfg.RecoverEvery)
 	defer t.Stop()

@@ -60,6 +60,7 @@ func TestBinary(t *testing.T) {
 		t.Run(db.name, func(t *testing.T) {
 			t.Run("serve", func(t *testing.T) { testServe(t, bin, db.url(t)) })
 			t.Run("demo", func(t *testing.T) { testDemo(t, bin, db.url(t)) })
+			t.Run("webhooks", func(t *testing.T) { testWebhooks(t, bin, db.url(t)) })
 		})
 	}
 	t.Run("simulators", func(t *testing.T) { testSimulators(t, bin) })

@@ -25,6 +25,7 @@ import (
 	"github.com/heraldhq/herald/transport/chat"
 	"github.com/heraldhq/herald/transport/media"
 	"github.com/heraldhq/herald/transport/smpp"
+	"github.com/heraldhq/herald/transport/webhookpost"
 	"github.com/heraldhq/herald/webhook"
 )
 
@@ -75,6 +76,9 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		Retention: cfg.Retention,
 		Webhooks:  webhook.Config{URLs: cfg.WebhookURLs},
 	}
+	poster := webhookpost.New(webhookpost.Config{URLs: cfg.WebhookURLs})
+	defer poster.Close()
+	hcfg.WebhookPoster = poster
 	var smsClient *smpp.Client
 	if cfg.SMPPAddr != "" {
 		hcfg.SMS = func(receipts delivery.ReceiptHandler) (delivery.SMSSender, error) {
