@@ -32,6 +32,7 @@ type Store interface {
 	delivery.EventStore
 	webhook.Store
 	webhook.Outbox
+	webhook.Purger
 }
 
 // SMSTransport makes the SMS sender Herald sends through, given the

@@ -73,3 +73,12 @@ type Attempt struct {
 	State  DeliveryState
 	NextAt time.Time
 }
+
+// Purger removes old events: the part of the outbox the sender's
+// background purge needs.
+type Purger interface {
+	// PurgeEvents removes up to limit of the events written before
+	// before, oldest first, with their deliveries, and returns how many
+	// it removed.
+	PurgeEvents(ctx context.Context, before time.Time, limit int) (int, error)
+}

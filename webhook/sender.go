@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/heraldhq/herald/internal/pace"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -24,7 +25,10 @@ type Poster interface {
 // other field has a documented zero-value default.
 type SenderConfig struct {
 	// Store holds the endpoints and the outbox. Required.
-	Store Outbox
+	Store interface {
+		Outbox
+		Purger
+	}
 	// Poster sends the requests. Required.
 	Poster Poster
 	// Owner names this process in endpoint leases; processes sharing a
@@ -45,6 +49,11 @@ type SenderConfig struct {
 	Concurrency int
 	// Timeout bounds one request. Default 10 seconds.
 	Timeout time.Duration
+	// Keep is how long events are kept after they were written, for
+	// the delivery log and redelivery; older ones are purged hourly in the
+	// background, a few thousand at a time. Default 7 days; never less
+	// than RetryFor.
+	Keep time.Duration
 	// Idle is how long an endpoint with nothing to send waits before
 	// looking again. Default 100 milliseconds.
 	Idle time.Duration
@@ -62,6 +71,16 @@ const (
 	DefaultConcurrency = 16
 	DefaultTimeout     = 10 * time.Second
 	DefaultIdle        = 100 * time.Millisecond
+	DefaultKeep        = 7 * 24 * time.Hour
+)
+
+// Purge pacing: how often, how many events a batch, and the pause after a
+// batch (purgeShare times as long as it took, at least purgePause).
+const (
+	purgeEvery = time.Hour
+	purgeBatch = 5000
+	purgePause = 20 * time.Millisecond
+	purgeShare = 4
 )
 
 // DefaultBackoff is the wait between attempts of a delivery.
@@ -126,6 +145,10 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 	if cfg.Idle <= 0 {
 		cfg.Idle = DefaultIdle
 	}
+	if cfg.Keep <= 0 {
+		cfg.Keep = DefaultKeep
+	}
+	cfg.Keep = max(cfg.Keep, cfg.RetryFor)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -157,6 +180,7 @@ func (s *Sender) woken() <-chan struct{} {
 func (s *Sender) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	wg.Go(func() { s.purge(ctx) })
 	renew := time.NewTicker(s.cfg.Lease / 3)
 	defer renew.Stop()
 	for {
@@ -191,6 +215,29 @@ func (s *Sender) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-renew.C:
+		}
+	}
+}
+
+// purge removes the events older than Keep, hourly, batch after batch.
+func (s *Sender) purge(ctx context.Context) {
+	t := time.NewTicker(purgeEvery)
+	defer t.Stop()
+	for {
+		pace.Batches(ctx, purgePause, purgeShare, func() bool {
+			n, err := s.cfg.Store.PurgeEvents(ctx, s.cfg.Now().Add(-s.cfg.Keep), purgeBatch)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Warn("webhooks: purging old events", "err", err)
+				}
+				return false
+			}
+			return n == purgeBatch
+		})
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }

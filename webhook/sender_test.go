@@ -20,6 +20,7 @@ type fakeOutbox struct {
 	endpoints  []webhook.Endpoint
 	deliveries []*webhook.Delivery
 	attempts   []webhook.Attempt
+	purges     []time.Time
 }
 
 func (o *fakeOutbox) WaitingDeliveries(_ context.Context, endpointID messaging.ID, limit int) ([]webhook.Delivery, error) {
@@ -71,6 +72,13 @@ func (o *fakeOutbox) DisableWebhook(_ context.Context, id messaging.ID, at time.
 		}
 	}
 	return webhook.NotFound(id)
+}
+
+func (o *fakeOutbox) PurgeEvents(_ context.Context, before time.Time, limit int) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.purges = append(o.purges, before)
+	return 0, nil
 }
 
 // add writes an event about subject for every endpoint.
@@ -190,6 +198,8 @@ func TestSenderDeliversSignedEventsInOrder(t *testing.T) {
 
 	got := p.labels()
 	require.Len(t, got, 9, "each event once")
+	require.NotEmpty(t, out.purges, "old events are purged when the sender starts")
+	require.WithinDuration(t, time.Now().Add(-webhook.DefaultKeep), out.purges[0], time.Minute)
 	for _, s := range []string{"a", "b", "c"} {
 		require.Less(t, indexOf(got, s+"-Sent"), indexOf(got, s+"-Delivered"))
 		require.Less(t, indexOf(got, s+"-Delivered"), indexOf(got, s+"-Seen"))

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"time"
@@ -237,4 +238,37 @@ func (s *Store) DisableWebhook(ctx context.Context, id messaging.ID, at time.Tim
 	e.DisabledAt, e.DisabledReason = &at, reason
 	delete(s.webhooks.leases, id)
 	return nil
+}
+
+// PurgeEvents implements webhook.Purger.
+func (s *Store) PurgeEvents(ctx context.Context, before time.Time, limit int) (int, error) {
+	if err := s.lock(ctx, "purge webhook events"); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	// Ids are UUIDv7s made when the rows were written: those written
+	// before the cut sort below the first id of its millisecond.
+	var cut messaging.ID
+	ms := uint64(before.UnixMilli())
+	for i := range 6 {
+		cut[i] = byte(ms >> (8 * (5 - i)))
+	}
+	gone := map[messaging.ID]bool{}
+	for _, d := range s.outbox.deliveries {
+		if len(gone) == limit && !gone[d.Event.ID] {
+			break
+		}
+		if bytes.Compare(d.Event.ID[:], cut[:]) >= 0 {
+			break
+		}
+		gone[d.Event.ID] = true
+	}
+	s.outbox.deliveries = slices.DeleteFunc(s.outbox.deliveries, func(d *webhook.Delivery) bool {
+		if gone[d.Event.ID] {
+			delete(s.outbox.byID, d.ID)
+			return true
+		}
+		return false
+	})
+	return len(gone), nil
 }

@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -213,4 +215,40 @@ func (s *Store) DisableWebhook(ctx context.Context, id messaging.ID, at time.Tim
 	res, err := s.db.ExecContext(ctx, "UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?",
 		s.ts(at), reason, s.id(id))
 	return updatedOne(res, err, "disable webhook", func() error { return webhook.NotFound(id) })
+}
+
+// PurgeEvents implements webhook.Purger. Event and delivery ids are
+// UUIDv7s, made when they were written, so the events written before a
+// time are those whose id is below the first id of that millisecond, read
+// through the primary key; their deliveries, written in the same
+// transaction, are found the same way (those of one transaction may be
+// left for the next purge when the cut falls inside it).
+func (s *Store) PurgeEvents(ctx context.Context, before time.Time, limit int) (_ int, err error) {
+	defer keepUnavailable(&err)
+	cut := s.id(idAt(before, 0))
+	var n int
+	err = s.write(ctx, "purge webhook events", func(tx *txn) error {
+		var last messaging.ID // the zero id when there is none
+		err := tx.QueryRowContext(ctx, "SELECT COUNT(*) OVER (), id FROM (SELECT id FROM webhook_events WHERE id < ? ORDER BY id LIMIT ?) e "+
+			"ORDER BY id DESC LIMIT 1", cut, limit).Scan(&n, &last)
+		if errors.Is(err, sql.ErrNoRows) {
+			n = 0
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("purge webhook events: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries "+
+			"WHERE id < ? AND event_id <= ? ORDER BY id LIMIT ?)", cut, s.id(last), limit*webhook.MaxEndpoints); err != nil {
+			return fmt.Errorf("purge webhook deliveries: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM webhook_events WHERE id <= ?", s.id(last)); err != nil {
+			return fmt.Errorf("purge webhook events: %w", err)
+		}
+		return nil
+	})
+	return n, err
 }

@@ -82,6 +82,7 @@ type Store interface {
 	delivery.EventStore
 	webhook.Store
 	webhook.Outbox
+	webhook.Purger
 	// CheckCounters recomputes every campaign's counters and each
 	// company's pending count from the message rows and returns where the
 	// stored ones differ (messaging.CounterDrift). Every case that moves
@@ -151,6 +152,7 @@ func cases() []testCase {
 		{"Webhooks", testWebhooks},
 		{"MessageStatusEvents", testMessageStatusEvents},
 		{"WebhookOutbox", testWebhookOutbox},
+		{"PurgeWebhookEvents", testPurgeWebhookEvents},
 	}
 }
 

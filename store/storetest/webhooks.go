@@ -270,3 +270,33 @@ func testWebhookOutbox(f *fixture) {
 	requireNotFound(t, f.s.DisableWebhook(f.ctx, f.id(), at(90), "x"))
 	f.requireReconciled()
 }
+
+// testPurgeWebhookEvents: events written before a time go with their
+// deliveries, oldest first and limit at a time; later ones stay.
+func testPurgeWebhookEvents(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	h := f.endpoint(a.ID, webhook.MessageStatus)
+	_, msgs := f.sentBulk(a.ID, 5)
+	for i, m := range msgs {
+		require.Equal(t, []bool{true}, f.apply(sent(m, 2, fmt.Sprintf("P%d", i))))
+	}
+	n, err := f.s.PurgeEvents(f.ctx, time.Now().Add(-time.Hour), 10)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing was written an hour ago")
+	require.Len(t, f.statusEvents(h.ID), 5)
+
+	n, err = f.s.PurgeEvents(f.ctx, time.Now().Add(time.Second), 2)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	left := f.statusEvents(h.ID)
+	require.Equal(t, []string{msgs[2].ID.String() + " Sent", msgs[3].ID.String() + " Sent", msgs[4].ID.String() + " Sent"}, left,
+		"the oldest go first")
+	n, err = f.s.PurgeEvents(f.ctx, time.Now().Add(time.Second), 10)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	require.Empty(t, f.statusEvents(h.ID))
+	n, err = f.s.PurgeEvents(f.ctx, time.Now().Add(time.Second), 10)
+	require.NoError(t, err)
+	require.Zero(t, n)
+}
