@@ -111,32 +111,34 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 	c := loadContract(t)
 	require.True(t, c.doc.IsOpenAPI31OrLater())
 	want := map[string][]string{
-		"/api/v1/templates/sms":                       {"POST"},
-		"/api/v1/templates/chat":                      {"POST"},
-		"/api/v1/templates":                           {"GET"},
-		"/api/v1/templates/{id}":                      {"DELETE", "GET", "PUT"},
-		"/api/v1/sms/campaigns":                       {"POST"},
-		"/api/v1/chat/campaigns":                      {"POST"},
-		"/api/v1/sms/campaigns/{id}/messages":         {"POST"},
-		"/api/v1/chat/campaigns/{id}/messages":        {"POST"},
-		"/api/v1/sms/promotional":                     {"POST"},
-		"/api/v1/chat/send":                           {"POST"},
-		"/api/v1/sms/send":                            {"POST"},
-		"/api/v1/chat/send-text":                      {"POST"},
-		"/api/v1/campaigns":                           {"GET"},
-		"/api/v1/campaigns/{id}":                      {"GET"},
-		"/api/v1/campaigns/{id}/start":                {"POST"},
-		"/api/v1/messages":                            {"GET"},
-		"/api/v1/survey-results":                      {"GET"},
-		"/api/v1/survey-results/{campaignId}/summary": {"GET"},
-		"/api/v1/chat-services":                       {"GET"},
-		"/api/v1/sms-senders":                         {"GET"},
-		"/api/v1/webhooks":                            {"GET", "POST"},
-		"/api/v1/webhooks/{id}":                       {"DELETE", "GET"},
-		"/api/v1/webhooks/{id}/rotate-secret":         {"POST"},
-		"/api/v1/openapi.json":                        {"GET"},
-		"/healthz":                                    {"GET"},
-		"/readyz":                                     {"GET"},
+		"/api/v1/templates/sms":                                {"POST"},
+		"/api/v1/templates/chat":                               {"POST"},
+		"/api/v1/templates":                                    {"GET"},
+		"/api/v1/templates/{id}":                               {"DELETE", "GET", "PUT"},
+		"/api/v1/sms/campaigns":                                {"POST"},
+		"/api/v1/chat/campaigns":                               {"POST"},
+		"/api/v1/sms/campaigns/{id}/messages":                  {"POST"},
+		"/api/v1/chat/campaigns/{id}/messages":                 {"POST"},
+		"/api/v1/sms/promotional":                              {"POST"},
+		"/api/v1/chat/send":                                    {"POST"},
+		"/api/v1/sms/send":                                     {"POST"},
+		"/api/v1/chat/send-text":                               {"POST"},
+		"/api/v1/campaigns":                                    {"GET"},
+		"/api/v1/campaigns/{id}":                               {"GET"},
+		"/api/v1/campaigns/{id}/start":                         {"POST"},
+		"/api/v1/messages":                                     {"GET"},
+		"/api/v1/survey-results":                               {"GET"},
+		"/api/v1/survey-results/{campaignId}/summary":          {"GET"},
+		"/api/v1/chat-services":                                {"GET"},
+		"/api/v1/sms-senders":                                  {"GET"},
+		"/api/v1/webhooks":                                     {"GET", "POST"},
+		"/api/v1/webhooks/{id}":                                {"DELETE", "GET"},
+		"/api/v1/webhooks/{id}/rotate-secret":                  {"POST"},
+		"/api/v1/webhooks/{id}/deliveries":                     {"GET"},
+		"/api/v1/webhooks/{id}/deliveries/{eventId}/redeliver": {"POST"},
+		"/api/v1/openapi.json":                                 {"GET"},
+		"/healthz":                                             {"GET"},
+		"/readyz":                                              {"GET"},
 	}
 	got := map[string][]string{}
 	for path, item := range c.doc.Paths.Map() {
@@ -244,21 +246,28 @@ func TestContractTour(t *testing.T) {
 	e.do("GET", "/api/v1/sms-senders", nil)
 	e.do("GET", "/api/v1/sms-senders", nil, noKey())
 	e.do("GET", "/api/v1/sms-senders", nil, withKey("om_"+strings.Repeat("x", 32)))
-	hook := e.do("POST", "/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/herald", "events": []string{"message.status"}}).obj()["id"].(string)
-	e.do("POST", "/api/v1/webhooks", map[string]any{"url": "http://hooks.example.com/herald", "events": []string{"message.sent"}})
-	e.do("GET", "/api/v1/webhooks", nil)
-	e.do("GET", "/api/v1/webhooks/"+hook, nil)
-	e.do("GET", "/api/v1/webhooks/"+missing, nil)
-	e.do("POST", "/api/v1/webhooks/"+hook+"/rotate-secret", nil)
-	e.do("POST", "/api/v1/webhooks/"+missing+"/rotate-secret", nil)
-	e.do("DELETE", "/api/v1/webhooks/"+hook, nil)
-	e.do("DELETE", "/api/v1/webhooks/"+hook, nil)
+	hooks := newEnv(t)
+	hook := hooks.do("POST", "/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/herald", "events": []string{"message.status"}}).obj()["id"].(string)
+	hooks.do("POST", "/api/v1/webhooks", map[string]any{"url": "http://hooks.example.com/herald", "events": []string{"message.sent"}})
+	hooks.do("GET", "/api/v1/webhooks", nil)
+	hooks.do("GET", "/api/v1/webhooks/"+hook, nil)
+	hooks.do("GET", "/api/v1/webhooks/"+missing, nil)
+	hooks.do("POST", "/api/v1/webhooks/"+hook+"/rotate-secret", nil)
+	hooks.do("POST", "/api/v1/webhooks/"+missing+"/rotate-secret", nil)
+	hooks.sentDirect(t, 1)
+	log := hooks.do("GET", "/api/v1/webhooks/"+hook+"/deliveries?page=1&pageSize=5", nil).obj()["deliveries"].([]any)
+	require.NotEmpty(t, log)
+	hooks.do("GET", "/api/v1/webhooks/"+missing+"/deliveries", nil)
+	hooks.do("POST", "/api/v1/webhooks/"+hook+"/deliveries/"+log[0].(map[string]any)["eventId"].(string)+"/redeliver", nil)
+	hooks.do("POST", "/api/v1/webhooks/"+hook+"/deliveries/"+missing+"/redeliver", nil)
+	hooks.do("DELETE", "/api/v1/webhooks/"+hook, nil)
+	hooks.do("DELETE", "/api/v1/webhooks/"+hook, nil)
 	e.do("GET", "/api/v1/openapi.json", nil, noKey())
 	e.do("GET", "/healthz", nil, noKey())
 	e.do("GET", "/readyz", nil, noKey())
 
 	seen := map[string]map[int]bool{}
-	for _, c := range []*contract{e.verify, direct.verify} {
+	for _, c := range []*contract{e.verify, direct.verify, hooks.verify} {
 		for id, st := range c.seen {
 			if seen[id] == nil {
 				seen[id] = map[int]bool{}

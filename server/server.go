@@ -261,6 +261,8 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 		route(http.MethodGet, "/webhooks/{id}", s.getWebhook)
 		route(http.MethodDelete, "/webhooks/{id}", s.deleteWebhook)
 		route(http.MethodPost, "/webhooks/{id}/rotate-secret", s.rotateWebhookSecret)
+		route(http.MethodGet, "/webhooks/{id}/deliveries", s.listDeliveries)
+		route(http.MethodPost, "/webhooks/{id}/deliveries/{eventId}/redeliver", s.redeliver)
 	}
 
 	if s.adminToken != "" {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -118,5 +119,84 @@ func (s *server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	s.writeJSON(w, http.StatusOK, webhookOut(e, true, time.Now()))
+	return nil
+}
+
+// deliveryJSON is one entry of GET /webhooks/{id}/deliveries.
+type deliveryJSON struct {
+	EventID        string          `json:"eventId"`
+	EventType      string          `json:"eventType"`
+	EventCreatedAt timestamp       `json:"eventCreatedAt"`
+	Status         string          `json:"status"`
+	Attempts       int             `json:"attempts"`
+	NextAttemptAt  *timestamp      `json:"nextAttemptAt"`
+	LastAttemptAt  *timestamp      `json:"lastAttemptAt"`
+	LastStatusCode *int            `json:"lastStatusCode"`
+	LastError      *string         `json:"lastError"`
+	LastLatencyMs  *float64        `json:"lastLatencyMs"`
+	Body           json.RawMessage `json:"body"`
+}
+
+// deliveryStates names the delivery states in the API.
+var deliveryStates = map[webhook.DeliveryState]string{webhook.Waiting: "Waiting", webhook.Delivered: "Delivered", webhook.GaveUp: "GaveUp"}
+
+func deliveryOut(d *webhook.Delivery) deliveryJSON {
+	out := deliveryJSON{EventID: d.Event.ID.String(), EventType: string(d.Event.Type), EventCreatedAt: ts(d.Event.CreatedAt),
+		Status: deliveryStates[d.State], Attempts: d.Attempts, LastAttemptAt: tsOrNull(d.LastAt), LastError: strOrNull(d.LastError),
+		Body: d.Event.Body()}
+	if d.State == webhook.Waiting {
+		out.NextAttemptAt = tsOrNull(&d.NextAt)
+	}
+	if d.LastAt != nil {
+		code, ms := d.LastStatus, float64(d.LastLatency.Microseconds())/1000
+		out.LastStatusCode, out.LastLatencyMs = &code, &ms
+	}
+	return out
+}
+
+// listDeliveries answers GET /webhooks/{id}/deliveries.
+func (s *server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	q := newQuery(r)
+	page := q.page()
+	if err := q.err(); err != nil {
+		return err
+	}
+	ds, total, err := s.webhooks.Deliveries(r.Context(), companyOf(r), id, page)
+	if err != nil {
+		return err
+	}
+	out := make([]deliveryJSON, len(ds))
+	for i := range ds {
+		out[i] = deliveryOut(&ds[i])
+	}
+	s.writeJSON(w, http.StatusOK, struct {
+		Deliveries []deliveryJSON `json:"deliveries"`
+		pageJSON
+	}{out, pageOut(page, total)})
+	return nil
+}
+
+// redeliver answers POST /webhooks/{id}/deliveries/{eventId}/redeliver:
+// 202, the event is sent again at once.
+func (s *server) redeliver(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	eventID, err := pathID(r, "eventId")
+	if err != nil {
+		return err
+	}
+	if err := s.webhooks.Redeliver(r.Context(), companyOf(r), id, eventID); err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusAccepted, struct {
+		EventID string `json:"eventId"`
+		Status  string `json:"status"`
+	}{eventID.String(), "Waiting"})
 	return nil
 }

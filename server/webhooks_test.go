@@ -1,12 +1,17 @@
 package server_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
 )
 
 func TestWebhookEndpoints(t *testing.T) {
@@ -99,4 +104,58 @@ func TestWebhookLoopbackInDevelopment(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
 	requireError(t, e.do("POST", "/api/v1/webhooks", map[string]any{"url": "http://hooks.example.com/events", "events": []string{"message.status"}}),
 		http.StatusBadRequest, "Bad Request", "url")
+}
+
+// sentDirect sends a direct SMS to n numbers and records each Sent in the
+// store, as the dispatcher would: each move writes a message.status event.
+func (e *env) sentDirect(t *testing.T, n int) {
+	t.Helper()
+	r := e.do("POST", "/api/v1/sms/send", map[string]any{"messageContent": "hi", "smsSenderId": e.sender, "recipients": recipients(n)})
+	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
+	ctx := context.Background()
+	now := time.Now()
+	claimed, err := e.store.ClaimDue(ctx, delivery.Claim{Channel: messaging.ChannelSMS, Now: now, LeaseUntil: now.Add(time.Minute), Limit: n})
+	require.NoError(t, err)
+	require.Len(t, claimed, n)
+	var ups []delivery.StatusUpdate
+	for i, m := range claimed {
+		pid := fmt.Sprintf("P%d", i)
+		ups = append(ups, delivery.StatusUpdate{MessageID: m.ID, Status: messaging.StatusSent, At: now, ProviderMessageID: pid, PartIDs: []string{pid}})
+	}
+	_, err = e.store.ApplyUpdates(ctx, ups)
+	require.NoError(t, err)
+}
+
+func TestWebhookDeliveryLog(t *testing.T) {
+	e := newEnv(t)
+	id := e.do("POST", "/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/h", "events": []string{"message.status"}}).obj()["id"].(string)
+	e.sentDirect(t, 3)
+
+	r := e.do("GET", "/api/v1/webhooks/"+id+"/deliveries?pageSize=2", nil)
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	page := r.obj()
+	require.EqualValues(t, 3, page["totalCount"])
+	require.EqualValues(t, 2, page["totalPages"])
+	ds := page["deliveries"].([]any)
+	require.Len(t, ds, 2)
+	first := ds[0].(map[string]any)
+	require.Equal(t, "message.status", first["eventType"])
+	require.Equal(t, "Waiting", first["status"])
+	require.EqualValues(t, 0, first["attempts"])
+	require.Nil(t, first["lastAttemptAt"])
+	require.NotNil(t, first["nextAttemptAt"])
+	body := first["body"].(map[string]any)
+	require.Equal(t, first["eventId"], body["id"])
+	require.Equal(t, "Sent", body["data"].(map[string]any)["status"])
+
+	eventID := first["eventId"].(string)
+	r = e.do("POST", "/api/v1/webhooks/"+id+"/deliveries/"+eventID+"/redeliver", nil)
+	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
+	require.Equal(t, "Waiting", r.obj()["status"])
+	requireError(t, e.do("POST", "/api/v1/webhooks/"+id+"/deliveries/"+id+"/redeliver", nil), http.StatusNotFound, "Not Found", "")
+
+	other := e.newCompany(t, "Other")
+	requireError(t, e.do("GET", "/api/v1/webhooks/"+id+"/deliveries", nil, withKey(other.key)), http.StatusNotFound, "Not Found", "")
+	requireError(t, e.do("POST", "/api/v1/webhooks/"+id+"/deliveries/"+eventID+"/redeliver", nil, withKey(other.key)), http.StatusNotFound, "Not Found", "")
+	requireError(t, e.do("GET", "/api/v1/webhooks/"+id+"/deliveries?page=0", nil), http.StatusBadRequest, "Bad Request", "page")
 }

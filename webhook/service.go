@@ -149,3 +149,35 @@ func (s *Service) RotateSecret(ctx context.Context, companyID, id messaging.ID) 
 func NotFound(id messaging.ID) *messaging.Error {
 	return messaging.NotFoundf("Webhook %s not found", id)
 }
+
+// Deliveries returns one page of an endpoint's deliveries, the latest
+// event first, with the outcome of their last attempt, and how many there
+// are (those of the events kept: SenderConfig.Keep).
+func (s *Service) Deliveries(ctx context.Context, companyID, endpointID messaging.ID, page messaging.PageRequest) ([]Delivery, int, error) {
+	p, err := page.Normalize()
+	if err != nil {
+		return nil, 0, err
+	}
+	out, total, err := s.store.ListDeliveries(ctx, companyID, endpointID, p)
+	if messaging.IsCode(err, messaging.NotFound) {
+		return nil, 0, NotFound(endpointID)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	return out, total, nil
+}
+
+// Redeliver sends an event to the endpoint again, at once, whatever
+// became of it (delivered, given up, or waiting for a retry); later events
+// of its subject still waiting wait for it.
+func (s *Service) Redeliver(ctx context.Context, companyID, endpointID, eventID messaging.ID) error {
+	err := s.store.Redeliver(ctx, companyID, endpointID, eventID, s.now().UTC().Truncate(time.Microsecond))
+	if messaging.IsCode(err, messaging.NotFound) {
+		return messaging.NotFoundf("Webhook %s has no delivery of event %s", endpointID, eventID)
+	}
+	if err != nil {
+		return fmt.Errorf("redeliver: %w", err)
+	}
+	return nil
+}

@@ -24,4 +24,12 @@ type Store interface {
 	// current one the previous secret, signing until previousUntil; it
 	// returns the endpoint as stored, or NotFound.
 	RotateWebhookSecret(ctx context.Context, companyID, id messaging.ID, secret string, previousUntil time.Time) (Endpoint, error)
+	// ListDeliveries returns one page of the endpoint's deliveries, the
+	// latest event first, and how many it has; NotFound when the company
+	// has no such endpoint.
+	ListDeliveries(ctx context.Context, companyID, endpointID messaging.ID, page messaging.PageRequest) ([]Delivery, int, error)
+	// Redeliver makes the endpoint's delivery of the event wait again,
+	// due at now, its attempts kept; NotFound when the company has no
+	// such endpoint or the endpoint no delivery of the event.
+	Redeliver(ctx context.Context, companyID, endpointID, eventID messaging.ID, now time.Time) error
 }

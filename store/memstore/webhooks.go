@@ -272,3 +272,43 @@ func (s *Store) PurgeEvents(ctx context.Context, before time.Time, limit int) (i
 	})
 	return len(gone), nil
 }
+
+// ListDeliveries implements webhook.Store.
+func (s *Store) ListDeliveries(ctx context.Context, companyID, endpointID messaging.ID, page messaging.PageRequest) ([]webhook.Delivery, int, error) {
+	if err := s.lock(ctx, "list webhook deliveries"); err != nil {
+		return nil, 0, err
+	}
+	defer s.mu.Unlock()
+	if e := s.webhooks.byID[endpointID]; e == nil || e.CompanyID != companyID {
+		return nil, 0, webhook.NotFound(endpointID)
+	}
+	var all []webhook.Delivery
+	for i := len(s.outbox.deliveries) - 1; i >= 0; i-- {
+		if d := s.outbox.deliveries[i]; d.EndpointID == endpointID {
+			c := *d
+			c.Event.Data = slices.Clone(d.Event.Data)
+			all = append(all, c)
+		}
+	}
+	slices.SortStableFunc(all, func(a, b webhook.Delivery) int { return bytes.Compare(b.Event.ID[:], a.Event.ID[:]) })
+	from := min(page.Offset(), len(all))
+	return all[from:min(from+page.PageSize, len(all))], len(all), nil
+}
+
+// Redeliver implements webhook.Store.
+func (s *Store) Redeliver(ctx context.Context, companyID, endpointID, eventID messaging.ID, now time.Time) error {
+	if err := s.lock(ctx, "redeliver"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if e := s.webhooks.byID[endpointID]; e == nil || e.CompanyID != companyID {
+		return webhook.NotFound(endpointID)
+	}
+	for _, d := range s.outbox.deliveries {
+		if d.EndpointID == endpointID && d.Event.ID == eventID {
+			d.State, d.NextAt = webhook.Waiting, now
+			return nil
+		}
+	}
+	return messaging.NotFoundf("no delivery of event %s", eventID)
+}

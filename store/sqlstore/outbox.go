@@ -252,3 +252,39 @@ func (s *Store) PurgeEvents(ctx context.Context, before time.Time, limit int) (_
 	})
 	return n, err
 }
+
+// ListDeliveries implements webhook.Store, through the deliveries' index
+// by endpoint and event.
+func (s *Store) ListDeliveries(ctx context.Context, companyID, endpointID messaging.ID, page messaging.PageRequest) (_ []webhook.Delivery, _ int, err error) {
+	defer keepUnavailable(&err)
+	var n int
+	err = s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM webhook_endpoints WHERE id = ? AND company_id = ?", s.id(endpointID), s.id(companyID)).Scan(&n)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	if n == 0 {
+		return nil, 0, webhook.NotFound(endpointID)
+	}
+	var total int
+	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM webhook_deliveries WHERE endpoint_id = ?", s.id(endpointID)).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	rows, err := s.read.QueryContext(ctx, "SELECT "+deliveryColumns+" FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id "+
+		"WHERE d.endpoint_id = ? ORDER BY d.event_id DESC LIMIT ? OFFSET ?", s.id(endpointID), page.PageSize, page.Offset())
+	if err != nil {
+		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	out, err := collect(rows, scanDelivery)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	return out, total, nil
+}
+
+// Redeliver implements webhook.Store.
+func (s *Store) Redeliver(ctx context.Context, companyID, endpointID, eventID messaging.ID, now time.Time) (err error) {
+	defer keepUnavailable(&err)
+	res, err := s.db.ExecContext(ctx, "UPDATE webhook_deliveries SET state = 0, next_at = ? WHERE endpoint_id = ? AND event_id = ? "+
+		"AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE company_id = ?)", s.ts(now), s.id(endpointID), s.id(eventID), s.id(companyID))
+	return updatedOne(res, err, "redeliver", func() error { return messaging.NotFoundf("no delivery of event %s", eventID) })
+}

@@ -153,6 +153,7 @@ func cases() []testCase {
 		{"MessageStatusEvents", testMessageStatusEvents},
 		{"WebhookOutbox", testWebhookOutbox},
 		{"PurgeWebhookEvents", testPurgeWebhookEvents},
+		{"WebhookDeliveryLog", testWebhookDeliveryLog},
 	}
 }
 

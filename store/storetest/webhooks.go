@@ -300,3 +300,49 @@ func testPurgeWebhookEvents(f *fixture) {
 	require.NoError(t, err)
 	require.Zero(t, n)
 }
+
+// testWebhookDeliveryLog: an endpoint's deliveries are listed latest
+// event first, paged, with their last attempt, to its company only; a
+// delivery is made to wait again, due at once, keeping its attempts.
+func testWebhookDeliveryLog(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	h := f.endpoint(a.ID, webhook.MessageStatus)
+	_, msgs := f.sentBulk(a.ID, 3)
+	for i, m := range msgs {
+		require.Equal(t, []bool{true}, f.apply(sent(m, 2+i, fmt.Sprintf("P%d", i))))
+	}
+	waiting, err := f.s.WaitingDeliveries(f.ctx, h.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, waiting, 3)
+	require.NoError(t, f.s.RecordAttempts(f.ctx, []webhook.Attempt{
+		{DeliveryID: waiting[0].ID, At: at(9), Status: 200, Latency: time.Millisecond, State: webhook.Delivered, NextAt: at(9)},
+	}))
+
+	page, total, err := f.s.ListDeliveries(f.ctx, a.ID, h.ID, messaging.PageRequest{Page: 1, PageSize: 2})
+	require.NoError(t, err)
+	require.Equal(t, 3, total)
+	require.Len(t, page, 2)
+	require.Equal(t, waiting[2].Event.ID, page[0].Event.ID, "latest event first")
+	require.Equal(t, waiting[1].Event.ID, page[1].Event.ID)
+	page, _, err = f.s.ListDeliveries(f.ctx, a.ID, h.ID, messaging.PageRequest{Page: 2, PageSize: 2})
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	require.Equal(t, waiting[0].Event.ID, page[0].Event.ID)
+	require.Equal(t, webhook.Delivered, page[0].State)
+	require.Equal(t, 1, page[0].Attempts)
+	require.Equal(t, 200, page[0].LastStatus)
+	require.JSONEq(t, string(waiting[0].Event.Data), string(page[0].Event.Data))
+	_, _, err = f.s.ListDeliveries(f.ctx, b.ID, h.ID, messaging.PageRequest{Page: 1, PageSize: 2})
+	requireNotFound(t, err, "another company's endpoint")
+
+	require.NoError(t, f.s.Redeliver(f.ctx, a.ID, h.ID, waiting[0].Event.ID, at(20)))
+	again, err := f.s.WaitingDeliveries(f.ctx, h.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, again, 3)
+	require.Equal(t, waiting[0].ID, again[0].ID)
+	require.Equal(t, 1, again[0].Attempts, "its attempts are kept")
+	requireTime(t, "NextAt", at(20), again[0].NextAt, nil)
+	requireNotFound(t, f.s.Redeliver(f.ctx, b.ID, h.ID, waiting[0].Event.ID, at(20)), "another company's endpoint")
+	requireNotFound(t, f.s.Redeliver(f.ctx, a.ID, h.ID, f.id(), at(20)), "no such event")
+}
