@@ -72,7 +72,7 @@ func allowed(dir, p string) (bool, string) {
 		"campaign":             {"messaging", "template", "accounts", "internal/ttlcache"},
 		"delivery":             {"messaging", "accounts", "campaign", "internal/groupcommit", "internal/ttlcache", "internal/pace"},
 		"survey":               {"messaging", "campaign", "internal/groupcommit"},
-		"webhook":              {"messaging", "internal/pace"},
+		"webhook":              {"messaging", "campaign", "internal/pace"},
 	}
 	if deps, ok := domain[dir]; ok {
 		if isStd(p) {

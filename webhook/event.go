@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -129,4 +130,46 @@ func nullable(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// CampaignStatusData is the data of a campaign.status event: the campaign
+// with its counters once it moved to Status, as GET /campaigns/{id} shows
+// them.
+type CampaignStatusData struct {
+	CampaignID                messaging.ID             `json:"campaignId"`
+	Name                      string                   `json:"name"`
+	Status                    messaging.CampaignStatus `json:"status"`
+	ChannelType               messaging.Channel        `json:"channelType"`
+	SendingMode               messaging.SendingMode    `json:"sendingMode"`
+	TotalMessages             int                      `json:"totalMessages"`
+	PendingCount              int                      `json:"pendingCount"`
+	DeliveredCount            int                      `json:"deliveredCount"`
+	SeenCount                 int                      `json:"seenCount"`
+	FailedCount               int                      `json:"failedCount"`
+	UnconfirmedCount          int                      `json:"unconfirmedCount"`
+	SMSFallbackCount          int                      `json:"smsFallbackCount"`
+	SMSFallbackDeliveredCount int                      `json:"smsFallbackDeliveredCount"`
+	SMSFallbackFailedCount    int                      `json:"smsFallbackFailedCount"`
+	OverallDeliveryRate       float64                  `json:"overallDeliveryRate"`
+	FailureReason             *string                  `json:"failureReason"`
+	CreatedAt                 string                   `json:"createdAt"`
+	StartedAt                 *string                  `json:"startedAt"`
+	CompletedAt               *string                  `json:"completedAt"`
+}
+
+// CampaignStatusEvent returns the campaign.status event, with id id at
+// time at, of c having moved to c.Status.
+func CampaignStatusEvent(id messaging.ID, c *messaging.Campaign, at time.Time) Event {
+	st := campaign.StatsOf(*c)
+	d := CampaignStatusData{CampaignID: c.ID, Name: c.Name, Status: c.Status, ChannelType: c.Channel, SendingMode: c.Mode,
+		TotalMessages: st.TotalMessages, PendingCount: st.Pending, DeliveredCount: st.Delivered, SeenCount: st.Seen,
+		FailedCount: st.Failed, UnconfirmedCount: st.Unconfirmed, SMSFallbackCount: st.FallbackCount,
+		SMSFallbackDeliveredCount: st.FallbackDelivered, SMSFallbackFailedCount: st.FallbackFailed,
+		OverallDeliveryRate: st.OverallDeliveryRate, FailureReason: nullable(c.FailureReason), CreatedAt: stamp(c.CreatedAt),
+		StartedAt: stampPtr(c.StartedAt), CompletedAt: stampPtr(c.CompletedAt)}
+	data, err := json.Marshal(d)
+	if err != nil { // strings, numbers, ids and times only
+		panic(fmt.Sprintf("webhook: campaign %s: %v", c.ID, err))
+	}
+	return Event{ID: id, CompanyID: c.CompanyID, Type: CampaignStatus, Subject: c.ID, CreatedAt: at, Data: data}
 }

@@ -128,6 +128,7 @@ func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 	case messaging.CampaignFailed:
 		c.FailureReason = reason
 	}
+	s.emitCampaignStatus(c, at)
 	return nil
 }
 

@@ -196,6 +196,7 @@ func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (int, error)
 		if c.Status == messaging.CampaignInProgress && c.Mode == messaging.ModeBulk &&
 			c.Counts.Unsent() == 0 && c.FallbackCounts.Unsent() == 0 {
 			c.Status, c.UpdatedAt, c.CompletedAt = messaging.CampaignCompleted, now, cloneTime(&now)
+			s.emitCampaignStatus(c, now)
 			n++
 		}
 	}

@@ -156,6 +156,16 @@ func (s *Store) emitMessageStatus(m *messaging.Message, at time.Time) {
 	s.emit(webhook.MessageStatusEvent(s.outbox.ids.New(), m, at), eps)
 }
 
+// emitCampaignStatus writes the campaign.status event of c, which moved
+// to its status at, when its company subscribes to it.
+func (s *Store) emitCampaignStatus(c *messaging.Campaign, at time.Time) {
+	eps := s.subscribers(c.CompanyID, webhook.CampaignStatus)
+	if len(eps) == 0 {
+		return
+	}
+	s.emit(webhook.CampaignStatusEvent(s.outbox.ids.New(), c, at), eps)
+}
+
 // WaitingDeliveries implements webhook.Outbox.
 func (s *Store) WaitingDeliveries(ctx context.Context, endpointID messaging.ID, limit int) ([]webhook.Delivery, error) {
 	if err := s.lock(ctx, "read waiting deliveries"); err != nil {

@@ -299,7 +299,10 @@ func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 		if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET "+set+" WHERE id = ?", args...); err != nil {
 			return fmt.Errorf("update campaign: %w", err)
 		}
-		return s.addPending(ctx, tx, map[messaging.ID]int{companyID: c.pending() - before})
+		if err := s.addPending(ctx, tx, map[messaging.ID]int{companyID: c.pending() - before}); err != nil {
+			return err
+		}
+		return s.emitCampaignStatus(ctx, tx, []messaging.ID{id}, []messaging.ID{companyID}, at)
 	})
 }
 

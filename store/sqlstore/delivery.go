@@ -579,18 +579,36 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, 
 // CompleteDrained implements delivery.Store, from the campaigns' counters.
 func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (_ int, err error) {
 	defer keepUnavailable(&err)
-	var n int64
+	var n int
 	err = s.write(ctx, "complete drained campaigns", func(tx *txn) error {
-		res, err := tx.ExecContext(ctx, "UPDATE campaigns SET status = 'Completed', completed_at = ?, updated_at = ? "+
-			"WHERE status = 'InProgress' AND mode = 'Bulk' AND pending + sending + fb_pending + fb_sending = 0",
+		rows, err := tx.QueryContext(ctx, "UPDATE campaigns SET status = 'Completed', completed_at = ?, updated_at = ? "+
+			"WHERE status = 'InProgress' AND mode = 'Bulk' AND pending + sending + fb_pending + fb_sending = 0 RETURNING id, company_id",
 			s.ts(now), s.ts(now))
 		if err != nil {
 			return fmt.Errorf("complete: %w", err)
 		}
-		n, err = res.RowsAffected()
-		return err
+		var ids, companies []messaging.ID
+		for rows.Next() {
+			var id, company messaging.ID
+			if err := rows.Scan(&id, &company); err != nil {
+				rows.Close()
+				return fmt.Errorf("complete: %w", err)
+			}
+			ids, companies = append(ids, id), append(companies, company)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("complete: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("complete: %w", err)
+		}
+		n = len(ids)
+		if n == 0 {
+			return nil
+		}
+		return s.emitCampaignStatus(ctx, tx, ids, slices.Compact(slices.SortedFunc(slices.Values(companies), compareIDs)), now)
 	})
-	return int(n), err
+	return n, err
 }
 
 // Backlog implements delivery.Store, from the counters of the InProgress

@@ -288,3 +288,28 @@ func (s *Store) Redeliver(ctx context.Context, companyID, endpointID, eventID me
 		"AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE company_id = ?)", s.ts(now), s.id(endpointID), s.id(eventID), s.id(companyID))
 	return updatedOne(res, err, "redeliver", func() error { return messaging.NotFoundf("no delivery of event %s", eventID) })
 }
+
+// emitCampaignStatus writes the campaign.status events of the campaigns
+// ids (of companies), which moved to their status at at, for the
+// companies that subscribe to them; the campaigns are read as written.
+func (s *Store) emitCampaignStatus(ctx context.Context, tx *txn, ids, companies []messaging.ID, at time.Time) error {
+	subs, err := s.subscribers(ctx, tx, companies, webhook.CampaignStatus)
+	if err != nil || len(subs) == 0 {
+		return err
+	}
+	rows, err := s.rawQuery(ctx, tx, "SELECT "+campaignColumns+" FROM campaigns WHERE "+s.jsonIDsIn("id")+" ORDER BY id", s.jsonIDs(ids))
+	if err != nil {
+		return fmt.Errorf("read campaigns for their events: %w", err)
+	}
+	cs, err := collect(rows, scanCampaign)
+	if err != nil {
+		return fmt.Errorf("read campaigns for their events: %w", err)
+	}
+	var events []webhook.Event
+	for i := range cs {
+		if subs[cs[i].CompanyID] != nil {
+			events = append(events, webhook.CampaignStatusEvent(s.idGen.New(), &cs[i], at))
+		}
+	}
+	return s.writeEvents(ctx, tx, events, subs)
+}

@@ -154,6 +154,7 @@ func cases() []testCase {
 		{"WebhookOutbox", testWebhookOutbox},
 		{"PurgeWebhookEvents", testPurgeWebhookEvents},
 		{"WebhookDeliveryLog", testWebhookDeliveryLog},
+		{"CampaignStatusEvents", testCampaignStatusEvents},
 	}
 }
 

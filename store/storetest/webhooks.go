@@ -104,7 +104,7 @@ func (f *fixture) endpoint(companyID messaging.ID, events ...webhook.EventType) 
 }
 
 // statusEvents returns the message and status of each message.status
-// event waiting for the endpoint, in order.
+// event waiting for the endpoint, in order (other events left out).
 func (f *fixture) statusEvents(endpointID messaging.ID) []string {
 	f.t.Helper()
 	ds, err := f.s.WaitingDeliveries(f.ctx, endpointID, 1000)
@@ -113,7 +113,9 @@ func (f *fixture) statusEvents(endpointID messaging.ID) []string {
 	for _, d := range ds {
 		require.Equal(f.t, endpointID, d.EndpointID)
 		require.Equal(f.t, webhook.Waiting, d.State)
-		require.Equal(f.t, webhook.MessageStatus, d.Event.Type)
+		if d.Event.Type != webhook.MessageStatus {
+			continue
+		}
 		var data webhook.MessageStatusData
 		require.NoError(f.t, json.Unmarshal(d.Event.Data, &data), "%s", d.Event.Data)
 		require.Equal(f.t, d.Event.Subject, data.MessageID)
@@ -168,6 +170,9 @@ func testMessageStatusEvents(f *fixture) {
 	require.NoError(t, err)
 	var failed webhook.MessageStatusData
 	for _, d := range ds {
+		if d.Event.Type != webhook.MessageStatus {
+			continue
+		}
 		var data webhook.MessageStatusData
 		require.NoError(t, json.Unmarshal(d.Event.Data, &data))
 		if data.Status == messaging.StatusFailed {
@@ -345,4 +350,76 @@ func testWebhookDeliveryLog(f *fixture) {
 	requireTime(t, "NextAt", at(20), again[0].NextAt, nil)
 	requireNotFound(t, f.s.Redeliver(f.ctx, b.ID, h.ID, waiting[0].Event.ID, at(20)), "another company's endpoint")
 	requireNotFound(t, f.s.Redeliver(f.ctx, a.ID, h.ID, f.id(), at(20)), "no such event")
+}
+
+// campaignEvents returns the campaign.status events waiting for the
+// endpoint, in order.
+func (f *fixture) campaignEvents(endpointID messaging.ID) []webhook.CampaignStatusData {
+	f.t.Helper()
+	ds, err := f.s.WaitingDeliveries(f.ctx, endpointID, 1000)
+	require.NoError(f.t, err)
+	var out []webhook.CampaignStatusData
+	for _, d := range ds {
+		require.Equal(f.t, webhook.CampaignStatus, d.Event.Type)
+		var data webhook.CampaignStatusData
+		require.NoError(f.t, json.Unmarshal(d.Event.Data, &data), "%s", d.Event.Data)
+		require.Equal(f.t, d.Event.Subject, data.CampaignID)
+		out = append(out, data)
+	}
+	return out
+}
+
+// testCampaignStatusEvents: a campaign's moves to Ready, InProgress,
+// Completed and Failed are written as campaign.status events in the
+// transaction of the move, in order, with the counters as they are then;
+// only for companies subscribed to the type.
+func testCampaignStatusEvents(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	hook := f.endpoint(a.ID, webhook.CampaignStatus)
+	statusOnly := f.endpoint(a.ID, webhook.MessageStatus)
+	other := f.endpoint(b.ID, webhook.MessageStatus)
+
+	c, msgs := f.bulk(a.ID, messaging.ChannelSMS, 2, at(0), messaging.CampaignInProgress)
+	_, _ = f.bulk(b.ID, messaging.ChannelSMS, 1, at(0), messaging.CampaignInProgress)
+	require.Len(t, f.claim(messaging.ChannelSMS, at(1), at(600), 10), 3)
+	require.Equal(t, []bool{true, true}, f.apply(sent(msgs[0], 2, "P0"), sent(msgs[1], 2, "P1")))
+	f.receipts(3, rcpt("P0", delivery.StateDelivered, "000", 3), rcpt("P1", delivery.StateUndeliverable, "001", 3))
+	failed := f.createCampaign(f.newCampaign(a.ID, messaging.ChannelSMS, messaging.ModeBulk, messaging.CampaignQueuing, 5, at(4)))
+	require.NoError(t, f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: failed.ID,
+		From: []messaging.CampaignStatus{messaging.CampaignQueuing}, To: messaging.CampaignFailed, At: at(5), Reason: "preparation stopped"}))
+	n, err := f.s.CompleteDrained(f.ctx, at(6))
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "A's campaign is drained; B's message is still Sending")
+
+	got := f.campaignEvents(hook.ID)
+	require.Len(t, got, 4)
+	for i, want := range []messaging.CampaignStatus{messaging.CampaignReady, messaging.CampaignInProgress} {
+		require.Equal(t, c.ID, got[i].CampaignID)
+		require.Equal(t, want, got[i].Status)
+		require.Equal(t, 2, got[i].TotalMessages)
+		require.Equal(t, 2, got[i].PendingCount)
+	}
+	require.Nil(t, got[0].StartedAt)
+	require.NotNil(t, got[1].StartedAt)
+	require.Equal(t, failed.ID, got[2].CampaignID)
+	require.Equal(t, messaging.CampaignFailed, got[2].Status)
+	require.NotNil(t, got[2].FailureReason)
+	require.Equal(t, "preparation stopped", *got[2].FailureReason)
+	done := got[3]
+	require.Equal(t, c.ID, done.CampaignID)
+	require.Equal(t, messaging.CampaignCompleted, done.Status)
+	require.Equal(t, 1, done.DeliveredCount)
+	require.Equal(t, 1, done.FailedCount)
+	require.Zero(t, done.PendingCount)
+	require.NotNil(t, done.CompletedAt)
+	require.Equal(t, messaging.ModeBulk, done.SendingMode)
+
+	require.Empty(t, f.campaignEvents(other.ID), "B subscribes to message.status only")
+	ds, err := f.s.WaitingDeliveries(f.ctx, statusOnly.ID, 100)
+	require.NoError(t, err)
+	for _, d := range ds {
+		require.Equal(t, webhook.MessageStatus, d.Event.Type)
+	}
+	f.requireReconciled()
 }
