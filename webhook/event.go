@@ -173,3 +173,29 @@ func CampaignStatusEvent(id messaging.ID, c *messaging.Campaign, at time.Time) E
 	}
 	return Event{ID: id, CompanyID: c.CompanyID, Type: CampaignStatus, Subject: c.ID, CreatedAt: at, Data: data}
 }
+
+// SurveyAnsweredData is the data of a survey.answered event: the answer
+// recorded, as GET /survey-results shows it.
+type SurveyAnsweredData struct {
+	ResultID            messaging.ID `json:"resultId"`
+	CampaignID          messaging.ID `json:"campaignId"`
+	MessageID           messaging.ID `json:"messageId"`
+	PhoneNumber         string       `json:"phoneNumber"`
+	ExternalUserID      *string      `json:"externalUserId"`
+	SelectedOptionIndex int          `json:"selectedOptionIndex"`
+	SelectedOptionText  string       `json:"selectedOptionText"`
+	RespondedAt         string       `json:"respondedAt"`
+}
+
+// SurveyAnsweredEvent returns the survey.answered event, with id id at
+// time at, of the answer r. Its subject is the answered message.
+func SurveyAnsweredEvent(id messaging.ID, r *messaging.SurveyResult, at time.Time) Event {
+	d := SurveyAnsweredData{ResultID: r.ID, CampaignID: r.CampaignID, MessageID: r.MessageID, PhoneNumber: r.Phone,
+		ExternalUserID: nullable(r.ExternalUserID), SelectedOptionIndex: r.OptionIndex, SelectedOptionText: r.OptionText,
+		RespondedAt: stamp(r.RespondedAt)}
+	data, err := json.Marshal(d)
+	if err != nil { // strings, numbers, ids and times only
+		panic(fmt.Sprintf("webhook: survey result %s: %v", r.ID, err))
+	}
+	return Event{ID: id, CompanyID: r.CompanyID, Type: SurveyAnswered, Subject: r.MessageID, CreatedAt: at, Data: data}
+}

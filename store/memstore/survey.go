@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/webhook"
 )
 
 // storeResult keeps a copy of r, under the lock.
@@ -36,9 +38,13 @@ func (s *Store) RecordResults(ctx context.Context, rs []*messaging.SurveyResult)
 		}
 		messages[r.MessageID], ids[r.ID], stored[i] = true, true, true
 	}
+	now := time.Now()
 	for i, r := range rs {
 		if stored[i] {
 			s.storeResult(r)
+			if eps := s.subscribers(r.CompanyID, webhook.SurveyAnswered); len(eps) > 0 {
+				s.emit(webhook.SurveyAnsweredEvent(s.outbox.ids.New(), r, now), eps)
+			}
 		}
 	}
 	return stored, nil

@@ -313,3 +313,27 @@ func (s *Store) emitCampaignStatus(ctx context.Context, tx *txn, ids, companies 
 	}
 	return s.writeEvents(ctx, tx, events, subs)
 }
+
+// emitSurveyAnswered writes the survey.answered events of the results
+// stored, for the companies that subscribe to them, at the time of the
+// write.
+func (s *Store) emitSurveyAnswered(ctx context.Context, tx *txn, rs []*messaging.SurveyResult, stored []bool) error {
+	var companies []messaging.ID
+	for i, r := range rs {
+		if stored[i] && !slices.Contains(companies, r.CompanyID) {
+			companies = append(companies, r.CompanyID)
+		}
+	}
+	subs, err := s.subscribers(ctx, tx, companies, webhook.SurveyAnswered)
+	if err != nil || len(subs) == 0 {
+		return err
+	}
+	now := time.Now()
+	var events []webhook.Event
+	for i, r := range rs {
+		if stored[i] && subs[r.CompanyID] != nil {
+			events = append(events, webhook.SurveyAnsweredEvent(s.idGen.New(), r, now))
+		}
+	}
+	return s.writeEvents(ctx, tx, events, subs)
+}

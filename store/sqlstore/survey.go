@@ -47,7 +47,7 @@ func (s *Store) RecordResults(ctx context.Context, rs []*messaging.SurveyResult)
 			}
 			stored[i] = n == 1
 		}
-		return nil
+		return s.emitSurveyAnswered(ctx, tx, rs, stored)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record survey results: %w", err)

@@ -155,6 +155,7 @@ func cases() []testCase {
 		{"PurgeWebhookEvents", testPurgeWebhookEvents},
 		{"WebhookDeliveryLog", testWebhookDeliveryLog},
 		{"CampaignStatusEvents", testCampaignStatusEvents},
+		{"SurveyAnsweredEvents", testSurveyAnsweredEvents},
 	}
 }
 

@@ -423,3 +423,32 @@ func testCampaignStatusEvents(f *fixture) {
 	}
 	f.requireReconciled()
 }
+
+// testSurveyAnsweredEvents: each answer stored (the first to its message)
+// is written as a survey.answered event about the message, for the
+// companies subscribed to the type; a repeated answer writes none.
+func testSurveyAnsweredEvents(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	hook := f.endpoint(a.ID, webhook.SurveyAnswered)
+	_, msgs := f.surveyCampaign(a.ID, 2)
+	f.record(f.result(msgs[0], 1, at(5)))
+	f.record(f.result(msgs[1], 0, at(6)))
+	again := f.result(msgs[0], 0, at(7))
+	stored, err := f.recordOne(&again)
+	require.NoError(t, err)
+	require.False(t, stored)
+
+	ds, err := f.s.WaitingDeliveries(f.ctx, hook.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, ds, 2)
+	for i, d := range ds {
+		require.Equal(t, webhook.SurveyAnswered, d.Event.Type)
+		require.Equal(t, msgs[i].ID, d.Event.Subject)
+		var data webhook.SurveyAnsweredData
+		require.NoError(t, json.Unmarshal(d.Event.Data, &data))
+		require.Equal(t, msgs[i].ID, data.MessageID)
+		require.Equal(t, msgs[i].Phone, data.PhoneNumber)
+		require.Equal(t, 1-i, data.SelectedOptionIndex)
+	}
+}
