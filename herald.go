@@ -76,7 +76,8 @@ type Config struct {
 	// fallback content.
 	Delivery delivery.Config
 	// Webhooks tunes the webhook endpoints (which URLs they may have).
-	// Its Store is set by New.
+	// Its Store is set by New, and its OnChange also refreshes the
+	// sender's endpoints.
 	Webhooks webhook.Config
 	// WebhookPoster sends the requests of webhook events (an HTTP client:
 	// transport/webhookpost). Nil: no webhooks; companies cannot register
@@ -180,18 +181,23 @@ func New(cfg Config) (*Herald, error) {
 		return nil, fmt.Errorf("herald: %w", err)
 	}
 	if cfg.WebhookPoster != nil {
-		wcfg := cfg.Webhooks
-		wcfg.Store = cfg.Store
-		if h.webhooks, err = webhook.New(wcfg); err != nil {
-			h.campaigns.Close()
-			return nil, fmt.Errorf("herald: %w", err)
-		}
 		scfg := cfg.WebhookSender
 		scfg.Store, scfg.Poster, scfg.Logger = cfg.Store, cfg.WebhookPoster, cfg.Logger
 		if scfg.Owner == "" {
 			scfg.Owner = cfg.Delivery.Instance
 		}
 		if h.sender, err = webhook.NewSender(scfg); err != nil {
+			h.campaigns.Close()
+			return nil, fmt.Errorf("herald: %w", err)
+		}
+		wcfg := cfg.Webhooks
+		wcfg.Store = cfg.Store
+		if on := wcfg.OnChange; on != nil {
+			wcfg.OnChange = func() { on(); h.sender.Refresh() }
+		} else {
+			wcfg.OnChange = h.sender.Refresh
+		}
+		if h.webhooks, err = webhook.New(wcfg); err != nil {
 			h.campaigns.Close()
 			return nil, fmt.Errorf("herald: %w", err)
 		}

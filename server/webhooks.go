@@ -20,30 +20,25 @@ type webhookJSON struct {
 	ID                      string     `json:"id"`
 	URL                     string     `json:"url"`
 	Events                  []string   `json:"events"`
-	CreatedAt               time.Time  `json:"createdAt"`
+	CreatedAt               timestamp  `json:"createdAt"`
 	Enabled                 bool       `json:"enabled"`
-	DisabledAt              *time.Time `json:"disabledAt"`
+	DisabledAt              *timestamp `json:"disabledAt"`
 	DisabledReason          string     `json:"disabledReason,omitempty"`
 	Secret                  string     `json:"secret,omitempty"`
-	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt,omitempty"`
+	PreviousSecretExpiresAt *timestamp `json:"previousSecretExpiresAt,omitempty"`
 }
 
 func webhookOut(e webhook.Endpoint, withSecret bool, now time.Time) webhookJSON {
-	out := webhookJSON{ID: e.ID.String(), URL: e.URL, Events: make([]string, len(e.Events)), CreatedAt: e.CreatedAt.UTC(),
-		Enabled: e.DisabledAt == nil, DisabledReason: e.DisabledReason}
+	out := webhookJSON{ID: e.ID.String(), URL: e.URL, Events: make([]string, len(e.Events)), CreatedAt: ts(e.CreatedAt),
+		Enabled: e.DisabledAt == nil, DisabledAt: tsOrNull(e.DisabledAt), DisabledReason: e.DisabledReason}
 	for i, t := range e.Events {
 		out.Events[i] = string(t)
-	}
-	if e.DisabledAt != nil {
-		t := e.DisabledAt.UTC()
-		out.DisabledAt = &t
 	}
 	if withSecret {
 		out.Secret = e.Secret
 	}
 	if e.PreviousSecret != "" && now.Before(e.PreviousUntil) {
-		t := e.PreviousUntil.UTC()
-		out.PreviousSecretExpiresAt = &t
+		out.PreviousSecretExpiresAt = tsOrNull(&e.PreviousUntil)
 	}
 	return out
 }

@@ -117,8 +117,13 @@ type Sender struct {
 
 	mu      sync.Mutex
 	running map[messaging.ID]context.CancelFunc
+	// endpoints are the leased endpoints as last read: a loop reads its
+	// own at each round, so a rotated secret signs from the next round.
+	endpoints map[messaging.ID]Endpoint
 	// wake is closed (and replaced) to wake every endpoint loop.
 	wake chan struct{}
+	// refresh asks Run to lease (and read) the endpoints again at once.
+	refresh chan struct{}
 }
 
 // NewSender returns a Sender for cfg.
@@ -156,7 +161,8 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Sender{cfg: cfg, log: log, running: map[messaging.ID]context.CancelFunc{}, wake: make(chan struct{})}, nil
+	return &Sender{cfg: cfg, log: log, running: map[messaging.ID]context.CancelFunc{}, endpoints: map[messaging.ID]Endpoint{},
+		wake: make(chan struct{}), refresh: make(chan struct{}, 1)}, nil
 }
 
 // Wake makes the endpoint loops look for deliveries at once rather than
@@ -166,6 +172,16 @@ func (s *Sender) Wake() {
 	close(s.wake)
 	s.wake = make(chan struct{})
 	s.mu.Unlock()
+}
+
+// Refresh makes Run read the endpoints again at once, rather than at its
+// next lease renewal: call it when endpoints were registered, removed or
+// given a new secret.
+func (s *Sender) Refresh() {
+	select {
+	case s.refresh <- struct{}{}:
+	default:
+	}
 }
 
 // woken returns the channel the next Wake closes.
@@ -199,22 +215,25 @@ func (s *Sender) Run(ctx context.Context) error {
 				if !leased[id] { // deleted, disabled, or taken by another process
 					stop()
 					delete(s.running, id)
+					delete(s.endpoints, id)
 				}
 			}
 		}
 		for _, e := range eps {
+			s.endpoints[e.ID] = e
 			if _, ok := s.running[e.ID]; ok {
 				continue
 			}
 			ectx, stop := context.WithCancel(ctx)
 			s.running[e.ID] = stop
-			wg.Go(func() { s.loop(ectx, e) })
+			wg.Go(func() { s.loop(ectx, e.ID) })
 		}
 		s.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-renew.C:
+		case <-s.refresh:
 		}
 	}
 }
@@ -242,16 +261,23 @@ func (s *Sender) purge(ctx context.Context) {
 	}
 }
 
-// loop sends e's deliveries round after round until ctx ends.
-func (s *Sender) loop(ctx context.Context, e Endpoint) {
+// loop sends the deliveries of endpoint id round after round until ctx
+// ends.
+func (s *Sender) loop(ctx context.Context, id messaging.ID) {
 	defer func() {
 		s.mu.Lock()
-		delete(s.running, e.ID)
+		delete(s.running, id)
 		s.mu.Unlock()
 	}()
 	idle := s.cfg.Idle // grows while rounds find nothing, up to maxIdle
 	for ctx.Err() == nil {
 		woken := s.woken()
+		s.mu.Lock()
+		e, ok := s.endpoints[id]
+		s.mu.Unlock()
+		if !ok { // no longer leased
+			return
+		}
 		sent, wait, gone, err := s.round(ctx, e)
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("webhooks: round failed", "endpoint", e.ID, "err", err)

@@ -333,3 +333,35 @@ func countOf(list []string, s string) int {
 	}
 	return n
 }
+
+// Refresh makes a new secret sign from the next request, without waiting
+// for the lease renewal.
+func TestSenderRefreshTakesANewSecret(t *testing.T) {
+	ids := messaging.NewIDGenerator(nil)
+	ep := webhook.Endpoint{ID: ids.New(), URL: "https://hooks.example.com/h", Secret: "whsec_old"}
+	out := &fakeOutbox{endpoints: []webhook.Endpoint{ep}}
+	p := &fakePoster{}
+	var s *webhook.Sender
+	cfg := webhook.SenderConfig{Store: out, Poster: p, Idle: 5 * time.Millisecond, Lease: time.Hour}
+	s, err := webhook.NewSender(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = s.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	out.add(ids, ids.New(), "before")
+	require.Eventually(t, func() bool { return out.waiting() == 0 }, 5*time.Second, 5*time.Millisecond)
+	out.mu.Lock()
+	out.endpoints[0].Secret = "whsec_new"
+	out.mu.Unlock()
+	s.Refresh()
+	require.Eventually(t, func() bool {
+		out.add(ids, ids.New(), "after")
+		require.Eventually(t, func() bool { return out.waiting() == 0 }, 5*time.Second, 5*time.Millisecond)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		last := p.got[len(p.got)-1]
+		return webhook.Verify("whsec_new", last.header[webhook.SignatureHeader], last.body, time.Now(), 0) == nil
+	}, 5*time.Second, 20*time.Millisecond, "the lease renews only hourly: Refresh brought the new secret")
+}

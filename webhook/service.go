@@ -23,6 +23,10 @@ type Config struct {
 	IDs *messaging.IDGenerator
 	// NewSecret makes signing secrets. Default NewSecret.
 	NewSecret func() (string, error)
+	// OnChange, when set, is called after an endpoint was registered,
+	// removed or given a new secret (Sender.Refresh, so that the change
+	// applies at once).
+	OnChange func()
 }
 
 // Service registers, lists, removes and rotates the secrets of a
@@ -33,6 +37,7 @@ type Service struct {
 	now       func() time.Time
 	ids       *messaging.IDGenerator
 	newSecret func() (string, error)
+	onChange  func()
 }
 
 // New returns a Service for cfg; Config.Store is required.
@@ -40,7 +45,10 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("webhook: Config.Store is required")
 	}
-	s := &Service{store: cfg.Store, urls: cfg.URLs, now: cfg.Now, ids: cfg.IDs, newSecret: cfg.NewSecret}
+	s := &Service{store: cfg.Store, urls: cfg.URLs, now: cfg.Now, ids: cfg.IDs, newSecret: cfg.NewSecret, onChange: cfg.OnChange}
+	if s.onChange == nil {
+		s.onChange = func() {}
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -80,6 +88,7 @@ func (s *Service) Register(ctx context.Context, companyID messaging.ID, r Regist
 	if err := s.store.CreateWebhook(ctx, &e, MaxEndpoints); err != nil {
 		return Endpoint{}, fmt.Errorf("register webhook: %w", err)
 	}
+	s.onChange()
 	return e, nil
 }
 
@@ -124,6 +133,7 @@ func (s *Service) Delete(ctx context.Context, companyID, id messaging.ID) error 
 	if err != nil {
 		return fmt.Errorf("delete webhook: %w", err)
 	}
+	s.onChange()
 	return nil
 }
 
@@ -142,6 +152,7 @@ func (s *Service) RotateSecret(ctx context.Context, companyID, id messaging.ID) 
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("rotate webhook secret: %w", err)
 	}
+	s.onChange()
 	return e, nil
 }
 
