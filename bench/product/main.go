@@ -35,6 +35,14 @@
 //
 //	go run ./bench/product -channel chat -messages 100000
 //
+// With -webhooks on (or both: off, then on) a webhook endpoint in this
+// process, registered for every event type, takes Herald's events while
+// the campaign is delivered: it checks each signature, and the run reports
+// the events received, the delay from the last final status to the last
+// message's final event, and the rate as a ratio of the run without.
+//
+//	go run ./bench/product -smsc npm -webhooks both -messages 200000
+//
 // With -purge N it measures SMS delivery of -messages against herald
 // simulate smsc while retention (HERALD_RETENTION=1m) purges the N
 // messages of campaigns delivered and finished just before, against the
@@ -64,6 +72,7 @@ type options struct {
 	purgeRun     string
 	channel      string
 	callbacks    string
+	webhooks     string
 	herald       string
 	db           string
 	smsc         string
@@ -81,6 +90,7 @@ func main() {
 	flag.StringVar(&o.purgeRun, "purge-run", "both", `with -purge: "off", "on" or "both"`)
 	flag.StringVar(&o.channel, "channel", "sms", `"sms" (SMPP, against -smsc) or "chat" (HTTP, against herald simulate chat)`)
 	flag.StringVar(&o.callbacks, "callbacks", "both", `chat: "off" (the sends alone), "on" (until every message is Delivered or Seen) or "both"`)
+	flag.StringVar(&o.webhooks, "webhooks", "off", `SMS: "off", "on" (a webhook endpoint in this process takes every event) or "both" (off, then on)`)
 	flag.StringVar(&o.herald, "herald", "", "path of the herald binary; empty: build ./cmd/herald")
 	flag.StringVar(&o.db, "db", "sqlite", `"sqlite" (a new file) or a postgres:// URL of an empty database`)
 	flag.StringVar(&o.smsc, "smsc", "both", `SMSC process: "npm" (interop/chaos-smsc.js), "sim" (herald simulate smsc) or "both"`)
@@ -133,11 +143,31 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			fmt.Fprintf(out, "(a Postgres database serves one run: %s skipped)\n", kind)
 			break
 		}
-		res, err := runHerald(ctx, o, kind, dir, db)
+		hooks, err := runModes("-webhooks", o.webhooks)
 		if err != nil {
-			return fmt.Errorf("herald against %s: %w", kind, err)
+			return err
 		}
-		res.print(out, "herald serve", kind, base)
+		var without result
+		for j, withHooks := range hooks {
+			if j > 0 && db != "sqlite" {
+				fmt.Fprintln(out, "(a Postgres database serves one run: the run with webhooks skipped)")
+				break
+			}
+			res, err := runHerald(ctx, o, kind, dir, db, withHooks)
+			if err != nil {
+				return fmt.Errorf("herald against %s: %w", kind, err)
+			}
+			who := "herald serve"
+			if withHooks {
+				who = "herald+webhooks"
+			}
+			res.print(out, who, kind, base)
+			if withHooks {
+				res.printHooks(out, without)
+			} else {
+				without = res
+			}
+		}
 	}
 	return nil
 }
@@ -188,6 +218,21 @@ type result struct {
 	smscCPU    time.Duration
 	delivered  int
 	failed     int
+	// With webhooks: events received, bad signatures, and how long after
+	// the last final status the last message's final event came.
+	events, badSignatures int
+	lastEventLag          time.Duration
+}
+
+// printHooks prints the webhook figures of a run, against the run
+// without webhooks when there was one.
+func (r result) printHooks(w io.Writer, without result) {
+	fmt.Fprintf(w, "  webhooks: %d events received (%.0f/s), %d with a bad signature; the last message's final event %v after its final status",
+		r.events, float64(r.events)/r.elapsed.Seconds(), r.badSignatures, r.lastEventLag.Round(time.Millisecond))
+	if without.finalRate > 0 {
+		fmt.Fprintf(w, "; %.2f x the final/s without webhooks", r.finalRate/without.finalRate)
+	}
+	fmt.Fprintln(w)
 }
 
 func (r result) print(w io.Writer, who, smsc string, base result) {
@@ -220,7 +265,7 @@ func perMessage(d time.Duration, n int) float64 {
 }
 
 // runHerald runs the product against a fresh SMSC of kind.
-func runHerald(ctx context.Context, o options, kind, dir, db string) (result, error) {
+func runHerald(ctx context.Context, o options, kind, dir, db string, withHooks bool) (result, error) {
 	sm, err := startSMSC(ctx, o, kind, dir)
 	if err != nil {
 		return result{}, err
@@ -232,7 +277,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 	}
 	srv, err := drive.StartHerald(ctx, o.herald, dbURL, dir, []string{
 		"HERALD_SMPP_ADDR=" + sm.addr, "HERALD_SMPP_SYSTEM_ID=herald", "HERALD_SMPP_PASSWORD=secret",
-		fmt.Sprintf("HERALD_SMPP_WINDOW=%d", o.window),
+		fmt.Sprintf("HERALD_SMPP_WINDOW=%d", o.window), "HERALD_WEBHOOK_ALLOW=loopback",
 	}, o.timeout)
 	if err != nil {
 		return result{}, err
@@ -241,6 +286,16 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 	c := &drive.Client{Base: srv.Base, HTTP: &http.Client{Timeout: o.timeout}}
 	if err := c.Provision(ctx, srv.AdminToken); err != nil {
 		return result{}, err
+	}
+	var rc *receiver
+	if withHooks {
+		if rc, err = startReceiver(o.messages); err != nil {
+			return result{}, err
+		}
+		defer rc.stop()
+		if err := rc.register(ctx, c); err != nil {
+			return result{}, err
+		}
 	}
 	id, _, _, err := c.BulkToReady(ctx, drive.BulkBody(c.TemplateID, o.messages), o.timeout)
 	if err != nil {
@@ -268,8 +323,18 @@ func runHerald(ctx context.Context, o options, kind, dir, db string) (result, er
 	if err != nil {
 		return result{}, err
 	}
-	return result{
+	res := result{
 		messages: o.messages, submitRate: st.rate(), finalRate: float64(o.messages) / elapsed.Seconds(), elapsed: elapsed,
 		cpu: after[0] - before[0], smscCPU: after[1] - before[1], delivered: delivered, failed: failed,
-	}, nil
+	}
+	if rc != nil {
+		last, err := rc.waitAll(ctx, o.timeout)
+		if err != nil {
+			return result{}, err
+		}
+		rc.mu.Lock()
+		res.events, res.badSignatures, res.lastEventLag = rc.events, rc.bad, last.Sub(start.Add(elapsed))
+		rc.mu.Unlock()
+	}
+	return res, nil
 }
