@@ -283,6 +283,7 @@ func (c *client) completed(id string, timeout time.Duration) campaignJSON {
 
 // messageJSON is a message as GET /messages answers it.
 type messageJSON struct {
+	ID          string
 	PhoneNumber string
 	Status      string
 	ChannelType string

@@ -4,7 +4,8 @@
 // smpp, interop/chaos-smsc.js; a Postgres cluster of the suite's own; a
 // chat provider speaking the protocol of docs/chat-provider.md over real HTTP), and
 // break one thing at a time while bulk campaigns are sent: herald killed
-// with SIGKILL and restarted (and, on Postgres, taken over by a second
+// with SIGKILL and restarted while a webhook endpoint takes every event
+// (and, on Postgres, taken over by a second
 // process sharing the database), the SMSC killed, the SMSC stalling with a
 // full window, an SMPP link with latency and loss, Postgres restarted, the
 // chat provider timing out and answering 5xx.

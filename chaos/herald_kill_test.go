@@ -36,7 +36,8 @@ const (
 
 // TestHeraldKilled kills herald with SIGKILL at random points of a bulk
 // SMS campaign and starts it again on the same address and database each
-// time; on Postgres, a second herald sharing the database also takes over
+// time, with a webhook endpoint taking every message's events (none may
+// be lost or badly signed); on Postgres, a second herald sharing the database also takes over
 // the claims of one killed for good.
 func TestHeraldKilled(t *testing.T) {
 	chaosOnly(t)
@@ -52,10 +53,13 @@ func TestHeraldKilled(t *testing.T) {
 func testHeraldKilled(t *testing.T, bin *binary, st store) {
 	log := newSubmitLog()
 	sm := startSMSC(t, log, "", "127.0.0.1", 0)
-	env := heraldEnv("HERALD_DATABASE_URL="+st.url(t), "HERALD_SMPP_ADDR="+sm.addr(), "HERALD_SMPP_MAX_RATE="+killRate)
+	env := heraldEnv("HERALD_DATABASE_URL="+st.url(t), "HERALD_SMPP_ADDR="+sm.addr(), "HERALD_SMPP_MAX_RATE="+killRate,
+		"HERALD_WEBHOOK_ALLOW=loopback")
 	h := startHerald(t, bin, freeAddr(t), env)
 	c := newClient(t, h.base(), newAnswers())
 	co := c.provision("Acme")
+	hooks := startHookReceiver(t)
+	hooks.register(c)
 	ph := phones(1, killMessages)
 	id := c.smsCampaign(co, ph, "herald-kill")
 
@@ -92,6 +96,9 @@ func testHeraldKilled(t *testing.T, bin *binary, st store) {
 	completed := time.Now()
 
 	o := checkSMS(t, c, bin, env, id, "herald-kill", ph, log)
+	// Every message's events reached the webhook endpoint, each signed,
+	// the last one its final status: no event was lost to a kill.
+	eventDuplicates := hooks.check(t, c, "herald-kill", killMessages)
 	// A message is submitted again only when a killed process left it
 	// Sending: never more than the restarted process put back to Pending.
 	reclaimed := make([]int, len(restarted))
@@ -111,6 +118,7 @@ func testHeraldKilled(t *testing.T, bin *binary, st store) {
 	f.Times["campaign"] = dur(completed.Sub(began))
 	f.Answers = c.log.summary()
 	f.Notes = append(f.Notes, fmt.Sprintf("killed at %.2f of the numbers submitted; HERALD_SMPP_MAX_RATE=%s", points, killRate))
+	f.Notes = append(f.Notes, fmt.Sprintf("webhook: every message's final status reached the endpoint, signed; %d events sent more than once", eventDuplicates))
 	f.Notes = append(f.Notes, duplicateNotes(t, o.byFault)...)
 	record(t, f)
 	h.stop(30 * time.Second)
