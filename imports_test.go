@@ -73,6 +73,7 @@ func allowed(dir, p string) (bool, string) {
 		"delivery":             {"messaging", "accounts", "campaign", "internal/groupcommit", "internal/ttlcache", "internal/pace"},
 		"survey":               {"messaging", "campaign", "internal/groupcommit"},
 		"webhook":              {"messaging", "campaign", "internal/pace"},
+		"inbound":              {"messaging", "delivery"},
 	}
 	if deps, ok := domain[dir]; ok {
 		if isStd(p) {

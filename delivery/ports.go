@@ -164,3 +164,19 @@ type ChatEvent struct {
 // answers 200 only after it returned nil, so the provider retries anything
 // not stored; the handler must be idempotent.
 type ChatEventHandler func(ctx context.Context, e ChatEvent) error
+
+// InboundPart is one deliver_sm that is not a receipt: a part (or the
+// whole) of an SMS a person sent. Text is the part's text, decoded from its
+// data coding. Parts of one message share From, To, Ref and Count, and
+// are numbered Seq from 1 to Count; a message in one part has Count 1.
+type InboundPart struct {
+	From, To   string
+	Text       string
+	Ref        int
+	Count, Seq int
+	At         time.Time
+}
+
+// InboundHandler stores an inbound part; the SMPP adapter acknowledges
+// the part only once it returned nil (else the SMSC sends it again).
+type InboundHandler func(ctx context.Context, p InboundPart) error

@@ -316,3 +316,23 @@ type CampaignTransition struct {
 	// Reason is the FailureReason of a move to Failed.
 	Reason string
 }
+
+// InboundMessage is an SMS a person sent to one of the senders (a
+// mobile-originated message), its parts put together.
+type InboundMessage struct {
+	ID ID
+	// CompanyID is the company whose approved sender the message was sent
+	// to; zero when no company's is.
+	CompanyID  ID
+	Phone      string // the person's number, digits only
+	To         string // the destination: a sender id
+	Text       string
+	Parts      int
+	ReceivedAt time.Time // when its last part came
+}
+
+// InboundFilter selects a company's inbound messages, latest first.
+type InboundFilter struct {
+	Phone string // digits only; empty: any
+	PageRequest
+}

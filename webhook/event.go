@@ -199,3 +199,25 @@ func SurveyAnsweredEvent(id messaging.ID, r *messaging.SurveyResult, at time.Tim
 	}
 	return Event{ID: id, CompanyID: r.CompanyID, Type: SurveyAnswered, Subject: r.MessageID, CreatedAt: at, Data: data}
 }
+
+// InboundData is the data of a message.inbound event: an SMS a person
+// sent to one of the company's senders.
+type InboundData struct {
+	InboundID   messaging.ID `json:"inboundId"`
+	PhoneNumber string       `json:"phoneNumber"`
+	To          string       `json:"to"`
+	Text        string       `json:"text"`
+	Parts       int          `json:"parts"`
+	ReceivedAt  string       `json:"receivedAt"`
+}
+
+// InboundEvent returns the message.inbound event, with id id at time at,
+// of m. Its subject is the inbound message.
+func InboundEvent(id messaging.ID, m *messaging.InboundMessage, at time.Time) Event {
+	d := InboundData{InboundID: m.ID, PhoneNumber: m.Phone, To: m.To, Text: m.Text, Parts: m.Parts, ReceivedAt: stamp(m.ReceivedAt)}
+	data, err := json.Marshal(d)
+	if err != nil { // strings, numbers, ids and times only
+		panic(fmt.Sprintf("webhook: inbound %s: %v", m.ID, err))
+	}
+	return Event{ID: id, CompanyID: m.CompanyID, Type: MessageInbound, Subject: m.ID, CreatedAt: at, Data: data}
+}

@@ -62,6 +62,7 @@ type Store struct {
 
 	webhooks webhookRows
 	outbox   outbox
+	inbound  inboundState
 }
 
 // company is a company with its current API key hash and pending count.

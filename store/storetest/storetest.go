@@ -67,6 +67,7 @@ import (
 	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/webhook"
@@ -83,6 +84,7 @@ type Store interface {
 	webhook.Store
 	webhook.Outbox
 	webhook.Purger
+	inbound.Store
 	// CheckCounters recomputes every campaign's counters and each
 	// company's pending count from the message rows and returns where the
 	// stored ones differ (messaging.CounterDrift). Every case that moves
@@ -156,6 +158,7 @@ func cases() []testCase {
 		{"WebhookDeliveryLog", testWebhookDeliveryLog},
 		{"CampaignStatusEvents", testCampaignStatusEvents},
 		{"SurveyAnsweredEvents", testSurveyAnsweredEvents},
+		{"Inbound", testInbound},
 	}
 }
 

@@ -1,0 +1,117 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/webhook"
+)
+
+// partsKept is how long the parts of an incomplete inbound message wait
+// for the others.
+const partsKept = 24 * time.Hour
+
+// RecordInboundPart implements inbound.Store.
+func (s *Store) RecordInboundPart(ctx context.Context, p delivery.InboundPart, id messaging.ID) (_ *messaging.InboundMessage, err error) {
+	defer keepUnavailable(&err)
+	var out *messaging.InboundMessage
+	err = s.write(ctx, "record an inbound part", func(tx *txn) error {
+		out = nil
+		text, parts := p.Text, 1
+		if p.Count > 1 {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM inbound_parts WHERE received_at < ?", s.ts(p.At.Add(-partsKept))); err != nil {
+				return fmt.Errorf("drop stale inbound parts: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO inbound_parts (phone, dest, ref, count, seq, text, received_at) VALUES (?, ?, ?, ?, ?, ?, ?) "+
+				"ON CONFLICT DO NOTHING", p.From, p.To, p.Ref, p.Count, p.Seq, p.Text, s.ts(p.At)); err != nil {
+				return fmt.Errorf("store an inbound part: %w", err)
+			}
+			rows, err := tx.QueryContext(ctx, "SELECT text FROM inbound_parts WHERE phone = ? AND dest = ? AND ref = ? AND count = ? ORDER BY seq",
+				p.From, p.To, p.Ref, p.Count)
+			if err != nil {
+				return fmt.Errorf("read inbound parts: %w", err)
+			}
+			var texts []string
+			for rows.Next() {
+				var t string
+				if err := rows.Scan(&t); err != nil {
+					rows.Close()
+					return fmt.Errorf("read inbound parts: %w", err)
+				}
+				texts = append(texts, t)
+			}
+			if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+				return fmt.Errorf("read inbound parts: %w", err)
+			}
+			if len(texts) < p.Count {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, "DELETE FROM inbound_parts WHERE phone = ? AND dest = ? AND ref = ? AND count = ?",
+				p.From, p.To, p.Ref, p.Count); err != nil {
+				return fmt.Errorf("drop inbound parts: %w", err)
+			}
+			text, parts = strings.Join(texts, ""), p.Count
+		}
+		m := &messaging.InboundMessage{ID: id, Phone: p.From, To: p.To, Text: text, Parts: parts, ReceivedAt: p.At}
+		err := tx.QueryRowContext(ctx, "SELECT company_id FROM sms_senders WHERE sender_id = ? AND approved ORDER BY id LIMIT 1", p.To).Scan(&m.CompanyID)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("attribute an inbound message: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO inbound_messages (id, company_id, phone, dest, text, parts, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			s.id(m.ID), s.nullID(m.CompanyID), m.Phone, m.To, m.Text, m.Parts, s.ts(m.ReceivedAt)); err != nil {
+			return fmt.Errorf("store an inbound message: %w", err)
+		}
+		if !m.CompanyID.IsZero() {
+			subs, err := s.subscribers(ctx, tx, []messaging.ID{m.CompanyID}, webhook.MessageInbound)
+			if err != nil {
+				return err
+			}
+			if len(subs) > 0 {
+				if err := s.writeEvents(ctx, tx, []webhook.Event{webhook.InboundEvent(s.idGen.New(), m, time.Now())}, subs); err != nil {
+					return err
+				}
+			}
+		}
+		out = m
+		return nil
+	})
+	return out, err
+}
+
+const inboundColumns = "id, company_id, phone, dest, text, parts, received_at"
+
+func scanInbound(row interface{ Scan(...any) error }) (messaging.InboundMessage, error) {
+	var m messaging.InboundMessage
+	err := row.Scan(&m.ID, &m.CompanyID, &m.Phone, &m.To, &m.Text, &m.Parts, timeDst{&m.ReceivedAt})
+	return m, err
+}
+
+// ListInbound implements inbound.Store.
+func (s *Store) ListInbound(ctx context.Context, companyID messaging.ID, f messaging.InboundFilter) (_ []messaging.InboundMessage, _ int, err error) {
+	defer keepUnavailable(&err)
+	where, args := " FROM inbound_messages WHERE company_id = ?", []any{s.id(companyID)}
+	if f.Phone != "" {
+		where += " AND phone = ?"
+		args = append(args, f.Phone)
+	}
+	var total int
+	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*)"+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("list inbound messages: %w", err)
+	}
+	rows, err := s.read.QueryContext(ctx, "SELECT "+inboundColumns+where+" ORDER BY id DESC LIMIT ? OFFSET ?",
+		append(args, f.PageSize, f.Offset())...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list inbound messages: %w", err)
+	}
+	out, err := collect(rows, scanInbound)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list inbound messages: %w", err)
+	}
+	return out, total, nil
+}
