@@ -14,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/internal/pace"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/template"
@@ -33,6 +34,7 @@ type Store interface {
 	webhook.Store
 	webhook.Outbox
 	webhook.Purger
+	inbound.Store
 }
 
 // SMSTransport makes the SMS sender Herald sends through, given the
@@ -128,6 +130,7 @@ type Herald struct {
 	surveys    *survey.Service
 	webhooks   *webhook.Service
 	sender     *webhook.Sender
+	inbound    *inbound.Service
 	events     *delivery.ChatEvents
 	dispatcher *delivery.Dispatcher
 	sms        delivery.SMSSender
@@ -202,6 +205,10 @@ func New(cfg Config) (*Herald, error) {
 			return nil, fmt.Errorf("herald: %w", err)
 		}
 	}
+	if h.inbound, err = inbound.New(inbound.Config{Store: cfg.Store, Logger: cfg.Logger}); err != nil {
+		h.campaigns.Close()
+		return nil, fmt.Errorf("herald: %w", err)
+	}
 	h.events = delivery.NewChatEvents(delivery.ChatEventsConfig{Store: cfg.Store, Answers: h.surveys, Logger: cfg.Logger, Observer: cfg.Observer})
 
 	dcfg := cfg.Delivery
@@ -248,6 +255,15 @@ func (h *Herald) Campaigns() *campaign.Service { return h.campaigns }
 // Webhooks returns the webhook endpoints of companies: registration,
 // listing, removal and secret rotation; nil without a WebhookPoster.
 func (h *Herald) Webhooks() *webhook.Service { return h.webhooks }
+
+// Inbound returns the SMS people sent to the senders.
+func (h *Herald) Inbound() *inbound.Service { return h.inbound }
+
+// HandleInbound stores a part of an SMS a person sent (the SMPP adapter's
+// InboundHandler): the adapter acknowledges it once this returned nil.
+func (h *Herald) HandleInbound(ctx context.Context, p delivery.InboundPart) error {
+	return h.inbound.Receive(ctx, p)
+}
 
 // Surveys returns the survey results and their summary.
 func (h *Herald) Surveys() *survey.Service { return h.surveys }

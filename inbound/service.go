@@ -86,6 +86,13 @@ func (s *Service) List(ctx context.Context, companyID messaging.ID, f messaging.
 		return nil, 0, err
 	}
 	f.PageRequest = p
+	if f.Phone != "" {
+		n, ok := messaging.NormalizePhone(strings.TrimSpace(f.Phone))
+		if !ok {
+			return nil, 0, messaging.Invalidf("phoneNumber", "phoneNumber %q is not a phone number", f.Phone)
+		}
+		f.Phone = n
+	}
 	out, total, err := s.store.ListInbound(ctx, companyID, f)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list inbound messages: %w", err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/store/memstore"
@@ -76,6 +77,7 @@ type env struct {
 	h      http.Handler
 	logs   *syncBuffer
 	verify *contract
+	ids    *messaging.IDGenerator // ids of what tests write to the store directly
 	company
 }
 
@@ -111,7 +113,7 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 	rec := &recordingStore{appStore: store, campaigns: map[messaging.ID]int{}, messages: map[messaging.ID]int{}}
 	svc := must(campaign.New(campaign.Config{Store: rec, Limits: cfg.limits, Now: cfg.now, Media: cfg.media}))
 	acc := must(accounts.New(accounts.Config{Store: rec, Now: cfg.now}))
-	e := &env{t: t, store: st, svc: svc, acc: acc, rec: rec, logs: &syncBuffer{}}
+	e := &env{t: t, store: st, svc: svc, acc: acc, rec: rec, logs: &syncBuffer{}, ids: messaging.NewIDGenerator(nil)}
 	logger := loggerTo(e.logs)
 	if cfg.logTo != nil {
 		logger = loggerTo(cfg.logTo)
@@ -125,6 +127,7 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 	}
 	scfg := server.Config{
 		Accounts: acc, Campaigns: svc, Surveys: must(survey.New(survey.Config{Store: st})), AdminToken: adminToken,
+		Inbound:  must(inbound.New(inbound.Config{Store: st})),
 		Webhooks: must(webhook.New(webhook.Config{Store: st, Now: cfg.now, URLs: webhook.URLPolicy{AllowLoopbackHTTP: cfg.webhookLoopback}})),
 		Logger:   logger, Checks: checks, MaxBodyBytes: cfg.maxBody,
 	}

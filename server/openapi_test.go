@@ -131,6 +131,7 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 		"/api/v1/survey-results/{campaignId}/summary":          {"GET"},
 		"/api/v1/chat-services":                                {"GET"},
 		"/api/v1/sms-senders":                                  {"GET"},
+		"/api/v1/inbound":                                      {"GET"},
 		"/api/v1/webhooks":                                     {"GET", "POST"},
 		"/api/v1/webhooks/{id}":                                {"DELETE", "GET"},
 		"/api/v1/webhooks/{id}/rotate-secret":                  {"POST"},
@@ -247,6 +248,9 @@ func TestContractTour(t *testing.T) {
 	e.do("GET", "/api/v1/sms-senders", nil, noKey())
 	e.do("GET", "/api/v1/sms-senders", nil, withKey("om_"+strings.Repeat("x", 32)))
 	hooks := newEnv(t)
+	hooks.inboundSMS(t, "447700900555", "ACME", "STOP")
+	hooks.do("GET", "/api/v1/inbound?phoneNumber=447700900555&page=1&pageSize=5", nil)
+	hooks.do("GET", "/api/v1/inbound?phoneNumber=12", nil)
 	hook := hooks.do("POST", "/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/herald", "events": []string{"message.status"}}).obj()["id"].(string)
 	hooks.do("POST", "/api/v1/webhooks", map[string]any{"url": "http://hooks.example.com/herald", "events": []string{"message.sent"}})
 	hooks.do("GET", "/api/v1/webhooks", nil)

@@ -21,6 +21,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/webhook"
@@ -67,6 +68,10 @@ type Config struct {
 	Campaigns *campaign.Service
 	// Surveys reports survey results. Required unless Herald is set.
 	Surveys *survey.Service
+	// Inbound lists the SMS people sent to the companies' senders.
+	// Defaults to Herald's when Herald is set; nil: GET /inbound answers
+	// 404.
+	Inbound *inbound.Service
 	// Webhooks registers companies' webhook endpoints. Defaults to
 	// Herald's when Herald is set; nil: the /webhooks routes answer 404.
 	Webhooks *webhook.Service
@@ -119,6 +124,7 @@ type server struct {
 	campaigns  *campaign.Service
 	surveys    *survey.Service
 	webhooks   *webhook.Service
+	inbound    *inbound.Service
 	adminToken string
 	log        *slog.Logger
 	checks     []Check
@@ -149,6 +155,9 @@ func New(cfg Config) (http.Handler, error) {
 		if cfg.Webhooks == nil {
 			cfg.Webhooks = h.Webhooks()
 		}
+		if cfg.Inbound == nil {
+			cfg.Inbound = h.Inbound()
+		}
 	}
 	if cfg.Accounts == nil || cfg.Campaigns == nil || cfg.Surveys == nil {
 		return nil, errors.New("server: Config.Accounts, Config.Campaigns and Config.Surveys are required")
@@ -164,7 +173,7 @@ func New(cfg Config) (http.Handler, error) {
 		}
 		names[c.Name] = true
 	}
-	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, webhooks: cfg.Webhooks, adminToken: cfg.AdminToken,
+	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, webhooks: cfg.Webhooks, inbound: cfg.Inbound, adminToken: cfg.AdminToken,
 		log: cfg.Logger, checks: checks}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -255,6 +264,9 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 	route(http.MethodGet, "/chat-services", s.listChatServices)
 	route(http.MethodGet, "/sms-senders", s.listSMSSenders)
 
+	if s.inbound != nil {
+		route(http.MethodGet, "/inbound", s.listInbound)
+	}
 	if s.webhooks != nil {
 		route(http.MethodPost, "/webhooks", s.createWebhook)
 		route(http.MethodGet, "/webhooks", s.listWebhooks)

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -80,6 +81,16 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	defer poster.Close()
 	hcfg.WebhookPoster = poster
 	var smsClient *smpp.Client
+	// Inbound parts go to Herald once it is built; one that comes before
+	// is refused, for the SMSC to send it again.
+	var built atomic.Pointer[herald.Herald]
+	inboundParts := func(ctx context.Context, p delivery.InboundPart) error {
+		h := built.Load()
+		if h == nil {
+			return errors.New("herald is starting")
+		}
+		return h.HandleInbound(ctx, p)
+	}
 	if cfg.SMPPAddr != "" {
 		hcfg.SMS = func(receipts delivery.ReceiptHandler) (delivery.SMSSender, error) {
 			// The session binds at once; receipts that come before Herald
@@ -88,6 +99,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 				Addr: cfg.SMPPAddr, SystemID: cfg.SMPPSystemID, Password: cfg.SMPPPassword,
 				Window: cfg.SMPPWindow, MaxPerSecond: cfg.SMPPMaxRate, ValidityPeriod: cfg.SMPPValidity, Logger: log,
 				SubmitIDFormat: cfg.SMPPSubmitIDs, ReceiptIDFormat: cfg.SMPPReceiptIDs, ReceiptHandler: receipts,
+				InboundHandler: inboundParts,
 			})
 			smsClient = c
 			return c, err
@@ -110,6 +122,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	if err != nil {
 		return err
 	}
+	built.Store(h)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		defer cancel()

@@ -55,8 +55,14 @@ type Config struct {
 	// ReceiptHandler stores delivery receipts. When nil, receipts are
 	// acknowledged and dropped.
 	ReceiptHandler delivery.ReceiptHandler
-	// ReceiptTimeout bounds one ReceiptHandler call. Default 30s.
+	// ReceiptTimeout bounds one ReceiptHandler call, and one
+	// InboundHandler call. Default 30s.
 	ReceiptTimeout time.Duration
+	// InboundHandler stores the deliver_sm that are not receipts: the
+	// parts of SMS people send (decoded, with their concatenation). A
+	// part is acknowledged once it returned nil; on an error the SMSC is
+	// asked to send it again. When nil, they are acknowledged and dropped.
+	InboundHandler delivery.InboundHandler
 	// ReceiptConcurrency is the most receipts handled at once. Default
 	// 1024. Past it the session stops reading, which holds back the
 	// submit_sm_resp behind the receipts too; since a handler waits for

@@ -320,9 +320,7 @@ func (cn *conn) onDeliver(f smppwire.Frame) {
 // handleDeliver stores a receipt and tells the status to answer.
 func (c *Client) handleDeliver(d *pdu.DeliverSM) data.CommandStatusType {
 	if !isReceipt(d.EsmClass) {
-		c.n.moMsg.Add(1)
-		c.log.Info("smpp mobile-originated message", "from", d.SourceAddr.Address(), "to", d.DestAddr.Address(), "text", deliverText(d))
-		return data.ESME_ROK
+		return c.handleInbound(d)
 	}
 	r, err := receiptOf(d, c.cfg.ReceiptLocation, c.cfg.Now(), c.cfg.SubmitIDFormat, c.cfg.ReceiptIDFormat)
 	if err != nil {
@@ -342,6 +340,26 @@ func (c *Client) handleDeliver(d *pdu.DeliverSM) data.CommandStatusType {
 		return data.ESME_RX_T_APPN
 	}
 	c.n.receipts.Add(1)
+	return data.ESME_ROK
+}
+
+// handleInbound hands a mobile-originated part to the InboundHandler and
+// tells the status to answer. The log carries neither the text nor the
+// whole number: both are personal data.
+func (c *Client) handleInbound(d *pdu.DeliverSM) data.CommandStatusType {
+	p := inboundOf(d, c.cfg.Now())
+	if c.cfg.InboundHandler == nil {
+		c.n.moMsg.Add(1)
+		c.log.Debug("smpp mobile-originated part dropped: no handler", "to", p.To)
+		return data.ESME_ROK
+	}
+	ctx, cancel := context.WithTimeout(c.hctx, c.cfg.ReceiptTimeout)
+	defer cancel()
+	if err := c.cfg.InboundHandler(ctx, p); err != nil {
+		c.log.Warn("smpp mobile-originated part not stored; the SMSC will send it again", "to", p.To, "err", err)
+		return data.ESME_RX_T_APPN
+	}
+	c.n.moMsg.Add(1)
 	return data.ESME_ROK
 }
 
