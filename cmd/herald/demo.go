@@ -156,6 +156,9 @@ Set the shell variables the README uses:
 Send a first SMS:
   curl -s -H 'X-API-Key: %[2]s' -H 'Content-Type: application/json' -d '{"messageContent":"Hello from Herald","smsSenderId":%[4]d,"recipients":[{"phoneNumber":"+447700900123"}]}' %[10]s/sms/send
 
+Reply from a handset (the SMSC simulator sends it to Herald; GET /api/v1/inbound lists it):
+  curl -s -d '{"from":"447700900123","to":%[5]q,"text":"Thanks!"}' %[1]s/demo/smsc/mo
+
 `, baseURL, key, admin, sender.ID, sender.SenderID, service.ID, service.BrandName, sims.smsc.Addr(), sims.chat.URL(), api)
 	return nil
 }

@@ -154,6 +154,10 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	extra := map[string]http.Handler{
 		"/metrics": promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}),
 	}
+	if sims != nil {
+		// The demo's handsets: POST /demo/smsc/mo sends an SMS to a sender.
+		extra["/demo/smsc/"] = http.StripPrefix("/demo/smsc", sims.smsc.ControlHandler())
+	}
 	if chatClient != nil {
 		checks = append(checks, server.Check{Name: "chat", Optional: true, Check: chatClient.Reachable})
 		extra["/callbacks/chat"] = chat.CallbackHandler(chat.CallbackConfig{

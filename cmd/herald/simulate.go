@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/heraldhq/herald/transport/chatsim"
@@ -36,6 +38,7 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 		systemID := fs.String("system-id", "", "system_id every bind must carry (empty: any)")
 		password := fs.String("password", "", "password every bind must carry (empty: any)")
 		delay := fs.Duration("receipt-delay", 0, "time between a submit_sm_resp and its receipt")
+		control := fs.String("control", "", "address of the control API (POST /mo sends an SMS from a handset, GET /stats ...); empty: none. No authentication: use loopback")
 		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 			return nil // the flags were listed
 		} else if err != nil {
@@ -47,6 +50,16 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 		}
 		defer sim.Close()
 		fmt.Fprintf(stdout, "SMSC simulator listening on %s (SMPP 3.4); numbers ending 0001/0002/0003 get UNDELIV/EXPIRED/REJECTD receipts\n", sim.Addr())
+		if *control != "" {
+			ln, err := net.Listen("tcp", *control)
+			if err != nil {
+				return fmt.Errorf("control API: %w", err)
+			}
+			srv := &http.Server{Handler: sim.ControlHandler(), ReadHeaderTimeout: 10 * time.Second}
+			go func() { _ = srv.Serve(ln) }()
+			defer srv.Close()
+			fmt.Fprintf(stdout, "control API at http://%s (a handset's SMS: POST /mo {\"from\",\"to\",\"text\"})\n", ln.Addr())
+		}
 		<-ctx.Done()
 		return printStats(stdout, "SMSC simulator stopped: ", sim.Stats())
 	case "chat":

@@ -98,7 +98,7 @@ func testWebhooks(t *testing.T, bin, dbURL string) {
 		ID     string
 		Secret string
 	}
-	api.api("POST", "/webhooks", fmt.Sprintf(`{"url":%q,"events":["message.status"]}`, srv.URL+"/events"), http.StatusCreated, &hook)
+	api.api("POST", "/webhooks", fmt.Sprintf(`{"url":%q,"events":["message.status","message.inbound"]}`, srv.URL+"/events"), http.StatusCreated, &hook)
 	rc.mu.Lock()
 	rc.secret = hook.Secret
 	rc.mu.Unlock()
@@ -114,12 +114,37 @@ func testWebhooks(t *testing.T, bin, dbURL string) {
 	api.waitCampaign(sent.CampaignID, func(c campaignJSON) bool { return c.Status == "Completed" })
 	require.Eventually(t, func() bool { return rc.final() == len(phones) }, 30*time.Second, 50*time.Millisecond)
 
+	// A handset replies through the demo's SMSC simulator: the SMS is
+	// listed by the API and reported to the endpoint.
+	h.client("").call("POST", "/demo/smsc/mo", nil, `{"from":"447700900777","to":"Herald","text":"Merci, à bientôt 👋"}`, http.StatusOK, nil)
+	var inbound struct {
+		Messages []struct{ PhoneNumber, To, Text string }
+	}
+	require.Eventually(t, func() bool {
+		api.api("GET", "/inbound?phoneNumber=447700900777", "", http.StatusOK, &inbound)
+		return len(inbound.Messages) == 1
+	}, 10*time.Second, 50*time.Millisecond)
+	require.Equal(t, "Merci, à bientôt 👋", inbound.Messages[0].Text)
+	require.Eventually(t, func() bool {
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		for _, e := range rc.events {
+			if e.Type == "message.inbound" {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 50*time.Millisecond, "the inbound SMS reaches the endpoint")
+
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	require.Zero(t, rc.bad, "every request is signed with the endpoint's secret")
 	byMessage := map[string][]string{}
 	phoneOf := map[string]string{}
 	for _, e := range rc.events {
+		if e.Type == "message.inbound" {
+			continue
+		}
 		require.Equal(t, "message.status", e.Type)
 		require.Equal(t, sent.CampaignID, e.Data.CampaignID)
 		byMessage[e.Data.MessageID] = append(byMessage[e.Data.MessageID], e.Data.Status)

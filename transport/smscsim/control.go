@@ -46,6 +46,7 @@ func (s *Server) Counts() []Count {
 //	GET  /parts                     Parts (Config.Record)
 //	GET  /messages?to=NUMBER        Messages, or MessagesTo when to is given (Config.Record)
 //	GET  /counts                    Counts (Config.Record)
+//	POST /mo                        SendMO with {"from", "to", "text"} in the body
 //
 // Answers are JSON; the POST and PUT answer the Stats that follow. It has
 // no authentication: serve it on loopback only.
@@ -93,6 +94,19 @@ func (s *Server) ControlHandler() http.Handler {
 		writeJSON(w, http.StatusOK, nonNil(s.Messages()))
 	})
 	mux.HandleFunc("GET /counts", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Counts()) })
+	mux.HandleFunc("POST /mo", func(w http.ResponseWriter, r *http.Request) {
+		var mo struct{ From, To, Text string }
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+		if err := dec.Decode(&mo); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "mo: " + err.Error()})
+			return
+		}
+		if err := s.SendMO(mo.From, mo.To, mo.Text); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, s.Stats())
+	})
 	return mux
 }
 

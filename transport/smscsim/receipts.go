@@ -25,6 +25,12 @@ type receipt struct {
 	sender   pdu.Address // the part's source: the receipt's destination
 	text     string      // the receipt text
 	state    byte        // message_state
+	// mo, when set, makes this a mobile-originated part rather than a
+	// receipt: its user data (after a user data header when the message
+	// has several parts), in coding.
+	mo     []byte
+	coding data.Encoding
+	udh    []byte
 }
 
 func newReceipt(sm *pdu.SubmitSM, id, systemID string, now time.Time) *receipt {
@@ -125,6 +131,15 @@ func (r *receipt) frame(seq uint32, tlvs bool) []byte {
 	d.SetSequenceNumber(int32(seq))
 	d.SourceAddr = r.handset
 	d.DestAddr = r.sender
+	if r.mo != nil {
+		ud := r.mo
+		if r.udh != nil {
+			d.EsmClass = data.SM_UDH_GSM
+			ud = append(append([]byte(nil), r.udh...), r.mo...)
+		}
+		_ = d.Message.SetMessageDataWithEncoding(ud, r.coding)
+		return smppwire.Encode(d)
+	}
 	d.EsmClass = data.SM_SMSC_DLV_RCPT_TYPE
 	_ = d.Message.SetMessageDataWithEncoding([]byte(r.text), data.GSM7BIT)
 	if tlvs {

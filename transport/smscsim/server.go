@@ -138,6 +138,7 @@ type Server struct {
 	faults  atomic.Pointer[faultState]
 	stalled atomic.Uint32 // a Stall
 	ids     atomic.Uint64
+	moRef   atomic.Uint32 // the last concatenation reference of SendMO
 
 	sched scheduler
 	rec   recorder
