@@ -4,7 +4,11 @@
 // zero-padded decimal message ids, reassembles concatenated texts, and sends
 // a DELIVRD receipt for every part that asked for one, quoting the id
 // without its padding (clients must normalise ids). It prints one JSON
-// event per line on stdout.
+// event per line on stdout. A line on stdin
+//   mo {"from": ..., "to": ..., "parts": ["...", ...], "ref": N}
+// sends an SMS from a handset to the bound sessions: one deliver_sm a part
+// (esm_class 0, the text encoded as the package chooses), with a
+// concatenation header when there are several parts.
 //
 // Usage: node smsc.js <port>
 const smpp = require('smpp');
@@ -37,7 +41,31 @@ function concatInfo(udh) {
   return null;
 }
 
+const sessions = new Set();
+
+require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
+  if (!line.startsWith('mo ')) {
+    return;
+  }
+  const mo = JSON.parse(line.slice(3));
+  const total = mo.parts.length;
+  mo.parts.forEach((text, i) => {
+    const short_message = total > 1
+      ? { udh: Buffer.from([5, 0, 3, mo.ref & 0xff, total, i + 1]), message: text }
+      : text;
+    for (const session of sessions) {
+      session.deliver_sm({
+        source_addr: mo.from, source_addr_ton: 1, source_addr_npi: 1,
+        destination_addr: mo.to, esm_class: 0, short_message: short_message,
+      });
+    }
+  });
+  emit({ event: 'mo_sent', parts: total });
+});
+
 const server = smpp.createServer(function (session) {
+  sessions.add(session);
+  session.on('close', () => sessions.delete(session));
   session.on('error', (e) => emit({ event: 'error', message: String(e) }));
   for (const cmd of ['bind_transceiver', 'bind_transmitter', 'bind_receiver']) {
     session.on(cmd, (pdu) => {

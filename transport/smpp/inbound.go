@@ -79,7 +79,8 @@ func sarOf(d *pdu.DeliverSM) (ref, count, seq int, ok bool) {
 }
 
 // decodeMO decodes a mobile-originated text by its SMPP data_coding: the
-// SMSC's default alphabet (GSM-7, one septet a byte), IA5 (ASCII),
+// SMSC's default alphabet (GSM-7, one septet a byte), IA5 (ASCII, or GSM-7
+// when it carries GSM control codes),
 // Latin-1 and UCS-2, and the GSM message-class codings (0xF0-0xFF). Any
 // other coding, or bytes its alphabet does not have, is read as Latin-1,
 // which keeps every byte visible.
@@ -90,6 +91,13 @@ func decodeMO(coding byte, raw []byte) string {
 			return s
 		}
 	case coding == data.ASCIICoding:
+		// Some SMSCs send the GSM alphabet under IA5: control bytes (the
+		// escape of € and [, @ as 0x00) give it away.
+		if hasControl(raw) {
+			if s, err := template.DecodeGSM7(raw); err == nil {
+				return s
+			}
+		}
 		if isASCII(raw) {
 			return string(raw)
 		}
@@ -99,6 +107,17 @@ func decodeMO(coding byte, raw []byte) string {
 		}
 	}
 	return latin1(raw)
+}
+
+// hasControl reports whether b holds a control byte other than tab, line
+// feed and carriage return.
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 func isASCII(b []byte) bool {

@@ -3,6 +3,7 @@ package smpp_test
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/template"
-	"github.com/stretchr/testify/require"
+	"github.com/heraldhq/herald/transport/smpp"
 )
 
 // smscEvent is one line the interop SMSC prints.
@@ -70,6 +73,8 @@ func TestInteropNodeSMSC(t *testing.T) {
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
@@ -105,7 +110,8 @@ func TestInteropNodeSMSC(t *testing.T) {
 	require.Equal(t, port, strconv.Itoa(next("listening").Port))
 
 	rs := newSink()
-	c := newClient(t, addr, rs.handle)
+	mo := &inboundSink{}
+	c := newClient(t, addr, rs.handle, func(cfg *smpp.Config) { cfg.InboundHandler = mo.handle })
 	bind := next("bind")
 	require.Equal(t, "bind_transceiver", bind.Command)
 	require.Equal(t, "herald", bind.SystemID)
@@ -165,6 +171,43 @@ func TestInteropNodeSMSC(t *testing.T) {
 			}
 		})
 	}
+
+	// Handsets reply: one part in the GSM alphabet with extension
+	// characters, one in UCS-2, and a text in two parts with a
+	// concatenation header; the independent SMSC encodes them.
+	t.Run("mobile-originated", func(t *testing.T) {
+		for _, line := range []string{
+			`mo {"from":"447700900123","to":"Herald","parts":["STOP {now} 5€"]}`,
+			`mo {"from":"447700900124","to":"Herald","parts":["Да, всё хорошо 👍"]}`,
+			`mo {"from":"447700900125","to":"Herald","parts":["first half, ","second half"],"ref":42}`,
+		} {
+			_, err := io.WriteString(stdin, line+"\n")
+			require.NoError(t, err)
+			next("mo_sent")
+		}
+		require.Eventually(t, func() bool {
+			mo.mu.Lock()
+			defer mo.mu.Unlock()
+			return len(mo.parts) == 4
+		}, 10*time.Second, 10*time.Millisecond)
+		mo.mu.Lock()
+		defer mo.mu.Unlock()
+		byFrom := map[string][]delivery.InboundPart{}
+		for _, p := range mo.parts {
+			require.Equal(t, "Herald", p.To)
+			byFrom[p.From] = append(byFrom[p.From], p)
+		}
+		require.Equal(t, "STOP {now} 5€", byFrom["447700900123"][0].Text)
+		require.Equal(t, 1, byFrom["447700900123"][0].Count)
+		require.Equal(t, "Да, всё хорошо 👍", byFrom["447700900124"][0].Text)
+		halves := byFrom["447700900125"]
+		require.Len(t, halves, 2)
+		for _, p := range halves {
+			require.Equal(t, [2]int{42, 2}, [2]int{p.Ref, p.Count})
+		}
+		require.ElementsMatch(t, []string{"first half, ", "second half"}, []string{halves[0].Text, halves[1].Text})
+		require.ElementsMatch(t, []int{1, 2}, []int{halves[0].Seq, halves[1].Seq})
+	})
 	require.NoError(t, c.Close(ctxTimeout(t, 5*time.Second)))
 	next("unbind")
 }
