@@ -3,7 +3,6 @@ package chaos_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -12,79 +11,46 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/webhook"
+	"github.com/heraldhq/herald/webhook/webhooktest"
 )
 
-// hookReceiver is a webhook endpoint in the test process: it checks every
-// request's signature and keeps, per message, the statuses its events
-// reported.
+// hookReceiver is a webhook endpoint in the test process keeping, per
+// message, the statuses its events reported, in the order received.
 type hookReceiver struct {
-	srv *http.Server
+	*webhooktest.Receiver
 	url string
 
 	mu       sync.Mutex
-	secret   string
-	bad      int
-	ids      map[string]int      // event id -> requests that carried it
-	statuses map[string][]string // message id -> statuses, in the order received
-	phoneOf  map[string]string
+	statuses map[string][]string // message id -> statuses
 }
 
 func startHookReceiver(t *testing.T) *hookReceiver {
 	t.Helper()
-	r := &hookReceiver{ids: map[string]int{}, statuses: map[string][]string{}, phoneOf: map[string]string{}}
-	srv := httptest.NewServer(r)
+	r := &hookReceiver{statuses: map[string][]string{}}
+	r.Receiver = webhooktest.NewReceiver(func(e webhooktest.Event) {
+		var d struct{ MessageID, Status string }
+		if e.Type == "message.status" && json.Unmarshal(e.Data, &d) == nil {
+			r.mu.Lock()
+			r.statuses[d.MessageID] = append(r.statuses[d.MessageID], d.Status)
+			r.mu.Unlock()
+		}
+	})
+	srv := httptest.NewServer(r.Receiver)
 	t.Cleanup(srv.Close)
 	r.url = srv.URL + "/events"
 	return r
-}
-
-func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, err := io.ReadAll(req.Body)
-	if err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if webhook.Verify(r.secret, req.Header.Get(webhook.SignatureHeader), body, time.Now(), webhook.DefaultTolerance) != nil {
-		r.bad++
-		w.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	var ev struct {
-		ID   string `json:"id"`
-		Type string `json:"type"`
-		Data struct {
-			MessageID   string `json:"messageId"`
-			Status      string `json:"status"`
-			PhoneNumber string `json:"phoneNumber"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &ev); err != nil || ev.ID != req.Header.Get(webhook.EventIDHeader) {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	r.ids[ev.ID]++
-	if ev.Type == string(webhook.MessageStatus) && r.ids[ev.ID] == 1 {
-		r.statuses[ev.Data.MessageID] = append(r.statuses[ev.Data.MessageID], ev.Data.Status)
-		r.phoneOf[ev.Data.MessageID] = ev.Data.PhoneNumber
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // register registers the receiver for message.status events.
 func (r *hookReceiver) register(c *client) {
 	var hook struct{ Secret string }
 	c.api("POST", "/webhooks", fmt.Sprintf(`{"url":%q,"events":["message.status"]}`, r.url), http.StatusCreated, &hook)
-	r.mu.Lock()
-	r.secret = hook.Secret
-	r.mu.Unlock()
+	r.SetSecret(hook.Secret)
 }
 
 // check waits until every message of the campaign has its final event and
 // checks what came: every event signed with the secret, each message's
-// last event its final status, and returns how many events came more than
+// last event its final status; it returns how many events came more than
 // once (at-least-once after a kill).
 func (r *hookReceiver) check(t *testing.T, c *client, externalUserID string, n int) (duplicates int) {
 	t.Helper()
@@ -110,15 +76,13 @@ func (r *hookReceiver) check(t *testing.T, c *client, externalUserID string, n i
 		require.True(t, time.Now().Before(deadline), "%d of %d messages still without their final event", missing, n)
 		time.Sleep(50 * time.Millisecond)
 	}
+	require.Zero(t, r.BadSignatures(), "every request is signed with the endpoint's secret")
+	duplicates = r.Duplicates() // read before r.mu: the receiver's handler takes its own lock, then r.mu
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	require.Zero(t, r.bad, "every request is signed with the endpoint's secret")
 	for id, sts := range r.statuses {
 		require.Contains(t, final, id, "an event of a message of the campaign")
 		require.Contains(t, sts, "Sent", "message %s: %v", id, sts)
-	}
-	for _, k := range r.ids {
-		duplicates += k - 1
 	}
 	return duplicates
 }

@@ -29,14 +29,20 @@ type Event struct {
 // Body returns the JSON body of the requests carrying e:
 // {"id", "type", "createdAt", "data"}.
 func (e Event) Body() []byte {
-	b, err := json.Marshal(struct {
+	return mustJSON(struct {
 		ID        messaging.ID    `json:"id"`
 		Type      EventType       `json:"type"`
 		CreatedAt string          `json:"createdAt"`
 		Data      json.RawMessage `json:"data"`
-	}{e.ID, e.Type, stamp(e.CreatedAt), e.Data})
-	if err != nil { // Data is JSON Herald wrote; nothing else can fail
-		panic(fmt.Sprintf("webhook: event %s: %v", e.ID, err))
+	}{e.ID, e.Type, stamp(e.CreatedAt), e.Data}, e.ID)
+}
+
+// mustJSON encodes v, the data of an event about subject: strings,
+// numbers, ids, times and JSON Herald wrote, which cannot fail to encode.
+func mustJSON(v any, subject messaging.ID) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("webhook: the event data of %s: %v", subject, err))
 	}
 	return b
 }
@@ -99,10 +105,7 @@ func MessageStatusEvent(id messaging.ID, m *messaging.Message, at time.Time) Eve
 		f := m.FallbackFor
 		d.FallbackFor = &f
 	}
-	data, err := json.Marshal(d)
-	if err != nil { // strings, ids and times only
-		panic(fmt.Sprintf("webhook: message %s: %v", m.ID, err))
-	}
+	data := mustJSON(d, m.ID)
 	return Event{ID: id, CompanyID: m.CompanyID, Type: MessageStatus, Subject: m.ID, CreatedAt: at, Data: data}
 }
 
@@ -167,10 +170,7 @@ func CampaignStatusEvent(id messaging.ID, c *messaging.Campaign, at time.Time) E
 		SMSFallbackDeliveredCount: st.FallbackDelivered, SMSFallbackFailedCount: st.FallbackFailed,
 		OverallDeliveryRate: st.OverallDeliveryRate, FailureReason: nullable(c.FailureReason), CreatedAt: stamp(c.CreatedAt),
 		StartedAt: stampPtr(c.StartedAt), CompletedAt: stampPtr(c.CompletedAt)}
-	data, err := json.Marshal(d)
-	if err != nil { // strings, numbers, ids and times only
-		panic(fmt.Sprintf("webhook: campaign %s: %v", c.ID, err))
-	}
+	data := mustJSON(d, c.ID)
 	return Event{ID: id, CompanyID: c.CompanyID, Type: CampaignStatus, Subject: c.ID, CreatedAt: at, Data: data}
 }
 
@@ -193,10 +193,7 @@ func SurveyAnsweredEvent(id messaging.ID, r *messaging.SurveyResult, at time.Tim
 	d := SurveyAnsweredData{ResultID: r.ID, CampaignID: r.CampaignID, MessageID: r.MessageID, PhoneNumber: r.Phone,
 		ExternalUserID: nullable(r.ExternalUserID), SelectedOptionIndex: r.OptionIndex, SelectedOptionText: r.OptionText,
 		RespondedAt: stamp(r.RespondedAt)}
-	data, err := json.Marshal(d)
-	if err != nil { // strings, numbers, ids and times only
-		panic(fmt.Sprintf("webhook: survey result %s: %v", r.ID, err))
-	}
+	data := mustJSON(d, r.ID)
 	return Event{ID: id, CompanyID: r.CompanyID, Type: SurveyAnswered, Subject: r.MessageID, CreatedAt: at, Data: data}
 }
 
@@ -215,9 +212,6 @@ type InboundData struct {
 // of m. Its subject is the inbound message.
 func InboundEvent(id messaging.ID, m *messaging.InboundMessage, at time.Time) Event {
 	d := InboundData{InboundID: m.ID, PhoneNumber: m.Phone, To: m.To, Text: m.Text, Parts: m.Parts, ReceivedAt: stamp(m.ReceivedAt)}
-	data, err := json.Marshal(d)
-	if err != nil { // strings, numbers, ids and times only
-		panic(fmt.Sprintf("webhook: inbound %s: %v", m.ID, err))
-	}
+	data := mustJSON(d, m.ID)
 	return Event{ID: id, CompanyID: m.CompanyID, Type: MessageInbound, Subject: m.ID, CreatedAt: at, Data: data}
 }

@@ -332,8 +332,9 @@ func runHerald(ctx context.Context, o options, kind, dir, db string, withHooks b
 		if err != nil {
 			return result{}, err
 		}
+		dups, bad := rc.Duplicates(), rc.BadSignatures()
 		rc.mu.Lock()
-		res.events, res.badSignatures, res.lastEventLag = rc.events, rc.bad, last.Sub(start.Add(elapsed))
+		res.events, res.badSignatures, res.lastEventLag = rc.events+dups, bad, last.Sub(start.Add(elapsed))
 		rc.mu.Unlock()
 	}
 	return res, nil

@@ -4,27 +4,26 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/webhook"
+	"github.com/heraldhq/herald/webhook/webhooktest"
 )
 
 // receiver is the webhook endpoint of a run with -webhooks on: it runs in
-// this process, checks each request's signature and counts the events.
+// this process, checks each signature (webhooktest.Receiver) and counts
+// the events.
 type receiver struct {
+	*webhooktest.Receiver
 	srv *http.Server
 	url string
 
 	mu       sync.Mutex
-	secret   string
 	events   int
-	bad      int
 	final    map[string]bool // messages whose Delivered or Failed event came
-	last     time.Time       // when the last event came
 	allFinal time.Time       // when the last message's final event came
 	want     int
 }
@@ -36,47 +35,27 @@ func startReceiver(want int) (*receiver, error) {
 		return nil, fmt.Errorf("receiver: %w", err)
 	}
 	r := &receiver{url: "http://" + ln.Addr().String() + "/events", final: make(map[string]bool, want), want: want}
-	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	r.Receiver = webhooktest.NewReceiver(r.take)
+	r.srv = &http.Server{Handler: r.Receiver, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = r.srv.Serve(ln) }()
 	return r, nil
 }
 
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, err := io.ReadAll(req.Body)
-	if err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		return
+// take counts an event, and a message's final status.
+func (r *receiver) take(e webhooktest.Event) {
+	var d struct{ MessageID, Status string }
+	if e.Type == string(webhook.MessageStatus) {
+		_ = json.Unmarshal(e.Data, &d)
 	}
 	r.mu.Lock()
-	secret := r.secret
-	r.mu.Unlock()
-	if webhook.Verify(secret, req.Header.Get(webhook.SignatureHeader), body, time.Now(), webhook.DefaultTolerance) != nil {
-		r.mu.Lock()
-		r.bad++
-		r.mu.Unlock()
-		w.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	var ev struct {
-		Type string `json:"type"`
-		Data struct {
-			MessageID string `json:"messageId"`
-			Status    string `json:"status"`
-		} `json:"data"`
-	}
-	_ = json.Unmarshal(body, &ev)
-	now := time.Now()
-	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.events++
-	r.last = now
-	if ev.Type == string(webhook.MessageStatus) && (ev.Data.Status == "Delivered" || ev.Data.Status == "Failed") && !r.final[ev.Data.MessageID] {
-		r.final[ev.Data.MessageID] = true
+	if (d.Status == "Delivered" || d.Status == "Failed") && !r.final[d.MessageID] {
+		r.final[d.MessageID] = true
 		if len(r.final) == r.want {
-			r.allFinal = now
+			r.allFinal = e.Received
 		}
 	}
-	r.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // register registers the receiver for every event type and keeps its
@@ -90,9 +69,7 @@ func (r *receiver) register(ctx context.Context, api interface {
 	if err != nil {
 		return fmt.Errorf("register the webhook: %w", err)
 	}
-	r.mu.Lock()
-	r.secret = hook.Secret
-	r.mu.Unlock()
+	r.SetSecret(hook.Secret)
 	return nil
 }
 

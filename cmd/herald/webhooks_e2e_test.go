@@ -3,7 +3,6 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -12,58 +11,38 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heraldhq/herald/webhook"
+	"github.com/heraldhq/herald/webhook/webhooktest"
 )
 
-// receiver is a webhook endpoint in the test process: it verifies each
-// request's signature and keeps the events it took.
-type receiver struct {
-	mu     sync.Mutex
-	secret string
-	events []receivedEvent
-	bad    int // requests whose signature did not verify
-	seen   map[string]int
-}
-
+// receivedEvent is an event the test's endpoint took.
 type receivedEvent struct {
-	ID   string `json:"id"`
-	Type string `json:"type"`
+	Type string
 	Data struct {
 		MessageID   string `json:"messageId"`
 		CampaignID  string `json:"campaignId"`
 		Status      string `json:"status"`
 		PhoneNumber string `json:"phoneNumber"`
-	} `json:"data"`
+	}
 }
 
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, "unreadable", http.StatusBadRequest)
-		return
-	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	if rc.secret == "" || webhook.Verify(rc.secret, r.Header.Get(webhook.SignatureHeader), body, time.Now(), webhook.DefaultTolerance) != nil {
-		rc.bad++
-		http.Error(w, "bad signature", http.StatusUnauthorized)
-		return
-	}
-	var ev receivedEvent
-	if err := json.Unmarshal(body, &ev); err != nil {
-		http.Error(w, "bad body", http.StatusBadRequest)
-		return
-	}
-	if ev.ID != r.Header.Get(webhook.EventIDHeader) {
-		http.Error(w, "event id header differs", http.StatusBadRequest)
-		return
-	}
-	if rc.seen == nil {
-		rc.seen = map[string]int{}
-	}
-	rc.seen[ev.ID]++
-	rc.events = append(rc.events, ev)
-	w.WriteHeader(http.StatusNoContent)
+// receiver is a webhook endpoint in the test process keeping the events
+// it took.
+type receiver struct {
+	*webhooktest.Receiver
+	mu     sync.Mutex
+	events []receivedEvent
+}
+
+func newReceiver() *receiver {
+	rc := &receiver{}
+	rc.Receiver = webhooktest.NewReceiver(func(e webhooktest.Event) {
+		ev := receivedEvent{Type: e.Type}
+		_ = json.Unmarshal(e.Data, &ev.Data)
+		rc.mu.Lock()
+		rc.events = append(rc.events, ev)
+		rc.mu.Unlock()
+	})
+	return rc
 }
 
 // final counts the messages whose last event is Delivered or Failed.
@@ -72,7 +51,9 @@ func (rc *receiver) final() int {
 	defer rc.mu.Unlock()
 	last := map[string]string{}
 	for _, e := range rc.events {
-		last[e.Data.MessageID] = e.Data.Status
+		if e.Type == "message.status" {
+			last[e.Data.MessageID] = e.Data.Status
+		}
 	}
 	n := 0
 	for _, s := range last {
@@ -88,7 +69,7 @@ func (rc *receiver) final() int {
 // event and then a Delivered or Failed one, signed with the endpoint's
 // secret, in that order.
 func testWebhooks(t *testing.T, bin, dbURL string) {
-	rc := &receiver{}
+	rc := newReceiver()
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
 	h := startHerald(t, bin, heraldEnv("HERALD_DATABASE_URL="+dbURL), "serve", "--demo")
@@ -99,9 +80,7 @@ func testWebhooks(t *testing.T, bin, dbURL string) {
 		Secret string
 	}
 	api.api("POST", "/webhooks", fmt.Sprintf(`{"url":%q,"events":["message.status","message.inbound"]}`, srv.URL+"/events"), http.StatusCreated, &hook)
-	rc.mu.Lock()
-	rc.secret = hook.Secret
-	rc.mu.Unlock()
+	rc.SetSecret(hook.Secret)
 
 	var senders []struct{ ID int64 }
 	api.api("GET", "/sms-senders", "", http.StatusOK, &senders)
@@ -136,9 +115,10 @@ func testWebhooks(t *testing.T, bin, dbURL string) {
 		return false
 	}, 10*time.Second, 50*time.Millisecond, "the inbound SMS reaches the endpoint")
 
+	require.Zero(t, rc.BadSignatures(), "every request is signed with the endpoint's secret")
+	dup := rc.Duplicates()
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	require.Zero(t, rc.bad, "every request is signed with the endpoint's secret")
 	byMessage := map[string][]string{}
 	phoneOf := map[string]string{}
 	for _, e := range rc.events {
@@ -151,10 +131,6 @@ func testWebhooks(t *testing.T, bin, dbURL string) {
 		phoneOf[e.Data.MessageID] = e.Data.PhoneNumber
 	}
 	require.Len(t, byMessage, len(phones))
-	dup := 0
-	for _, n := range rc.seen {
-		dup += n - 1
-	}
 	for id, statuses := range byMessage {
 		status, _, _ := smsOutcome(phoneOf[id])
 		require.Equal(t, []string{"Sent", status}, statuses[len(statuses)-2:], "message %s: %v", id, statuses)
