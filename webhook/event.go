@@ -80,18 +80,27 @@ type MessageStatusData struct {
 }
 
 // MessageStatusEvent returns the message.status event, with id id at
-// time at, of m having moved to m.Status. The times of statuses m reached
-// after it are left out (a message read once it was Seen, reported as
-// having moved to Delivered, shows no seenAt).
+// time at, of m having moved to m.Status. What m gained after that status
+// is left out: the times of later statuses (a message read once it was
+// Seen, reported as having moved to Delivered, shows no seenAt), and the
+// details and error code of a failure on a Sent, Delivered or Seen event.
 func MessageStatusEvent(id messaging.ID, m *messaging.Message, at time.Time) Event {
 	switch m.Status {
-	case messaging.StatusPending, messaging.StatusSent:
+	case messaging.StatusPending:
 		c := *m
 		c.DeliveredAt, c.SeenAt = nil, nil
 		m = &c
+	case messaging.StatusSent:
+		c := *m
+		c.DeliveredAt, c.SeenAt, c.Details, c.SMSErrorCode = nil, nil, "", ""
+		m = &c
 	case messaging.StatusDelivered:
 		c := *m
-		c.SeenAt = nil
+		c.SeenAt, c.Details, c.SMSErrorCode = nil, "", ""
+		m = &c
+	case messaging.StatusSeen:
+		c := *m
+		c.Details, c.SMSErrorCode = "", ""
 		m = &c
 	}
 	d := MessageStatusData{MessageID: m.ID, CampaignID: m.CampaignID, ChannelType: m.Channel, Status: m.Status,
@@ -214,4 +223,38 @@ func InboundEvent(id messaging.ID, m *messaging.InboundMessage, at time.Time) Ev
 	d := InboundData{InboundID: m.ID, PhoneNumber: m.Phone, To: m.To, Text: m.Text, Parts: m.Parts, ReceivedAt: stamp(m.ReceivedAt)}
 	data := mustJSON(d, m.ID)
 	return Event{ID: id, CompanyID: m.CompanyID, Type: MessageInbound, Subject: m.ID, CreatedAt: at, Data: data}
+}
+
+// MessageStatusRef returns the message.status event, with id id at time
+// at, of the message messageID of company companyID having moved to
+// status, carrying the status only: a store that keeps events so writes
+// less in the transaction of the move, and describes the message when the
+// event is read (Describe).
+func MessageStatusRef(id, companyID, messageID messaging.ID, status messaging.MessageStatus, at time.Time) Event {
+	return Event{ID: id, CompanyID: companyID, Type: MessageStatus, Subject: messageID, CreatedAt: at,
+		Data: mustJSON(statusRef{status}, messageID)}
+}
+
+// statusRef is the data of an event written by MessageStatusRef.
+type statusRef struct {
+	Status messaging.MessageStatus `json:"status"`
+}
+
+// Describe returns the event written by MessageStatusRef with its data
+// built from m, the message as it is now, moved to the status the event
+// carries (later times left out as in MessageStatusEvent). Without m (a
+// message purged since), the data holds the message id and the status.
+func Describe(e Event, m *messaging.Message) Event {
+	var ref statusRef
+	_ = json.Unmarshal(e.Data, &ref)
+	if m == nil {
+		e.Data = mustJSON(struct {
+			MessageID messaging.ID            `json:"messageId"`
+			Status    messaging.MessageStatus `json:"status"`
+		}{e.Subject, ref.Status}, e.Subject)
+		return e
+	}
+	c := *m
+	c.Status = ref.Status
+	return MessageStatusEvent(e.ID, &c, e.CreatedAt)
 }

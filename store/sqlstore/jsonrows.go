@@ -160,6 +160,7 @@ const (
 	jsonText
 	jsonInt
 	jsonTime
+	jsonBool // written as 0 or 1
 )
 
 // jsonFrom is the FROM item that expands a JSON batch argument into rows
@@ -190,6 +191,8 @@ func (s *Store) jsonCol(i, kind int) string {
 		return "(" + e + ")::bigint"
 	case jsonTime:
 		return "(" + e + ")::timestamptz"
+	case jsonBool:
+		return "(" + e + ")::int <> 0"
 	}
 	return e
 }

@@ -52,8 +52,9 @@ func (s *Store) subscribers(ctx context.Context, tx *txn, companies []messaging.
 
 // emitMessageStatus writes the message.status events of the messages in
 // moved (their trails, Sending left out) whose company has an endpoint
-// subscribed, with a delivery for each such endpoint. The messages are
-// read back as written, so an event shows the message as stored.
+// subscribed, with a delivery for each such endpoint. An event is written
+// with its status only (webhook.MessageStatusRef): the message is
+// described when the event is read to be sent, outside the writer.
 func (s *Store) emitMessageStatus(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, moved []messaging.ID) error {
 	var companies []messaging.ID
 	for _, id := range moved {
@@ -65,39 +66,16 @@ func (s *Store) emitMessageStatus(ctx context.Context, tx *txn, states map[messa
 	if err != nil || len(subs) == 0 {
 		return err
 	}
-	var ids []messaging.ID
-	for _, id := range moved {
-		if subs[states[id].companyID] != nil {
-			ids = append(ids, id)
-		}
-	}
-	msgs := make(map[messaging.ID]*messaging.Message, len(ids))
-	for chunk := range slices.Chunk(ids, 1000) {
-		rows, err := s.rawQuery(ctx, tx, "SELECT "+messageColumnList+" FROM messages WHERE "+s.jsonIDsIn("id"), s.jsonIDs(chunk))
-		if err != nil {
-			return fmt.Errorf("read messages for their events: %w", err)
-		}
-		got, err := collect(rows, scanMessage)
-		if err != nil {
-			return fmt.Errorf("read messages for their events: %w", err)
-		}
-		for i := range got {
-			msgs[got[i].ID] = &got[i]
-		}
-	}
 	var events []webhook.Event
-	for _, id := range ids {
-		m := msgs[id]
-		if m == nil {
+	for _, id := range moved {
+		st := states[id]
+		if subs[st.companyID] == nil {
 			continue
 		}
-		for _, mv := range states[id].trail {
-			if mv.status == messaging.StatusSending {
-				continue
+		for _, mv := range st.trail {
+			if mv.status != messaging.StatusSending {
+				events = append(events, webhook.MessageStatusRef(s.idGen.New(), st.companyID, id, mv.status, mv.at))
 			}
-			c := *m
-			c.Status = mv.status
-			events = append(events, webhook.MessageStatusEvent(s.idGen.New(), &c, mv.at))
 		}
 	}
 	return s.writeEvents(ctx, tx, events, subs)
@@ -110,14 +88,18 @@ func (s *Store) writeEvents(ctx context.Context, tx *txn, events []webhook.Event
 		ev := s.newJSONRows(len(chunk))
 		dl := s.newJSONRows(len(chunk))
 		for _, e := range chunk {
-			ev.row().id(e.ID).id(e.CompanyID).text(string(e.Type)).id(e.Subject).ts(e.CreatedAt).text(string(e.Data))
+			render := int64(0)
+			if e.Type == webhook.MessageStatus { // written by MessageStatusRef
+				render = 1
+			}
+			ev.row().id(e.ID).id(e.CompanyID).text(string(e.Type)).id(e.Subject).ts(e.CreatedAt).text(string(e.Data)).int(render)
 			for _, ep := range subs[e.CompanyID] {
 				dl.row().id(s.idGen.New()).id(ep).id(e.ID).id(e.Subject).ts(e.CreatedAt)
 			}
 		}
-		if _, err := s.rawExec(ctx, tx, "INSERT INTO webhook_events (id, company_id, type, subject_id, created_at, data) "+
-			s.jsonSelect([]string{"id", "company_id", "type", "subject_id", "created_at", "data"},
-				[]int{jsonID, jsonID, jsonText, jsonID, jsonTime, jsonText}), ev.String()); err != nil {
+		if _, err := s.rawExec(ctx, tx, "INSERT INTO webhook_events (id, company_id, type, subject_id, created_at, data, render) "+
+			s.jsonSelect([]string{"id", "company_id", "type", "subject_id", "created_at", "data", "render"},
+				[]int{jsonID, jsonID, jsonText, jsonID, jsonTime, jsonText, jsonBool}), ev.String()); err != nil {
 			return fmt.Errorf("write webhook events: %w", err)
 		}
 		if dl.rows == 0 {
@@ -133,17 +115,57 @@ func (s *Store) writeEvents(ctx context.Context, tx *txn, events []webhook.Event
 }
 
 const deliveryColumns = "d.id, d.endpoint_id, d.state, d.attempts, d.next_at, d.last_at, d.last_status, d.last_error, d.last_latency_us, " +
-	"e.id, e.company_id, e.type, e.subject_id, e.created_at, e.data"
+	"e.id, e.company_id, e.type, e.subject_id, e.created_at, e.data, e.render"
 
-func scanDelivery(row interface{ Scan(...any) error }) (webhook.Delivery, error) {
-	var d webhook.Delivery
+// deliveryRow is a delivery as read, and whether its event's message is
+// still to be described.
+type deliveryRow struct {
+	webhook.Delivery
+	render bool
+}
+
+func scanDelivery(row interface{ Scan(...any) error }) (deliveryRow, error) {
+	var d deliveryRow
 	var latency int64
 	var data string
 	err := row.Scan(&d.ID, &d.EndpointID, &d.State, &d.Attempts, timeDst{&d.NextAt}, timePtrDst{&d.LastAt}, &d.LastStatus,
-		&d.LastError, &latency, &d.Event.ID, &d.Event.CompanyID, &d.Event.Type, &d.Event.Subject, timeDst{&d.Event.CreatedAt}, &data)
+		&d.LastError, &latency, &d.Event.ID, &d.Event.CompanyID, &d.Event.Type, &d.Event.Subject, timeDst{&d.Event.CreatedAt}, &data, &d.render)
 	d.LastLatency = time.Duration(latency) * time.Microsecond
 	d.Event.Data = []byte(data)
 	return d, err
+}
+
+// describe returns the deliveries with the events written with their
+// status only described from their messages' rows, read in one go.
+func (s *Store) describe(ctx context.Context, rows []deliveryRow) ([]webhook.Delivery, error) {
+	var ids []messaging.ID
+	for _, d := range rows {
+		if d.render && !slices.Contains(ids, d.Event.Subject) {
+			ids = append(ids, d.Event.Subject)
+		}
+	}
+	msgs := make(map[messaging.ID]*messaging.Message, len(ids))
+	for chunk := range slices.Chunk(ids, 1000) {
+		r, err := s.read.QueryContext(ctx, "SELECT "+messageColumnList+" FROM messages WHERE "+s.jsonIDsIn("id"), s.jsonIDs(chunk))
+		if err != nil {
+			return nil, fmt.Errorf("read the messages of events: %w", err)
+		}
+		got, err := collect(r, scanMessage)
+		if err != nil {
+			return nil, fmt.Errorf("read the messages of events: %w", err)
+		}
+		for i := range got {
+			msgs[got[i].ID] = &got[i]
+		}
+	}
+	out := make([]webhook.Delivery, len(rows))
+	for i, d := range rows {
+		out[i] = d.Delivery
+		if d.render {
+			out[i].Event = webhook.Describe(d.Event, msgs[d.Event.Subject])
+		}
+	}
+	return out, nil
 }
 
 // WaitingDeliveries implements webhook.Outbox.
@@ -154,11 +176,11 @@ func (s *Store) WaitingDeliveries(ctx context.Context, endpointID messaging.ID, 
 	if err != nil {
 		return nil, fmt.Errorf("read waiting deliveries: %w", err)
 	}
-	out, err := collect(rows, scanDelivery)
+	got, err := collect(rows, scanDelivery)
 	if err != nil {
 		return nil, fmt.Errorf("read waiting deliveries: %w", err)
 	}
-	return out, nil
+	return s.describe(ctx, got)
 }
 
 // LeaseWebhooks implements webhook.Outbox.
@@ -274,11 +296,12 @@ func (s *Store) ListDeliveries(ctx context.Context, companyID, endpointID messag
 	if err != nil {
 		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
 	}
-	out, err := collect(rows, scanDelivery)
+	got, err := collect(rows, scanDelivery)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
 	}
-	return out, total, nil
+	out, err := s.describe(ctx, got)
+	return out, total, err
 }
 
 // Redeliver implements webhook.Store.
