@@ -74,6 +74,7 @@ func allowed(dir, p string) (bool, string) {
 		"survey":               {"messaging", "campaign", "internal/groupcommit"},
 		"webhook":              {"messaging", "campaign", "internal/pace"},
 		"inbound":              {"messaging", "delivery"},
+		"optout":               {"messaging"},
 	}
 	if deps, ok := domain[dir]; ok {
 		if isStd(p) {

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -257,4 +258,36 @@ func Describe(e Event, m *messaging.Message) Event {
 	c := *m
 	c.Status = ref.Status
 	return MessageStatusEvent(e.ID, &c, e.CreatedAt)
+}
+
+// OptOutData is the data of an optout.changed event.
+type OptOutData struct {
+	PhoneNumber string `json:"phoneNumber"`
+	// Channel is what the number opted out of, or back in to: All or Chat.
+	Channel  string `json:"channel"`
+	OptedOut bool   `json:"optedOut"`
+	// Source is where the change came from: api, keyword or chat.
+	Source    string `json:"source"`
+	ChangedAt string `json:"changedAt"`
+}
+
+// OptOutEvent returns the optout.changed event, with id id, of the
+// company's number phone having opted out of channel (optedOut) or back
+// in, from source at at. Its subject is derived from the company and the
+// number, so one number's changes arrive in order.
+func OptOutEvent(id, companyID messaging.ID, phone, channel, source string, optedOut bool, at time.Time) Event {
+	d := OptOutData{PhoneNumber: phone, Channel: channel, OptedOut: optedOut, Source: source, ChangedAt: stamp(at)}
+	return Event{ID: id, CompanyID: companyID, Type: OptOutChanged, Subject: phoneSubject(companyID, phone), CreatedAt: at,
+		Data: mustJSON(d, companyID)}
+}
+
+// phoneSubject is a stable id for a company's number: the first 16 bytes
+// of the SHA-256 of both.
+func phoneSubject(companyID messaging.ID, phone string) messaging.ID {
+	h := sha256.New()
+	h.Write(companyID[:])
+	h.Write([]byte(phone))
+	var id messaging.ID
+	copy(id[:], h.Sum(nil))
+	return id
 }

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/optout"
 )
 
 // Store is the in-memory store. The zero value is not usable; use New.
@@ -63,6 +64,7 @@ type Store struct {
 	webhooks webhookRows
 	outbox   outbox
 	inbound  inboundState
+	optOuts  map[optOutKey]optout.OptOut
 }
 
 // company is a company with its current API key hash and pending count.

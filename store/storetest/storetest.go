@@ -69,6 +69,7 @@ import (
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/optout"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/webhook"
 )
@@ -85,6 +86,7 @@ type Store interface {
 	webhook.Outbox
 	webhook.Purger
 	inbound.Store
+	optout.Store
 	// CheckCounters recomputes every campaign's counters and each
 	// company's pending count from the message rows and returns where the
 	// stored ones differ (messaging.CounterDrift). Every case that moves
@@ -159,6 +161,7 @@ func cases() []testCase {
 		{"CampaignStatusEvents", testCampaignStatusEvents},
 		{"SurveyAnsweredEvents", testSurveyAnsweredEvents},
 		{"Inbound", testInbound},
+		{"OptOuts", testOptOuts},
 	}
 }
 

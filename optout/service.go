@@ -1,0 +1,126 @@
+package optout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+)
+
+// Config configures a Service. Store is required; every other field has
+// a documented zero-value default.
+type Config struct {
+	// Store holds the opt-outs. Required.
+	Store Store
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Service manages a company's opt-out list by hand (the API) and applies
+// the requests people send.
+type Service struct {
+	store Store
+	now   func() time.Time
+}
+
+// New returns a Service for cfg; Config.Store is required.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("optout: Config.Store is required")
+	}
+	s := &Service{store: cfg.Store, now: cfg.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s, nil
+}
+
+// phone reads a number given to the API: an Invalid error on field when
+// it is not one.
+func phone(field, s string) (string, error) {
+	n, ok := messaging.NormalizePhone(strings.TrimSpace(s))
+	if !ok {
+		return "", messaging.Invalidf(field, "%s %q is not a phone number: optional +, then 10 to 15 digits", field, s)
+	}
+	return n, nil
+}
+
+// scope reads a channel given to the API: empty is All.
+func scope(s string) (Scope, error) {
+	switch {
+	case s == "":
+		return All, nil
+	case strings.EqualFold(s, string(All)):
+		return All, nil
+	case strings.EqualFold(s, string(Chat)):
+		return Chat, nil
+	}
+	return "", messaging.Invalidf("channel", "channel must be All or Chat, not %q", s)
+}
+
+// Add opts a number out of channel (All, the default, or Chat) by hand,
+// and reports whether it was not already.
+func (s *Service) Add(ctx context.Context, companyID messaging.ID, number, channel string) (OptOut, bool, error) {
+	var fe messaging.FieldErrors
+	p, err := phone("phoneNumber", number)
+	if err != nil {
+		fe.Add("phoneNumber", "%s", err.(*messaging.Error).Fields["phoneNumber"])
+	}
+	sc, err := scope(channel)
+	if err != nil {
+		fe.Add("channel", "%s", err.(*messaging.Error).Fields["channel"])
+	}
+	if err := fe.Err(); err != nil {
+		return OptOut{}, false, err
+	}
+	o := OptOut{CompanyID: companyID, Phone: p, Scope: sc, Source: FromAPI, CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
+	added, err := s.store.AddOptOut(ctx, o)
+	if err != nil {
+		return OptOut{}, false, fmt.Errorf("add an opt-out: %w", err)
+	}
+	return o, added, nil
+}
+
+// Remove opts a number back in to channel (All, the default, or Chat) by
+// hand; a NotFound error when it was not opted out of it.
+func (s *Service) Remove(ctx context.Context, companyID messaging.ID, number, channel string) error {
+	p, err := phone("phoneNumber", number)
+	if err != nil {
+		return err
+	}
+	sc, err := scope(channel)
+	if err != nil {
+		return err
+	}
+	removed, err := s.store.RemoveOptOut(ctx, companyID, p, sc, FromAPI, s.now().UTC().Truncate(time.Microsecond))
+	if err != nil {
+		return fmt.Errorf("remove an opt-out: %w", err)
+	}
+	if !removed {
+		return messaging.NotFoundf("%s is not opted out of %s", p, sc)
+	}
+	return nil
+}
+
+// List returns one page of the company's opt-outs, latest first, and how
+// many match.
+func (s *Service) List(ctx context.Context, companyID messaging.ID, f Filter) ([]OptOut, int, error) {
+	p, err := f.PageRequest.Normalize()
+	if err != nil {
+		return nil, 0, err
+	}
+	f.PageRequest = p
+	if f.Phone != "" {
+		if f.Phone, err = phone("phoneNumber", f.Phone); err != nil {
+			return nil, 0, err
+		}
+	}
+	out, total, err := s.store.ListOptOuts(ctx, companyID, f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list opt-outs: %w", err)
+	}
+	return out, total, nil
+}

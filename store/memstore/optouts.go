@@ -1,0 +1,102 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/optout"
+	"github.com/heraldhq/herald/webhook"
+)
+
+// optOutKey names one opt-out.
+type optOutKey struct {
+	company messaging.ID
+	phone   string
+	scope   optout.Scope
+}
+
+// AddOptOut implements optout.Store.
+func (s *Store) AddOptOut(ctx context.Context, o optout.OptOut) (bool, error) {
+	if err := s.lock(ctx, "add an opt-out"); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	if s.optOuts == nil {
+		s.optOuts = map[optOutKey]optout.OptOut{}
+	}
+	k := optOutKey{o.CompanyID, o.Phone, o.Scope}
+	if _, ok := s.optOuts[k]; ok {
+		return false, nil
+	}
+	s.optOuts[k] = o
+	s.emitOptOut(o.CompanyID, o.Phone, o.Scope, o.Source, true, o.CreatedAt)
+	return true, nil
+}
+
+// RemoveOptOut implements optout.Store.
+func (s *Store) RemoveOptOut(ctx context.Context, companyID messaging.ID, phone string, scope optout.Scope, source optout.Source, at time.Time) (bool, error) {
+	if err := s.lock(ctx, "remove an opt-out"); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	k := optOutKey{companyID, phone, scope}
+	if _, ok := s.optOuts[k]; !ok {
+		return false, nil
+	}
+	delete(s.optOuts, k)
+	s.emitOptOut(companyID, phone, scope, source, false, at)
+	return true, nil
+}
+
+// emitOptOut writes the optout.changed event of a change when the company
+// subscribes to it.
+func (s *Store) emitOptOut(companyID messaging.ID, phone string, scope optout.Scope, source optout.Source, out bool, at time.Time) {
+	if eps := s.subscribers(companyID, webhook.OptOutChanged); len(eps) > 0 {
+		s.emit(webhook.OptOutEvent(s.outbox.ids.New(), companyID, phone, string(scope), string(source), out, at), eps)
+	}
+}
+
+// ListOptOuts implements optout.Store.
+func (s *Store) ListOptOuts(ctx context.Context, companyID messaging.ID, f optout.Filter) ([]optout.OptOut, int, error) {
+	if err := s.lock(ctx, "list opt-outs"); err != nil {
+		return nil, 0, err
+	}
+	defer s.mu.Unlock()
+	var all []optout.OptOut
+	for _, o := range s.optOuts {
+		if o.CompanyID == companyID && (f.Phone == "" || o.Phone == f.Phone) {
+			all = append(all, o)
+		}
+	}
+	slices.SortFunc(all, func(a, b optout.OptOut) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Phone, b.Phone); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.Scope), string(b.Scope))
+	})
+	from := min(f.Offset(), len(all))
+	return all[from:min(from+f.PageSize, len(all))], len(all), nil
+}
+
+// OptedOut implements optout.Store.
+func (s *Store) OptedOut(ctx context.Context, companyID messaging.ID, phones []string, ch messaging.Channel) (map[string]bool, error) {
+	if err := s.lock(ctx, "read opt-outs"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := map[string]bool{}
+	for _, p := range phones {
+		for _, sc := range []optout.Scope{optout.All, optout.Chat} {
+			if _, ok := s.optOuts[optOutKey{companyID, p, sc}]; ok && sc.Covers(ch) {
+				out[p] = true
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,138 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/optout"
+	"github.com/heraldhq/herald/webhook"
+)
+
+// AddOptOut implements optout.Store.
+func (s *Store) AddOptOut(ctx context.Context, o optout.OptOut) (_ bool, err error) {
+	defer keepUnavailable(&err)
+	var added bool
+	err = s.write(ctx, "add an opt-out", func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, "INSERT INTO opt_outs (company_id, phone, scope, source, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+			s.id(o.CompanyID), o.Phone, string(o.Scope), string(o.Source), s.ts(o.CreatedAt))
+		if err != nil {
+			return fmt.Errorf("add an opt-out: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("add an opt-out: %w", err)
+		}
+		added = n == 1
+		if !added {
+			return nil
+		}
+		return s.emitOptOut(ctx, tx, o.CompanyID, o.Phone, o.Scope, o.Source, true, o.CreatedAt)
+	})
+	return added, err
+}
+
+// RemoveOptOut implements optout.Store.
+func (s *Store) RemoveOptOut(ctx context.Context, companyID messaging.ID, phone string, scope optout.Scope, source optout.Source, at time.Time) (_ bool, err error) {
+	defer keepUnavailable(&err)
+	var removed bool
+	err = s.write(ctx, "remove an opt-out", func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM opt_outs WHERE company_id = ? AND phone = ? AND scope = ?", s.id(companyID), phone, string(scope))
+		if err != nil {
+			return fmt.Errorf("remove an opt-out: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("remove an opt-out: %w", err)
+		}
+		removed = n == 1
+		if !removed {
+			return nil
+		}
+		return s.emitOptOut(ctx, tx, companyID, phone, scope, source, false, at)
+	})
+	return removed, err
+}
+
+// emitOptOut writes the optout.changed event of a change when the company
+// subscribes to it.
+func (s *Store) emitOptOut(ctx context.Context, tx *txn, companyID messaging.ID, phone string, scope optout.Scope, source optout.Source, out bool, at time.Time) error {
+	subs, err := s.subscribers(ctx, tx, []messaging.ID{companyID}, webhook.OptOutChanged)
+	if err != nil || len(subs) == 0 {
+		return err
+	}
+	ev := webhook.OptOutEvent(s.idGen.New(), companyID, phone, string(scope), string(source), out, at)
+	return s.writeEvents(ctx, tx, []webhook.Event{ev}, subs)
+}
+
+func scanOptOut(row interface{ Scan(...any) error }) (optout.OptOut, error) {
+	var o optout.OptOut
+	var scope, source string
+	err := row.Scan(&o.CompanyID, &o.Phone, &scope, &source, timeDst{&o.CreatedAt})
+	o.Scope, o.Source = optout.Scope(scope), optout.Source(source)
+	return o, err
+}
+
+// ListOptOuts implements optout.Store.
+func (s *Store) ListOptOuts(ctx context.Context, companyID messaging.ID, f optout.Filter) (_ []optout.OptOut, _ int, err error) {
+	defer keepUnavailable(&err)
+	where, args := " FROM opt_outs WHERE company_id = ?", []any{s.id(companyID)}
+	if f.Phone != "" {
+		where += " AND phone = ?"
+		args = append(args, f.Phone)
+	}
+	var total int
+	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*)"+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("list opt-outs: %w", err)
+	}
+	rows, err := s.read.QueryContext(ctx, "SELECT company_id, phone, scope, source, created_at"+where+
+		" ORDER BY created_at DESC, phone, scope LIMIT ? OFFSET ?", append(args, f.PageSize, f.Offset())...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list opt-outs: %w", err)
+	}
+	out, err := collect(rows, scanOptOut)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list opt-outs: %w", err)
+	}
+	return out, total, nil
+}
+
+// OptedOut implements optout.Store: the numbers are looked up by the
+// primary key, a thousand at a time.
+func (s *Store) OptedOut(ctx context.Context, companyID messaging.ID, phones []string, ch messaging.Channel) (_ map[string]bool, err error) {
+	defer keepUnavailable(&err)
+	scopes := "'All'"
+	if ch == messaging.ChannelChat {
+		scopes = "'All', 'Chat'"
+	}
+	out := map[string]bool{}
+	for chunk := range slices.Chunk(phones, 1000) {
+		j := s.newJSONRows(len(chunk))
+		for i, p := range chunk {
+			if i > 0 {
+				j.b = append(j.b, ',')
+			}
+			j.cols = 0
+			j.text(p)
+		}
+		rows, err := s.read.QueryContext(ctx, "SELECT phone FROM opt_outs WHERE company_id = ? AND scope IN ("+scopes+") AND "+
+			s.jsonTextsIn("phone"), s.id(companyID), string(j.b)+"]")
+		if err != nil {
+			return nil, fmt.Errorf("read opt-outs: %w", err)
+		}
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read opt-outs: %w", err)
+			}
+			out[p] = true
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("read opt-outs: %w", err)
+		}
+	}
+	return out, nil
+}

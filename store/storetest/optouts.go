@@ -1,0 +1,78 @@
+package storetest
+
+import (
+	"encoding/json"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/optout"
+	"github.com/heraldhq/herald/webhook"
+)
+
+// testOptOuts: an opt-out is recorded once per number and scope, listed
+// latest first to its company only, removed once; OptedOut finds the
+// numbers a scope covering the channel stops; each change is reported by
+// an optout.changed event.
+func testOptOuts(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	hook := f.endpoint(a.ID, webhook.OptOutChanged)
+	add := func(companyID messaging.ID, phone string, sc optout.Scope, src optout.Source, sec int) bool {
+		t.Helper()
+		ok, err := f.s.AddOptOut(f.ctx, optout.OptOut{CompanyID: companyID, Phone: phone, Scope: sc, Source: src, CreatedAt: at(sec)})
+		require.NoError(t, err)
+		return ok
+	}
+	require.True(t, add(a.ID, "447700900001", optout.All, optout.FromKeyword, 1))
+	require.False(t, add(a.ID, "447700900001", optout.All, optout.FromAPI, 2), "already opted out")
+	require.True(t, add(a.ID, "447700900002", optout.Chat, optout.FromChat, 3))
+	require.True(t, add(a.ID, "447700900003", optout.All, optout.FromAPI, 4))
+	require.True(t, add(b.ID, "447700900001", optout.All, optout.FromAPI, 5))
+
+	list, total, err := f.s.ListOptOuts(f.ctx, a.ID, optout.Filter{PageRequest: messaging.PageRequest{Page: 1, PageSize: 2}})
+	require.NoError(t, err)
+	require.Equal(t, 3, total)
+	require.Equal(t, []string{"447700900003", "447700900002"}, []string{list[0].Phone, list[1].Phone}, "latest first")
+	requireSame(t, optout.OptOut{CompanyID: a.ID, Phone: "447700900002", Scope: optout.Chat, Source: optout.FromChat, CreatedAt: at(3)}, list[1])
+	list, total, err = f.s.ListOptOuts(f.ctx, a.ID, optout.Filter{Phone: "447700900001", PageRequest: messaging.PageRequest{Page: 1, PageSize: 10}})
+	require.NoError(t, err)
+	require.Equal(t, 1, total)
+	require.Equal(t, optout.FromKeyword, list[0].Source, "the first opt-out is kept")
+
+	phones := []string{"447700900001", "447700900002", "447700900003", "447700900004"}
+	sms, err := f.s.OptedOut(f.ctx, a.ID, phones, messaging.ChannelSMS)
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"447700900001": true, "447700900003": true}, sms)
+	chat, err := f.s.OptedOut(f.ctx, a.ID, phones, messaging.ChannelChat)
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"447700900001": true, "447700900002": true, "447700900003": true}, chat)
+	other, err := f.s.OptedOut(f.ctx, b.ID, phones, messaging.ChannelSMS)
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"447700900001": true}, other)
+
+	removed, err := f.s.RemoveOptOut(f.ctx, a.ID, "447700900001", optout.All, optout.FromKeyword, at(6))
+	require.NoError(t, err)
+	require.True(t, removed)
+	removed, err = f.s.RemoveOptOut(f.ctx, a.ID, "447700900001", optout.All, optout.FromKeyword, at(7))
+	require.NoError(t, err)
+	require.False(t, removed)
+	sms, err = f.s.OptedOut(f.ctx, a.ID, phones, messaging.ChannelSMS)
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"447700900003": true}, sms)
+
+	ds, err := f.s.WaitingDeliveries(f.ctx, hook.ID, 10)
+	require.NoError(t, err)
+	var changes []webhook.OptOutData
+	for _, d := range ds {
+		require.Equal(t, webhook.OptOutChanged, d.Event.Type)
+		var data webhook.OptOutData
+		require.NoError(t, json.Unmarshal(d.Event.Data, &data))
+		changes = append(changes, data)
+	}
+	require.Len(t, changes, 4, "A's three opt-outs and one removal; B's are B's")
+	require.Equal(t, webhook.OptOutData{PhoneNumber: "447700900001", Channel: "All", OptedOut: false, Source: "keyword",
+		ChangedAt: changes[3].ChangedAt}, changes[3])
+	require.True(t, changes[0].OptedOut)
+	require.Equal(t, ds[0].Event.Subject, ds[3].Event.Subject, "one number's changes share a subject: they arrive in order")
+}
