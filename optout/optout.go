@@ -67,9 +67,9 @@ type Action int
 
 // The actions.
 const (
-	None   Action = iota // not a keyword
-	OptOutAction         // opt the number out of every channel
-	OptInAction          // opt it back in
+	None         Action = iota // not a keyword
+	OptOutAction               // opt the number out of every channel
+	OptInAction                // opt it back in
 )
 
 // Classify reads an SMS's text against the keywords: a keyword alone
