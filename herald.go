@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/internal/pace"
+	"github.com/heraldhq/herald/optout"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/template"
 	"github.com/heraldhq/herald/webhook"
@@ -35,6 +36,7 @@ type Store interface {
 	webhook.Outbox
 	webhook.Purger
 	inbound.Store
+	optout.Store
 }
 
 // SMSTransport makes the SMS sender Herald sends through, given the
@@ -131,6 +133,7 @@ type Herald struct {
 	webhooks   *webhook.Service
 	sender     *webhook.Sender
 	inbound    *inbound.Service
+	optOuts    *optout.Service
 	events     *delivery.ChatEvents
 	dispatcher *delivery.Dispatcher
 	sms        delivery.SMSSender
@@ -205,6 +208,10 @@ func New(cfg Config) (*Herald, error) {
 			return nil, fmt.Errorf("herald: %w", err)
 		}
 	}
+	if h.optOuts, err = optout.New(optout.Config{Store: cfg.Store}); err != nil {
+		h.campaigns.Close()
+		return nil, fmt.Errorf("herald: %w", err)
+	}
 	if h.inbound, err = inbound.New(inbound.Config{Store: cfg.Store, Logger: cfg.Logger}); err != nil {
 		h.campaigns.Close()
 		return nil, fmt.Errorf("herald: %w", err)
@@ -255,6 +262,9 @@ func (h *Herald) Campaigns() *campaign.Service { return h.campaigns }
 // Webhooks returns the webhook endpoints of companies: registration,
 // listing, removal and secret rotation; nil without a WebhookPoster.
 func (h *Herald) Webhooks() *webhook.Service { return h.webhooks }
+
+// OptOuts returns the companies' opt-out lists.
+func (h *Herald) OptOuts() *optout.Service { return h.optOuts }
 
 // Inbound returns the SMS people sent to the senders.
 func (h *Herald) Inbound() *inbound.Service { return h.inbound }

@@ -20,6 +20,7 @@ import (
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/optout"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/store/memstore"
 	"github.com/heraldhq/herald/survey"
@@ -128,6 +129,7 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 	scfg := server.Config{
 		Accounts: acc, Campaigns: svc, Surveys: must(survey.New(survey.Config{Store: st})), AdminToken: adminToken,
 		Inbound:  must(inbound.New(inbound.Config{Store: st})),
+		OptOuts:  must(optout.New(optout.Config{Store: st})),
 		Webhooks: must(webhook.New(webhook.Config{Store: st, Now: cfg.now, URLs: webhook.URLPolicy{AllowLoopbackHTTP: cfg.webhookLoopback}})),
 		Logger:   logger, Checks: checks, MaxBodyBytes: cfg.maxBody,
 	}

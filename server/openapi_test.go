@@ -132,6 +132,8 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 		"/api/v1/chat-services":                                {"GET"},
 		"/api/v1/sms-senders":                                  {"GET"},
 		"/api/v1/inbound":                                      {"GET"},
+		"/api/v1/opt-outs":                                     {"GET", "POST"},
+		"/api/v1/opt-outs/{phoneNumber}":                       {"DELETE"},
 		"/api/v1/webhooks":                                     {"GET", "POST"},
 		"/api/v1/webhooks/{id}":                                {"DELETE", "GET"},
 		"/api/v1/webhooks/{id}/rotate-secret":                  {"POST"},
@@ -251,6 +253,14 @@ func TestContractTour(t *testing.T) {
 	hooks.inboundSMS(t, "447700900555", "ACME", "STOP")
 	hooks.do("GET", "/api/v1/inbound?phoneNumber=447700900555&page=1&pageSize=5", nil)
 	hooks.do("GET", "/api/v1/inbound?phoneNumber=12", nil)
+	hooks.do("POST", "/api/v1/opt-outs", map[string]any{"phoneNumber": "+447700900556"})
+	hooks.do("POST", "/api/v1/opt-outs", map[string]any{"phoneNumber": "447700900556", "channel": "All"})
+	hooks.do("POST", "/api/v1/opt-outs", map[string]any{"phoneNumber": "12", "channel": "Fax"})
+	hooks.do("GET", "/api/v1/opt-outs?page=1&pageSize=5", nil)
+	hooks.do("GET", "/api/v1/opt-outs?phoneNumber=12", nil)
+	hooks.do("DELETE", "/api/v1/opt-outs/447700900556?channel=All", nil)
+	hooks.do("DELETE", "/api/v1/opt-outs/447700900556", nil)
+	hooks.do("DELETE", "/api/v1/opt-outs/nope", nil)
 	hook := hooks.do("POST", "/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/herald", "events": []string{"message.status"}}).obj()["id"].(string)
 	hooks.do("POST", "/api/v1/webhooks", map[string]any{"url": "http://hooks.example.com/herald", "events": []string{"message.sent"}})
 	hooks.do("GET", "/api/v1/webhooks", nil)

@@ -23,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/optout"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/webhook"
 )
@@ -68,6 +69,9 @@ type Config struct {
 	Campaigns *campaign.Service
 	// Surveys reports survey results. Required unless Herald is set.
 	Surveys *survey.Service
+	// OptOuts manages the companies' opt-out lists. Defaults to Herald's
+	// when Herald is set; nil: the /opt-outs routes answer 404.
+	OptOuts *optout.Service
 	// Inbound lists the SMS people sent to the companies' senders.
 	// Defaults to Herald's when Herald is set; nil: GET /inbound answers
 	// 404.
@@ -125,6 +129,7 @@ type server struct {
 	surveys    *survey.Service
 	webhooks   *webhook.Service
 	inbound    *inbound.Service
+	optOuts    *optout.Service
 	adminToken string
 	log        *slog.Logger
 	checks     []Check
@@ -158,6 +163,9 @@ func New(cfg Config) (http.Handler, error) {
 		if cfg.Inbound == nil {
 			cfg.Inbound = h.Inbound()
 		}
+		if cfg.OptOuts == nil {
+			cfg.OptOuts = h.OptOuts()
+		}
 	}
 	if cfg.Accounts == nil || cfg.Campaigns == nil || cfg.Surveys == nil {
 		return nil, errors.New("server: Config.Accounts, Config.Campaigns and Config.Surveys are required")
@@ -173,7 +181,7 @@ func New(cfg Config) (http.Handler, error) {
 		}
 		names[c.Name] = true
 	}
-	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, webhooks: cfg.Webhooks, inbound: cfg.Inbound, adminToken: cfg.AdminToken,
+	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, webhooks: cfg.Webhooks, inbound: cfg.Inbound, optOuts: cfg.OptOuts, adminToken: cfg.AdminToken,
 		log: cfg.Logger, checks: checks}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -266,6 +274,11 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 
 	if s.inbound != nil {
 		route(http.MethodGet, "/inbound", s.listInbound)
+	}
+	if s.optOuts != nil {
+		route(http.MethodGet, "/opt-outs", s.listOptOuts)
+		route(http.MethodPost, "/opt-outs", s.addOptOut)
+		route(http.MethodDelete, "/opt-outs/{phoneNumber}", s.removeOptOut)
 	}
 	if s.webhooks != nil {
 		route(http.MethodPost, "/webhooks", s.createWebhook)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/optout"
 	"github.com/heraldhq/herald/webhook"
 )
 
@@ -74,6 +75,7 @@ func (s *Store) RecordInboundPart(ctx context.Context, p delivery.InboundPart, i
 	}
 	s.inbound.messages = append(s.inbound.messages, m)
 	if !m.CompanyID.IsZero() {
+		s.applyKeyword(&m)
 		if eps := s.subscribers(m.CompanyID, webhook.MessageInbound); len(eps) > 0 {
 			s.emit(webhook.InboundEvent(s.outbox.ids.New(), &m, time.Now()), eps)
 		}
@@ -97,4 +99,25 @@ func (s *Store) ListInbound(ctx context.Context, companyID messaging.ID, f messa
 	slices.SortStableFunc(all, func(a, b messaging.InboundMessage) int { return bytes.Compare(b.ID[:], a.ID[:]) })
 	from := min(f.Offset(), len(all))
 	return all[from:min(from+f.PageSize, len(all))], len(all), nil
+}
+
+// applyKeyword opts the sender of m out, or back in, when its text is a
+// keyword (optout.Classify), with the message.
+func (s *Store) applyKeyword(m *messaging.InboundMessage) {
+	k := optOutKey{m.CompanyID, m.Phone, optout.All}
+	switch optout.Classify(m.Text, optout.DefaultKeywords()) {
+	case optout.OptOutAction:
+		if _, ok := s.optOuts[k]; !ok {
+			if s.optOuts == nil {
+				s.optOuts = map[optOutKey]optout.OptOut{}
+			}
+			s.optOuts[k] = optout.OptOut{CompanyID: m.CompanyID, Phone: m.Phone, Scope: optout.All, Source: optout.FromKeyword, CreatedAt: m.ReceivedAt}
+			s.emitOptOut(m.CompanyID, m.Phone, optout.All, optout.FromKeyword, true, m.ReceivedAt)
+		}
+	case optout.OptInAction:
+		if _, ok := s.optOuts[k]; ok {
+			delete(s.optOuts, k)
+			s.emitOptOut(m.CompanyID, m.Phone, optout.All, optout.FromKeyword, false, m.ReceivedAt)
+		}
+	}
 }

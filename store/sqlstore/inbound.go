@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/optout"
 	"github.com/heraldhq/herald/webhook"
 )
 
@@ -68,6 +69,9 @@ func (s *Store) RecordInboundPart(ctx context.Context, p delivery.InboundPart, i
 			return fmt.Errorf("store an inbound message: %w", err)
 		}
 		if !m.CompanyID.IsZero() {
+			if err := s.applyKeyword(ctx, tx, m); err != nil {
+				return err
+			}
 			subs, err := s.subscribers(ctx, tx, []messaging.ID{m.CompanyID}, webhook.MessageInbound)
 			if err != nil {
 				return err
@@ -114,4 +118,31 @@ func (s *Store) ListInbound(ctx context.Context, companyID messaging.ID, f messa
 		return nil, 0, fmt.Errorf("list inbound messages: %w", err)
 	}
 	return out, total, nil
+}
+
+// applyKeyword opts the sender of m out, or back in, when its text is a
+// keyword (optout.Classify), in the transaction that stores it: a STOP
+// stored is a STOP applied.
+func (s *Store) applyKeyword(ctx context.Context, tx *txn, m *messaging.InboundMessage) error {
+	switch optout.Classify(m.Text, optout.DefaultKeywords()) {
+	case optout.OptOutAction:
+		res, err := tx.ExecContext(ctx, "INSERT INTO opt_outs (company_id, phone, scope, source, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+			s.id(m.CompanyID), m.Phone, string(optout.All), string(optout.FromKeyword), s.ts(m.ReceivedAt))
+		if err != nil {
+			return fmt.Errorf("opt out: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return s.emitOptOut(ctx, tx, m.CompanyID, m.Phone, optout.All, optout.FromKeyword, true, m.ReceivedAt)
+		}
+	case optout.OptInAction:
+		res, err := tx.ExecContext(ctx, "DELETE FROM opt_outs WHERE company_id = ? AND phone = ? AND scope = ?",
+			s.id(m.CompanyID), m.Phone, string(optout.All))
+		if err != nil {
+			return fmt.Errorf("opt in: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return s.emitOptOut(ctx, tx, m.CompanyID, m.Phone, optout.All, optout.FromKeyword, false, m.ReceivedAt)
+		}
+	}
+	return nil
 }

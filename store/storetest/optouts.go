@@ -76,3 +76,36 @@ func testOptOuts(f *fixture) {
 	require.True(t, changes[0].OptedOut)
 	require.Equal(t, ds[0].Event.Subject, ds[3].Event.Subject, "one number's changes share a subject: they arrive in order")
 }
+
+// testOptOutKeywords: an SMS whose text is an opt-out keyword opts its
+// sender out of the company it went to, in the transaction that stores
+// it; an opt-in keyword opts it back in; other texts change nothing, and
+// a message no company's sender took opts out of nothing.
+func testOptOutKeywords(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	f.sender(a.ID, "ACME", true)
+	rec := func(phone, dest, text string, sec int) {
+		t.Helper()
+		m, err := f.s.RecordInboundPart(f.ctx, part(phone, dest, text, 0, 1, 1, sec), f.id())
+		require.NoError(t, err)
+		require.NotNil(t, m)
+	}
+	opted := func(phone string) bool {
+		t.Helper()
+		got, err := f.s.OptedOut(f.ctx, a.ID, []string{phone}, messaging.ChannelSMS)
+		require.NoError(t, err)
+		return got[phone]
+	}
+	rec("447700900001", "ACME", " Stop ", 1)
+	require.True(t, opted("447700900001"))
+	list, _, err := f.s.ListOptOuts(f.ctx, a.ID, optout.Filter{Phone: "447700900001", PageRequest: messaging.PageRequest{Page: 1, PageSize: 5}})
+	require.NoError(t, err)
+	require.Equal(t, optout.FromKeyword, list[0].Source)
+	rec("447700900001", "ACME", "thanks", 2)
+	require.True(t, opted("447700900001"), "another text changes nothing")
+	rec("447700900001", "ACME", "START", 3)
+	require.False(t, opted("447700900001"))
+	rec("447700900002", "NOBODY", "STOP", 4)
+	require.False(t, opted("447700900002"))
+}

@@ -162,6 +162,7 @@ func cases() []testCase {
 		{"SurveyAnsweredEvents", testSurveyAnsweredEvents},
 		{"Inbound", testInbound},
 		{"OptOuts", testOptOuts},
+		{"OptOutKeywords", testOptOutKeywords},
 	}
 }
 
