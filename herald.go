@@ -178,6 +178,7 @@ func New(cfg Config) (*Herald, error) {
 	}
 	ccfg := cfg.Campaigns
 	ccfg.Store, ccfg.Limits, ccfg.Media, ccfg.Logger = cfg.Store, cfg.Limits, cfg.Media, cfg.Logger
+	ccfg.OptOuts = cfg.Store
 	ccfg.OnQueued = h.wake
 	if h.campaigns, err = campaign.New(ccfg); err != nil {
 		return nil, fmt.Errorf("herald: %w", err)

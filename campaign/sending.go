@@ -32,7 +32,14 @@ type Recipient struct {
 	Phone          string
 	ExternalUserID string
 	Placeholders   Placeholders
+	// optedOut: the number asked the company to stop; its message is
+	// written Failed (DetailsOptedOut) and never sent.
+	optedOut bool
 }
+
+// DetailsOptedOut are the details of a message not sent because its number
+// opted out.
+const DetailsOptedOut = "OPTED_OUT"
 
 // SendResult is the answer to a bulk or direct send.
 type SendResult struct {
@@ -41,8 +48,13 @@ type SendResult struct {
 	// each.
 	MessageCount int
 	// SkippedCount is the number of recipients skipped:
-	// len(InvalidPhoneNumbers) + len(ContentTooLong).
+	// len(InvalidPhoneNumbers) + len(ContentTooLong) + len(OptedOutPhoneNumbers).
 	SkippedCount int
+	// OptedOutPhoneNumbers are the numbers (digits only) a bulk send
+	// skipped because they opted out of the company's messages of its
+	// channel. Never nil on a bulk send; nil on a direct one, which sends
+	// them nothing but records their message Failed with DetailsOptedOut.
+	OptedOutPhoneNumbers []string
 	// InvalidPhoneNumbers are the phone numbers that are not valid, as
 	// they were sent, in request order.
 	InvalidPhoneNumbers []string
@@ -130,6 +142,13 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 		Config: rendered.Config, FallbackContent: rendered.FallbackContent,
 		Status: messaging.StatusPending, DueAt: now, CreatedAt: now, UpdatedAt: now,
 	}
+	out, err := s.optedOut(ctx, companyID, c.Channel, []Recipient{{Phone: phone}})
+	if err != nil {
+		return messaging.Message{}, err
+	}
+	if out[phone] {
+		m.Status, m.Details = messaging.StatusFailed, DetailsOptedOut
+	}
 	if err := s.admit(ctx, companyID, m); err != nil {
 		return messaging.Message{}, s.limits.RetryHint(fmt.Errorf("add message: %w", err))
 	}
@@ -212,6 +231,9 @@ func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, b BulkSe
 	}
 	bound := template.CompileTemplate(&t).Bind(placeholders)
 	if valid, err = fit(bound, recipients, valid, index, &res); err != nil {
+		return SendResult{}, err
+	}
+	if valid, err = s.skipOptedOut(ctx, companyID, ch, valid, &res); err != nil {
 		return SendResult{}, err
 	}
 	status, err := Next("", EventCreateBulk)
@@ -334,16 +356,67 @@ func (s *Service) directCampaign(companyID messaging.ID, ch messaging.Channel, n
 	}
 }
 
-// sendDirect creates the hidden campaign, writes its messages and starts
-// it before returning.
+// skipOptedOut drops the recipients of a bulk send whose number opted out
+// of the company's messages of channel ch, listing them in res. When none
+// is left the send is Invalid.
+func (s *Service) skipOptedOut(ctx context.Context, companyID messaging.ID, ch messaging.Channel, valid []Recipient, res *SendResult) ([]Recipient, error) {
+	res.OptedOutPhoneNumbers = []string{}
+	out, err := s.optedOut(ctx, companyID, ch, valid)
+	if err != nil || len(out) == 0 {
+		return valid, err
+	}
+	kept := valid[:0]
+	for _, r := range valid {
+		if out[r.Phone] {
+			res.OptedOutPhoneNumbers = append(res.OptedOutPhoneNumbers, r.Phone)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(valid[len(kept):])
+	res.SkippedCount += len(res.OptedOutPhoneNumbers)
+	res.MessageCount = len(kept)
+	if len(kept) == 0 {
+		return nil, messaging.Errorf(messaging.Invalid, messaging.NameNoValidPhoneNumbers,
+			"Every recipient has opted out of the company's %s messages", ch)
+	}
+	return kept, nil
+}
+
+// optedOut reads which of the recipients' numbers opted out of channel ch.
+func (s *Service) optedOut(ctx context.Context, companyID messaging.ID, ch messaging.Channel, rs []Recipient) (map[string]bool, error) {
+	if s.opts == nil {
+		return nil, nil
+	}
+	phones := make([]string, len(rs))
+	for i, r := range rs {
+		phones[i] = r.Phone
+	}
+	out, err := s.opts.OptedOut(ctx, companyID, phones, ch)
+	if err != nil {
+		return nil, fmt.Errorf("read opt-outs: %w", err)
+	}
+	return out, nil
+}
+
+// sendDirect creates the hidden campaign, writes its messages (those of
+// numbers that opted out Failed, DetailsOptedOut) and starts it before
+// returning.
 func (s *Service) sendDirect(ctx context.Context, c messaging.Campaign, valid []Recipient, r template.Rendered, res SendResult) (SendResult, error) {
+	out, err := s.optedOut(ctx, c.CompanyID, c.Channel, valid)
+	if err != nil {
+		return SendResult{}, err
+	}
+	for i := range valid {
+		valid[i].optedOut = out[valid[i].Phone]
+	}
 	if err := s.store.CreateCampaign(ctx, &c, s.limits.MaxPending); err != nil {
 		return SendResult{}, s.limits.RetryHint(fmt.Errorf("create campaign: %w", err))
 	}
 	if err := s.prepare(ctx, c, valid, func(Recipient) (template.Rendered, error) { return r, nil }, EventAutoStart); err != nil {
 		return SendResult{}, fmt.Errorf("direct send: %w", err)
 	}
-	c, err := s.store.GetCampaign(ctx, c.CompanyID, c.ID)
+	c, err = s.store.GetCampaign(ctx, c.CompanyID, c.ID)
 	if err != nil {
 		return SendResult{}, fmt.Errorf("direct send: %w", err)
 	}
@@ -417,12 +490,16 @@ func (s *Service) insertAll(ctx context.Context, c messaging.Campaign, recipient
 					cancel(fmt.Errorf("render message %d: %w", start+i, err))
 					return
 				}
-				ch.batch = append(ch.batch, messaging.Message{
+				m := messaging.Message{
 					ID: s.ids.New(), CompanyID: c.CompanyID, CampaignID: c.ID, Channel: c.Channel,
 					Phone: r.Phone, ExternalUserID: r.ExternalUserID, Content: rd.Content, Config: rd.Config,
 					FallbackContent: rd.FallbackContent, Status: messaging.StatusPending,
 					DueAt: now, CreatedAt: now, UpdatedAt: now,
-				})
+				}
+				if r.optedOut {
+					m.Status, m.Details = messaging.StatusFailed, DetailsOptedOut
+				}
+				ch.batch = append(ch.batch, m)
 			}
 			for i := range ch.batch {
 				ch.msgs = append(ch.msgs, &ch.batch[i])

@@ -40,6 +40,10 @@ type Config struct {
 	// sharing the database show within the TTL. Zero means DefaultCacheTTL
 	// (1 s); negative turns the cache off.
 	CacheTTL time.Duration
+	// OptOuts tells which numbers asked a company to stop: a bulk send
+	// skips them, a transactional or direct send records their message
+	// Failed with details OPTED_OUT. Nil: no number is opted out.
+	OptOuts OptOutReader
 	// OnQueued, when set, is called after messages became due for sending:
 	// a message added to a transactional campaign, a direct send, a
 	// campaign started. A dispatcher's Wake fits: it looks for due
@@ -57,6 +61,7 @@ type Service struct {
 	media  template.MediaProber
 	log    *slog.Logger
 	queued func()
+	opts   OptOutReader
 
 	// Background preparation of bulk campaigns.
 	bgCtx    context.Context
@@ -83,7 +88,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{
 		store: cfg.Store, limits: cfg.Limits.WithDefaults(), now: cfg.Now, ids: cfg.IDs, media: cfg.Media, log: cfg.Logger,
-		queued:    cfg.OnQueued,
+		queued:    cfg.OnQueued, opts: cfg.OptOuts,
 		preparing: make(map[messaging.ID]struct{}),
 	}
 	if s.now == nil {

@@ -143,3 +143,11 @@ type Purged struct {
 	// purged.
 	Done bool
 }
+
+// OptOutReader tells which numbers asked a company to stop sending to
+// them.
+type OptOutReader interface {
+	// OptedOut returns those of phones (digits only) opted out of the
+	// company's messages of channel ch.
+	OptedOut(ctx context.Context, companyID messaging.ID, phones []string, ch messaging.Channel) (map[string]bool, error)
+}

@@ -65,6 +65,7 @@ type messageQueuedJSON struct {
 	CampaignID  messaging.ID            `json:"campaignId"`
 	PhoneNumber string                  `json:"phoneNumber"`
 	Status      messaging.MessageStatus `json:"status"`
+	Details     string                  `json:"details,omitempty"` // OPTED_OUT on a Failed message
 	QueuedAt    timestamp               `json:"queuedAt"`
 }
 
@@ -92,7 +93,7 @@ func (s *server) addMessage(w http.ResponseWriter, r *http.Request, ch messaging
 		return err
 	}
 	s.writeJSON(w, http.StatusAccepted, messageQueuedJSON{MessageID: m.ID, CampaignID: m.CampaignID,
-		PhoneNumber: m.Phone, Status: m.Status, QueuedAt: ts(m.CreatedAt)})
+		PhoneNumber: m.Phone, Status: m.Status, Details: m.Details, QueuedAt: ts(m.CreatedAt)})
 	return nil
 }
 
@@ -103,13 +104,30 @@ type sendJSON struct {
 	SkippedCount        int          `json:"skippedCount"`
 	InvalidPhoneNumbers []string     `json:"invalidPhoneNumbers"`
 	ContentTooLong      []string     `json:"contentTooLong"`
-	Status              string       `json:"status"`
-	QueuedAt            timestamp    `json:"queuedAt"`
-	Message             string       `json:"message"`
+	// OptedOutPhoneNumbers (bulk sends only) lists the numbers skipped
+	// because they opted out.
+	OptedOutPhoneNumbers *[]string `json:"optedOutPhoneNumbers,omitempty"`
+	Status               string    `json:"status"`
+	QueuedAt             timestamp `json:"queuedAt"`
+	Message              string    `json:"message"`
 }
 
 // skippedNote tells how many recipients were skipped, and why.
-func skippedNote(invalid, tooLong int) string {
+func skippedNote(invalid, tooLong, optedOut int) string {
+	note := skippedFor(invalid, tooLong)
+	if optedOut == 0 {
+		return note
+	}
+	out := plural(optedOut, "recipient") + " who opted out (see optedOutPhoneNumbers) skipped"
+	if invalid == 0 && tooLong == 0 {
+		return out
+	}
+	return note + "; " + out
+}
+
+// skippedFor tells how many recipients were skipped for an invalid number
+// or a message too long.
+func skippedFor(invalid, tooLong int) string {
 	switch {
 	case invalid == 0 && tooLong == 0:
 		return "no recipient was skipped"
@@ -140,7 +158,14 @@ func sendOut(res campaign.SendResult, bulk bool) sendJSON {
 	if out.ContentTooLong == nil {
 		out.ContentTooLong = []string{}
 	}
-	skipped := skippedNote(len(out.InvalidPhoneNumbers), len(out.ContentTooLong))
+	optedOut := res.OptedOutPhoneNumbers
+	if bulk {
+		if optedOut == nil {
+			optedOut = []string{}
+		}
+		out.OptedOutPhoneNumbers = &optedOut
+	}
+	skipped := skippedNote(len(out.InvalidPhoneNumbers), len(out.ContentTooLong), len(optedOut))
 	id := res.Campaign.ID.String()
 	if bulk {
 		out.Status = string(messaging.CampaignQueuing)

@@ -1,10 +1,16 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
 )
 
 func TestOptOutList(t *testing.T) {
@@ -34,4 +40,50 @@ func TestOptOutList(t *testing.T) {
 	requireError(t, e.do("DELETE", "/api/v1/opt-outs/447700900002", nil), http.StatusNotFound, "Not Found", "")
 	require.Equal(t, http.StatusNoContent, e.do("DELETE", "/api/v1/opt-outs/447700900002?channel=Chat", nil).Code)
 	requireError(t, e.do("DELETE", "/api/v1/opt-outs/abc", nil), http.StatusBadRequest, "Bad Request", "phoneNumber")
+}
+
+// A bulk send skips opted-out numbers and lists them; a direct or
+// transactional send records their message Failed with details OPTED_OUT,
+// never handed to a provider; an opt-out of chat stops chat messages only.
+func TestSendsRespectOptOuts(t *testing.T) {
+	e := newEnv(t)
+	require.Equal(t, http.StatusCreated, e.do("POST", "/api/v1/opt-outs", map[string]any{"phoneNumber": phone(1)}).Code)
+	require.Equal(t, http.StatusCreated, e.do("POST", "/api/v1/opt-outs", map[string]any{"phoneNumber": phone(2), "channel": "Chat"}).Code)
+	sms := e.smsTemplate("promo", "Hi")
+
+	r := e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(4)})
+	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
+	m := r.obj()
+	require.EqualValues(t, 3, m["messageCount"], "phone(2) opted out of chat only")
+	require.EqualValues(t, 1, m["skippedCount"])
+	require.Equal(t, []any{strings.TrimPrefix(phone(1), "+")}, m["optedOutPhoneNumbers"])
+	require.Contains(t, m["message"], "opted out")
+	e.wait()
+
+	r = e.do("POST", "/api/v1/sms/send", map[string]any{"messageContent": "code 1234", "smsSenderId": e.sender, "recipients": recipients(2)})
+	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
+	require.EqualValues(t, 2, r.obj()["messageCount"])
+	require.NotContains(t, r.obj(), "optedOutPhoneNumbers")
+	direct := e.do("GET", "/api/v1/campaigns/"+r.obj()["campaignId"].(string), nil).obj()
+	require.EqualValues(t, 1, direct["failedCount"])
+	require.EqualValues(t, 1, direct["pendingCount"])
+	msgs := e.do("GET", "/api/v1/messages?phoneNumber="+strings.TrimPrefix(phone(1), "+"), nil).obj()["messages"].([]any)
+	require.Len(t, msgs, 1, "the bulk skipped it; the direct send recorded it")
+	require.Equal(t, "Failed", msgs[0].(map[string]any)["status"])
+	require.Equal(t, "OPTED_OUT", msgs[0].(map[string]any)["details"])
+
+	tx := e.transactional("chat", e.chatTemplate("hello", "Hello", nil))
+	r = e.do("POST", "/api/v1/chat/campaigns/"+tx+"/messages", map[string]any{"phoneNumber": phone(2)})
+	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
+	require.Equal(t, "Failed", r.obj()["status"], "opted out of chat")
+	r = e.do("POST", "/api/v1/chat/campaigns/"+tx+"/messages", map[string]any{"phoneNumber": phone(3)})
+	require.Equal(t, "Pending", r.obj()["status"])
+
+	// none of the opted-out messages can be claimed
+	claimed, err := e.store.ClaimDue(context.Background(), delivery.Claim{Channel: messaging.ChannelChat, Now: time.Now().Add(time.Hour),
+		LeaseUntil: time.Now().Add(2 * time.Hour), Limit: 100})
+	require.NoError(t, err)
+	for _, c := range claimed {
+		require.NotEqual(t, strings.TrimPrefix(phone(2), "+"), c.Phone)
+	}
 }

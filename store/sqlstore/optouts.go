@@ -108,6 +108,14 @@ func (s *Store) OptedOut(ctx context.Context, companyID messaging.ID, phones []s
 		scopes = "'All', 'Chat'"
 	}
 	out := map[string]bool{}
+	var any int
+	err = s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM opt_outs WHERE company_id = ? LIMIT 1) o", s.id(companyID)).Scan(&any)
+	if err != nil {
+		return nil, fmt.Errorf("read opt-outs: %w", err)
+	}
+	if any == 0 { // a company without opt-outs: nothing to look up
+		return out, nil
+	}
 	for chunk := range slices.Chunk(phones, 1000) {
 		j := s.newJSONRows(len(chunk))
 		for i, p := range chunk {
