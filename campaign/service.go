@@ -88,7 +88,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{
 		store: cfg.Store, limits: cfg.Limits.WithDefaults(), now: cfg.Now, ids: cfg.IDs, media: cfg.Media, log: cfg.Logger,
-		queued:    cfg.OnQueued, opts: cfg.OptOuts,
+		queued: cfg.OnQueued, opts: cfg.OptOuts,
 		preparing: make(map[messaging.ID]struct{}),
 	}
 	if s.now == nil {
