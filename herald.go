@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/internal/pace"
+	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/optout"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/template"
@@ -217,7 +218,8 @@ func New(cfg Config) (*Herald, error) {
 		h.campaigns.Close()
 		return nil, fmt.Errorf("herald: %w", err)
 	}
-	h.events = delivery.NewChatEvents(delivery.ChatEventsConfig{Store: cfg.Store, Answers: h.surveys, Logger: cfg.Logger, Observer: cfg.Observer})
+	h.events = delivery.NewChatEvents(delivery.ChatEventsConfig{Store: cfg.Store, Answers: h.surveys, Logger: cfg.Logger, Observer: cfg.Observer,
+		Subscriptions: h.chatSubscription})
 
 	dcfg := cfg.Delivery
 	dcfg.Store, dcfg.Chat, dcfg.Logger, dcfg.Observer = cfg.Store, cfg.Chat, cfg.Logger, cfg.Observer
@@ -263,6 +265,21 @@ func (h *Herald) Campaigns() *campaign.Service { return h.campaigns }
 // Webhooks returns the webhook endpoints of companies: registration,
 // listing, removal and secret rotation; nil without a WebhookPoster.
 func (h *Herald) Webhooks() *webhook.Service { return h.webhooks }
+
+// chatSubscription applies the chat provider's unsubscribed and
+// subscribed events to the opt-out list of the company owning the service;
+// an unknown service changes nothing.
+func (h *Herald) chatSubscription(ctx context.Context, ev delivery.ChatEvent) (bool, error) {
+	cs, err := h.cfg.Store.ChatServiceByProviderID(ctx, ev.ServiceID)
+	if messaging.IsCode(err, messaging.NotFound) {
+		h.log.Info("chat subscription event for an unknown service", "service", ev.ServiceID)
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("chat subscription: %w", err)
+	}
+	return h.optOuts.SetChat(ctx, cs.CompanyID, ev.Phone, ev.Kind == delivery.ChatEventUnsubscribed, ev.At)
+}
 
 // OptOuts returns the companies' opt-out lists.
 func (h *Herald) OptOuts() *optout.Service { return h.optOuts }

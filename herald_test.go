@@ -213,3 +213,37 @@ func TestRetentionPurges(t *testing.T) {
 		require.NoError(t, err, "the campaign finished an hour ago keeps its messages")
 	}
 }
+
+// The chat provider's unsubscribed event opts the number out of the chat
+// messages of the company owning the service, subscribed opts it back in;
+// an unknown service changes nothing.
+func TestChatSubscriptionsAreWired(t *testing.T) {
+	st := memstore.New()
+	h, err := herald.New(herald.Config{Store: st})
+	require.NoError(t, err)
+	ctx := t.Context()
+	co, _, cs := company(t, h.Accounts())
+	chatOut := func() bool {
+		got, err := st.OptedOut(ctx, co.ID, []string{"447700900010"}, messaging.ChannelChat)
+		require.NoError(t, err)
+		return got["447700900010"]
+	}
+	out, err := h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventUnsubscribed, ServiceID: cs.ProviderServiceID, Phone: "447700900010"})
+	require.NoError(t, err)
+	require.Equal(t, delivery.ChatEventStored, out)
+	require.True(t, chatOut())
+	sms, err := st.OptedOut(ctx, co.ID, []string{"447700900010"}, messaging.ChannelSMS)
+	require.NoError(t, err)
+	require.Empty(t, sms, "SMS still goes")
+	out, err = h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventUnsubscribed, ServiceID: cs.ProviderServiceID, Phone: "447700900010"})
+	require.NoError(t, err)
+	require.Equal(t, delivery.ChatEventIgnored, out, "already out")
+	out, err = h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventSubscribed, ServiceID: cs.ProviderServiceID, Phone: "+447700900010"})
+	require.NoError(t, err)
+	require.Equal(t, delivery.ChatEventStored, out)
+	require.False(t, chatOut())
+	out, err = h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventUnsubscribed, ServiceID: "nobody", Phone: "447700900010"})
+	require.NoError(t, err)
+	require.Equal(t, delivery.ChatEventIgnored, out)
+	require.False(t, chatOut())
+}

@@ -41,6 +41,10 @@ type Store interface {
 	CreateChatService(ctx context.Context, s *messaging.ChatService) error
 	// ListChatServices lists the company's chat services by id.
 	ListChatServices(ctx context.Context, companyID messaging.ID) ([]messaging.ChatService, error)
+	// ChatServiceByProviderID returns the chat service with the provider's
+	// service id, the first registered when several companies have it;
+	// NotFound when none.
+	ChatServiceByProviderID(ctx context.Context, providerServiceID string) (messaging.ChatService, error)
 }
 
 // Lookup reads a company's SMS senders and chat services: the part of the

@@ -93,6 +93,10 @@ type ChatEventsConfig struct {
 	// to reported through its Messages (Delivered, Seen, Failed), as the
 	// Dispatcher reports the moves it makes.
 	Observer Observer
+	// Subscriptions applies the unsubscribed and subscribed events (the
+	// number opted out of the service's company's chat messages, or back
+	// in) and reports whether it changed anything. Nil: they are ignored.
+	Subscriptions func(ctx context.Context, ev ChatEvent) (bool, error)
 }
 
 // ChatEvents applies what the chat provider reports: its Handle is the
@@ -104,6 +108,7 @@ type ChatEvents struct {
 	now     func() time.Time
 	log     *slog.Logger
 	obs     Observer // nil: none
+	subs    func(ctx context.Context, ev ChatEvent) (bool, error)
 	// updates group the status updates of concurrent callbacks into one
 	// ApplyUpdates each (group commit).
 	updates *groupcommit.Committer[eventUpdate, groupcommit.Result]
@@ -128,7 +133,7 @@ const (
 
 // NewChatEvents returns a ChatEvents for cfg.
 func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
-	e := &ChatEvents{store: cfg.Store, answers: cfg.Answers, now: cfg.Now, log: cfg.Logger, obs: cfg.Observer}
+	e := &ChatEvents{store: cfg.Store, answers: cfg.Answers, now: cfg.Now, log: cfg.Logger, obs: cfg.Observer, subs: cfg.Subscriptions}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -220,6 +225,20 @@ func (e *ChatEvents) HandleEvent(ctx context.Context, ev ChatEvent) (ChatEventOu
 	at := ev.At
 	if at.IsZero() {
 		at = e.now()
+	}
+	if ev.Kind == ChatEventUnsubscribed || ev.Kind == ChatEventSubscribed {
+		if e.subs == nil {
+			return ChatEventIgnored, nil
+		}
+		ev.At = at
+		changed, err := e.subs(ctx, ev)
+		switch {
+		case err != nil:
+			return ChatEventError, err
+		case changed:
+			return ChatEventStored, nil
+		}
+		return ChatEventIgnored, nil
 	}
 	u := StatusUpdate{MessageID: ev.MessageID, At: at, Channel: messaging.ChannelChat}
 	switch {

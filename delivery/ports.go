@@ -143,13 +143,19 @@ type ChatSender interface {
 const (
 	ChatEventStatus = "status"
 	ChatEventReply  = "reply"
+	// ChatEventUnsubscribed: the person blocked the company's chat
+	// service (ServiceID); ChatEventSubscribed: they allowed it again.
+	// Neither names a message.
+	ChatEventUnsubscribed = "unsubscribed"
+	ChatEventSubscribed   = "subscribed"
 )
 
 // ChatEvent is a provider callback: a status change of a message, or a
 // reply (a survey answer).
 type ChatEvent struct {
-	Kind        string       // ChatEventStatus or ChatEventReply
-	MessageID   messaging.ID // from tracking_data
+	Kind        string       // ChatEventStatus, ChatEventReply, ChatEventUnsubscribed or ChatEventSubscribed
+	MessageID   messaging.ID // from tracking_data (status and reply events)
+	ServiceID   string       // service_id (subscription events)
 	Token       string       // message_token
 	Status      string       // delivered, seen, expired, failed (status events)
 	ErrorCode   int          // with failed

@@ -124,3 +124,26 @@ func (s *Service) List(ctx context.Context, companyID messaging.ID, f Filter) ([
 	}
 	return out, total, nil
 }
+
+// SetChat opts a company's number out of its chat messages (out) or back
+// in, as the chat provider reports it (the person blocked or allowed the
+// company's chat service), and reports whether that changed the list. A
+// number the provider writes in another form than digits changes nothing.
+func (s *Service) SetChat(ctx context.Context, companyID messaging.ID, number string, out bool, at time.Time) (bool, error) {
+	p, ok := messaging.NormalizePhone(strings.TrimSpace(number))
+	if !ok {
+		return false, nil
+	}
+	at = at.UTC().Truncate(time.Microsecond)
+	var changed bool
+	var err error
+	if out {
+		changed, err = s.store.AddOptOut(ctx, OptOut{CompanyID: companyID, Phone: p, Scope: Chat, Source: FromChat, CreatedAt: at})
+	} else {
+		changed, err = s.store.RemoveOptOut(ctx, companyID, p, Chat, FromChat, at)
+	}
+	if err != nil {
+		return false, fmt.Errorf("chat subscription: %w", err)
+	}
+	return changed, nil
+}

@@ -304,3 +304,21 @@ func (s *Store) DeleteTemplate(ctx context.Context, companyID, id messaging.ID) 
 	delete(s.templates, id)
 	return nil
 }
+
+// ChatServiceByProviderID implements accounts.Store.
+func (s *Store) ChatServiceByProviderID(ctx context.Context, providerServiceID string) (messaging.ChatService, error) {
+	if err := s.lock(ctx, "get chat service"); err != nil {
+		return messaging.ChatService{}, err
+	}
+	defer s.mu.Unlock()
+	var best messaging.ChatService
+	for _, cs := range s.chats {
+		if cs.ProviderServiceID == providerServiceID && (best.ID == 0 || cs.ID < best.ID) {
+			best = cs
+		}
+	}
+	if best.ID == 0 {
+		return messaging.ChatService{}, messaging.NotFoundf("No chat service has provider id %q", providerServiceID)
+	}
+	return best, nil
+}

@@ -179,6 +179,19 @@ func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id i
 	return cs, nil
 }
 
+// ChatServiceByProviderID implements accounts.Store.
+func (s *Store) ChatServiceByProviderID(ctx context.Context, providerServiceID string) (_ messaging.ChatService, err error) {
+	defer keepUnavailable(&err)
+	cs, err := scanChatService(s.read.QueryRowContext(ctx, "SELECT "+chatServiceColumns+" FROM chat_services WHERE provider_service_id = ? ORDER BY id LIMIT 1", providerServiceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.ChatService{}, messaging.NotFoundf("No chat service has provider id %q", providerServiceID)
+	}
+	if err != nil {
+		return messaging.ChatService{}, fmt.Errorf("get chat service: %w", err)
+	}
+	return cs, nil
+}
+
 // ListChatServices implements accounts.Store.
 func (s *Store) ListChatServices(ctx context.Context, companyID messaging.ID) (_ []messaging.ChatService, err error) {
 	defer keepUnavailable(&err)

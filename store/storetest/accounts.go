@@ -200,4 +200,15 @@ func testChatServices(f *fixture) {
 	list, err = f.s.ListChatServices(f.ctx, f.id())
 	require.NoError(t, err)
 	require.Empty(t, list)
+
+	got, err = f.s.ChatServiceByProviderID(f.ctx, "svc-2")
+	require.NoError(t, err)
+	requireSame(t, c2, got)
+	dup := messaging.ChatService{CompanyID: b.ID, BrandName: "Copy", ProviderServiceID: "svc-1", CreatedAt: at(4)}
+	require.NoError(t, f.s.CreateChatService(f.ctx, &dup))
+	got, err = f.s.ChatServiceByProviderID(f.ctx, "svc-1")
+	require.NoError(t, err)
+	requireSame(t, c1, got, "the first registered")
+	_, err = f.s.ChatServiceByProviderID(f.ctx, "svc-9")
+	requireNotFound(t, err)
 }

@@ -115,6 +115,7 @@ type callbackBody struct {
 	PhoneNumber  string          `json:"phone_number"`
 	Text         string          `json:"text"`
 	Survey       *callbackSurvey `json:"survey"`
+	ServiceID    string          `json:"service_id"`
 }
 
 // callbackSurvey is the survey object of a reply.
@@ -205,11 +206,20 @@ func (h *callbackHandler) parse(body []byte) (delivery.ChatEvent, error) {
 	if err := json.Unmarshal(body, &b); err != nil {
 		return delivery.ChatEvent{}, fmt.Errorf("malformed JSON: %w", err)
 	}
-	id, err := messaging.ParseID(b.TrackingData)
-	if err != nil {
-		return delivery.ChatEvent{}, fmt.Errorf("tracking_data: %w", err)
+	var id messaging.ID
+	switch b.Event {
+	case delivery.ChatEventUnsubscribed, delivery.ChatEventSubscribed:
+		if b.ServiceID == "" || b.PhoneNumber == "" {
+			return delivery.ChatEvent{}, fmt.Errorf("%s without service_id or phone_number", b.Event)
+		}
+	default:
+		var err error
+		if id, err = messaging.ParseID(b.TrackingData); err != nil {
+			return delivery.ChatEvent{}, fmt.Errorf("tracking_data: %w", err)
+		}
 	}
 	ev := delivery.ChatEvent{
+		ServiceID:   b.ServiceID,
 		MessageID:   id,
 		Token:       string(b.MessageToken),
 		Phone:       b.PhoneNumber,
@@ -246,6 +256,8 @@ func (h *callbackHandler) parse(body []byte) (delivery.ChatEvent, error) {
 			ev.OptionIndex = *b.Survey.OptionIndex
 			ev.OptionValue = b.Survey.OptionValue
 		}
+	case delivery.ChatEventUnsubscribed, delivery.ChatEventSubscribed:
+		ev.Kind = b.Event
 	default:
 		return delivery.ChatEvent{}, fmt.Errorf("unknown event %q", b.Event)
 	}

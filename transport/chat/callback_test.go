@@ -96,13 +96,17 @@ func TestCallbackHandlerEvents(t *testing.T) {
 			delivery.ChatEvent{Kind: "reply", MessageID: id, Token: "t", At: at, Text: "No", OptionIndex: 3, OptionValue: "no"}},
 		{"free reply", `{"event":"reply","message_token":"t","tracking_data":"` + msgID + `","timestamp":1731234567890,"text":"thanks"}`,
 			delivery.ChatEvent{Kind: "reply", MessageID: id, Token: "t", At: at, Text: "thanks", OptionIndex: -1}},
+		{"unsubscribed", `{"event":"unsubscribed","service_id":"acme-1","phone_number":"998901234567","timestamp":1731234567890}`,
+			delivery.ChatEvent{Kind: "unsubscribed", ServiceID: "acme-1", At: at, Phone: "998901234567", OptionIndex: -1}},
+		{"subscribed", `{"event":"subscribed","service_id":"acme-1","phone_number":"998901234567","timestamp":1731234567890}`,
+			delivery.ChatEvent{Kind: "subscribed", ServiceID: "acme-1", At: at, Phone: "998901234567", OptionIndex: -1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ev, url := callbackServer(t, nil)
 			code, _ := post(t, url, tt.body, hmacHex(secret, tt.body))
 			require.Equal(t, http.StatusOK, code)
-			got := ev.of(id)
+			got := ev.of(tt.want.MessageID)
 			require.Len(t, got, 1)
 			require.Equal(t, time.UTC, got[0].At.Location())
 			require.True(t, tt.want.At.Equal(got[0].At), "at %v, want %v", got[0].At, tt.want.At)
@@ -138,6 +142,7 @@ func TestCallbackHandlerRefusals(t *testing.T) {
 		{"timestamp past 9999", http.MethodPost, strings.Replace(good, "1731234567890", "253402300800000", 1), "", 0, http.StatusBadRequest, false},
 		{"last timestamp of 9999", http.MethodPost, strings.Replace(good, "1731234567890", "253402300799999", 1), "", 0, http.StatusOK, true},
 		{"no tracking_data", http.MethodPost, `{"event":"status","status":"seen"}`, "", 0, http.StatusBadRequest, false},
+		{"unsubscribed without service_id", http.MethodPost, `{"event":"unsubscribed","phone_number":"998901234567"}`, "", 0, http.StatusBadRequest, false},
 		{"negative option", http.MethodPost, `{"event":"reply","tracking_data":"` + msgID + `","survey":{"option_index":-1}}`, "", 0, http.StatusBadRequest, false},
 		{"survey without option", http.MethodPost, `{"event":"reply","tracking_data":"` + msgID + `","survey":{}}`, "", 0, http.StatusBadRequest, false},
 		{"handler error", http.MethodPost, good, "", 1, http.StatusInternalServerError, false},
