@@ -63,3 +63,29 @@ func TestService(t *testing.T) {
 	_, err = optout.New(optout.Config{})
 	require.ErrorContains(t, err, "Store is required")
 }
+
+func TestSetKeywords(t *testing.T) {
+	ctx := context.Background()
+	svc, err := optout.New(optout.Config{Store: memstore.New()})
+	require.NoError(t, err)
+	company := messaging.NewIDGenerator(nil).New()
+	k, err := svc.Keywords(ctx, company)
+	require.NoError(t, err)
+	require.Equal(t, optout.DefaultKeywords(), k)
+	k, err = svc.SetKeywords(ctx, company, optout.Keywords{Out: []string{"arrêt", "ARRÊT", " fin "}, In: []string{}})
+	require.NoError(t, err)
+	require.Equal(t, optout.Keywords{Out: []string{"ARRÊT", "FIN"}, In: []string{}}, k)
+	got, err := svc.Keywords(ctx, company)
+	require.NoError(t, err)
+	require.Equal(t, k, got)
+	for _, bad := range []optout.Keywords{
+		{Out: []string{"two words"}}, {Out: []string{""}}, {Out: []string{"STOP"}, In: []string{"stop"}},
+		{Out: []string{"ABCDEFGHIJKLMNOPQRSTU"}}, {In: make([]string, optout.MaxKeywords+1)},
+	} {
+		_, err := svc.SetKeywords(ctx, company, bad)
+		require.True(t, messaging.IsCode(err, messaging.Invalid), "%+v", bad)
+	}
+	got, err = svc.Keywords(ctx, company)
+	require.NoError(t, err)
+	require.Equal(t, k, got, "nothing stored from a refused list")
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/heraldhq/herald/messaging"
 )
@@ -146,4 +148,76 @@ func (s *Service) SetChat(ctx context.Context, companyID messaging.ID, number st
 		return false, fmt.Errorf("chat subscription: %w", err)
 	}
 	return changed, nil
+}
+
+// Limits of a company's keywords.
+const (
+	MaxKeywords   = 20 // in each list
+	MaxKeywordLen = 20
+)
+
+// Keywords returns the company's keywords: its own, or DefaultKeywords
+// when it set none.
+func (s *Service) Keywords(ctx context.Context, companyID messaging.ID) (Keywords, error) {
+	k, ok, err := s.store.Keywords(ctx, companyID)
+	if err != nil {
+		return Keywords{}, fmt.Errorf("read keywords: %w", err)
+	}
+	if !ok {
+		return DefaultKeywords(), nil
+	}
+	return k, nil
+}
+
+// SetKeywords checks and stores the company's keywords: each a word of
+// letters and digits (upper-cased when stored), at most MaxKeywordLen
+// characters and MaxKeywords a list, none in both lists. An empty list
+// turns that action off.
+func (s *Service) SetKeywords(ctx context.Context, companyID messaging.ID, k Keywords) (Keywords, error) {
+	var fe messaging.FieldErrors
+	out := checkWords(&fe, "optOut", k.Out)
+	in := checkWords(&fe, "optIn", k.In)
+	for _, w := range in {
+		if slices.Contains(out, w) {
+			fe.Add("optIn", "%q is in both lists", w)
+		}
+	}
+	if err := fe.Err(); err != nil {
+		return Keywords{}, err
+	}
+	k = Keywords{Out: out, In: in}
+	if err := s.store.SetKeywords(ctx, companyID, k); err != nil {
+		return Keywords{}, fmt.Errorf("set keywords: %w", err)
+	}
+	return k, nil
+}
+
+// checkWords returns the words of field upper-cased without repetition,
+// recording what is wrong in fe.
+func checkWords(fe *messaging.FieldErrors, field string, words []string) []string {
+	if len(words) > MaxKeywords {
+		fe.Add(field, "%s may hold at most %d words", field, MaxKeywords)
+		return nil
+	}
+	out := []string{}
+	for _, w := range words {
+		w = strings.ToUpper(strings.TrimSpace(w))
+		if w == "" || len([]rune(w)) > MaxKeywordLen || !isWord(w) {
+			fe.Add(field, "%q is not a word of 1 to %d letters and digits", w, MaxKeywordLen)
+			continue
+		}
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func isWord(w string) bool {
+	for _, r := range w {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
 }

@@ -26,6 +26,11 @@ type Store interface {
 	// ListOptOuts returns one page of the company's opt-outs matching f,
 	// latest first, and how many match.
 	ListOptOuts(ctx context.Context, companyID messaging.ID, f Filter) ([]OptOut, int, error)
+	// Keywords returns the company's own keywords, and false when it set
+	// none.
+	Keywords(ctx context.Context, companyID messaging.ID) (Keywords, bool, error)
+	// SetKeywords makes k the company's keywords.
+	SetKeywords(ctx context.Context, companyID messaging.ID, k Keywords) error
 	// OptedOut returns those of phones (digits only) opted out of a scope
 	// covering channel ch.
 	OptedOut(ctx context.Context, companyID messaging.ID, phones []string, ch messaging.Channel) (map[string]bool, error)

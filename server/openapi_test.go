@@ -133,6 +133,7 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 		"/api/v1/sms-senders":                                  {"GET"},
 		"/api/v1/inbound":                                      {"GET"},
 		"/api/v1/opt-outs":                                     {"GET", "POST"},
+		"/api/v1/opt-outs/keywords":                            {"GET", "PUT"},
 		"/api/v1/opt-outs/{phoneNumber}":                       {"DELETE"},
 		"/api/v1/webhooks":                                     {"GET", "POST"},
 		"/api/v1/webhooks/{id}":                                {"DELETE", "GET"},
@@ -261,6 +262,9 @@ func TestContractTour(t *testing.T) {
 	hooks.do("DELETE", "/api/v1/opt-outs/447700900556?channel=All", nil)
 	hooks.do("DELETE", "/api/v1/opt-outs/447700900556", nil)
 	hooks.do("DELETE", "/api/v1/opt-outs/nope", nil)
+	hooks.do("GET", "/api/v1/opt-outs/keywords", nil)
+	hooks.do("PUT", "/api/v1/opt-outs/keywords", map[string]any{"optOut": []string{"arret"}, "optIn": []string{"start"}})
+	hooks.do("PUT", "/api/v1/opt-outs/keywords", map[string]any{"optOut": []string{"two words"}, "optIn": []string{}})
 	hook := hooks.do("POST", "/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/herald", "events": []string{"message.status"}}).obj()["id"].(string)
 	hooks.do("POST", "/api/v1/webhooks", map[string]any{"url": "http://hooks.example.com/herald", "events": []string{"message.sent"}})
 	hooks.do("GET", "/api/v1/webhooks", nil)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/optout"
 )
 
@@ -75,5 +76,48 @@ func (s *server) removeOptOut(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// keywordsJSON is a company's opt-out keywords as the API shows them.
+type keywordsJSON struct {
+	OptOut []string `json:"optOut"`
+	OptIn  []string `json:"optIn"`
+}
+
+// getKeywords answers GET /opt-outs/keywords.
+func (s *server) getKeywords(w http.ResponseWriter, r *http.Request) error {
+	k, err := s.optOuts.Keywords(r.Context(), companyOf(r))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, keywordsJSON{OptOut: k.Out, OptIn: k.In})
+	return nil
+}
+
+// setKeywords answers PUT /opt-outs/keywords: the keywords as stored.
+func (s *server) setKeywords(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		OptOut *[]string `json:"optOut"`
+		OptIn  *[]string `json:"optIn"`
+	}
+	if err := s.decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	var fe messaging.FieldErrors
+	if in.OptOut == nil {
+		fe.Add("optOut", "optOut is required (an empty list turns opting out by SMS off)")
+	}
+	if in.OptIn == nil {
+		fe.Add("optIn", "optIn is required (an empty list turns opting back in by SMS off)")
+	}
+	if err := fe.Err(); err != nil {
+		return err
+	}
+	k, err := s.optOuts.SetKeywords(r.Context(), companyOf(r), optout.Keywords{Out: *in.OptOut, In: *in.OptIn})
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, keywordsJSON{OptOut: k.Out, OptIn: k.In})
 	return nil
 }

@@ -87,3 +87,27 @@ func TestSendsRespectOptOuts(t *testing.T) {
 		require.NotEqual(t, strings.TrimPrefix(phone(2), "+"), c.Phone)
 	}
 }
+
+func TestOptOutKeywords(t *testing.T) {
+	e := newEnv(t)
+	k := e.do("GET", "/api/v1/opt-outs/keywords", nil).obj()
+	require.Contains(t, k["optOut"], "STOP")
+	require.Contains(t, k["optIn"], "START")
+
+	r := e.do("PUT", "/api/v1/opt-outs/keywords", map[string]any{"optOut": []string{" arrêt ", "ARRÊT", "fin"}, "optIn": []string{"reprise"}})
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, []any{"ARRÊT", "FIN"}, r.obj()["optOut"])
+	require.Equal(t, r.obj(), e.do("GET", "/api/v1/opt-outs/keywords", nil).obj())
+	requireError(t, e.do("PUT", "/api/v1/opt-outs/keywords", map[string]any{"optOut": []string{"stop"}, "optIn": []string{"STOP"}}),
+		http.StatusBadRequest, "Bad Request", "optIn")
+	requireError(t, e.do("PUT", "/api/v1/opt-outs/keywords", map[string]any{"optOut": []string{"no way"}, "optIn": []string{}}), http.StatusBadRequest, "Bad Request", "optOut")
+	requireError(t, e.do("PUT", "/api/v1/opt-outs/keywords", map[string]any{"optOut": []string{"x"}}), http.StatusBadRequest, "Bad Request", "optIn")
+
+	e.inboundSMS(t, "447700900001", "ACME", "STOP")
+	e.inboundSMS(t, "447700900002", "ACME", "Arrêt")
+	list := e.do("GET", "/api/v1/opt-outs", nil).obj()["optOuts"].([]any)
+	require.Len(t, list, 1, "the company's own words, not the defaults")
+	require.Equal(t, "447700900002", list[0].(map[string]any)["phoneNumber"])
+	other := e.newCompany(t, "Other")
+	require.Contains(t, e.do("GET", "/api/v1/opt-outs/keywords", nil, withKey(other.key)).obj()["optOut"], "STOP")
+}

@@ -276,6 +276,8 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 		route(http.MethodGet, "/inbound", s.listInbound)
 	}
 	if s.optOuts != nil {
+		route(http.MethodGet, "/opt-outs/keywords", s.getKeywords)
+		route(http.MethodPut, "/opt-outs/keywords", s.setKeywords)
 		route(http.MethodGet, "/opt-outs", s.listOptOuts)
 		route(http.MethodPost, "/opt-outs", s.addOptOut)
 		route(http.MethodDelete, "/opt-outs/{phoneNumber}", s.removeOptOut)

@@ -105,7 +105,7 @@ func (s *Store) ListInbound(ctx context.Context, companyID messaging.ID, f messa
 // keyword (optout.Classify), with the message.
 func (s *Store) applyKeyword(m *messaging.InboundMessage) {
 	k := optOutKey{m.CompanyID, m.Phone, optout.All}
-	switch optout.Classify(m.Text, optout.DefaultKeywords()) {
+	switch optout.Classify(m.Text, s.keywordsOf(m.CompanyID)) {
 	case optout.OptOutAction:
 		if _, ok := s.optOuts[k]; !ok {
 			if s.optOuts == nil {

@@ -65,6 +65,7 @@ type Store struct {
 	outbox   outbox
 	inbound  inboundState
 	optOuts  map[optOutKey]optout.OptOut
+	keywords map[messaging.ID]optout.Keywords
 }
 
 // company is a company with its current API key hash and pending count.

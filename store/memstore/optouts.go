@@ -100,3 +100,34 @@ func (s *Store) OptedOut(ctx context.Context, companyID messaging.ID, phones []s
 	}
 	return out, nil
 }
+
+// Keywords implements optout.Store.
+func (s *Store) Keywords(ctx context.Context, companyID messaging.ID) (optout.Keywords, bool, error) {
+	if err := s.lock(ctx, "read keywords"); err != nil {
+		return optout.Keywords{}, false, err
+	}
+	defer s.mu.Unlock()
+	k, ok := s.keywords[companyID]
+	return optout.Keywords{Out: slices.Clone(k.Out), In: slices.Clone(k.In)}, ok, nil
+}
+
+// SetKeywords implements optout.Store.
+func (s *Store) SetKeywords(ctx context.Context, companyID messaging.ID, k optout.Keywords) error {
+	if err := s.lock(ctx, "set keywords"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if s.keywords == nil {
+		s.keywords = map[messaging.ID]optout.Keywords{}
+	}
+	s.keywords[companyID] = optout.Keywords{Out: slices.Clone(k.Out), In: slices.Clone(k.In)}
+	return nil
+}
+
+// keywordsOf returns the company's keywords, under the lock.
+func (s *Store) keywordsOf(companyID messaging.ID) optout.Keywords {
+	if k, ok := s.keywords[companyID]; ok {
+		return k
+	}
+	return optout.DefaultKeywords()
+}

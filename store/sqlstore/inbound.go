@@ -124,7 +124,14 @@ func (s *Store) ListInbound(ctx context.Context, companyID messaging.ID, f messa
 // keyword (optout.Classify), in the transaction that stores it: a STOP
 // stored is a STOP applied.
 func (s *Store) applyKeyword(ctx context.Context, tx *txn, m *messaging.InboundMessage) error {
-	switch optout.Classify(m.Text, optout.DefaultKeywords()) {
+	k, own, err := s.keywords(ctx, tx.QueryRowContext(ctx, "SELECT out_words, in_words FROM opt_out_keywords WHERE company_id = ?", s.id(m.CompanyID)))
+	if err != nil {
+		return err
+	}
+	if !own {
+		k = optout.DefaultKeywords()
+	}
+	switch optout.Classify(m.Text, k) {
 	case optout.OptOutAction:
 		res, err := tx.ExecContext(ctx, "INSERT INTO opt_outs (company_id, phone, scope, source, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
 			s.id(m.CompanyID), m.Phone, string(optout.All), string(optout.FromKeyword), s.ts(m.ReceivedAt))

@@ -2,8 +2,11 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/messaging"
@@ -143,4 +146,45 @@ func (s *Store) OptedOut(ctx context.Context, companyID messaging.ID, phones []s
 		}
 	}
 	return out, nil
+}
+
+// Keywords implements optout.Store.
+func (s *Store) Keywords(ctx context.Context, companyID messaging.ID) (_ optout.Keywords, _ bool, err error) {
+	defer keepUnavailable(&err)
+	return s.keywords(ctx, s.read.QueryRowContext(ctx, "SELECT out_words, in_words FROM opt_out_keywords WHERE company_id = ?", s.id(companyID)))
+}
+
+// keywords reads a row of opt_out_keywords.
+func (s *Store) keywords(_ context.Context, row *sql.Row) (optout.Keywords, bool, error) {
+	var out, in string
+	err := row.Scan(&out, &in)
+	if errors.Is(err, sql.ErrNoRows) {
+		return optout.Keywords{}, false, nil
+	}
+	if err != nil {
+		return optout.Keywords{}, false, fmt.Errorf("read keywords: %w", err)
+	}
+	return optout.Keywords{Out: splitWords(out), In: splitWords(in)}, true, nil
+}
+
+func splitWords(s string) []string {
+	out := []string{}
+	for w := range strings.SplitSeq(s, ",") {
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// SetKeywords implements optout.Store.
+func (s *Store) SetKeywords(ctx context.Context, companyID messaging.ID, k optout.Keywords) (err error) {
+	defer keepUnavailable(&err)
+	_, err = s.db.ExecContext(ctx, "INSERT INTO opt_out_keywords (company_id, out_words, in_words) VALUES (?, ?, ?) "+
+		"ON CONFLICT (company_id) DO UPDATE SET out_words = excluded.out_words, in_words = excluded.in_words",
+		s.id(companyID), strings.Join(k.Out, ","), strings.Join(k.In, ","))
+	if err != nil {
+		return fmt.Errorf("set keywords: %w", err)
+	}
+	return nil
 }
