@@ -113,6 +113,7 @@ func (s *Store) applyKeyword(m *messaging.InboundMessage) {
 			}
 			s.optOuts[k] = optout.OptOut{CompanyID: m.CompanyID, Phone: m.Phone, Scope: optout.All, Source: optout.FromKeyword, CreatedAt: m.ReceivedAt}
 			s.emitOptOut(m.CompanyID, m.Phone, optout.All, optout.FromKeyword, true, m.ReceivedAt)
+			s.failPendingOf(m.CompanyID, m.Phone, optout.All, m.ReceivedAt)
 		}
 	case optout.OptInAction:
 		if _, ok := s.optOuts[k]; ok {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/optout"
 	"github.com/heraldhq/herald/webhook"
@@ -33,7 +35,19 @@ func (s *Store) AddOptOut(ctx context.Context, o optout.OptOut) (bool, error) {
 	}
 	s.optOuts[k] = o
 	s.emitOptOut(o.CompanyID, o.Phone, o.Scope, o.Source, true, o.CreatedAt)
+	s.failPendingOf(o.CompanyID, o.Phone, o.Scope, o.CreatedAt)
 	return true, nil
+}
+
+// failPendingOf ends Failed (DetailsOptedOut) the company's Pending
+// messages to phone that scope covers, under the lock: those not handed
+// to a provider yet are never sent.
+func (s *Store) failPendingOf(companyID messaging.ID, phone string, scope optout.Scope, at time.Time) {
+	for _, id := range s.byPhone.get(companyID, phone) {
+		if m := s.messages[id]; m != nil && m.Status == messaging.StatusPending && scope.Covers(m.Channel) {
+			s.applyUpdate(delivery.StatusUpdate{MessageID: id, Status: messaging.StatusFailed, At: at, Details: campaign.DetailsOptedOut}, at)
+		}
+	}
 }
 
 // RemoveOptOut implements optout.Store.

@@ -139,7 +139,10 @@ func (s *Store) applyKeyword(ctx context.Context, tx *txn, m *messaging.InboundM
 			return fmt.Errorf("opt out: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
-			return s.emitOptOut(ctx, tx, m.CompanyID, m.Phone, optout.All, optout.FromKeyword, true, m.ReceivedAt)
+			if err := s.emitOptOut(ctx, tx, m.CompanyID, m.Phone, optout.All, optout.FromKeyword, true, m.ReceivedAt); err != nil {
+				return err
+			}
+			return s.failPendingOf(ctx, tx, m.CompanyID, m.Phone, optout.All, m.ReceivedAt)
 		}
 	case optout.OptInAction:
 		res, err := tx.ExecContext(ctx, "DELETE FROM opt_outs WHERE company_id = ? AND phone = ? AND scope = ?",

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/optout"
 	"github.com/heraldhq/herald/webhook"
@@ -32,7 +34,10 @@ func (s *Store) AddOptOut(ctx context.Context, o optout.OptOut) (_ bool, err err
 		if !added {
 			return nil
 		}
-		return s.emitOptOut(ctx, tx, o.CompanyID, o.Phone, o.Scope, o.Source, true, o.CreatedAt)
+		if err := s.emitOptOut(ctx, tx, o.CompanyID, o.Phone, o.Scope, o.Source, true, o.CreatedAt); err != nil {
+			return err
+		}
+		return s.failPendingOf(ctx, tx, o.CompanyID, o.Phone, o.Scope, o.CreatedAt)
 	})
 	return added, err
 }
@@ -187,4 +192,46 @@ func (s *Store) SetKeywords(ctx context.Context, companyID messaging.ID, k optou
 		return fmt.Errorf("set keywords: %w", err)
 	}
 	return nil
+}
+
+// failPendingOf ends Failed (DetailsOptedOut) the company's Pending
+// messages to phone that scope covers, in the opt-out's transaction:
+// those not handed to a provider yet are never sent. They are found
+// through the index by number, and written as the dispatcher's updates
+// are (counters, events).
+func (s *Store) failPendingOf(ctx context.Context, tx *txn, companyID messaging.ID, phone string, scope optout.Scope, at time.Time) error {
+	q := "SELECT id FROM messages WHERE company_id = ? AND phone = ? AND status = 'Pending'"
+	if scope == optout.Chat {
+		q += " AND channel = 'Chat'"
+	}
+	rows, err := tx.QueryContext(ctx, q, s.id(companyID), phone)
+	if err != nil {
+		return fmt.Errorf("find the pending messages of an opted-out number: %w", err)
+	}
+	var ids []messaging.ID
+	for rows.Next() {
+		var id messaging.ID
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("find the pending messages of an opted-out number: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("find the pending messages of an opted-out number: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slicesSortIDs(ids)
+	states, err := s.lockMessages(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if st := states[id]; st != nil {
+			st.changed = st.apply(delivery.StatusUpdate{MessageID: id, Status: messaging.StatusFailed, At: at, Details: campaign.DetailsOptedOut}, at)
+		}
+	}
+	return s.writeStates(ctx, tx, states)
 }

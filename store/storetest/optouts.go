@@ -129,3 +129,43 @@ func testOptOutKeywords(f *fixture) {
 	require.NoError(t, err)
 	require.Equal(t, optout.Keywords{Out: []string{"FIN"}, In: []string{}}, k, "set again")
 }
+
+// testOptOutFailsPending: opting a number out ends its Pending messages
+// of the company Failed with details OPTED_OUT, in the same transaction
+// (counted, with their message.status events): a bulk already accepted
+// sends it nothing more. A message already claimed (handed to a provider)
+// is left; a Chat opt-out leaves SMS; other numbers and companies are
+// untouched.
+func testOptOutFailsPending(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	hook := f.endpoint(a.ID, webhook.MessageStatus)
+	c, msgs := f.bulk(a.ID, messaging.ChannelSMS, 3, at(0), messaging.CampaignInProgress)
+	x := msgs[0].Phone
+	again := f.newMessage(c, x, at(1)) // a second message to the same number
+	f.admit(a.ID, again)
+	inFlight := f.claim(messaging.ChannelSMS, at(2), at(600), 1) // msgs[0], the oldest, is Sending
+	require.Len(t, inFlight, 1)
+	require.Equal(t, msgs[0].ID, inFlight[0].ID)
+	_, other := f.bulk(b.ID, messaging.ChannelSMS, 1, at(0), messaging.CampaignInProgress)
+	_, chatMsgs := f.bulk(a.ID, messaging.ChannelChat, 1, at(0), messaging.CampaignInProgress)
+
+	ok, err := f.s.AddOptOut(f.ctx, optout.OptOut{CompanyID: a.ID, Phone: x, Scope: optout.Chat, Source: optout.FromAPI, CreatedAt: at(3)})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, messaging.StatusPending, f.getMessage(a.ID, again.ID).Status, "a Chat opt-out leaves SMS")
+
+	ok, err = f.s.AddOptOut(f.ctx, optout.OptOut{CompanyID: a.ID, Phone: x, Scope: optout.All, Source: optout.FromKeyword, CreatedAt: at(4)})
+	require.NoError(t, err)
+	require.True(t, ok)
+	got := f.getMessage(a.ID, again.ID)
+	require.Equal(t, messaging.StatusFailed, got.Status)
+	require.Equal(t, "OPTED_OUT", got.Details)
+	require.Equal(t, messaging.StatusSending, f.getMessage(a.ID, msgs[0].ID).Status, "already handed over: left")
+	require.Equal(t, messaging.StatusPending, f.getMessage(a.ID, msgs[1].ID).Status)
+	require.Equal(t, messaging.StatusPending, f.getMessage(b.ID, other[0].ID).Status)
+	require.Equal(t, messaging.StatusPending, f.getMessage(a.ID, chatMsgs[0].ID).Status, "another number")
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 2, Sending: 1, Failed: 1}, messaging.StatusCounts{})
+	require.Contains(t, f.statusEvents(hook.ID), again.ID.String()+" Failed")
+	f.requireReconciled()
+}

@@ -163,6 +163,7 @@ func cases() []testCase {
 		{"Inbound", testInbound},
 		{"OptOuts", testOptOuts},
 		{"OptOutKeywords", testOptOutKeywords},
+		{"OptOutFailsPending", testOptOutFailsPending},
 	}
 }
 
