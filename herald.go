@@ -214,7 +214,7 @@ func New(cfg Config) (*Herald, error) {
 		h.campaigns.Close()
 		return nil, fmt.Errorf("herald: %w", err)
 	}
-	if h.inbound, err = inbound.New(inbound.Config{Store: cfg.Store, Logger: cfg.Logger}); err != nil {
+	if h.inbound, err = inbound.New(inbound.Config{Store: cfg.Store, Logger: cfg.Logger, Answers: h.surveys.AnswerBySMS}); err != nil {
 		h.campaigns.Close()
 		return nil, fmt.Errorf("herald: %w", err)
 	}

@@ -247,3 +247,48 @@ func TestChatSubscriptionsAreWired(t *testing.T) {
 	require.Equal(t, delivery.ChatEventIgnored, out)
 	require.False(t, chatOut())
 }
+
+// An SMS reply to a survey's fallback SMS that names an option (its text,
+// its value or its number) is recorded as the recipient's answer and
+// counted in the summary; another reply stays an inbound SMS only.
+func TestSurveyAnswersBySMS(t *testing.T) {
+	h, err := herald.New(herald.Config{Store: memstore.New(), Chat: acceptingChat{}})
+	require.NoError(t, err)
+	start(t, h)
+	ctx, svc := t.Context(), h.Campaigns()
+	co, sender, cs := company(t, h.Accounts())
+	tpl, err := svc.CreateTemplate(ctx, co.ID, messaging.Template{Channel: messaging.ChannelChat, Name: "poll", MessageType: messaging.TypeSurvey,
+		ChatServiceID: cs.ID, Content: "How was it?", SMSFallbackEnabled: true, SMSFallbackContent: "How was it? Reply GREAT, FINE or POOR",
+		SMSFallbackSenderID: sender.ID, Config: &messaging.ChatConfig{Options: []messaging.SurveyOption{
+			{OptionText: "Great", OptionValue: "great"}, {OptionText: "Fine", OptionValue: "fine"}, {OptionText: "Poor", OptionValue: "poor"}}}})
+	require.NoError(t, err)
+	res, err := svc.SendBulk(ctx, co.ID, campaign.BulkSend{Channel: messaging.ChannelChat, TemplateID: tpl.ID,
+		Recipients: []campaign.Recipient{{Phone: "+447700900021"}, {Phone: "+447700900022"}}})
+	require.NoError(t, err)
+	require.NoError(t, svc.Wait(ctx))
+	_, err = svc.Start(ctx, co.ID, res.Campaign.ID)
+	require.NoError(t, err)
+	for _, p := range []string{"447700900021", "447700900022"} {
+		m := waitMessage(t, svc, co.ID, p, messaging.ChannelChat, func(m messaging.Message) bool { return m.Status == messaging.StatusSent })
+		// the person has no chat app: the SMS fallback goes
+		_, err := h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: m.ID, Status: "failed", ErrorCode: 9})
+		require.NoError(t, err)
+		waitMessage(t, svc, co.ID, p, messaging.ChannelSMS, func(messaging.Message) bool { return true })
+	}
+	reply := func(phone, text string) {
+		t.Helper()
+		require.NoError(t, h.HandleInbound(ctx, delivery.InboundPart{From: phone, To: sender.SenderID, Text: text, Count: 1, Seq: 1, At: time.Now()}))
+	}
+	reply("447700900021", " fine ")
+	reply("447700900021", "POOR") // a second answer to the same message changes nothing
+	reply("447700900022", "what time do you open?")
+
+	sum, err := h.Surveys().Summarize(ctx, co.ID, res.Campaign.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.TotalResponses)
+	require.Equal(t, 1, sum.Options[1].Count, "Fine")
+	msgs, total, err := h.Inbound().List(ctx, co.ID, messaging.InboundFilter{})
+	require.NoError(t, err)
+	require.Equal(t, 3, total, "every reply stays in the inbound list")
+	require.Len(t, msgs, 3)
+}

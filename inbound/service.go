@@ -24,14 +24,19 @@ type Config struct {
 	// Logger receives the messages stored, with the sender's number
 	// masked and without their text. Default: discard.
 	Logger *slog.Logger
+	// Answers, when set, is given each complete message attributed to a
+	// company, once stored: a survey answer by SMS (survey.Service's
+	// AnswerBySMS) reports whether it recorded one.
+	Answers func(ctx context.Context, m messaging.InboundMessage) (bool, error)
 }
 
 // Service takes inbound SMS parts from the SMPP adapter (Receive, an
 // delivery.InboundHandler) and lists a company's inbound messages.
 type Service struct {
-	store Store
-	ids   *messaging.IDGenerator
-	log   *slog.Logger
+	store   Store
+	ids     *messaging.IDGenerator
+	log     *slog.Logger
+	answers func(ctx context.Context, m messaging.InboundMessage) (bool, error)
 }
 
 // New returns a Service for cfg; Config.Store is required.
@@ -39,7 +44,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("inbound: Config.Store is required")
 	}
-	s := &Service{store: cfg.Store, ids: cfg.IDs, log: cfg.Logger}
+	s := &Service{store: cfg.Store, ids: cfg.IDs, log: cfg.Logger, answers: cfg.Answers}
 	if s.ids == nil {
 		s.ids = messaging.NewIDGenerator(cfg.Now)
 	}
@@ -71,10 +76,19 @@ func (s *Service) Receive(ctx context.Context, p delivery.InboundPart) error {
 	if err != nil {
 		return fmt.Errorf("store an inbound part: %w", err)
 	}
-	if m != nil {
-		s.log.Info("inbound SMS stored", "id", m.ID, "from", Mask(m.Phone), "to", m.To, "parts", m.Parts,
-			"attributed", !m.CompanyID.IsZero(), "chars", len([]rune(m.Text)))
+	if m == nil {
+		return nil
 	}
+	answered := false
+	if s.answers != nil && !m.CompanyID.IsZero() {
+		// The message is stored: an answer that cannot be recorded is
+		// logged, and the SMS stays in the inbound list.
+		if answered, err = s.answers(ctx, *m); err != nil {
+			s.log.Warn("inbound SMS: survey answer not recorded", "id", m.ID, "err", err)
+		}
+	}
+	s.log.Info("inbound SMS stored", "id", m.ID, "from", Mask(m.Phone), "to", m.To, "parts", m.Parts,
+		"attributed", !m.CompanyID.IsZero(), "survey_answer", answered, "chars", len([]rune(m.Text)))
 	return nil
 }
 

@@ -2,6 +2,7 @@ package survey
 
 import (
 	"context"
+	"time"
 
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
@@ -22,4 +23,8 @@ type Store interface {
 	// CountByOption returns, for one campaign, how many results chose each
 	// option index.
 	CountByOption(ctx context.Context, companyID, campaignID messaging.ID) (map[int]int, error)
+	// SurveyMessageTo returns the chat message of the company's latest
+	// SMS fallback to phone in a survey campaign that is not Completed, or
+	// completed after since: the survey an SMS from that number may answer.
+	SurveyMessageTo(ctx context.Context, companyID messaging.ID, phone string, since time.Time) (messaging.Message, bool, error)
 }

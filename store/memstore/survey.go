@@ -93,3 +93,34 @@ func (s *Store) CountByOption(ctx context.Context, companyID, campaignID messagi
 	}
 	return out, nil
 }
+
+// SurveyMessageTo implements survey.Store.
+func (s *Store) SurveyMessageTo(ctx context.Context, companyID messaging.ID, phone string, since time.Time) (messaging.Message, bool, error) {
+	if err := s.lock(ctx, "find the survey an SMS answers"); err != nil {
+		return messaging.Message{}, false, err
+	}
+	defer s.mu.Unlock()
+	var best *messaging.Message
+	for _, id := range s.byPhone.get(companyID, phone) {
+		fb := s.messages[id]
+		if fb == nil || !fb.IsFallback() {
+			continue
+		}
+		cr := s.campaigns[fb.CampaignID]
+		if cr == nil || cr.c.MessageType != messaging.TypeSurvey ||
+			(cr.c.Status == messaging.CampaignCompleted && (cr.c.CompletedAt == nil || !cr.c.CompletedAt.After(since))) {
+			continue
+		}
+		if best == nil || fb.CreatedAt.After(best.CreatedAt) || (fb.CreatedAt.Equal(best.CreatedAt) && bytes.Compare(fb.ID[:], best.ID[:]) > 0) {
+			best = fb
+		}
+	}
+	if best == nil {
+		return messaging.Message{}, false, nil
+	}
+	chat := s.messages[best.FallbackFor]
+	if chat == nil {
+		return messaging.Message{}, false, nil
+	}
+	return cloneMessage(chat), true, nil
+}

@@ -2,7 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/heraldhq/herald/messaging"
 )
@@ -103,4 +106,29 @@ func (s *Store) CountByOption(ctx context.Context, companyID, campaignID messagi
 		return nil, fmt.Errorf("count survey results by option: %w", err)
 	}
 	return out, nil
+}
+
+// SurveyMessageTo implements survey.Store: the fallback SMS to the number
+// are found through the index by number, the newest first.
+func (s *Store) SurveyMessageTo(ctx context.Context, companyID messaging.ID, phone string, since time.Time) (_ messaging.Message, _ bool, err error) {
+	defer keepUnavailable(&err)
+	var chatID messaging.ID
+	err = s.read.QueryRowContext(ctx, "SELECT fb.fallback_for FROM messages fb JOIN campaigns c ON c.id = fb.campaign_id "+
+		"WHERE fb.company_id = ? AND fb.phone = ? AND fb.fallback_for IS NOT NULL AND c.message_type = ? "+
+		"AND (c.status <> 'Completed' OR c.completed_at > ?) ORDER BY fb.created_at DESC, fb.id DESC LIMIT 1",
+		s.id(companyID), phone, int(messaging.TypeSurvey), s.ts(since)).Scan(&chatID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.Message{}, false, nil
+	}
+	if err != nil {
+		return messaging.Message{}, false, fmt.Errorf("find the survey an SMS answers: %w", err)
+	}
+	m, err := scanMessage(s.read.QueryRowContext(ctx, "SELECT "+messageColumnList+" FROM messages WHERE id = ?", s.id(chatID)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.Message{}, false, nil
+	}
+	if err != nil {
+		return messaging.Message{}, false, fmt.Errorf("find the survey an SMS answers: %w", err)
+	}
+	return m, true, nil
 }

@@ -152,6 +152,7 @@ func cases() []testCase {
 		{"RecordResults", testRecordResults},
 		{"ListResults", testListResults},
 		{"CountByOption", testCountByOption},
+		{"SurveyMessageTo", testSurveyMessageTo},
 		{"PurgeFinished", testPurgeFinished},
 		{"Webhooks", testWebhooks},
 		{"MessageStatusEvents", testMessageStatusEvents},

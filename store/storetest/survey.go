@@ -276,3 +276,48 @@ func testCountByOption(f *fixture) {
 		require.Equal(t, tt.want, got, tt.name)
 	}
 }
+
+// testSurveyMessageTo: the survey an SMS from a number may answer is the
+// chat message of the company's latest SMS fallback to that number in a
+// survey campaign not completed, or completed after the time given;
+// another company's, a non-survey campaign's and an older one's do not
+// count.
+func testSurveyMessageTo(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	c, msgs := f.surveyCampaign(a.ID, 2)
+	fb0 := f.fallbackFor(msgs[0], at(10))
+	fb1 := f.fallbackFor(msgs[1], at(11))
+	f.admit(a.ID, fb0, fb1)
+
+	got, ok, err := f.s.SurveyMessageTo(f.ctx, a.ID, msgs[0].Phone, at(0))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, msgs[0].ID, got.ID)
+	_, ok, err = f.s.SurveyMessageTo(f.ctx, b.ID, msgs[0].Phone, at(0))
+	require.NoError(t, err)
+	require.False(t, ok, "another company's")
+	_, ok, err = f.s.SurveyMessageTo(f.ctx, a.ID, "447700999999", at(0))
+	require.NoError(t, err)
+	require.False(t, ok, "a number it sent nothing to")
+
+	// a plain chat campaign's fallback to the same number answers nothing
+	plain := f.transactional(a.ID, messaging.ChannelChat)
+	m := f.newMessage(plain, msgs[1].Phone, at(12))
+	f.admit(a.ID, m)
+	fb := f.fallbackFor(m, at(13))
+	f.admit(a.ID, fb)
+	got, ok, err = f.s.SurveyMessageTo(f.ctx, a.ID, msgs[1].Phone, at(0))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, msgs[1].ID, got.ID, "the survey's, though the plain campaign's fallback is newer")
+
+	// completed: answers until the time given
+	f.transition(c, messaging.CampaignInProgress, messaging.CampaignCompleted, at(20))
+	_, ok, err = f.s.SurveyMessageTo(f.ctx, a.ID, msgs[0].Phone, at(19))
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, ok, err = f.s.SurveyMessageTo(f.ctx, a.ID, msgs[0].Phone, at(21))
+	require.NoError(t, err)
+	require.False(t, ok, "completed before the time given")
+}
