@@ -252,7 +252,8 @@ func TestChatSubscriptionsAreWired(t *testing.T) {
 // its value or its number) is recorded as the recipient's answer and
 // counted in the summary; another reply stays an inbound SMS only.
 func TestSurveyAnswersBySMS(t *testing.T) {
-	h, err := herald.New(herald.Config{Store: memstore.New(), Chat: acceptingChat{}})
+	st := memstore.New()
+	h, err := herald.New(herald.Config{Store: st, Chat: acceptingChat{}})
 	require.NoError(t, err)
 	start(t, h)
 	ctx, svc := t.Context(), h.Campaigns()
@@ -275,6 +276,15 @@ func TestSurveyAnswersBySMS(t *testing.T) {
 		require.NoError(t, err)
 		waitMessage(t, svc, co.ID, p, messaging.ChannelSMS, func(messaging.Message) bool { return true })
 	}
+	// the fallback SMS are handed to the SMSC
+	fbs, err := st.ClaimDue(ctx, delivery.Claim{Channel: messaging.ChannelSMS, Now: time.Now().Add(time.Minute), LeaseUntil: time.Now().Add(time.Hour), Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, fbs, 2)
+	for i, fb := range fbs {
+		pid := fmt.Sprintf("P%d", i)
+		_, err := st.ApplyUpdates(ctx, []delivery.StatusUpdate{{MessageID: fb.ID, Status: messaging.StatusSent, At: time.Now(), ProviderMessageID: pid, PartIDs: []string{pid}}})
+		require.NoError(t, err)
+	}
 	reply := func(phone, text string) {
 		t.Helper()
 		require.NoError(t, h.HandleInbound(ctx, delivery.InboundPart{From: phone, To: sender.SenderID, Text: text, Count: 1, Seq: 1, At: time.Now()}))
@@ -287,6 +297,8 @@ func TestSurveyAnswersBySMS(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.TotalResponses)
 	require.Equal(t, 1, sum.Options[1].Count, "Fine")
+	require.Equal(t, 2, sum.TotalMessagesSent, "the fallback SMS count as sent: their recipients can answer")
+	require.Equal(t, 50.0, sum.ResponseRate)
 	msgs, total, err := h.Inbound().List(ctx, co.ID, messaging.InboundFilter{})
 	require.NoError(t, err)
 	require.Equal(t, 3, total, "every reply stays in the inbound list")

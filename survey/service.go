@@ -103,7 +103,9 @@ func (s *Service) ListResults(ctx context.Context, companyID messaging.ID, f mes
 }
 
 // Summarize returns the summary of a survey campaign. Messages sent are
-// those handed to the provider: Sent, Delivered or Seen.
+// those handed to a provider: the chat messages Sent, Delivered or Seen,
+// and the SMS fallbacks Sent or Delivered (their recipients can answer by
+// SMS), so that the response rate never passes 100 %.
 func (s *Service) Summarize(ctx context.Context, companyID, campaignID messaging.ID) (Summary, error) {
 	c, err := s.surveyCampaign(ctx, companyID, campaignID)
 	if err != nil {
@@ -117,7 +119,8 @@ func (s *Service) Summarize(ctx context.Context, companyID, campaignID messaging
 	if c.Config != nil {
 		options = c.Config.Options
 	}
-	sum := Aggregate(options, counts, c.Counts.Sent+c.Counts.Delivered+c.Counts.Seen)
+	sent := c.Counts.Sent + c.Counts.Delivered + c.Counts.Seen + c.FallbackCounts.Sent + c.FallbackCounts.Delivered
+	sum := Aggregate(options, counts, sent)
 	sum.CampaignID, sum.CampaignName = c.ID, c.Name
 	return sum, nil
 }
