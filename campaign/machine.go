@@ -24,6 +24,14 @@ const (
 	// EventDrained: every message of a bulk campaign was handed to a
 	// provider or failed.
 	EventDrained Event = "drained"
+	// EventPause: the caller pauses a campaign in progress: nothing more
+	// is claimed; sends in flight finish.
+	EventPause Event = "pause"
+	// EventResume: the caller resumes a paused campaign.
+	EventResume Event = "resume"
+	// EventCancel: the caller cancels a campaign: it completes, and its
+	// messages not handed to a provider yet fail (CANCELLED).
+	EventCancel Event = "cancel"
 )
 
 // none is the state before a campaign exists.
@@ -37,7 +45,7 @@ type Transition struct {
 }
 
 // Transitions returns the campaign state table: the moves of the API, plus
-// the auto-start of direct sends. Draft and Paused have no moves.
+// the auto-start of direct sends. Draft has no moves.
 func Transitions() []Transition {
 	return []Transition{
 		{none, EventCreateTransactional, messaging.CampaignInProgress},
@@ -47,6 +55,11 @@ func Transitions() []Transition {
 		{messaging.CampaignQueuing, EventPreparationFailed, messaging.CampaignFailed},
 		{messaging.CampaignReady, EventStart, messaging.CampaignInProgress},
 		{messaging.CampaignInProgress, EventDrained, messaging.CampaignCompleted},
+		{messaging.CampaignInProgress, EventPause, messaging.CampaignPaused},
+		{messaging.CampaignPaused, EventResume, messaging.CampaignInProgress},
+		{messaging.CampaignReady, EventCancel, messaging.CampaignCompleted},
+		{messaging.CampaignInProgress, EventCancel, messaging.CampaignCompleted},
+		{messaging.CampaignPaused, EventCancel, messaging.CampaignCompleted},
 	}
 }
 
@@ -64,9 +77,15 @@ func Next(from messaging.CampaignStatus, ev Event) (messaging.CampaignStatus, er
 	case EventStart:
 		return from, messaging.Errorf(messaging.Invalid, messaging.NameCampaignNotReady,
 			"Campaign is %s; only a Ready campaign can be started", from)
-	case EventDrained:
+	case EventDrained, EventPause:
 		return from, messaging.Errorf(messaging.Invalid, messaging.NameCampaignNotActive,
 			"Campaign is %s, not InProgress", from)
+	case EventResume:
+		return from, messaging.Errorf(messaging.Invalid, messaging.NameBadRequest,
+			"Campaign is %s, not Paused", from)
+	case EventCancel:
+		return from, messaging.Errorf(messaging.Invalid, messaging.NameBadRequest,
+			"Campaign is %s; only a Ready, InProgress or Paused campaign can be cancelled", from)
 	}
 	return from, messaging.Errorf(messaging.Conflict, messaging.NameConflict,
 		"campaign in status %q cannot take event %q", from, ev)

@@ -41,6 +41,10 @@ type Recipient struct {
 // opted out.
 const DetailsOptedOut = "OPTED_OUT"
 
+// DetailsCancelled are the details of a message not sent because its
+// campaign was cancelled.
+const DetailsCancelled = "CANCELLED"
+
 // SendResult is the answer to a bulk or direct send.
 type SendResult struct {
 	Campaign messaging.Campaign

@@ -75,6 +75,12 @@ type CampaignStore interface {
 	// messages inserted for it and releases its reservation; leaving
 	// Queuing releases whatever part of Planned was not inserted.
 	TransitionCampaign(ctx context.Context, t messaging.CampaignTransition) error
+	// CancelCampaign moves the campaign from one of t.From to Completed at
+	// t.At with CancelledAt set, like TransitionCampaign, and in the same
+	// transaction ends its Pending messages (fallback SMS included) Failed
+	// with details DetailsCancelled, releasing their pending capacity.
+	// Messages already claimed are left to finish.
+	CancelCampaign(ctx context.Context, t messaging.CampaignTransition) error
 
 	// InsertMessages writes messages of campaigns created with a
 	// reservation (their Planned covers them): it counts them in their

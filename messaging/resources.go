@@ -185,6 +185,10 @@ type Campaign struct {
 	UpdatedAt      time.Time
 	StartedAt      *time.Time
 	CompletedAt    *time.Time
+	// CancelledAt is set when the campaign was cancelled: it is then
+	// Completed, its messages not handed to a provider Failed (details
+	// CANCELLED).
+	CancelledAt *time.Time
 }
 
 // Message is one message to one phone number.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -117,7 +119,9 @@ func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 	c.Status, c.UpdatedAt = to, at
 	switch to {
 	case messaging.CampaignInProgress:
-		c.StartedAt = cloneTime(&at)
+		if c.StartedAt == nil { // a resumed campaign keeps its start
+			c.StartedAt = cloneTime(&at)
+		}
 		for _, mid := range cr.messages {
 			if m := s.messages[mid]; m.Status == messaging.StatusPending {
 				s.pushDue(m)
@@ -377,4 +381,29 @@ func (s *Store) CheckCounters(ctx context.Context) ([]messaging.Drift, error) {
 		pending[id] = co.pending
 	}
 	return messaging.CounterDrift(campaigns, counted, pending), nil
+}
+
+// CancelCampaign implements campaign.CampaignStore.
+func (s *Store) CancelCampaign(ctx context.Context, t messaging.CampaignTransition) error {
+	if err := s.lock(ctx, "cancel campaign"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	cr := s.campaigns[t.CampaignID]
+	if cr == nil || cr.c.CompanyID != t.CompanyID {
+		return messaging.CampaignNotFound(t.CampaignID)
+	}
+	c := &cr.c
+	if !slices.Contains(t.From, c.Status) {
+		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "campaign %s is %s, not one of %v", t.CampaignID, c.Status, t.From)
+	}
+	for _, id := range cr.messages {
+		if m := s.messages[id]; m != nil && m.Status == messaging.StatusPending {
+			s.applyUpdate(delivery.StatusUpdate{MessageID: id, Status: messaging.StatusFailed, At: t.At, Details: campaign.DetailsCancelled}, t.At)
+		}
+	}
+	c.Status, c.UpdatedAt = messaging.CampaignCompleted, t.At
+	c.CompletedAt, c.CancelledAt = cloneTime(&t.At), cloneTime(&t.At)
+	s.emitCampaignStatus(c, t.At)
+	return nil
 }

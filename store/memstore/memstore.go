@@ -339,6 +339,7 @@ func cloneCampaign(c *messaging.Campaign) messaging.Campaign {
 	v.Config = cloneConfig(c.Config)
 	v.StartedAt = cloneTime(c.StartedAt)
 	v.CompletedAt = cloneTime(c.CompletedAt)
+	v.CancelledAt = cloneTime(c.CancelledAt)
 	return v
 }
 

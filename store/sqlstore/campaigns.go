@@ -9,12 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 )
 
 const campaignColumns = "id, company_id, name, description, channel, mode, status, hidden, template_id, template_name, " +
 	"message_type, config, sms_sender_id, chat_service_id, fallback_sender_id, planned, " + counterColumns + ", " +
-	"failure_reason, created_at, updated_at, started_at, completed_at"
+	"failure_reason, created_at, updated_at, started_at, completed_at, cancelled_at"
 
 // counterColumns are a campaign's counters: its messages by status, then
 // its fallback SMS by status, in the order of messaging.MessageStatuses,
@@ -42,7 +44,8 @@ func scanCampaign(row interface{ Scan(...any) error }) (messaging.Campaign, erro
 	dst := []any{&c.ID, &c.CompanyID, &c.Name, &c.Description, &c.Channel, &c.Mode, &c.Status, &c.Hidden, &c.TemplateID,
 		&c.TemplateName, &c.MessageType, configDst{&c.Config}, &c.SMSSenderID, &c.ChatServiceID, &c.FallbackSender, &c.Planned}
 	dst = append(dst, counterDsts(&c.Counts, &c.FallbackCounts)...)
-	dst = append(dst, &c.FailureReason, timeDst{&c.CreatedAt}, timeDst{&c.UpdatedAt}, timePtrDst{&c.StartedAt}, timePtrDst{&c.CompletedAt})
+	dst = append(dst, &c.FailureReason, timeDst{&c.CreatedAt}, timeDst{&c.UpdatedAt}, timePtrDst{&c.StartedAt}, timePtrDst{&c.CompletedAt},
+		timePtrDst{&c.CancelledAt})
 	err := row.Scan(dst...)
 	return c, err
 }
@@ -274,8 +277,8 @@ func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 		set := "status = ?, updated_at = ?"
 		args := []any{string(to), s.ts(at)}
 		switch to {
-		case messaging.CampaignInProgress:
-			set += ", started_at = ?"
+		case messaging.CampaignInProgress: // a resumed campaign keeps its start
+			set += ", started_at = COALESCE(started_at, ?)"
 			args = append(args, s.ts(at))
 		case messaging.CampaignCompleted:
 			set += ", completed_at = ?"
@@ -405,4 +408,76 @@ func (s *Store) ReconcilePending(ctx context.Context) (_ int, err error) {
 		return nil
 	})
 	return fixed, err
+}
+
+// CancelCampaign implements campaign.CampaignStore. The campaign's Pending
+// messages are found through the claim index and locked first (on
+// Postgres skipping those a claim holds: they are being sent), then
+// written Failed as the dispatcher's updates are, then the campaign
+// completes by compare-and-set: the same order of locks as delivery's.
+func (s *Store) CancelCampaign(ctx context.Context, t messaging.CampaignTransition) (err error) {
+	defer keepUnavailable(&err)
+	return s.write(ctx, "cancel campaign", func(tx *txn) error {
+		var status messaging.CampaignStatus
+		err := tx.QueryRowContext(ctx, "SELECT status FROM campaigns WHERE id = ? AND company_id = ?", s.id(t.CampaignID), s.id(t.CompanyID)).Scan(&status)
+		if errors.Is(err, sql.ErrNoRows) {
+			return messaging.CampaignNotFound(t.CampaignID)
+		}
+		if err != nil {
+			return fmt.Errorf("cancel campaign: %w", err)
+		}
+		if !slices.Contains(t.From, status) {
+			return conflictf("Campaign %s is %s, not %s", t.CampaignID, status, joinStatuses(t.From))
+		}
+		q := "SELECT id FROM messages WHERE campaign_id = ? AND status = 'Pending'"
+		if s.dialect == dialectPostgres {
+			q += " FOR UPDATE SKIP LOCKED"
+		}
+		rows, err := tx.QueryContext(ctx, q, s.id(t.CampaignID))
+		if err != nil {
+			return fmt.Errorf("cancel campaign: %w", err)
+		}
+		var ids []messaging.ID
+		for rows.Next() {
+			var id messaging.ID
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return fmt.Errorf("cancel campaign: %w", err)
+			}
+			ids = append(ids, id)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("cancel campaign: %w", err)
+		}
+		if len(ids) > 0 {
+			slicesSortIDs(ids)
+			states, err := s.lockMessages(ctx, tx, ids)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if st := states[id]; st != nil {
+					st.changed = st.apply(delivery.StatusUpdate{MessageID: id, Status: messaging.StatusFailed, At: t.At, Details: campaign.DetailsCancelled}, t.At)
+				}
+			}
+			if err := s.writeStates(ctx, tx, states); err != nil {
+				return err
+			}
+		}
+		from := make([]string, len(t.From))
+		args := []any{s.ts(t.At), s.ts(t.At), s.ts(t.At), s.id(t.CampaignID)}
+		for i, st := range t.From {
+			from[i] = "?"
+			args = append(args, string(st))
+		}
+		res, err := tx.ExecContext(ctx, "UPDATE campaigns SET status = 'Completed', completed_at = ?, cancelled_at = ?, updated_at = ? "+
+			"WHERE id = ? AND status IN ("+strings.Join(from, ", ")+")", args...)
+		if err != nil {
+			return fmt.Errorf("cancel campaign: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return conflictf("Campaign %s changed while being cancelled", t.CampaignID)
+		}
+		return s.emitCampaignStatus(ctx, tx, []messaging.ID{t.CampaignID}, []messaging.ID{t.CompanyID}, t.At)
+	})
 }

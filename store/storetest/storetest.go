@@ -136,6 +136,7 @@ func cases() []testCase {
 		{"RecoverExpired", testRecoverExpired},
 		{"RecoverClaims", testRecoverClaims},
 		{"CompleteDrained", testCompleteDrained},
+		{"CampaignControl", testCampaignControl},
 		{"LateFallback", testLateFallback},
 		{"Backlog", testBacklog},
 		{"ReceiptsAfterSent", testReceiptsAfterSent},
