@@ -35,7 +35,7 @@ func testCampaignControl(f *fixture) {
 
 	require.NoError(t, f.s.CancelCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: c.ID,
 		From: []messaging.CampaignStatus{messaging.CampaignReady, messaging.CampaignInProgress, messaging.CampaignPaused},
-		To: messaging.CampaignCompleted, At: at(8)}))
+		To:   messaging.CampaignCompleted, At: at(8)}))
 	got = f.getCampaign(a.ID, c.ID)
 	require.Equal(t, messaging.CampaignCompleted, got.Status)
 	require.NotNil(t, got.CancelledAt)
