@@ -17,6 +17,7 @@ func TestNextFollowsTheSpecTable(t *testing.T) {
 		IP = messaging.CampaignInProgress
 		C  = messaging.CampaignCompleted
 		F  = messaging.CampaignFailed
+		P  = messaging.CampaignPaused
 	)
 	type key struct {
 		from messaging.CampaignStatus
@@ -30,9 +31,15 @@ func TestNextFollowsTheSpecTable(t *testing.T) {
 		{Q, campaign.EventPreparationFailed}:    F,
 		{R, campaign.EventStart}:                IP,
 		{IP, campaign.EventDrained}:             C,
+		{IP, campaign.EventPause}:               P,
+		{P, campaign.EventResume}:               IP,
+		{R, campaign.EventCancel}:               C,
+		{IP, campaign.EventCancel}:              C,
+		{P, campaign.EventCancel}:               C,
 	}
 	events := []campaign.Event{campaign.EventCreateTransactional, campaign.EventCreateBulk, campaign.EventPrepared,
-		campaign.EventPreparationFailed, campaign.EventStart, campaign.EventAutoStart, campaign.EventDrained}
+		campaign.EventPreparationFailed, campaign.EventStart, campaign.EventAutoStart, campaign.EventDrained,
+		campaign.EventPause, campaign.EventResume, campaign.EventCancel}
 	froms := append([]messaging.CampaignStatus{""}, messaging.CampaignStatuses()...)
 	for _, from := range froms {
 		for _, ev := range events {
@@ -61,6 +68,9 @@ func TestNextErrorNames(t *testing.T) {
 		{messaging.CampaignCompleted, campaign.EventStart, messaging.Invalid, messaging.NameCampaignNotReady},
 		{messaging.CampaignReady, campaign.EventDrained, messaging.Invalid, messaging.NameCampaignNotActive},
 		{messaging.CampaignReady, campaign.EventPrepared, messaging.Conflict, messaging.NameConflict},
+		{messaging.CampaignPaused, campaign.EventPause, messaging.Invalid, messaging.NameCampaignNotActive},
+		{messaging.CampaignInProgress, campaign.EventResume, messaging.Invalid, messaging.NameBadRequest},
+		{messaging.CampaignCompleted, campaign.EventCancel, messaging.Invalid, messaging.NameBadRequest},
 	}
 	for _, tt := range tests {
 		_, err := campaign.Next(tt.from, tt.ev)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -291,6 +292,7 @@ type campaignDetailJSON struct {
 	TemplateName              *string       `json:"templateName"`
 	StartedAt                 *timestamp    `json:"startedAt"`
 	CompletedAt               *timestamp    `json:"completedAt"`
+	CancelledAt               *timestamp    `json:"cancelledAt,omitempty"`
 	FailureReason             *string       `json:"failureReason"`
 	SMSFallbackCount          int           `json:"smsFallbackCount"`
 	SMSFallbackDeliveredCount int           `json:"smsFallbackDeliveredCount"`
@@ -307,7 +309,7 @@ func campaignOut(c *messaging.Campaign, st campaign.Stats) campaignJSON {
 func campaignDetailOut(c *messaging.Campaign) campaignDetailJSON {
 	st := campaign.StatsOf(*c)
 	out := campaignDetailJSON{campaignJSON: campaignOut(c, st), ChatServiceID: idOrNull(c.ChatServiceID),
-		StartedAt: tsOrNull(c.StartedAt), CompletedAt: tsOrNull(c.CompletedAt), FailureReason: strOrNull(c.FailureReason),
+		StartedAt: tsOrNull(c.StartedAt), CompletedAt: tsOrNull(c.CompletedAt), CancelledAt: tsOrNull(c.CancelledAt), FailureReason: strOrNull(c.FailureReason),
 		SMSFallbackCount: st.FallbackCount, SMSFallbackDeliveredCount: st.FallbackDelivered,
 		SMSFallbackFailedCount: st.FallbackFailed, OverallDeliveryRate: st.OverallDeliveryRate}
 	if !c.TemplateID.IsZero() {
@@ -376,4 +378,21 @@ func (s *server) startCampaign(w http.ResponseWriter, r *http.Request) error {
 		Status     messaging.CampaignStatus `json:"status"`
 	}{c.ID, c.Status})
 	return nil
+}
+
+// campaignMove answers POST /campaigns/{id}/pause, /resume and /cancel
+// with the campaign's id and its status after the move.
+func (s *server) campaignMove(move func(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r, "id")
+		if err != nil {
+			return err
+		}
+		c, err := move(r.Context(), companyOf(r), id)
+		if err != nil {
+			return err
+		}
+		s.writeJSON(w, http.StatusOK, campaignDetailOut(&c))
+		return nil
+	}
 }

@@ -126,6 +126,9 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 		"/api/v1/campaigns":                                    {"GET"},
 		"/api/v1/campaigns/{id}":                               {"GET"},
 		"/api/v1/campaigns/{id}/start":                         {"POST"},
+		"/api/v1/campaigns/{id}/pause":                         {"POST"},
+		"/api/v1/campaigns/{id}/resume":                        {"POST"},
+		"/api/v1/campaigns/{id}/cancel":                        {"POST"},
 		"/api/v1/messages":                                     {"GET"},
 		"/api/v1/survey-results":                               {"GET"},
 		"/api/v1/survey-results/{campaignId}/summary":          {"GET"},
@@ -252,6 +255,13 @@ func TestContractTour(t *testing.T) {
 	e.do("GET", "/api/v1/sms-senders", nil, withKey("om_"+strings.Repeat("x", 32)))
 	hooks := newEnv(t)
 	hooks.inboundSMS(t, "447700900555", "ACME", "STOP")
+	ctl := hooks.transactional("sms", hooks.smsTemplate("ctl", "Hi"))
+	hooks.do("POST", "/api/v1/campaigns/"+ctl+"/pause", nil)
+	hooks.do("POST", "/api/v1/campaigns/"+ctl+"/pause", nil)
+	hooks.do("POST", "/api/v1/campaigns/"+ctl+"/resume", nil)
+	hooks.do("POST", "/api/v1/campaigns/"+ctl+"/cancel", nil)
+	hooks.do("POST", "/api/v1/campaigns/"+ctl+"/cancel", nil)
+	hooks.do("POST", "/api/v1/campaigns/"+missing+"/cancel", nil)
 	hooks.do("GET", "/api/v1/inbound?phoneNumber=447700900555&page=1&pageSize=5", nil)
 	hooks.do("GET", "/api/v1/inbound?phoneNumber=12", nil)
 	hooks.do("POST", "/api/v1/opt-outs", map[string]any{"phoneNumber": "+447700900556"})

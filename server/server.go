@@ -265,6 +265,9 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 	route(http.MethodGet, "/campaigns", s.listCampaigns)
 	route(http.MethodGet, "/campaigns/{id}", s.getCampaign)
 	route(http.MethodPost, "/campaigns/{id}/start", s.startCampaign)
+	route(http.MethodPost, "/campaigns/{id}/pause", s.campaignMove(s.campaigns.Pause))
+	route(http.MethodPost, "/campaigns/{id}/resume", s.campaignMove(s.campaigns.Resume))
+	route(http.MethodPost, "/campaigns/{id}/cancel", s.campaignMove(s.campaigns.Cancel))
 
 	route(http.MethodGet, "/messages", s.listMessages)
 	route(http.MethodGet, "/survey-results", s.listSurveyResults)

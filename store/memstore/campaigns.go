@@ -182,18 +182,26 @@ func (s *Store) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs 
 	if co == nil {
 		return messaging.CompanyNotFound(companyID)
 	}
+	unsent := 0
 	for _, m := range msgs {
-		if cr := s.campaigns[m.CampaignID]; cr == nil || cr.c.CompanyID != companyID {
+		cr := s.campaigns[m.CampaignID]
+		if cr == nil || cr.c.CompanyID != companyID {
 			return messaging.CampaignNotFound(m.CampaignID)
 		}
+		if !m.IsFallback() && cr.c.Status != messaging.CampaignInProgress {
+			return notActive(m.CampaignID, cr.c.Status)
+		}
+		if m.Status.Unsent() {
+			unsent++
+		}
 	}
-	if co.pending+len(msgs) > maxPending {
-		return messaging.CapacityExceeded(messaging.Capacity{CurrentPending: co.pending, RequestedCount: len(msgs), MaxAllowed: maxPending})
+	if co.pending+unsent > maxPending {
+		return messaging.CapacityExceeded(messaging.Capacity{CurrentPending: co.pending, RequestedCount: unsent, MaxAllowed: maxPending})
 	}
 	if err := s.insert(msgs, companyID); err != nil {
 		return err
 	}
-	co.pending += len(msgs)
+	co.pending += unsent
 	return nil
 }
 
@@ -406,4 +414,10 @@ func (s *Store) CancelCampaign(ctx context.Context, t messaging.CampaignTransiti
 	c.CompletedAt, c.CancelledAt = cloneTime(&t.At), cloneTime(&t.At)
 	s.emitCampaignStatus(c, t.At)
 	return nil
+}
+
+// notActive is the error of a message admitted to a campaign that is not
+// in progress (paused or cancelled meanwhile).
+func notActive(id messaging.ID, status messaging.CampaignStatus) error {
+	return messaging.Errorf(messaging.Invalid, messaging.NameCampaignNotActive, "Campaign %s is %s, not InProgress", id, status)
 }

@@ -94,6 +94,9 @@ func (s *Store) insertMessages(ctx context.Context, tx *txn, b *batch, admitFor 
 		if c == nil || c.companyID != m.CompanyID || (!admitFor.IsZero() && m.CompanyID != admitFor) {
 			return messaging.CampaignNotFound(m.CampaignID)
 		}
+		if !admitFor.IsZero() && !m.IsFallback() && c.status != messaging.CampaignInProgress { // paused or cancelled meanwhile
+			return messaging.Errorf(messaging.Invalid, messaging.NameCampaignNotActive, "Campaign %s is %s, not InProgress", m.CampaignID, c.status)
+		}
 		d := deltas[m.CampaignID]
 		if d == nil {
 			d = new(delta)

@@ -1,0 +1,46 @@
+package server_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Pause, resume and cancel through the API: the moves the state table
+// allows, the answers of the others, a paused transactional campaign
+// refusing messages, and a cancelled one's waiting messages Failed.
+func TestCampaignControl(t *testing.T) {
+	e := newEnv(t)
+	sms := e.smsTemplate("promo", "Hi")
+	bulk := e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(3)}).obj()["campaignId"].(string)
+	e.wait()
+
+	requireError(t, e.do("POST", "/api/v1/campaigns/"+bulk+"/pause", nil), http.StatusBadRequest, "Campaign is not active", "")
+	requireError(t, e.do("POST", "/api/v1/campaigns/"+bulk+"/resume", nil), http.StatusBadRequest, "Bad Request", "")
+	require.Equal(t, http.StatusOK, e.do("POST", "/api/v1/campaigns/"+bulk+"/start", nil).Code)
+	r := e.do("POST", "/api/v1/campaigns/"+bulk+"/pause", nil)
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, "Paused", r.obj()["status"])
+	r = e.do("POST", "/api/v1/campaigns/"+bulk+"/resume", nil)
+	require.Equal(t, http.StatusOK, r.Code)
+	require.Equal(t, "InProgress", r.obj()["status"])
+	r = e.do("POST", "/api/v1/campaigns/"+bulk+"/cancel", nil)
+	require.Equal(t, http.StatusOK, r.Code)
+	c := r.obj()
+	require.Equal(t, "Completed", c["status"])
+	require.NotNil(t, c["cancelledAt"])
+	require.EqualValues(t, 3, c["failedCount"], "nothing was handed to a provider: all cancelled")
+	require.EqualValues(t, 0, c["pendingCount"])
+	requireError(t, e.do("POST", "/api/v1/campaigns/"+bulk+"/cancel", nil), http.StatusBadRequest, "Bad Request", "")
+
+	tx := e.transactional("sms", sms)
+	require.Equal(t, http.StatusOK, e.do("POST", "/api/v1/campaigns/"+tx+"/pause", nil).Code)
+	requireError(t, e.do("POST", "/api/v1/sms/campaigns/"+tx+"/messages", map[string]any{"phoneNumber": phone(7)}),
+		http.StatusBadRequest, "Campaign is not active", "")
+	require.Equal(t, http.StatusOK, e.do("POST", "/api/v1/campaigns/"+tx+"/resume", nil).Code)
+	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/v1/sms/campaigns/"+tx+"/messages", map[string]any{"phoneNumber": phone(7)}).Code)
+
+	other := e.newCompany(t, "Other")
+	requireError(t, e.do("POST", "/api/v1/campaigns/"+tx+"/cancel", nil, withKey(other.key)), http.StatusNotFound, "Not Found", "")
+}
