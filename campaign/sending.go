@@ -769,6 +769,19 @@ func (s *Service) ListCampaigns(ctx context.Context, companyID messaging.ID, f m
 	return cs, total, nil
 }
 
+// GetMessage returns one of the company's messages by its id (the id a
+// send or an add-message answered), or a NotFound error.
+func (s *Service) GetMessage(ctx context.Context, companyID, id messaging.ID) (messaging.Message, error) {
+	m, err := s.store.GetMessage(ctx, companyID, id)
+	if messaging.IsCode(err, messaging.NotFound) {
+		return messaging.Message{}, messaging.MessageNotFound(id)
+	}
+	if err != nil {
+		return messaging.Message{}, fmt.Errorf("get message: %w", err)
+	}
+	return m, nil
+}
+
 // ListMessages finds the company's messages by phone number and/or
 // external user id (one of them is required), newest first.
 func (s *Service) ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) ([]messaging.Message, int, error) {

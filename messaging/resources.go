@@ -285,7 +285,8 @@ func (p PageRequest) TotalPages(total int) int {
 // CampaignFilter selects campaigns of GET /campaigns. Hidden (direct-send)
 // campaigns are never listed.
 type CampaignFilter struct {
-	Mode SendingMode // empty: every mode
+	Mode   SendingMode    // empty: every mode
+	Status CampaignStatus // empty: every status
 	PageRequest
 }
 

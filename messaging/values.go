@@ -53,6 +53,16 @@ func CampaignStatuses() []CampaignStatus {
 		CampaignPaused, CampaignCompleted, CampaignFailed}
 }
 
+// ParseCampaignStatus reads a campaign status as the API writes it.
+func ParseCampaignStatus(s string) (CampaignStatus, error) {
+	for _, st := range CampaignStatuses() {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	return "", Invalidf("status", "status must be one of Draft, Queuing, Ready, InProgress, Paused, Completed, Failed")
+}
+
 // MessageStatus is the delivery state of one message.
 type MessageStatus string
 

@@ -331,6 +331,13 @@ func (s *server) listCampaigns(w http.ResponseWriter, r *http.Request) error {
 		}
 		f.Mode = mode
 	}
+	if st := q.str("status"); st != "" {
+		status, err := messaging.ParseCampaignStatus(st)
+		if err != nil {
+			q.fe.Add("status", "status must be one of Draft, Queuing, Ready, InProgress, Paused, Completed or Failed, not %q", st)
+		}
+		f.Status = status
+	}
 	if err := q.err(); err != nil {
 		return err
 	}

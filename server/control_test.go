@@ -44,3 +44,28 @@ func TestCampaignControl(t *testing.T) {
 	other := e.newCompany(t, "Other")
 	requireError(t, e.do("POST", "/api/v1/campaigns/"+tx+"/cancel", nil, withKey(other.key)), http.StatusNotFound, "Not Found", "")
 }
+
+// A message is read by the id its send answered; campaigns are listed by
+// status.
+func TestReadByIDAndStatus(t *testing.T) {
+	e := newEnv(t)
+	sms := e.smsTemplate("promo", "Hi")
+	tx := e.transactional("sms", sms)
+	id := e.do("POST", "/api/v1/sms/campaigns/"+tx+"/messages", map[string]any{"phoneNumber": phone(1)}).obj()["messageId"].(string)
+	m := e.do("GET", "/api/v1/messages/"+id, nil)
+	require.Equal(t, http.StatusOK, m.Code, "body: %s", m.Body)
+	require.Equal(t, id, m.obj()["id"])
+	require.Equal(t, "Pending", m.obj()["status"])
+	other := e.newCompany(t, "Other")
+	requireError(t, e.do("GET", "/api/v1/messages/"+id, nil, withKey(other.key)), http.StatusNotFound, "Not Found", "")
+
+	bulk := e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(1)}).obj()["campaignId"].(string)
+	e.wait()
+	ready := e.do("GET", "/api/v1/campaigns?status=Ready", nil).obj()["campaigns"].([]any)
+	require.Len(t, ready, 1)
+	require.Equal(t, bulk, ready[0].(map[string]any)["campaignId"])
+	inProgress := e.do("GET", "/api/v1/campaigns?status=InProgress", nil).obj()["campaigns"].([]any)
+	require.Len(t, inProgress, 1)
+	require.Equal(t, tx, inProgress[0].(map[string]any)["campaignId"])
+	requireError(t, e.do("GET", "/api/v1/campaigns?status=Done", nil), http.StatusBadRequest, "Bad Request", "status")
+}

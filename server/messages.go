@@ -36,6 +36,20 @@ func messageOut(m *messaging.Message) messageJSON {
 	return out
 }
 
+// getMessage answers GET /messages/{id}.
+func (s *server) getMessage(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	m, err := s.campaigns.GetMessage(r.Context(), companyOf(r), id)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, messageOut(&m))
+	return nil
+}
+
 // listMessages answers GET /messages.
 func (s *server) listMessages(w http.ResponseWriter, r *http.Request) error {
 	q := newQuery(r)

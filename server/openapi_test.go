@@ -130,6 +130,7 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 		"/api/v1/campaigns/{id}/resume":                        {"POST"},
 		"/api/v1/campaigns/{id}/cancel":                        {"POST"},
 		"/api/v1/messages":                                     {"GET"},
+		"/api/v1/messages/{id}":                                {"GET"},
 		"/api/v1/survey-results":                               {"GET"},
 		"/api/v1/survey-results/{campaignId}/summary":          {"GET"},
 		"/api/v1/chat-services":                                {"GET"},
@@ -262,6 +263,12 @@ func TestContractTour(t *testing.T) {
 	hooks.do("POST", "/api/v1/campaigns/"+ctl+"/cancel", nil)
 	hooks.do("POST", "/api/v1/campaigns/"+ctl+"/cancel", nil)
 	hooks.do("POST", "/api/v1/campaigns/"+missing+"/cancel", nil)
+	added := hooks.do("POST", "/api/v1/sms/campaigns/"+hooks.transactional("sms", hooks.smsTemplate("read", "Hi"))+"/messages",
+		map[string]any{"phoneNumber": phone(9)}).obj()["messageId"].(string)
+	hooks.do("GET", "/api/v1/messages/"+added, nil)
+	hooks.do("GET", "/api/v1/messages/"+missing, nil)
+	hooks.do("GET", "/api/v1/campaigns?status=Completed", nil)
+	hooks.do("GET", "/api/v1/campaigns?status=Done", nil)
 	hooks.do("GET", "/api/v1/inbound?phoneNumber=447700900555&page=1&pageSize=5", nil)
 	hooks.do("GET", "/api/v1/inbound?phoneNumber=12", nil)
 	hooks.do("POST", "/api/v1/opt-outs", map[string]any{"phoneNumber": "+447700900556"})

@@ -270,6 +270,7 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 	route(http.MethodPost, "/campaigns/{id}/cancel", s.campaignMove(s.campaigns.Cancel))
 
 	route(http.MethodGet, "/messages", s.listMessages)
+	route(http.MethodGet, "/messages/{id}", s.getMessage)
 	route(http.MethodGet, "/survey-results", s.listSurveyResults)
 	route(http.MethodGet, "/survey-results/{campaignId}/summary", s.surveySummary)
 	route(http.MethodGet, "/chat-services", s.listChatServices)

@@ -56,7 +56,7 @@ func (s *Store) ListCampaigns(ctx context.Context, companyID messaging.ID, f mes
 	var all []*messaging.Campaign
 	for _, cr := range s.campaigns {
 		c := &cr.c
-		if c.CompanyID == companyID && !c.Hidden && (f.Mode == "" || c.Mode == f.Mode) {
+		if c.CompanyID == companyID && !c.Hidden && (f.Mode == "" || c.Mode == f.Mode) && (f.Status == "" || c.Status == f.Status) {
 			all = append(all, c)
 		}
 	}

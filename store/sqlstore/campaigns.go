@@ -239,6 +239,9 @@ func (s *Store) ListCampaigns(ctx context.Context, companyID messaging.ID, f mes
 	if f.Mode != "" {
 		l.and("mode = ?", string(f.Mode))
 	}
+	if f.Status != "" {
+		l.and("status = ?", string(f.Status))
+	}
 	return list(ctx, s, l, f.PageRequest, scanCampaign)
 }
 

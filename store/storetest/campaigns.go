@@ -111,6 +111,19 @@ func testCampaignList(f *fixture) {
 		requireSameList(t, wantMode[4:8], got, "mode %s, page 2", mode)
 	}
 
+	for _, st := range messaging.CampaignStatuses() {
+		var wantStatus []messaging.Campaign
+		for _, c := range want {
+			if c.Status == st {
+				wantStatus = append(wantStatus, c)
+			}
+		}
+		got, total, err := f.s.ListCampaigns(f.ctx, a.ID, messaging.CampaignFilter{Status: st, PageRequest: messaging.PageRequest{Page: 1, PageSize: 100}})
+		require.NoError(t, err)
+		require.Equal(t, len(wantStatus), total, "status %s", st)
+		requireSameList(t, wantStatus, got, "status %s", st)
+	}
+
 	for _, h := range hidden {
 		requireSame(t, h, f.getCampaign(a.ID, h.ID), "a hidden campaign can be read by its id")
 	}
