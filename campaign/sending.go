@@ -782,11 +782,17 @@ func (s *Service) GetMessage(ctx context.Context, companyID, id messaging.ID) (m
 	return m, nil
 }
 
-// ListMessages finds the company's messages by phone number and/or
-// external user id (one of them is required), newest first.
+// ListMessages finds the company's messages by phone number, external
+// user id or campaign (one of them is required; an unknown campaign is
+// NotFound), optionally of one status, newest first.
 func (s *Service) ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) ([]messaging.Message, int, error) {
-	if f.Phone == "" && f.ExternalUserID == "" {
-		return nil, 0, messaging.Errorf(messaging.Invalid, messaging.NameBadRequest, "phoneNumber or externalUserId is required")
+	if f.Phone == "" && f.ExternalUserID == "" && f.CampaignID.IsZero() {
+		return nil, 0, messaging.Errorf(messaging.Invalid, messaging.NameBadRequest, "phoneNumber, externalUserId or campaignId is required")
+	}
+	if !f.CampaignID.IsZero() {
+		if _, err := s.GetCampaign(ctx, companyID, f.CampaignID); err != nil {
+			return nil, 0, err
+		}
 	}
 	if f.Phone != "" {
 		phone, ok := messaging.NormalizePhone(f.Phone)

@@ -51,6 +51,13 @@ func MustParseID(s string) ID {
 // IsZero reports whether id is the zero ID.
 func (id ID) IsZero() bool { return id == NilID }
 
+// Time returns the millisecond a UUIDv7 was made in, read from its first
+// 48 bits (for another kind of UUID it means nothing).
+func (id ID) Time() time.Time {
+	ms := int64(id[0])<<40 | int64(id[1])<<32 | int64(id[2])<<24 | int64(id[3])<<16 | int64(id[4])<<8 | int64(id[5])
+	return time.UnixMilli(ms).UTC()
+}
+
 // String returns the canonical lower-case 36-character form.
 func (id ID) String() string {
 	var buf [36]byte

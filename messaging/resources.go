@@ -290,11 +290,16 @@ type CampaignFilter struct {
 	PageRequest
 }
 
-// MessageFilter selects messages of GET /messages: by phone number and/or
-// external user id, created between From and To (inclusive; zero: open).
+// MessageFilter selects messages of GET /messages: by phone number,
+// external user id, campaign and status (each when given), created between
+// From and To (inclusive; zero: open). Messages come newest first: by
+// CreatedAt, or by ID (the order they were made in) when the filter is
+// on a campaign without a phone or external user id.
 type MessageFilter struct {
 	Phone          string
 	ExternalUserID string
+	CampaignID     ID
+	Status         MessageStatus
 	From, To       time.Time
 	PageRequest
 }

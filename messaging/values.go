@@ -82,6 +82,16 @@ func MessageStatuses() []MessageStatus {
 	return []MessageStatus{StatusPending, StatusSending, StatusSent, StatusDelivered, StatusSeen, StatusFailed}
 }
 
+// ParseMessageStatus reads a message status as the API writes it.
+func ParseMessageStatus(s string) (MessageStatus, error) {
+	for _, st := range MessageStatuses() {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	return "", Invalidf("status", "status must be one of Pending, Sending, Sent, Delivered, Seen, Failed")
+}
+
 // rank orders the statuses on the path Pending -> Sending -> Sent ->
 // Delivered -> Seen.
 func (s MessageStatus) rank() int {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -68,4 +69,31 @@ func TestReadByIDAndStatus(t *testing.T) {
 	require.Len(t, inProgress, 1)
 	require.Equal(t, tx, inProgress[0].(map[string]any)["campaignId"])
 	requireError(t, e.do("GET", "/api/v1/campaigns?status=Done", nil), http.StatusBadRequest, "Bad Request", "status")
+
+	// The transactional campaign's messages: one more, then one failed
+	// by an opt-out; by campaign, newest first, and by status.
+	second := e.do("POST", "/api/v1/sms/campaigns/"+tx+"/messages", map[string]any{"phoneNumber": phone(2)}).obj()["messageId"].(string)
+	list := func(query string) []string {
+		r := e.do("GET", "/api/v1/messages?"+query, nil)
+		require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+		var ids []string
+		for _, m := range r.obj()["messages"].([]any) {
+			ids = append(ids, m.(map[string]any)["id"].(string))
+		}
+		if !strings.Contains(query, "pageSize") {
+			require.Equal(t, float64(len(ids)), r.obj()["totalCount"])
+		} else {
+			require.Equal(t, float64(2), r.obj()["totalCount"])
+		}
+		return ids
+	}
+	require.Equal(t, []string{second, id}, list("campaignId="+tx))
+	require.Equal(t, []string{second}, list("campaignId="+tx+"&pageSize=1"))
+	require.Equal(t, []string{id}, list("campaignId="+tx+"&pageSize=1&page=2"))
+	require.Empty(t, list("campaignId="+tx+"&status=Failed"))
+	require.Len(t, list("campaignId="+bulk+"&status=Pending"), 1)
+	require.Equal(t, []string{second}, list("campaignId="+tx+"&phoneNumber="+phone(2)))
+	requireError(t, e.do("GET", "/api/v1/messages?campaignId="+tx+"&status=Gone", nil), http.StatusBadRequest, "Bad Request", "status")
+	requireError(t, e.do("GET", "/api/v1/messages?status=Pending", nil), http.StatusBadRequest, "Bad Request", "")
+	requireError(t, e.do("GET", "/api/v1/messages?campaignId="+tx, nil, withKey(other.key)), http.StatusNotFound, "Not Found", "")
 }

@@ -54,7 +54,14 @@ func (s *server) getMessage(w http.ResponseWriter, r *http.Request) error {
 func (s *server) listMessages(w http.ResponseWriter, r *http.Request) error {
 	q := newQuery(r)
 	f := messaging.MessageFilter{Phone: q.phone("phoneNumber"), ExternalUserID: q.str("externalUserId"),
-		From: q.date("startDate", false), To: q.date("endDate", true), PageRequest: q.page()}
+		CampaignID: q.id("campaignId"), From: q.date("startDate", false), To: q.date("endDate", true), PageRequest: q.page()}
+	if st := q.str("status"); st != "" {
+		status, err := messaging.ParseMessageStatus(st)
+		if err != nil {
+			q.fe.Add("status", "status must be one of Pending, Sending, Sent, Delivered, Seen or Failed, not %q", st)
+		}
+		f.Status = status
+	}
 	if err := q.err(); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"time"
@@ -264,7 +265,8 @@ func (s *Store) ListMessages(ctx context.Context, companyID messaging.ID, f mess
 	defer s.mu.Unlock()
 	match := func(m *messaging.Message) bool {
 		return m.CompanyID == companyID && (f.Phone == "" || m.Phone == f.Phone) &&
-			(f.ExternalUserID == "" || m.ExternalUserID == f.ExternalUserID) && inRange(m.CreatedAt, f.From, f.To)
+			(f.ExternalUserID == "" || m.ExternalUserID == f.ExternalUserID) && inRange(m.CreatedAt, f.From, f.To) &&
+			(f.CampaignID.IsZero() || m.CampaignID == f.CampaignID) && (f.Status == "" || m.Status == f.Status)
 	}
 	var all []*messaging.Message
 	collect := func(ids []messaging.ID) {
@@ -286,7 +288,11 @@ func (s *Store) ListMessages(ctx context.Context, companyID messaging.ID, f mess
 			}
 		}
 	}
-	slices.SortFunc(all, func(a, b *messaging.Message) int { return newestFirst(a.CreatedAt, b.CreatedAt, a.ID, b.ID) })
+	if f.CampaignID.IsZero() || f.Phone != "" || f.ExternalUserID != "" {
+		slices.SortFunc(all, func(a, b *messaging.Message) int { return newestFirst(a.CreatedAt, b.CreatedAt, a.ID, b.ID) })
+	} else { // a campaign's messages, newest first by id (creation order)
+		slices.SortFunc(all, func(a, b *messaging.Message) int { return bytes.Compare(b.ID[:], a.ID[:]) })
+	}
 	rows := page(all, f.PageRequest)
 	out := make([]messaging.Message, len(rows))
 	for i, m := range rows {

@@ -171,6 +171,11 @@ func (s *Store) MessageByID(ctx context.Context, id messaging.ID) (_ messaging.M
 // id, newest id first.
 func (s *Store) ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) (_ []messaging.Message, _ int, err error) {
 	defer keepUnavailable(&err)
+	return list(ctx, s, s.messageListing(companyID, f), f.PageRequest, scanMessage)
+}
+
+// messageListing is the query of ListMessages.
+func (s *Store) messageListing(companyID messaging.ID, f messaging.MessageFilter) listing {
 	l := listing{what: "messages", columns: messageColumns(""), from: " FROM messages WHERE company_id = ?",
 		args: []any{s.id(companyID)}, order: "created_at DESC, id DESC"}
 	if f.Phone != "" {
@@ -180,11 +185,32 @@ func (s *Store) ListMessages(ctx context.Context, companyID messaging.ID, f mess
 		// The second term lets the partial index serve the query.
 		l.and("external_user_id = ? AND external_user_id <> ''", f.ExternalUserID)
 	}
+	if !f.CampaignID.IsZero() && f.Phone == "" && f.ExternalUserID == "" {
+		// No index of messages by campaign is kept: the campaign's
+		// messages were made after it, so their ids (UUIDv7) are bounded
+		// below by its own, less a margin for clocks of other processes,
+		// and the primary key skips everything older, read backwards for
+		// the newest first. SQLite is kept off the company's index (which
+		// would read every message of the company and sort them).
+		if s.dialect == dialectSQLite {
+			l.from = " FROM messages WHERE +company_id = ?"
+		}
+		l.order = "id DESC"
+	}
+	if !f.CampaignID.IsZero() {
+		if from := f.CampaignID.Time().Add(-purgeMargin); from.UnixMilli() > 0 {
+			l.and("id >= ?", s.id(idAt(from, 0)))
+		}
+		l.and("campaign_id = ?", s.id(f.CampaignID))
+	}
+	if f.Status != "" {
+		l.and("status = ?", string(f.Status))
+	}
 	if !f.From.IsZero() {
 		l.and("created_at >= ?", s.ts(f.From))
 	}
 	if !f.To.IsZero() {
 		l.and("created_at <= ?", s.ts(f.To))
 	}
-	return list(ctx, s, l, f.PageRequest, scanMessage)
+	return l
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore/pgtest"
 )
 
@@ -159,4 +160,23 @@ func readPlan(t *testing.T, rows *sql.Rows) string {
 	}
 	require.NoError(t, rows.Err())
 	return plan.String()
+}
+
+// TestSQLiteCampaignMessagesReadThePrimaryKey: a page of one campaign's
+// messages (with or without a status) is read backwards through the
+// primary key from the campaign's creation on, without reading the rest
+// of the company's messages or sorting.
+func TestSQLiteCampaignMessagesReadThePrimaryKey(t *testing.T) {
+	s, err := Open(t.Context(), "sqlite://"+t.TempDir()+"/plans.db", Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	ids := messaging.NewIDGenerator(nil)
+	for _, status := range []messaging.MessageStatus{"", messaging.StatusFailed} {
+		l := s.messageListing(ids.New(), messaging.MessageFilter{CampaignID: ids.New(), Status: status})
+		for _, q := range []string{"SELECT COUNT(*)" + l.from, "SELECT " + l.columns + l.from + " ORDER BY " + l.order + " LIMIT 50"} {
+			plan := sqlitePlan(t, s, q, l.args...)
+			require.Contains(t, plan, "sqlite_autoindex_messages_1 (id>?)", "plan of %s:\n%s", q, plan)
+			require.NotContains(t, plan, "TEMP B-TREE", "plan of %s:\n%s", q, plan)
+		}
+	}
 }

@@ -173,8 +173,8 @@ func testListMessagesPagination(f *fixture) {
 	requireSameList(t, want, all)
 }
 
-// testListMessagesFilters: by phone, by external user id, by both, and by
-// inclusive bounds on CreatedAt.
+// testListMessagesFilters: by phone, by external user id, by both, by
+// campaign, by status, and by inclusive bounds on CreatedAt.
 func testListMessagesFilters(f *fixture) {
 	t := f.t
 	a, b := f.company("A"), f.company("B")
@@ -192,6 +192,12 @@ func testListMessagesFilters(f *fixture) {
 	m4 := mk(p1, "", 40)
 	m5 := mk(p2, "u1", 25)
 	m6 := mk(p2, "", 35)
+	c2 := f.transactional(a.ID, messaging.ChannelSMS)
+	const p3 = "447900000103"
+	m7 := f.newMessage(c2, p3, at(45))
+	m8 := f.newMessage(c2, p3, at(50))
+	m8.Status, m8.Details = messaging.StatusFailed, "OPTED_OUT"
+	f.admit(a.ID, m7, m8)
 	other := f.transactional(b.ID, messaging.ChannelSMS)
 	om := f.newMessage(other, p1, at(30))
 	om.ExternalUserID = "u1"
@@ -213,6 +219,11 @@ func testListMessagesFilters(f *fixture) {
 		{"bounds and user", messaging.MessageFilter{ExternalUserID: "u1", From: at(25), To: at(25)}, []messaging.Message{m5}},
 		{"empty range", messaging.MessageFilter{Phone: p1, From: at(11), To: at(19)}, nil},
 		{"unknown phone", messaging.MessageFilter{Phone: "447999999999"}, nil},
+		{"campaign", messaging.MessageFilter{CampaignID: c2.ID}, []messaging.Message{*m8, *m7}},
+		{"campaign and status", messaging.MessageFilter{CampaignID: c2.ID, Status: messaging.StatusPending}, []messaging.Message{*m7}},
+		{"status", messaging.MessageFilter{Status: messaging.StatusFailed}, []messaging.Message{*m8}},
+		{"first campaign", messaging.MessageFilter{CampaignID: c.ID, From: at(35)}, []messaging.Message{m6, m4}},
+		{"campaign of another company", messaging.MessageFilter{CampaignID: other.ID}, nil},
 	}
 	for _, tt := range tests {
 		tt.filter.PageRequest = messaging.PageRequest{Page: 1, PageSize: 20}
