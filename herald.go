@@ -96,6 +96,10 @@ type Config struct {
 	// are looked for while Run runs (besides when it starts). Default 1
 	// minute.
 	RecoverEvery time.Duration
+	// ScheduleEvery is how often Run looks for scheduled campaigns whose
+	// time came (besides when it starts). Default half a second, so that a
+	// campaign starts within a second of its sendAt.
+	ScheduleEvery time.Duration
 	// Retention, when positive, is how long the messages and survey
 	// answers of a finished campaign (Completed, or Failed) are kept: while
 	// Run runs, those of campaigns that finished longer ago are purged in
@@ -159,6 +163,9 @@ func New(cfg Config) (*Herald, error) {
 	}
 	if cfg.RecoverEvery <= 0 {
 		cfg.RecoverEvery = time.Minute
+	}
+	if cfg.ScheduleEvery <= 0 {
+		cfg.ScheduleEvery = 500 * time.Millisecond
 	}
 	if cfg.RetentionBatch <= 0 {
 		cfg.RetentionBatch = DefaultRetentionBatch
@@ -351,6 +358,7 @@ func (h *Herald) Run(ctx context.Context) error {
 	if h.sender != nil {
 		wg.Go(func() { _ = h.sender.Run(runCtx) })
 	}
+	wg.Go(func() { h.startScheduled(runCtx) })
 	t := time.NewTicker(h.cfg.RecoverEvery)
 	defer t.Stop()
 loop:
@@ -410,6 +418,29 @@ func (h *Herald) Close(ctx context.Context) error {
 		return fmt.Errorf("herald: close: %w", err)
 	}
 	return nil
+}
+
+// startScheduled starts, until ctx ends, the scheduled campaigns whose
+// time came: at once (a restart that spanned a campaign's time starts it
+// now), then every Config.ScheduleEvery. A store error is logged and the
+// next round tries again.
+func (h *Herald) startScheduled(ctx context.Context) {
+	t := time.NewTicker(h.cfg.ScheduleEvery)
+	defer t.Stop()
+	for {
+		n, err := h.campaigns.StartDue(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			h.log.Error("starting scheduled campaigns", "err", err)
+		case n > 0:
+			h.log.Info("scheduled campaigns started", "campaigns", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // retain purges, until ctx ends, the messages and survey answers of the

@@ -304,3 +304,43 @@ func TestSurveyAnswersBySMS(t *testing.T) {
 	require.Equal(t, 3, total, "every reply stays in the inbound list")
 	require.Len(t, msgs, 3)
 }
+
+// TestScheduledCampaignsStart: Run starts a campaign whose scheduled time
+// passed while no process ran as soon as it starts, and one scheduled
+// ahead once its time comes, not before.
+func TestScheduledCampaignsStart(t *testing.T) {
+	ctx := t.Context()
+	st := memstore.New()
+	ids := messaging.NewIDGenerator(nil)
+	now := time.Now().UTC()
+	co := messaging.Company{ID: ids.New(), Name: "Acme", Active: true, CreatedAt: now}
+	require.NoError(t, st.CreateCompany(ctx, &co))
+	ready := func(at time.Time) messaging.ID {
+		c := messaging.Campaign{ID: ids.New(), CompanyID: co.ID, Name: "scheduled", Channel: messaging.ChannelSMS, Mode: messaging.ModeBulk,
+			Status: messaging.CampaignQueuing, MessageType: messaging.TypeSimpleText, CreatedAt: now, UpdatedAt: now}
+		require.NoError(t, st.CreateCampaign(ctx, &c, 1000))
+		require.NoError(t, st.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: co.ID, CampaignID: c.ID,
+			From: []messaging.CampaignStatus{messaging.CampaignQueuing}, To: messaging.CampaignReady, At: now}))
+		require.NoError(t, st.ScheduleCampaign(ctx, co.ID, c.ID, at, now))
+		return c.ID
+	}
+	missed := ready(now.Add(-time.Minute))
+	ahead := now.Add(1500 * time.Millisecond)
+	later := ready(ahead)
+
+	h, err := herald.New(herald.Config{Store: st, ScheduleEvery: 100 * time.Millisecond})
+	require.NoError(t, err)
+	start(t, h)
+	status := func(id messaging.ID) messaging.Campaign {
+		c, err := st.GetCampaign(ctx, co.ID, id)
+		require.NoError(t, err)
+		return c
+	}
+	// Without messages a started campaign completes at once: StartedAt
+	// tells that it started.
+	require.Eventually(t, func() bool { return status(missed).StartedAt != nil }, 5*time.Second, 10*time.Millisecond,
+		"the campaign whose time passed while stopped starts")
+	require.Equal(t, messaging.CampaignReady, status(later).Status, "the other waits for its time")
+	require.Eventually(t, func() bool { return status(later).StartedAt != nil }, 10*time.Second, 10*time.Millisecond)
+	require.False(t, status(later).StartedAt.Before(ahead), "started at %s, scheduled at %s", status(later).StartedAt, ahead)
+}

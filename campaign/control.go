@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/heraldhq/herald/messaging"
 )
@@ -64,4 +65,65 @@ func (s *Service) move(ctx context.Context, companyID, id messaging.ID, ev Event
 	}
 	s.targets.Clear() // a transactional campaign cached as InProgress is no longer
 	return s.GetCampaign(ctx, companyID, id)
+}
+
+// MaxScheduleAhead is how far ahead a campaign's start can be scheduled.
+const MaxScheduleAhead = 366 * 24 * time.Hour
+
+// Schedule makes a Ready campaign start by itself at sendAt (replacing an
+// earlier schedule): it stays Ready, with ScheduledAt, until then, and
+// StartDue starts it. A sendAt not after now starts it at once, as Start
+// does; one more than MaxScheduleAhead ahead is Invalid on sendAt. Cancel
+// unschedules it.
+func (s *Service) Schedule(ctx context.Context, companyID, id messaging.ID, sendAt time.Time) (messaging.Campaign, error) {
+	now := s.clock()
+	if !sendAt.After(now) {
+		return s.Start(ctx, companyID, id)
+	}
+	if sendAt.Sub(now) > MaxScheduleAhead {
+		return messaging.Campaign{}, messaging.Invalidf("sendAt", "sendAt must be within %d days from now", int(MaxScheduleAhead/(24*time.Hour)))
+	}
+	return s.move(ctx, companyID, id, EventSchedule, func(ctx context.Context, t messaging.CampaignTransition) error {
+		return s.store.ScheduleCampaign(ctx, companyID, id, sendAt.UTC(), t.At)
+	})
+}
+
+// dueBatch is how many scheduled campaigns one StartDue round reads.
+const dueBatch = 100
+
+// StartDue starts the Ready campaigns whose scheduled time has come, of
+// every company, and returns how many it started. Each start is a
+// compare-and-set on the schedule: with several processes sharing the
+// store each campaign starts once, and a campaign rescheduled, started or
+// cancelled meanwhile is left as it is. A process that was stopped at the
+// scheduled time starts the campaign on its first round.
+func (s *Service) StartDue(ctx context.Context) (int, error) {
+	started := 0
+	for {
+		now := s.clock()
+		due, err := s.store.DueCampaigns(ctx, now, dueBatch)
+		if err != nil {
+			return started, fmt.Errorf("start scheduled campaigns: %w", err)
+		}
+		moved := 0
+		for _, c := range due {
+			err := s.store.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.ID,
+				From: []messaging.CampaignStatus{messaging.CampaignReady}, To: messaging.CampaignInProgress, At: now, Scheduled: true})
+			switch {
+			case err == nil:
+				moved++
+			case messaging.IsCode(err, messaging.Conflict), messaging.IsCode(err, messaging.NotFound):
+				// another process started it, or it changed meanwhile
+			default:
+				return started, fmt.Errorf("start scheduled campaign %s: %w", c.ID, err)
+			}
+		}
+		started += moved
+		if moved > 0 {
+			s.notifyQueued()
+		}
+		if len(due) < dueBatch || moved == 0 {
+			return started, nil
+		}
+	}
 }

@@ -16,8 +16,12 @@ const (
 	EventPrepared Event = "prepared"
 	// EventPreparationFailed: inserting the messages failed.
 	EventPreparationFailed Event = "preparation-failed"
-	// EventStart: the caller starts a Ready campaign.
+	// EventStart: the caller starts a Ready campaign, or the time it
+	// scheduled it at came.
 	EventStart Event = "start"
+	// EventSchedule: the caller schedules a Ready campaign's start
+	// (sendAt); it stays Ready until then.
+	EventSchedule Event = "schedule"
 	// EventAutoStart: a direct send's campaign starts as soon as it is
 	// prepared, without waiting for the caller.
 	EventAutoStart Event = "auto-start"
@@ -54,6 +58,7 @@ func Transitions() []Transition {
 		{messaging.CampaignQueuing, EventAutoStart, messaging.CampaignInProgress},
 		{messaging.CampaignQueuing, EventPreparationFailed, messaging.CampaignFailed},
 		{messaging.CampaignReady, EventStart, messaging.CampaignInProgress},
+		{messaging.CampaignReady, EventSchedule, messaging.CampaignReady},
 		{messaging.CampaignInProgress, EventDrained, messaging.CampaignCompleted},
 		{messaging.CampaignInProgress, EventPause, messaging.CampaignPaused},
 		{messaging.CampaignPaused, EventResume, messaging.CampaignInProgress},
@@ -74,7 +79,7 @@ func Next(from messaging.CampaignStatus, ev Event) (messaging.CampaignStatus, er
 		}
 	}
 	switch ev {
-	case EventStart:
+	case EventStart, EventSchedule:
 		return from, messaging.Errorf(messaging.Invalid, messaging.NameCampaignNotReady,
 			"Campaign is %s; only a Ready campaign can be started", from)
 	case EventDrained, EventPause:

@@ -30,6 +30,7 @@ func TestNextFollowsTheSpecTable(t *testing.T) {
 		{Q, campaign.EventAutoStart}:            IP,
 		{Q, campaign.EventPreparationFailed}:    F,
 		{R, campaign.EventStart}:                IP,
+		{R, campaign.EventSchedule}:             R,
 		{IP, campaign.EventDrained}:             C,
 		{IP, campaign.EventPause}:               P,
 		{P, campaign.EventResume}:               IP,
@@ -39,7 +40,7 @@ func TestNextFollowsTheSpecTable(t *testing.T) {
 	}
 	events := []campaign.Event{campaign.EventCreateTransactional, campaign.EventCreateBulk, campaign.EventPrepared,
 		campaign.EventPreparationFailed, campaign.EventStart, campaign.EventAutoStart, campaign.EventDrained,
-		campaign.EventPause, campaign.EventResume, campaign.EventCancel}
+		campaign.EventPause, campaign.EventResume, campaign.EventCancel, campaign.EventSchedule}
 	froms := append([]messaging.CampaignStatus{""}, messaging.CampaignStatuses()...)
 	for _, from := range froms {
 		for _, ev := range events {

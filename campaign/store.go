@@ -81,6 +81,13 @@ type CampaignStore interface {
 	// with details DetailsCancelled, releasing their pending capacity.
 	// Messages already claimed are left to finish.
 	CancelCampaign(ctx context.Context, t messaging.CampaignTransition) error
+	// ScheduleCampaign sets when the Ready campaign id starts by itself
+	// (ScheduledAt = at), replacing an earlier schedule, at now; NotFound,
+	// or Conflict when the campaign is not Ready.
+	ScheduleCampaign(ctx context.Context, companyID, id messaging.ID, at, now time.Time) error
+	// DueCampaigns returns up to limit Ready campaigns of any company
+	// scheduled at or before now, earliest first.
+	DueCampaigns(ctx context.Context, now time.Time, limit int) ([]messaging.Campaign, error)
 
 	// InsertMessages writes messages of campaigns created with a
 	// reservation (their Planned covers them): it counts them in their

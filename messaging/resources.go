@@ -189,6 +189,10 @@ type Campaign struct {
 	// Completed, its messages not handed to a provider Failed (details
 	// CANCELLED).
 	CancelledAt *time.Time
+	// ScheduledAt is when a Ready campaign starts by itself (the start's
+	// sendAt); it stays once the campaign started on its schedule, and is
+	// cleared by a start by hand.
+	ScheduledAt *time.Time
 }
 
 // Message is one message to one phone number.
@@ -325,6 +329,10 @@ type CampaignTransition struct {
 	At time.Time
 	// Reason is the FailureReason of a move to Failed.
 	Reason string
+	// Scheduled makes the move the start a schedule asked for: it happens
+	// only if the campaign is scheduled at or before At (else Conflict).
+	// A move to InProgress that is not Scheduled drops any schedule.
+	Scheduled bool
 }
 
 // InboundMessage is an SMS a person sent to one of the senders (a

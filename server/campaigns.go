@@ -1,9 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"time"
 
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
@@ -293,6 +297,7 @@ type campaignDetailJSON struct {
 	StartedAt                 *timestamp    `json:"startedAt"`
 	CompletedAt               *timestamp    `json:"completedAt"`
 	CancelledAt               *timestamp    `json:"cancelledAt,omitempty"`
+	ScheduledAt               *timestamp    `json:"scheduledAt,omitempty"`
 	FailureReason             *string       `json:"failureReason"`
 	SMSFallbackCount          int           `json:"smsFallbackCount"`
 	SMSFallbackDeliveredCount int           `json:"smsFallbackDeliveredCount"`
@@ -309,7 +314,7 @@ func campaignOut(c *messaging.Campaign, st campaign.Stats) campaignJSON {
 func campaignDetailOut(c *messaging.Campaign) campaignDetailJSON {
 	st := campaign.StatsOf(*c)
 	out := campaignDetailJSON{campaignJSON: campaignOut(c, st), ChatServiceID: idOrNull(c.ChatServiceID),
-		StartedAt: tsOrNull(c.StartedAt), CompletedAt: tsOrNull(c.CompletedAt), CancelledAt: tsOrNull(c.CancelledAt), FailureReason: strOrNull(c.FailureReason),
+		StartedAt: tsOrNull(c.StartedAt), CompletedAt: tsOrNull(c.CompletedAt), CancelledAt: tsOrNull(c.CancelledAt), ScheduledAt: tsOrNull(c.ScheduledAt), FailureReason: strOrNull(c.FailureReason),
 		SMSFallbackCount: st.FallbackCount, SMSFallbackDeliveredCount: st.FallbackDelivered,
 		SMSFallbackFailedCount: st.FallbackFailed, OverallDeliveryRate: st.OverallDeliveryRate}
 	if !c.TemplateID.IsZero() {
@@ -376,14 +381,41 @@ func (s *server) startCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	c, err := s.campaigns.Start(r.Context(), companyOf(r), id)
+	// The body is optional: {"sendAt": RFC 3339} schedules the start.
+	var in struct {
+		SendAt *string `json:"sendAt"`
+	}
+	body, err := io.ReadAll(s.body(w, r))
+	if err != nil {
+		return decodeError(err, "")
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		if err := dec.Decode(&in); err != nil {
+			return decodeError(err, "")
+		}
+		if err := endOfBody(dec); err != nil {
+			return err
+		}
+	}
+	var c messaging.Campaign
+	if in.SendAt != nil {
+		at, perr := time.Parse(time.RFC3339, *in.SendAt)
+		if perr != nil {
+			return invalidField("sendAt", fmt.Sprintf("sendAt must be an RFC 3339 time (2026-05-01T09:00:00Z), not %q", *in.SendAt))
+		}
+		c, err = s.campaigns.Schedule(r.Context(), companyOf(r), id, at)
+	} else {
+		c, err = s.campaigns.Start(r.Context(), companyOf(r), id)
+	}
 	if err != nil {
 		return err
 	}
 	s.writeJSON(w, http.StatusOK, struct {
-		CampaignID messaging.ID             `json:"campaignId"`
-		Status     messaging.CampaignStatus `json:"status"`
-	}{c.ID, c.Status})
+		CampaignID  messaging.ID             `json:"campaignId"`
+		Status      messaging.CampaignStatus `json:"status"`
+		ScheduledAt *timestamp               `json:"scheduledAt,omitempty"`
+	}{c.ID, c.Status, tsOrNull(c.ScheduledAt)})
 	return nil
 }
 

@@ -3,6 +3,7 @@ package server_test
 import (
 	"net/http"
 	"strings"
+	"time"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -96,4 +97,59 @@ func TestReadByIDAndStatus(t *testing.T) {
 	requireError(t, e.do("GET", "/api/v1/messages?campaignId="+tx+"&status=Gone", nil), http.StatusBadRequest, "Bad Request", "status")
 	requireError(t, e.do("GET", "/api/v1/messages?status=Pending", nil), http.StatusBadRequest, "Bad Request", "")
 	requireError(t, e.do("GET", "/api/v1/messages?campaignId="+tx, nil, withKey(other.key)), http.StatusNotFound, "Not Found", "")
+}
+
+// TestScheduledStart: a start with sendAt keeps the campaign Ready with
+// scheduledAt until the time comes, then the scheduler starts it; a
+// sendAt already passed starts at once; a bad or too distant sendAt is a
+// 400 on sendAt, a campaign not Ready a 400, and a cancel unschedules.
+func TestScheduledStart(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)}
+	e := newEnv(t, withClock(clk))
+	sms := e.smsTemplate("promo", "Hi")
+	bulk := func() string {
+		id := e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(2)}).obj()["campaignId"].(string)
+		e.wait()
+		return id
+	}
+	c := bulk()
+	r := e.do("POST", "/api/v1/campaigns/"+c+"/start", map[string]any{"sendAt": "2026-05-01T09:30:00+01:00"})
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, "Ready", r.obj()["status"])
+	require.Equal(t, "2026-05-01T08:30:00.000Z", r.obj()["scheduledAt"])
+	r = e.do("POST", "/api/v1/campaigns/"+c+"/start", map[string]any{"sendAt": "2026-05-01T10:00:00Z"})
+	require.Equal(t, "2026-05-01T10:00:00.000Z", r.obj()["scheduledAt"], "a new sendAt replaces the first")
+	got := e.do("GET", "/api/v1/campaigns/"+c, nil).obj()
+	require.Equal(t, "Ready", got["status"])
+	require.Equal(t, "2026-05-01T10:00:00.000Z", got["scheduledAt"])
+
+	n, err := e.svc.StartDue(t.Context())
+	require.NoError(t, err)
+	require.Zero(t, n, "not its time yet")
+	clk.t = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	n, err = e.svc.StartDue(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	got = e.do("GET", "/api/v1/campaigns/"+c, nil).obj()
+	require.Equal(t, "InProgress", got["status"])
+	require.Equal(t, "2026-05-01T10:00:00.000Z", got["startedAt"])
+	requireError(t, e.do("POST", "/api/v1/campaigns/"+c+"/start", map[string]any{"sendAt": "2026-05-02T10:00:00Z"}),
+		http.StatusBadRequest, "Campaign is not ready", "")
+
+	past := bulk()
+	r = e.do("POST", "/api/v1/campaigns/"+past+"/start", map[string]any{"sendAt": "2026-05-01T09:59:00Z"})
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, "InProgress", r.obj()["status"], "a sendAt passed starts at once")
+
+	later := bulk()
+	for _, bad := range []any{"tomorrow", "2026-05-01 12:00", 42, "2027-05-03T10:00:00Z"} {
+		requireError(t, e.do("POST", "/api/v1/campaigns/"+later+"/start", map[string]any{"sendAt": bad}), http.StatusBadRequest, "Bad Request", "sendAt")
+	}
+	e.do("POST", "/api/v1/campaigns/"+later+"/start", map[string]any{"sendAt": "2026-05-01T11:00:00Z"})
+	r = e.do("POST", "/api/v1/campaigns/"+later+"/cancel", nil)
+	require.Equal(t, "Completed", r.obj()["status"])
+	clk.t = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	n, err = e.svc.StartDue(t.Context())
+	require.NoError(t, err)
+	require.Zero(t, n, "a cancelled campaign does not start")
 }

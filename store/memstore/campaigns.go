@@ -91,6 +91,48 @@ func (s *Store) QueuingCampaigns(ctx context.Context, createdBefore time.Time, l
 	return out, nil
 }
 
+// ScheduleCampaign implements campaign.CampaignStore.
+func (s *Store) ScheduleCampaign(ctx context.Context, companyID, id messaging.ID, at, now time.Time) error {
+	if err := s.lock(ctx, "schedule campaign"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	cr := s.campaigns[id]
+	if cr == nil || cr.c.CompanyID != companyID {
+		return messaging.CampaignNotFound(id)
+	}
+	if cr.c.Status != messaging.CampaignReady {
+		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "campaign %s is %s, not Ready", id, cr.c.Status)
+	}
+	cr.c.ScheduledAt, cr.c.UpdatedAt = cloneTime(&at), now
+	return nil
+}
+
+// DueCampaigns implements campaign.CampaignStore.
+func (s *Store) DueCampaigns(ctx context.Context, now time.Time, limit int) ([]messaging.Campaign, error) {
+	if err := s.lock(ctx, "due campaigns"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var all []*messaging.Campaign
+	for _, cr := range s.campaigns {
+		if c := &cr.c; c.Status == messaging.CampaignReady && c.ScheduledAt != nil && !c.ScheduledAt.After(now) {
+			all = append(all, c)
+		}
+	}
+	slices.SortFunc(all, func(a, b *messaging.Campaign) int {
+		if c := a.ScheduledAt.Compare(*b.ScheduledAt); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ID[:], b.ID[:])
+	})
+	out := make([]messaging.Campaign, 0, min(limit, len(all)))
+	for _, c := range all[:min(limit, len(all))] {
+		out = append(out, cloneCampaign(c))
+	}
+	return out, nil
+}
+
 // TransitionCampaign implements campaign.CampaignStore.
 func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTransition) error {
 	companyID, id, from, to, at, reason := t.CompanyID, t.CampaignID, t.From, t.To, t.At, t.Reason
@@ -105,6 +147,12 @@ func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 	c := &cr.c
 	if !slices.Contains(from, c.Status) {
 		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "campaign %s is %s, not one of %v", id, c.Status, from)
+	}
+	if t.Scheduled && (c.ScheduledAt == nil || c.ScheduledAt.After(at)) {
+		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "campaign %s is not scheduled at or before %s", id, at)
+	}
+	if to == messaging.CampaignInProgress && c.Status == messaging.CampaignReady && !t.Scheduled {
+		c.ScheduledAt = nil // started by hand
 	}
 	co := s.companies[c.CompanyID]
 	if c.Status == messaging.CampaignQueuing && to != messaging.CampaignQueuing {

@@ -340,6 +340,7 @@ func cloneCampaign(c *messaging.Campaign) messaging.Campaign {
 	v.StartedAt = cloneTime(c.StartedAt)
 	v.CompletedAt = cloneTime(c.CompletedAt)
 	v.CancelledAt = cloneTime(c.CancelledAt)
+	v.ScheduledAt = cloneTime(c.ScheduledAt)
 	return v
 }
 

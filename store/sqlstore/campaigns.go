@@ -16,7 +16,7 @@ import (
 
 const campaignColumns = "id, company_id, name, description, channel, mode, status, hidden, template_id, template_name, " +
 	"message_type, config, sms_sender_id, chat_service_id, fallback_sender_id, planned, " + counterColumns + ", " +
-	"failure_reason, created_at, updated_at, started_at, completed_at, cancelled_at"
+	"failure_reason, created_at, updated_at, started_at, completed_at, cancelled_at, scheduled_at"
 
 // counterColumns are a campaign's counters: its messages by status, then
 // its fallback SMS by status, in the order of messaging.MessageStatuses,
@@ -45,7 +45,7 @@ func scanCampaign(row interface{ Scan(...any) error }) (messaging.Campaign, erro
 		&c.TemplateName, &c.MessageType, configDst{&c.Config}, &c.SMSSenderID, &c.ChatServiceID, &c.FallbackSender, &c.Planned}
 	dst = append(dst, counterDsts(&c.Counts, &c.FallbackCounts)...)
 	dst = append(dst, &c.FailureReason, timeDst{&c.CreatedAt}, timeDst{&c.UpdatedAt}, timePtrDst{&c.StartedAt}, timePtrDst{&c.CompletedAt},
-		timePtrDst{&c.CancelledAt})
+		timePtrDst{&c.CancelledAt}, timePtrDst{&c.ScheduledAt})
 	err := row.Scan(dst...)
 	return c, err
 }
@@ -279,10 +279,17 @@ func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 		before := c.pending()
 		set := "status = ?, updated_at = ?"
 		args := []any{string(to), s.ts(at)}
+		where := "id = ?"
 		switch to {
 		case messaging.CampaignInProgress: // a resumed campaign keeps its start
 			set += ", started_at = COALESCE(started_at, ?)"
 			args = append(args, s.ts(at))
+			switch {
+			case t.Scheduled:
+				where += " AND scheduled_at IS NOT NULL AND scheduled_at <= ?"
+			case c.status == messaging.CampaignReady: // started by hand
+				set += ", scheduled_at = NULL"
+			}
 		case messaging.CampaignCompleted:
 			set += ", completed_at = ?"
 			args = append(args, s.ts(at))
@@ -302,8 +309,17 @@ func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 		}
 		c.status = to
 		args = append(args, s.id(id))
-		if _, err := tx.ExecContext(ctx, "UPDATE campaigns SET "+set+" WHERE id = ?", args...); err != nil {
+		if t.Scheduled {
+			args = append(args, s.ts(at))
+		}
+		res, err := tx.ExecContext(ctx, "UPDATE campaigns SET "+set+" WHERE "+where, args...)
+		if err != nil {
 			return fmt.Errorf("update campaign: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("update campaign: %w", err)
+		} else if n == 0 {
+			return conflictf("Campaign %s is not scheduled at or before %s", id, at.Format(time.RFC3339))
 		}
 		if err := s.addPending(ctx, tx, map[messaging.ID]int{companyID: c.pending() - before}); err != nil {
 			return err
@@ -483,4 +499,46 @@ func (s *Store) CancelCampaign(ctx context.Context, t messaging.CampaignTransiti
 		}
 		return s.emitCampaignStatus(ctx, tx, []messaging.ID{t.CampaignID}, []messaging.ID{t.CompanyID}, t.At)
 	})
+}
+
+// ScheduleCampaign implements campaign.CampaignStore.
+func (s *Store) ScheduleCampaign(ctx context.Context, companyID, id messaging.ID, at, now time.Time) (err error) {
+	defer keepUnavailable(&err)
+	return s.write(ctx, "schedule campaign", func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, "UPDATE campaigns SET scheduled_at = ?, updated_at = ? WHERE id = ? AND company_id = ? AND status = 'Ready'",
+			s.ts(at), s.ts(now), s.id(id), s.id(companyID))
+		if err != nil {
+			return fmt.Errorf("schedule campaign: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("schedule campaign: %w", err)
+		} else if n == 1 {
+			return nil
+		}
+		var status string
+		err = tx.QueryRowContext(ctx, "SELECT status FROM campaigns WHERE id = ? AND company_id = ?", s.id(id), s.id(companyID)).Scan(&status)
+		if errors.Is(err, sql.ErrNoRows) {
+			return messaging.CampaignNotFound(id)
+		}
+		if err != nil {
+			return fmt.Errorf("schedule campaign: %w", err)
+		}
+		return conflictf("Campaign %s is %s, not Ready", id, status)
+	})
+}
+
+// DueCampaigns implements campaign.CampaignStore, through the partial
+// index of scheduled Ready campaigns.
+func (s *Store) DueCampaigns(ctx context.Context, now time.Time, limit int) (_ []messaging.Campaign, err error) {
+	defer keepUnavailable(&err)
+	rows, err := s.read.QueryContext(ctx, "SELECT "+campaignColumns+" FROM campaigns WHERE status = 'Ready' AND scheduled_at IS NOT NULL "+
+		"AND scheduled_at <= ? ORDER BY scheduled_at, id LIMIT ?", s.ts(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due campaigns: %w", err)
+	}
+	out, err := collect(rows, scanCampaign)
+	if err != nil {
+		return nil, fmt.Errorf("due campaigns: %w", err)
+	}
+	return out, nil
 }

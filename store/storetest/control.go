@@ -53,3 +53,66 @@ func testCampaignControl(f *fixture) {
 		From: []messaging.CampaignStatus{messaging.CampaignCompleted}, To: messaging.CampaignCompleted, At: at(9)}))
 	f.requireReconciled()
 }
+
+// testCampaignSchedule: a Ready campaign scheduled at a time is due from
+// then on, earliest first, until a start on its schedule (which needs the
+// time to have come, and keeps ScheduledAt), a start by hand (which drops
+// it) or a cancel; only a Ready campaign can be scheduled, a later
+// schedule replaces an earlier one, and another company's campaign is
+// not found.
+func testCampaignSchedule(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	c1, _ := f.bulk(a.ID, messaging.ChannelSMS, 2, at(0), messaging.CampaignReady)
+	c2, _ := f.bulk(a.ID, messaging.ChannelSMS, 2, at(0), messaging.CampaignReady)
+	c3, _ := f.bulk(a.ID, messaging.ChannelSMS, 2, at(0), messaging.CampaignReady)
+	running, _ := f.bulk(a.ID, messaging.ChannelSMS, 1, at(0), messaging.CampaignInProgress)
+	due := func(now int) []messaging.ID {
+		cs, err := f.s.DueCampaigns(f.ctx, at(now), 10)
+		require.NoError(t, err)
+		var ids []messaging.ID
+		for _, c := range cs {
+			ids = append(ids, c.ID)
+		}
+		return ids
+	}
+	schedule := func(c messaging.Campaign, when int) error {
+		return f.s.ScheduleCampaign(f.ctx, a.ID, c.ID, at(when), at(1))
+	}
+	require.NoError(t, schedule(c1, 100))
+	require.NoError(t, schedule(c2, 50))
+	require.NoError(t, schedule(c2, 60)) // replaces 50
+	require.NoError(t, schedule(c3, 70))
+	requireCode(t, schedule(running, 100), messaging.Conflict)
+	requireNotFound(t, f.s.ScheduleCampaign(f.ctx, f.id(), c1.ID, at(100), at(1)))
+	require.Nil(t, f.getCampaign(a.ID, running.ID).ScheduledAt)
+	got := f.getCampaign(a.ID, c2.ID)
+	require.Equal(t, messaging.CampaignReady, got.Status)
+	require.NotNil(t, got.ScheduledAt)
+	requireTime(t, "ScheduledAt", at(60), *got.ScheduledAt, nil)
+
+	require.Empty(t, due(59))
+	require.Equal(t, []messaging.ID{c2.ID}, due(60))
+	require.Equal(t, []messaging.ID{c2.ID, c3.ID, c1.ID}, due(100))
+
+	start := func(c messaging.Campaign, now int, scheduled bool) error {
+		return f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: c.ID,
+			From: []messaging.CampaignStatus{messaging.CampaignReady}, To: messaging.CampaignInProgress, At: at(now), Scheduled: scheduled})
+	}
+	requireCode(t, start(c1, 99, true), messaging.Conflict) // not its time yet
+	require.Equal(t, messaging.CampaignReady, f.getCampaign(a.ID, c1.ID).Status)
+	require.NoError(t, start(c2, 61, true))
+	requireCode(t, start(c2, 62, true), messaging.Conflict) // once only
+	got = f.getCampaign(a.ID, c2.ID)
+	require.Equal(t, messaging.CampaignInProgress, got.Status)
+	requireTime(t, "StartedAt", at(61), *got.StartedAt, nil)
+	requireTime(t, "ScheduledAt", at(60), *got.ScheduledAt, nil)
+	require.Len(t, f.claim(messaging.ChannelSMS, at(62), at(600), 10), 3, "c2's two messages and the running campaign's")
+
+	require.NoError(t, start(c3, 65, false)) // by hand, before its time
+	require.Nil(t, f.getCampaign(a.ID, c3.ID).ScheduledAt)
+	require.NoError(t, f.s.CancelCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: c1.ID,
+		From: []messaging.CampaignStatus{messaging.CampaignReady}, To: messaging.CampaignCompleted, At: at(66)}))
+	require.Empty(t, due(1000), "started, started by hand and cancelled campaigns are not due")
+	f.requireReconciled()
+}

@@ -137,6 +137,7 @@ func cases() []testCase {
 		{"RecoverClaims", testRecoverClaims},
 		{"CompleteDrained", testCompleteDrained},
 		{"CampaignControl", testCampaignControl},
+		{"CampaignSchedule", testCampaignSchedule},
 		{"LateFallback", testLateFallback},
 		{"Backlog", testBacklog},
 		{"ReceiptsAfterSent", testReceiptsAfterSent},
