@@ -3,8 +3,8 @@ package server_test
 import (
 	"net/http"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
