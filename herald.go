@@ -14,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/idempotency"
 	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/internal/pace"
 	"github.com/heraldhq/herald/messaging"
@@ -38,6 +39,7 @@ type Store interface {
 	webhook.Purger
 	inbound.Store
 	optout.Store
+	idempotency.Store
 }
 
 // SMSTransport makes the SMS sender Herald sends through, given the
@@ -139,6 +141,7 @@ type Herald struct {
 	sender     *webhook.Sender
 	inbound    *inbound.Service
 	optOuts    *optout.Service
+	idem       *idempotency.Service
 	events     *delivery.ChatEvents
 	dispatcher *delivery.Dispatcher
 	sms        delivery.SMSSender
@@ -221,6 +224,10 @@ func New(cfg Config) (*Herald, error) {
 		h.campaigns.Close()
 		return nil, fmt.Errorf("herald: %w", err)
 	}
+	if h.idem, err = idempotency.New(idempotency.Config{Store: cfg.Store}); err != nil {
+		h.campaigns.Close()
+		return nil, fmt.Errorf("herald: %w", err)
+	}
 	if h.inbound, err = inbound.New(inbound.Config{Store: cfg.Store, Logger: cfg.Logger, Answers: h.surveys.AnswerBySMS}); err != nil {
 		h.campaigns.Close()
 		return nil, fmt.Errorf("herald: %w", err)
@@ -287,6 +294,9 @@ func (h *Herald) chatSubscription(ctx context.Context, ev delivery.ChatEvent) (b
 	}
 	return h.optOuts.SetChat(ctx, cs.CompanyID, ev.Phone, ev.Kind == delivery.ChatEventUnsubscribed, ev.At)
 }
+
+// Idempotency returns the idempotency keys of the companies' requests.
+func (h *Herald) Idempotency() *idempotency.Service { return h.idem }
 
 // OptOuts returns the companies' opt-out lists.
 func (h *Herald) OptOuts() *optout.Service { return h.optOuts }
@@ -359,6 +369,7 @@ func (h *Herald) Run(ctx context.Context) error {
 		wg.Go(func() { _ = h.sender.Run(runCtx) })
 	}
 	wg.Go(func() { h.startScheduled(runCtx) })
+	wg.Go(func() { h.purgeKeys(runCtx) })
 	t := time.NewTicker(h.cfg.RecoverEvery)
 	defer t.Stop()
 loop:
@@ -434,6 +445,30 @@ func (h *Herald) startScheduled(ctx context.Context) {
 			h.log.Error("starting scheduled campaigns", "err", err)
 		case n > 0:
 			h.log.Info("scheduled campaigns started", "campaigns", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// keysEvery is how often Run removes the idempotency keys past their
+// window, and keysBatch how many one transaction removes.
+const (
+	keysEvery = time.Hour
+	keysBatch = 1000
+)
+
+// purgeKeys removes, until ctx ends, the idempotency keys past their
+// window: at once, then every keysEvery.
+func (h *Herald) purgeKeys(ctx context.Context) {
+	t := time.NewTicker(keysEvery)
+	defer t.Stop()
+	for {
+		if _, err := h.idem.Purge(ctx, keysBatch); err != nil && ctx.Err() == nil {
+			h.log.Error("purging idempotency keys", "err", err)
 		}
 		select {
 		case <-ctx.Done():

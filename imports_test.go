@@ -75,6 +75,7 @@ func allowed(dir, p string) (bool, string) {
 		"webhook":              {"messaging", "campaign", "internal/pace"},
 		"inbound":              {"messaging", "delivery"},
 		"optout":               {"messaging"},
+		"idempotency":          {"messaging"},
 	}
 	if deps, ok := domain[dir]; ok {
 		if isStd(p) {

@@ -18,6 +18,7 @@ const (
 	NotFound     Code = "not_found"    // 404: unknown, or another company's
 	Unauthorized Code = "unauthorized" // 401: missing, invalid or revoked key
 	Conflict     Code = "conflict"     // 409: the state changed underneath
+	Mismatch     Code = "mismatch"     // 422: an idempotency key reused for another request
 	RateLimited  Code = "rate_limited" // 429: pending capacity exhausted
 	Unavailable  Code = "unavailable"  // 503: company not set up, or storage unreachable
 	Internal     Code = "internal"     // 500: never echoed to callers

@@ -18,6 +18,7 @@ import (
 
 	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/idempotency"
 	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/optout"
@@ -50,6 +51,7 @@ type envConfig struct {
 	quiet    bool      // discard the logs
 	logTo    io.Writer // where the logs go; default the env's buffer
 	tune     func(*server.Config)
+	idem     idempotency.Config // Store is set to the memstore
 	// webhookLoopback allows webhook endpoints on loopback over http.
 	webhookLoopback bool
 }
@@ -133,6 +135,8 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 		Webhooks: must(webhook.New(webhook.Config{Store: st, Now: cfg.now, URLs: webhook.URLPolicy{AllowLoopbackHTTP: cfg.webhookLoopback}})),
 		Logger:   logger, Checks: checks, MaxBodyBytes: cfg.maxBody,
 	}
+	cfg.idem.Store = st
+	scfg.Idempotency = must(idempotency.New(cfg.idem))
 	if cfg.tune != nil {
 		cfg.tune(&scfg)
 	}

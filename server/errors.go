@@ -24,6 +24,8 @@ func statusOf(c messaging.Code) int {
 		return http.StatusUnauthorized
 	case messaging.Conflict:
 		return http.StatusConflict
+	case messaging.Mismatch:
+		return http.StatusUnprocessableEntity
 	case messaging.RateLimited:
 		return http.StatusTooManyRequests
 	case messaging.Unavailable:

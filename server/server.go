@@ -21,6 +21,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/idempotency"
 	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/optout"
@@ -79,6 +80,10 @@ type Config struct {
 	// Webhooks registers companies' webhook endpoints. Defaults to
 	// Herald's when Herald is set; nil: the /webhooks routes answer 404.
 	Webhooks *webhook.Service
+	// Idempotency runs POST requests that carry an Idempotency-Key header
+	// once per key. Defaults to Herald's when Herald is set; nil: the
+	// header is ignored.
+	Idempotency *idempotency.Service
 	// AdminToken guards the admin API (Authorization: Bearer). Empty: the
 	// admin API is off and its paths answer 404.
 	AdminToken string
@@ -130,6 +135,7 @@ type server struct {
 	webhooks   *webhook.Service
 	inbound    *inbound.Service
 	optOuts    *optout.Service
+	idem       *idempotency.Service
 	adminToken string
 	log        *slog.Logger
 	checks     []Check
@@ -166,6 +172,9 @@ func New(cfg Config) (http.Handler, error) {
 		if cfg.OptOuts == nil {
 			cfg.OptOuts = h.OptOuts()
 		}
+		if cfg.Idempotency == nil {
+			cfg.Idempotency = h.Idempotency()
+		}
 	}
 	if cfg.Accounts == nil || cfg.Campaigns == nil || cfg.Surveys == nil {
 		return nil, errors.New("server: Config.Accounts, Config.Campaigns and Config.Surveys are required")
@@ -181,7 +190,7 @@ func New(cfg Config) (http.Handler, error) {
 		}
 		names[c.Name] = true
 	}
-	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, webhooks: cfg.Webhooks, inbound: cfg.Inbound, optOuts: cfg.OptOuts, adminToken: cfg.AdminToken,
+	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, webhooks: cfg.Webhooks, inbound: cfg.Inbound, optOuts: cfg.OptOuts, idem: cfg.Idempotency, adminToken: cfg.AdminToken,
 		log: cfg.Logger, checks: checks}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -239,11 +248,12 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 	// allowed" outcome of one route when a later route shares its prefix.
 	// The body guard runs after authentication: a request refused there
 	// takes nothing from the body budget.
+	// Every POST runs once per Idempotency-Key.
 	route := func(method, path string, f handlerFunc) {
-		r.Handle("/api/v1"+path, s.apiKeyAuth(s.guard(s.limits.maxSmall, s.h(f)))).Methods(method)
+		r.Handle("/api/v1"+path, s.apiKeyAuth(s.guard(s.limits.maxSmall, s.idempotent(s.h(f))))).Methods(method)
 	}
 	sending := func(method, path string, f handlerFunc) {
-		r.Handle("/api/v1"+path, s.apiKeyAuth(s.guard(s.limits.max, s.h(f)))).Methods(method)
+		r.Handle("/api/v1"+path, s.apiKeyAuth(s.guard(s.limits.max, s.idempotent(s.h(f))))).Methods(method)
 	}
 
 	route(http.MethodPost, "/templates/sms", s.createSMSTemplate)

@@ -61,6 +61,7 @@ func TestBinary(t *testing.T) {
 			t.Run("serve", func(t *testing.T) { testServe(t, bin, db.url(t)) })
 			t.Run("demo", func(t *testing.T) { testDemo(t, bin, db.url(t)) })
 			t.Run("webhooks", func(t *testing.T) { testWebhooks(t, bin, db.url(t)) })
+			t.Run("control", func(t *testing.T) { testControl(t, bin, db.url(t)) })
 		})
 	}
 	t.Run("simulators", func(t *testing.T) { testSimulators(t, bin) })
@@ -669,6 +670,8 @@ type campaignJSON struct {
 	SMSFallbackDeliveredCount int `json:"smsFallbackDeliveredCount"`
 	OverallDeliveryRate       float64
 	FailureReason             *string
+	StartedAt                 *time.Time
+	ScheduledAt               *time.Time
 }
 
 func (c *client) campaign(id string) campaignJSON {

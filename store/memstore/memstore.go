@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/idempotency"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/optout"
 )
@@ -66,6 +67,7 @@ type Store struct {
 	inbound  inboundState
 	optOuts  map[optOutKey]optout.OptOut
 	keywords map[messaging.ID]optout.Keywords
+	idem     map[idemKey]*idempotency.Record
 }
 
 // company is a company with its current API key hash and pending count.
@@ -177,6 +179,7 @@ func New() *Store {
 		resultsByCampaign: map[messaging.ID][]*messaging.SurveyResult{},
 		resultIDs:         map[messaging.ID]struct{}{},
 		outbox:            outbox{ids: messaging.NewIDGenerator(time.Now)},
+		idem:              map[idemKey]*idempotency.Record{},
 	}
 }
 

@@ -68,6 +68,7 @@ import (
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/inbound"
+	"github.com/heraldhq/herald/idempotency"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/optout"
 	"github.com/heraldhq/herald/survey"
@@ -87,6 +88,7 @@ type Store interface {
 	webhook.Purger
 	inbound.Store
 	optout.Store
+	idempotency.Store
 	// CheckCounters recomputes every campaign's counters and each
 	// company's pending count from the message rows and returns where the
 	// stored ones differ (messaging.CounterDrift). Every case that moves
@@ -167,6 +169,8 @@ func cases() []testCase {
 		{"OptOuts", testOptOuts},
 		{"OptOutKeywords", testOptOutKeywords},
 		{"OptOutFailsPending", testOptOutFailsPending},
+		{"IdempotencyKeys", testIdempotencyKeys},
+		{"IdempotencyKeysConcurrent", testIdempotencyKeysConcurrent},
 	}
 }
 
