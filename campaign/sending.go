@@ -106,7 +106,7 @@ func (s *Service) CreateTransactional(ctx context.Context, companyID messaging.I
 	c.Name, c.Description = nc.Name, nc.Description
 	c.StartedAt = &c.CreatedAt
 	if err := s.store.CreateCampaign(ctx, &c, s.limits.MaxPending); err != nil {
-		return messaging.Campaign{}, s.limits.RetryHint(fmt.Errorf("create campaign: %w", err))
+		return messaging.Campaign{}, s.retryHint(ctx, c.CompanyID, fmt.Errorf("create campaign: %w", err))
 	}
 	return c, nil
 }
@@ -154,7 +154,7 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 		m.Status, m.Details = messaging.StatusFailed, DetailsOptedOut
 	}
 	if err := s.admit(ctx, companyID, m); err != nil {
-		return messaging.Message{}, s.limits.RetryHint(fmt.Errorf("add message: %w", err))
+		return messaging.Message{}, s.retryHint(ctx, companyID, fmt.Errorf("add message: %w", err))
 	}
 	s.notifyQueued()
 	return *m, nil
@@ -251,7 +251,7 @@ func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, b BulkSe
 	c.Name = fmt.Sprintf("%s %s", t.Name, c.CreatedAt.Format("2006-01-02 15:04:05"))
 	c.Planned = len(valid)
 	if err := s.store.CreateCampaign(ctx, &c, s.limits.MaxPending); err != nil {
-		return SendResult{}, s.limits.RetryHint(fmt.Errorf("create campaign: %w", err))
+		return SendResult{}, s.retryHint(ctx, c.CompanyID, fmt.Errorf("create campaign: %w", err))
 	}
 	s.bg.Add(1)
 	go func() {
@@ -415,7 +415,7 @@ func (s *Service) sendDirect(ctx context.Context, c messaging.Campaign, valid []
 		valid[i].optedOut = out[valid[i].Phone]
 	}
 	if err := s.store.CreateCampaign(ctx, &c, s.limits.MaxPending); err != nil {
-		return SendResult{}, s.limits.RetryHint(fmt.Errorf("create campaign: %w", err))
+		return SendResult{}, s.retryHint(ctx, c.CompanyID, fmt.Errorf("create campaign: %w", err))
 	}
 	if err := s.prepare(ctx, c, valid, func(Recipient) (template.Rendered, error) { return r, nil }, EventAutoStart); err != nil {
 		return SendResult{}, fmt.Errorf("direct send: %w", err)

@@ -79,6 +79,11 @@ type Service struct {
 	// targets caches transactional campaigns with their compiled
 	// templates.
 	targets ttlcache.Cache[targetKey, target]
+
+	// capacity caches each company's capacity use for a second, by its
+	// pending count: a client retrying in a loop while nothing moves
+	// reads it once a second, not once a request.
+	capacity ttlcache.Cache[capacityKey, messaging.CapacityUse]
 }
 
 // New returns a Service for cfg; Config.Store is required.
@@ -105,6 +110,7 @@ func New(cfg Config) (*Service, error) {
 		ttl = DefaultCacheTTL
 	}
 	s.targets.TTL = ttl
+	s.capacity.TTL = time.Second
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	return s, nil
 }

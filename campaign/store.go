@@ -102,6 +102,11 @@ type CampaignStore interface {
 	GetMessage(ctx context.Context, companyID, id messaging.ID) (messaging.Message, error)
 	// PendingCount returns the company's pending count.
 	PendingCount(ctx context.Context, companyID messaging.ID) (int, error)
+	// CapacityUse returns what the company's pending count is made of, by
+	// campaign status, and how many of its messages left it lately (over
+	// the last 10 to 20 seconds, by the store's clock); NotFound for an
+	// unknown company.
+	CapacityUse(ctx context.Context, companyID messaging.ID) (messaging.CapacityUse, error)
 	// QueuingCampaigns returns up to limit campaigns of any company that
 	// are still Queuing and were created before createdBefore, oldest
 	// first (CreatedAt ascending, then ID ascending).

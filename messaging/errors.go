@@ -56,6 +56,25 @@ type Capacity struct {
 	MaxAllowed        int
 	AvailableCapacity int
 	RetryAfterSeconds int
+	// DrainRate is how many of the company's pending messages left the
+	// count per second lately (handed to a provider, or failed): what
+	// RetryAfterSeconds was computed from. Zero: nothing is being sent.
+	DrainRate float64
+	// HeldBy is the pending count by the status of the campaigns holding
+	// it; nil when not known.
+	HeldBy map[CampaignStatus]int
+}
+
+// CapacityUse is what a company's pending count is made of, and how fast
+// it drains.
+type CapacityUse struct {
+	// Drained is how many pending messages left the count (handed to a
+	// provider, failed, cancelled) from Since until the store's now.
+	Drained int
+	Since   time.Time
+	// HeldBy is the pending count by the status of the campaigns holding
+	// it (reservations of Queuing campaigns included).
+	HeldBy map[CampaignStatus]int
 }
 
 // Error is Herald's one error type. Name is the API's `error` string,

@@ -59,6 +59,11 @@ type rateLimitBody struct {
 	MaxAllowed        int    `json:"maxAllowed"`
 	AvailableCapacity int    `json:"availableCapacity"`
 	RetryAfterSeconds int    `json:"retryAfterSeconds"`
+	// DrainRatePerSecond and HeldBy say where the wait comes from: how
+	// many pending messages left per second lately, and which campaigns
+	// (by status) hold the pending ones.
+	DrainRatePerSecond float64                          `json:"drainRatePerSecond"`
+	HeldBy             map[messaging.CampaignStatus]int `json:"heldBy"`
 }
 
 // httpError is an error of the edge itself that needs a status the code
@@ -180,11 +185,19 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(c.RetryAfterSeconds))
 		s.writeJSON(w, status, rateLimitBody{Error: name, Message: msg, CurrentPending: c.CurrentPending,
 			RequestedCount: c.RequestedCount, MaxAllowed: c.MaxAllowed, AvailableCapacity: c.AvailableCapacity,
-			RetryAfterSeconds: c.RetryAfterSeconds})
+			RetryAfterSeconds: c.RetryAfterSeconds, DrainRatePerSecond: c.DrainRate, HeldBy: heldBy(c.HeldBy)})
 		return
 	}
 	if status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `ApiKey header="X-API-Key"`)
 	}
 	s.writeJSON(w, status, errorBody{Error: name, Message: msg, ValidationErrors: e.Fields})
+}
+
+// heldBy is the heldBy object of a 429: never null.
+func heldBy(m map[messaging.CampaignStatus]int) map[messaging.CampaignStatus]int {
+	if m == nil {
+		return map[messaging.CampaignStatus]int{}
+	}
+	return m
 }

@@ -529,7 +529,18 @@ func TestPendingCapacity(t *testing.T) {
 		t.Helper()
 		require.Equal(t, http.StatusTooManyRequests, r.Code, "body: %s", r.Body)
 		m := r.obj()
-		requireKeys(t, m, "error", "message", "currentPending", "requestedCount", "maxAllowed", "availableCapacity", "retryAfterSeconds")
+		requireKeys(t, m, "error", "message", "currentPending", "requestedCount", "maxAllowed", "availableCapacity", "retryAfterSeconds",
+			"drainRatePerSecond", "heldBy")
+		require.Equal(t, float64(0), m["drainRatePerSecond"], "nothing is sent in this test")
+		held := map[string]any{"Ready": float64(2)}
+		if pending == 3 {
+			held["InProgress"] = float64(1)
+			require.Contains(t, m["message"], "nothing was sent in the last")
+		} else {
+			require.Contains(t, m["message"], "nothing is being sent")
+		}
+		require.Equal(t, held, m["heldBy"])
+		require.Contains(t, m["message"], "2 of the pending messages belong to Ready or Paused campaigns")
 		require.Equal(t, "Too many pending messages", m["error"])
 		require.Equal(t, float64(pending), m["currentPending"])
 		require.Equal(t, float64(requested), m["requestedCount"])

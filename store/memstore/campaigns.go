@@ -157,12 +157,12 @@ func (s *Store) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 	co := s.companies[c.CompanyID]
 	if c.Status == messaging.CampaignQueuing && to != messaging.CampaignQueuing {
 		if to == messaging.CampaignFailed {
-			co.pending -= pendingOf(c)
+			co.release(pendingOf(c), time.Now())
 			s.deleteMessages(cr, cr.messages)
 			cr.messages = nil
 			c.Counts, c.FallbackCounts = messaging.StatusCounts{}, messaging.StatusCounts{}
 		} else {
-			co.pending -= reserved(c)
+			co.release(reserved(c), time.Now())
 		}
 	}
 	c.Status, c.UpdatedAt = to, at
@@ -386,6 +386,35 @@ func (s *Store) PendingCount(ctx context.Context, companyID messaging.ID) (int, 
 		return co.pending, nil
 	}
 	return 0, nil
+}
+
+// CapacityUse implements campaign.CampaignStore.
+func (s *Store) CapacityUse(ctx context.Context, companyID messaging.ID) (messaging.CapacityUse, error) {
+	if err := s.lock(ctx, "capacity use"); err != nil {
+		return messaging.CapacityUse{}, err
+	}
+	defer s.mu.Unlock()
+	co := s.companies[companyID]
+	if co == nil {
+		return messaging.CapacityUse{}, messaging.CompanyNotFound(companyID)
+	}
+	width := int64(drainBucket / time.Second)
+	b := time.Now().Unix() / width
+	use := messaging.CapacityUse{Since: time.Unix((b-1)*width, 0), HeldBy: map[messaging.CampaignStatus]int{}}
+	switch co.drain.bucket {
+	case b:
+		use.Drained = co.drain.cur + co.drain.prev
+	case b - 1:
+		use.Drained = co.drain.cur
+	}
+	for _, cr := range s.campaigns {
+		if cr.c.CompanyID == companyID {
+			if n := pendingOf(&cr.c); n > 0 {
+				use.HeldBy[cr.c.Status] += n
+			}
+		}
+	}
+	return use, nil
 }
 
 // ReconcilePending implements campaign.CampaignStore.

@@ -78,7 +78,7 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 		countsOf(cr, m).Unconfirmed--
 	}
 	if old.Unsent() && !u.Status.Unsent() {
-		s.companies[m.CompanyID].pending--
+		s.companies[m.CompanyID].release(1, time.Now())
 	}
 	m.Status, m.UpdatedAt = st.Status, st.UpdatedAt
 	m.SentAt, m.DeliveredAt, m.SeenAt = cloneTime(st.SentAt), cloneTime(st.DeliveredAt), cloneTime(st.SeenAt)

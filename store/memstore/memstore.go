@@ -76,6 +76,35 @@ type company struct {
 	keySelector string
 	keyHash     string
 	pending     int
+	// drain counts the messages that left pending lately.
+	drain drainBuckets
+}
+
+// drainBucket is the width of the buckets of drainBuckets.
+const drainBucket = 10 * time.Second
+
+// drainBuckets counts drained pending messages in the current bucket of
+// drainBucket and the one before.
+type drainBuckets struct {
+	bucket    int64
+	cur, prev int
+}
+
+// release takes n (>= 0) messages off the company's pending count, counted
+// as drained at now.
+func (co *company) release(n int, now time.Time) {
+	co.pending -= n
+	b := now.Unix() / int64(drainBucket/time.Second)
+	d := &co.drain
+	switch d.bucket {
+	case b:
+	case b - 1:
+		d.prev, d.cur = d.cur, 0
+	default:
+		d.prev, d.cur = 0, 0
+	}
+	d.bucket = b
+	d.cur += max(0, n)
 }
 
 // campaignRow is a campaign with the ids of its messages, and how far

@@ -153,12 +153,81 @@ func (s *Store) addPending(ctx context.Context, tx *txn, deltas map[messaging.ID
 		}
 	}
 	slices.SortFunc(ids, compareIDs)
+	now := time.Now()
 	for _, id := range ids {
-		if _, err := s.rawExec(ctx, tx, s.admitStatements().addPending, deltas[id], s.id(id)); err != nil {
+		args := append([]any{deltas[id]}, drainArgs(deltas[id], now)...)
+		if _, err := s.rawExec(ctx, tx, s.admitStatements().addPending, append(args, s.id(id))...); err != nil {
 			return fmt.Errorf("update pending count: %w", err)
 		}
 	}
 	return nil
+}
+
+// drainBucket is the width of the buckets in which a company's drained
+// pending messages are counted: the current one and the one before are
+// kept (drain_cur, drain_prev), drain_bucket numbering the current one
+// (Unix seconds / 10).
+const drainBucket = 10 * time.Second
+
+// drainSet moves the drain buckets of a company along with a change of its
+// pending count; drainArgs gives its arguments.
+const drainSet = "drain_prev = CASE WHEN drain_bucket = ? THEN drain_prev WHEN drain_bucket = ? THEN drain_cur ELSE 0 END, " +
+	"drain_cur = CASE WHEN drain_bucket = ? THEN drain_cur ELSE 0 END + ?, drain_bucket = ?"
+
+// drainArgs returns the arguments of drainSet for a pending count change
+// of delta at now: a decrease counts as drained.
+func drainArgs(delta int, now time.Time) []any {
+	b := now.Unix() / int64(drainBucket/time.Second)
+	return []any{b, b - 1, b, max(0, -delta), b}
+}
+
+// CapacityUse implements campaign.CampaignStore.
+func (s *Store) CapacityUse(ctx context.Context, companyID messaging.ID) (_ messaging.CapacityUse, err error) {
+	defer keepUnavailable(&err)
+	now := time.Now()
+	var bucket int64
+	var cur, prev int
+	err = s.read.QueryRowContext(ctx, "SELECT drain_bucket, drain_cur, drain_prev FROM companies WHERE id = ?", s.id(companyID)).Scan(&bucket, &cur, &prev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.CapacityUse{}, messaging.CompanyNotFound(companyID)
+	}
+	if err != nil {
+		return messaging.CapacityUse{}, fmt.Errorf("capacity use: %w", err)
+	}
+	width := int64(drainBucket / time.Second)
+	b := now.Unix() / width
+	use := messaging.CapacityUse{Since: time.Unix((b-1)*width, 0), HeldBy: map[messaging.CampaignStatus]int{}}
+	switch bucket {
+	case b:
+		use.Drained = cur + prev
+	case b - 1:
+		use.Drained = cur
+	}
+	greatest := "MAX"
+	if s.dialect == dialectPostgres {
+		greatest = "GREATEST"
+	}
+	rows, err := s.read.QueryContext(ctx, "SELECT status, SUM(pending + sending + fb_pending + fb_sending + "+
+		"CASE WHEN status = 'Queuing' THEN "+greatest+"(0, planned - (pending + sending + sent + delivered + seen + failed)) ELSE 0 END) "+
+		"FROM campaigns WHERE company_id = ? AND (pending + sending + fb_pending + fb_sending > 0 OR status = 'Queuing') GROUP BY status", s.id(companyID))
+	if err != nil {
+		return messaging.CapacityUse{}, fmt.Errorf("capacity use: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return messaging.CapacityUse{}, fmt.Errorf("capacity use: %w", err)
+		}
+		if n > 0 {
+			use.HeldBy[messaging.CampaignStatus(st)] = n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return messaging.CapacityUse{}, fmt.Errorf("capacity use: %w", err)
+	}
+	return use, nil
 }
 
 // admit grows the company's pending count by n when it stays within

@@ -490,10 +490,11 @@ func (s *Store) moveCounters(ctx context.Context, tx *txn, deltas map[messaging.
 		args = append(append(args, a...), s.id(id))
 	}
 	ids = slices.SortedFunc(maps.Keys(pending), compareIDs)
+	now := time.Now()
 	for _, id := range ids {
 		if pending[id] != 0 {
-			q.WriteString("UPDATE companies SET pending_count = pending_count + ? WHERE id = ?;")
-			args = append(args, pending[id], s.id(id))
+			q.WriteString("UPDATE companies SET pending_count = pending_count + ?, " + drainSet + " WHERE id = ?;")
+			args = append(append(append(args, pending[id]), drainArgs(pending[id], now)...), s.id(id))
 		}
 	}
 	if q.Len() == 0 {

@@ -69,7 +69,7 @@ func (s *Store) newAdmitQueries() admitQueries {
 		lockCampaigns:     lock,
 		admit:             "UPDATE companies SET pending_count = pending_count + ? WHERE id = ? AND pending_count + ? <= ? RETURNING pending_count",
 		pendingOf:         "SELECT pending_count FROM companies WHERE id = ?",
-		addPending:        "UPDATE companies SET pending_count = pending_count + ? WHERE id = ?",
+		addPending:        "UPDATE companies SET pending_count = pending_count + ?, " + drainSet + " WHERE id = ?",
 		addPendingCounter: "UPDATE campaigns SET " + col + " = " + col + " + ? WHERE id = ?",
 	}
 }

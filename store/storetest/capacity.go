@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"time"
+
 	"sync"
 
 	"github.com/stretchr/testify/require"
@@ -251,4 +253,45 @@ func testPendingLifecycle(f *fixture) {
 	f.bulk(b.ID, messaging.ChannelSMS, 3, at(20), messaging.CampaignReady)
 	require.Equal(t, 3, f.pending(b.ID))
 	expect(15, "another company's campaigns do not count")
+}
+
+// testCapacityUse: a company's pending count by the status of the
+// campaigns holding it (a Queuing campaign's reservation included), and
+// the messages that left it lately: sent, failed or cancelled, not those
+// merely claimed.
+func testCapacityUse(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	running, msgs := f.bulk(a.ID, messaging.ChannelSMS, 6, at(0), messaging.CampaignInProgress)
+	f.bulk(a.ID, messaging.ChannelSMS, 3, at(0), messaging.CampaignReady)
+	queuing := f.newCampaign(a.ID, messaging.ChannelChat, messaging.ModeBulk, messaging.CampaignQueuing, 4, at(0))
+	require.NoError(t, f.s.CreateCampaign(f.ctx, &queuing, unlimited))
+	f.bulk(b.ID, messaging.ChannelSMS, 5, at(0), messaging.CampaignReady)
+
+	use := func(id messaging.ID) messaging.CapacityUse {
+		u, err := f.s.CapacityUse(f.ctx, id)
+		require.NoError(t, err)
+		require.WithinDuration(t, time.Now().Add(-15*time.Second), u.Since, 6*time.Second, "the window starts 10 to 20 seconds ago")
+		return u
+	}
+	u := use(a.ID)
+	require.Zero(t, u.Drained)
+	require.Equal(t, map[messaging.CampaignStatus]int{messaging.CampaignInProgress: 6, messaging.CampaignReady: 3, messaging.CampaignQueuing: 4}, u.HeldBy)
+
+	require.Len(t, f.claim(messaging.ChannelSMS, at(1), at(600), 6), 6)
+	require.Zero(t, use(a.ID).Drained, "claimed messages still hold capacity")
+	f.apply(delivery.StatusUpdate{MessageID: msgs[0].ID, Status: messaging.StatusSent, At: at(2)},
+		delivery.StatusUpdate{MessageID: msgs[1].ID, Status: messaging.StatusFailed, Details: "x", At: at(2)})
+	u = use(a.ID)
+	require.Equal(t, 2, u.Drained)
+	require.Equal(t, 4, u.HeldBy[messaging.CampaignInProgress])
+	f.apply(delivery.StatusUpdate{MessageID: msgs[2].ID, Status: messaging.StatusPending, At: at(3)})
+	require.NoError(t, f.s.CancelCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: running.ID,
+		From: []messaging.CampaignStatus{messaging.CampaignInProgress}, To: messaging.CampaignCompleted, At: at(4)}))
+	u = use(a.ID)
+	require.Equal(t, 3, u.Drained, "the cancelled Pending message left; those in flight did not")
+	require.Equal(t, map[messaging.CampaignStatus]int{messaging.CampaignCompleted: 3, messaging.CampaignReady: 3, messaging.CampaignQueuing: 4}, u.HeldBy)
+	require.Zero(t, use(b.ID).Drained, "per company")
+	_, err := f.s.CapacityUse(f.ctx, f.id())
+	requireNotFound(t, err)
 }

@@ -169,6 +169,7 @@ func cases() []testCase {
 		{"OptOuts", testOptOuts},
 		{"OptOutKeywords", testOptOutKeywords},
 		{"OptOutFailsPending", testOptOutFailsPending},
+		{"CapacityUse", testCapacityUse},
 		{"IdempotencyKeys", testIdempotencyKeys},
 		{"IdempotencyKeysConcurrent", testIdempotencyKeysConcurrent},
 	}
