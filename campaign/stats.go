@@ -9,10 +9,13 @@ import (
 // Stats are the counters a campaign reports.
 type Stats struct {
 	TotalMessages int // messages of the campaign (planned ones while Queuing)
-	Pending       int // not yet final: Pending, Sending, or Sent and waiting for its report
-	Delivered     int // Delivered or Seen
-	Seen          int
-	Failed        int
+	// Prepared counts the messages written so far: TotalMessages once the
+	// campaign left Queuing, the preparation's progress before.
+	Prepared  int
+	Pending   int // not yet final: Pending, Sending, or Sent and waiting for its report
+	Delivered int // Delivered or Seen
+	Seen      int
+	Failed    int
 	// Unconfirmed counts the Sent messages whose delivery report did not
 	// come within the receipt timeout: not pending, not delivered.
 	Unconfirmed int
@@ -32,6 +35,7 @@ func StatsOf(c messaging.Campaign) Stats {
 	n := c.Counts
 	s := Stats{
 		TotalMessages:     n.Total(),
+		Prepared:          n.Total(),
 		Pending:           n.Pending + n.Sending + n.Awaiting(),
 		Delivered:         n.Delivered + n.Seen,
 		Seen:              n.Seen,

@@ -271,17 +271,20 @@ func (s *server) sendDirectChat(w http.ResponseWriter, r *http.Request) error {
 
 // campaignJSON is a campaign of GET /campaigns.
 type campaignJSON struct {
-	CampaignID     messaging.ID             `json:"campaignId"`
-	Name           string                   `json:"name"`
-	Description    *string                  `json:"description"`
-	Status         messaging.CampaignStatus `json:"status"`
-	Channel        messaging.Channel        `json:"channel"`
-	SendingMode    messaging.SendingMode    `json:"sendingMode"`
-	TotalMessages  int                      `json:"totalMessages"`
-	DeliveredCount int                      `json:"deliveredCount"`
-	FailedCount    int                      `json:"failedCount"`
-	PendingCount   int                      `json:"pendingCount"`
-	SeenCount      int                      `json:"seenCount"`
+	CampaignID    messaging.ID             `json:"campaignId"`
+	Name          string                   `json:"name"`
+	Description   *string                  `json:"description"`
+	Status        messaging.CampaignStatus `json:"status"`
+	Channel       messaging.Channel        `json:"channel"`
+	SendingMode   messaging.SendingMode    `json:"sendingMode"`
+	TotalMessages int                      `json:"totalMessages"`
+	// PreparedCount counts the messages written so far: the progress of a
+	// Queuing campaign's preparation, totalMessages afterwards.
+	PreparedCount  int `json:"preparedCount"`
+	DeliveredCount int `json:"deliveredCount"`
+	FailedCount    int `json:"failedCount"`
+	PendingCount   int `json:"pendingCount"`
+	SeenCount      int `json:"seenCount"`
 	// UnconfirmedCount counts the SMS whose receipt did not come within
 	// the receipt timeout.
 	UnconfirmedCount int       `json:"unconfirmedCount"`
@@ -307,7 +310,7 @@ type campaignDetailJSON struct {
 
 func campaignOut(c *messaging.Campaign, st campaign.Stats) campaignJSON {
 	return campaignJSON{CampaignID: c.ID, Name: c.Name, Description: strOrNull(c.Description), Status: c.Status,
-		Channel: c.Channel, SendingMode: c.Mode, TotalMessages: st.TotalMessages, DeliveredCount: st.Delivered,
+		Channel: c.Channel, SendingMode: c.Mode, TotalMessages: st.TotalMessages, PreparedCount: st.Prepared, DeliveredCount: st.Delivered,
 		FailedCount: st.Failed, PendingCount: st.Pending, SeenCount: st.Seen, UnconfirmedCount: st.Unconfirmed, CreatedAt: ts(c.CreatedAt)}
 }
 

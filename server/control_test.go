@@ -1,12 +1,18 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/memstore"
 )
 
 // Pause, resume and cancel through the API: the moves the state table
@@ -152,4 +158,50 @@ func TestScheduledStart(t *testing.T) {
 	n, err = e.svc.StartDue(t.Context())
 	require.NoError(t, err)
 	require.Zero(t, n, "a cancelled campaign does not start")
+}
+
+// secondInsertHeld lets a preparation write its first batch and holds the
+// next until release is closed.
+type secondInsertHeld struct {
+	*memstore.Store
+	calls   atomic.Int32
+	second  chan struct{}
+	release chan struct{}
+}
+
+func (s *secondInsertHeld) InsertMessages(ctx context.Context, msgs []*messaging.Message) error {
+	if s.calls.Add(1) == 2 {
+		close(s.second)
+		<-s.release
+	}
+	return s.Store.InsertMessages(ctx, msgs)
+}
+
+// TestPreparedCount: while a large bulk is Queuing, preparedCount shows
+// the messages written so far (a batch of 10,000 here) against
+// totalMessages; once Ready, the two are equal.
+func TestPreparedCount(t *testing.T) {
+	held := &secondInsertHeld{second: make(chan struct{}), release: make(chan struct{})}
+	e := newEnv(t, func(c *envConfig) {
+		c.wrap = func(s *memstore.Store) appStore { held.Store = s; return held }
+		c.limits = campaign.Limits{MaxPending: 100_000}
+		c.noVerify = true // a large body
+	})
+	sms := e.smsTemplate("promo", "Hi")
+	all, _ := recipientsJSON(25_000)
+	r := e.do("POST", "/api/v1/sms/promotional", `{"templateId":"`+sms+`","recipients":`+all+`}`)
+	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
+	id := r.obj()["campaignId"].(string)
+	<-held.second
+	d := e.do("GET", "/api/v1/campaigns/"+id, nil).obj()
+	require.Equal(t, "Queuing", d["status"])
+	require.Equal(t, float64(25_000), d["totalMessages"])
+	require.Equal(t, float64(10_000), d["preparedCount"])
+	listed := e.do("GET", "/api/v1/campaigns", nil).obj()["campaigns"].([]any)[0].(map[string]any)
+	require.Equal(t, float64(10_000), listed["preparedCount"])
+	close(held.release)
+	e.wait()
+	d = e.do("GET", "/api/v1/campaigns/"+id, nil).obj()
+	require.Equal(t, "Ready", d["status"])
+	require.Equal(t, float64(25_000), d["preparedCount"])
 }

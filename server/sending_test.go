@@ -22,7 +22,7 @@ import (
 var (
 	sendKeys           = []string{"campaignId", "messageCount", "skippedCount", "invalidPhoneNumbers", "contentTooLong", "status", "queuedAt", "message"}
 	bulkSendKeys       = append(append([]string(nil), sendKeys...), "optedOutPhoneNumbers")
-	campaignListKeys   = []string{"campaignId", "name", "description", "status", "channel", "sendingMode", "totalMessages", "deliveredCount", "failedCount", "pendingCount", "seenCount", "unconfirmedCount", "createdAt"}
+	campaignListKeys   = []string{"campaignId", "name", "description", "status", "channel", "sendingMode", "totalMessages", "preparedCount", "deliveredCount", "failedCount", "pendingCount", "seenCount", "unconfirmedCount", "createdAt"}
 	campaignDetailKeys = append(append([]string(nil), campaignListKeys...), "chatServiceId", "templateId", "templateName", "startedAt",
 		"completedAt", "failureReason", "smsFallbackCount", "smsFallbackDeliveredCount", "smsFallbackFailedCount", "overallDeliveryRate")
 	messageKeys = []string{"id", "campaignId", "phoneNumber", "externalUserId", "messageContent", "status", "channelType", "details",
