@@ -127,3 +127,34 @@ func (s *Service) StartDue(ctx context.Context) (int, error) {
 		}
 	}
 }
+
+// exportBatch is how many messages ExportMessages reads at a time.
+const exportBatch = 1000
+
+// ExportMessages reads every message of the company's campaign (fallback
+// SMS included), in the order they were made, and hands them to each a
+// batch at a time: memory stays the same whatever the campaign's size, and
+// each batch costs the store the same. An unknown campaign is NotFound
+// before each is called; an error of each stops the export and is
+// returned. The batch is reused: each must not keep it.
+func (s *Service) ExportMessages(ctx context.Context, companyID, id messaging.ID, each func([]messaging.Message) error) error {
+	if _, err := s.GetCampaign(ctx, companyID, id); err != nil {
+		return err
+	}
+	after := messaging.NilID
+	for {
+		batch, err := s.store.CampaignMessagesAfter(ctx, companyID, id, after, exportBatch)
+		if err != nil {
+			return fmt.Errorf("export campaign messages: %w", err)
+		}
+		if len(batch) > 0 {
+			if err := each(batch); err != nil {
+				return err
+			}
+			after = batch[len(batch)-1].ID
+		}
+		if len(batch) < exportBatch {
+			return nil
+		}
+	}
+}

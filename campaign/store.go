@@ -98,6 +98,11 @@ type CampaignStore interface {
 	// ListMessages returns one page of the company's messages matching f,
 	// newest first, and the total count.
 	ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) ([]messaging.Message, int, error)
+	// CampaignMessagesAfter returns up to limit messages of the company's
+	// campaign (fallback SMS included) whose id comes after after (zero:
+	// from the first), in id order: the order they were made in. Reading
+	// a campaign page after page this way costs the same for every page.
+	CampaignMessagesAfter(ctx context.Context, companyID, campaignID, after messaging.ID, limit int) ([]messaging.Message, error)
 	// GetMessage returns the company's message or NotFound.
 	GetMessage(ctx context.Context, companyID, id messaging.ID) (messaging.Message, error)
 	// PendingCount returns the company's pending count.

@@ -274,6 +274,7 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 
 	route(http.MethodGet, "/campaigns", s.listCampaigns)
 	route(http.MethodGet, "/campaigns/{id}", s.getCampaign)
+	route(http.MethodGet, "/campaigns/{id}/messages.csv", s.exportMessages)
 	route(http.MethodPost, "/campaigns/{id}/start", s.startCampaign)
 	route(http.MethodPost, "/campaigns/{id}/pause", s.campaignMove(s.campaigns.Pause))
 	route(http.MethodPost, "/campaigns/{id}/resume", s.campaignMove(s.campaigns.Resume))

@@ -349,6 +349,30 @@ func (s *Store) ListMessages(ctx context.Context, companyID messaging.ID, f mess
 	return out, len(all), nil
 }
 
+// CampaignMessagesAfter implements campaign.CampaignStore.
+func (s *Store) CampaignMessagesAfter(ctx context.Context, companyID, campaignID, after messaging.ID, limit int) ([]messaging.Message, error) {
+	if err := s.lock(ctx, "read campaign messages"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	cr := s.campaigns[campaignID]
+	if cr == nil || cr.c.CompanyID != companyID {
+		return nil, nil
+	}
+	var ids []messaging.ID
+	for _, id := range cr.messages {
+		if bytes.Compare(id[:], after[:]) > 0 && s.messages[id] != nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b messaging.ID) int { return bytes.Compare(a[:], b[:]) })
+	out := make([]messaging.Message, min(limit, len(ids)))
+	for i := range out {
+		copyMessage(&out[i], s.messages[ids[i]])
+	}
+	return out, nil
+}
+
 // GetMessage implements campaign.CampaignStore.
 func (s *Store) GetMessage(ctx context.Context, companyID, id messaging.ID) (messaging.Message, error) {
 	if err := s.lock(ctx, "get message"); err != nil {

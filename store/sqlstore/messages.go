@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -172,6 +173,31 @@ func (s *Store) MessageByID(ctx context.Context, id messaging.ID) (_ messaging.M
 func (s *Store) ListMessages(ctx context.Context, companyID messaging.ID, f messaging.MessageFilter) (_ []messaging.Message, _ int, err error) {
 	defer keepUnavailable(&err)
 	return list(ctx, s, s.messageListing(companyID, f), f.PageRequest, scanMessage)
+}
+
+// CampaignMessagesAfter implements campaign.CampaignStore, through the
+// primary key from the campaign's id on (see ListMessages).
+func (s *Store) CampaignMessagesAfter(ctx context.Context, companyID, campaignID, after messaging.ID, limit int) (_ []messaging.Message, err error) {
+	defer keepUnavailable(&err)
+	if from := campaignID.Time().Add(-purgeMargin); from.UnixMilli() > 0 {
+		if low := idAt(from, 0); bytes.Compare(after[:], low[:]) < 0 {
+			after = low
+		}
+	}
+	company := "company_id"
+	if s.dialect == dialectSQLite {
+		company = "+company_id"
+	}
+	rows, err := s.read.QueryContext(ctx, "SELECT "+messageColumns("")+" FROM messages WHERE id > ? AND campaign_id = ? AND "+company+" = ? ORDER BY id LIMIT ?",
+		s.id(after), s.id(campaignID), s.id(companyID), limit)
+	if err != nil {
+		return nil, fmt.Errorf("read campaign messages: %w", err)
+	}
+	out, err := collect(rows, scanMessage)
+	if err != nil {
+		return nil, fmt.Errorf("read campaign messages: %w", err)
+	}
+	return out, nil
 }
 
 // messageListing is the query of ListMessages.

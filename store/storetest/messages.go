@@ -238,3 +238,38 @@ func testListMessagesFilters(f *fixture) {
 	require.Equal(t, 1, total, "each company sees its own messages only")
 	requireSameList(t, []messaging.Message{*om}, got)
 }
+
+// testCampaignMessagesAfter: a campaign's messages (its fallback SMS
+// included), page after page in id order from a cursor, none of another
+// campaign or company.
+func testCampaignMessagesAfter(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	c, msgs := f.bulk(a.ID, messaging.ChannelChat, 5, at(0), messaging.CampaignInProgress)
+	fb := f.fallbackFor(msgs[1], at(1))
+	f.admit(a.ID, fb)
+	f.bulk(a.ID, messaging.ChannelSMS, 3, at(0), messaging.CampaignInProgress)
+	want := []messaging.ID{fb.ID}
+	for _, m := range msgs {
+		want = append(want, m.ID)
+	}
+	slices.SortFunc(want, func(x, y messaging.ID) int { return bytes.Compare(x[:], y[:]) })
+	var got []messaging.ID
+	after := messaging.NilID
+	for {
+		page, err := f.s.CampaignMessagesAfter(f.ctx, a.ID, c.ID, after, 4)
+		require.NoError(t, err)
+		for _, m := range page {
+			require.Equal(t, c.ID, m.CampaignID)
+			got = append(got, m.ID)
+		}
+		if len(page) < 4 {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	require.Equal(t, want, got)
+	none, err := f.s.CampaignMessagesAfter(f.ctx, b.ID, c.ID, messaging.NilID, 10)
+	require.NoError(t, err)
+	require.Empty(t, none, "another company's campaign")
+}

@@ -124,6 +124,7 @@ func cases() []testCase {
 		{"InsertMessagesAllOrNothing", testInsertMessagesAllOrNothing},
 		{"ListMessagesPagination", testListMessagesPagination},
 		{"ListMessagesFilters", testListMessagesFilters},
+		{"CampaignMessagesAfter", testCampaignMessagesAfter},
 		{"CreateCampaignCapacity", testCreateCampaignCapacity},
 		{"AdmitMessagesCapacity", testAdmitMessagesCapacity},
 		{"AdmissionConcurrent", testAdmissionConcurrent},
