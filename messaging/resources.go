@@ -86,8 +86,11 @@ type Template struct {
 	SMSFallbackEnabled  bool
 	SMSFallbackContent  string
 	SMSFallbackSenderID int64
-	CreatedAt           time.Time
-	UpdatedAt           time.Time
+	// ValidityPeriod is the default validity, in seconds, of the messages
+	// sent from the template (0: none): see Message.ExpiresAt.
+	ValidityPeriod int
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // StatusCounts counts messages by status.
@@ -189,6 +192,11 @@ type Campaign struct {
 	// Completed, its messages not handed to a provider Failed (details
 	// CANCELLED).
 	CancelledAt *time.Time
+	// ValidFor, when positive, is how long the messages of a bulk or
+	// direct campaign stay worth sending, counted from the campaign's
+	// start: one still Pending after StartedAt + ValidFor fails EXPIRED
+	// without reaching a provider.
+	ValidFor time.Duration
 	// ScheduledAt is when a Ready campaign starts by itself (the start's
 	// sendAt); it stays once the campaign started on its schedule, and is
 	// cleared by a start by hand.
@@ -225,6 +233,11 @@ type Message struct {
 	SentAt            *time.Time
 	DeliveredAt       *time.Time
 	SeenAt            *time.Time
+	// ExpiresAt, when set, is when the message stops being worth sending
+	// (a transactional message's validity, counted from its creation; a
+	// fallback SMS inherits its chat message's): one still Pending then
+	// fails EXPIRED without reaching a provider.
+	ExpiresAt *time.Time
 }
 
 // IsFallback reports whether m is an SMS sent in place of a chat message.

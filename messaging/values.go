@@ -188,3 +188,23 @@ func (t MessageType) String() string {
 	}
 	return fmt.Sprintf("MessageType(%d)", int(t))
 }
+
+// Bounds of a validity period (validityPeriod, in seconds).
+const (
+	MinValidity = 60
+	MaxValidity = 604800 // 7 days
+)
+
+// DetailsExpired is the details of a message that ran out of validity
+// before it reached a provider (and of a chat message the provider let
+// expire).
+const DetailsExpired = "EXPIRED"
+
+// CheckValidity checks a validityPeriod given to the API (seconds; 0: not
+// given): an Invalid error on field when out of bounds.
+func CheckValidity(field string, seconds int) error {
+	if seconds != 0 && (seconds < MinValidity || seconds > MaxValidity) {
+		return Invalidf(field, "%s must be between %d and %d seconds", field, MinValidity, MaxValidity)
+	}
+	return nil
+}

@@ -383,6 +383,7 @@ func copyMessage(dst, m *messaging.Message) {
 	dst.SentAt = cloneTime(m.SentAt)
 	dst.DeliveredAt = cloneTime(m.DeliveredAt)
 	dst.SeenAt = cloneTime(m.SeenAt)
+	dst.ExpiresAt = cloneTime(m.ExpiresAt)
 }
 
 func cloneMessage(m *messaging.Message) messaging.Message {

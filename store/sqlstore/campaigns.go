@@ -16,7 +16,7 @@ import (
 
 const campaignColumns = "id, company_id, name, description, channel, mode, status, hidden, template_id, template_name, " +
 	"message_type, config, sms_sender_id, chat_service_id, fallback_sender_id, planned, " + counterColumns + ", " +
-	"failure_reason, created_at, updated_at, started_at, completed_at, cancelled_at, scheduled_at"
+	"failure_reason, created_at, updated_at, started_at, completed_at, cancelled_at, scheduled_at, valid_for"
 
 // counterColumns are a campaign's counters: its messages by status, then
 // its fallback SMS by status, in the order of messaging.MessageStatuses,
@@ -45,7 +45,7 @@ func scanCampaign(row interface{ Scan(...any) error }) (messaging.Campaign, erro
 		&c.TemplateName, &c.MessageType, configDst{&c.Config}, &c.SMSSenderID, &c.ChatServiceID, &c.FallbackSender, &c.Planned}
 	dst = append(dst, counterDsts(&c.Counts, &c.FallbackCounts)...)
 	dst = append(dst, &c.FailureReason, timeDst{&c.CreatedAt}, timeDst{&c.UpdatedAt}, timePtrDst{&c.StartedAt}, timePtrDst{&c.CompletedAt},
-		timePtrDst{&c.CancelledAt}, timePtrDst{&c.ScheduledAt})
+		timePtrDst{&c.CancelledAt}, timePtrDst{&c.ScheduledAt}, secondsDst{&c.ValidFor})
 	err := row.Scan(dst...)
 	return c, err
 }
@@ -273,11 +273,12 @@ func (s *Store) CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPe
 		}
 		_, err := tx.ExecContext(ctx, "INSERT INTO campaigns (id, company_id, name, description, channel, mode, status, hidden, "+
 			"template_id, template_name, message_type, config, sms_sender_id, chat_service_id, fallback_sender_id, planned, "+
-			"failure_reason, created_at, updated_at, started_at, completed_at) "+
-			"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			"failure_reason, created_at, updated_at, started_at, completed_at, valid_for) "+
+			"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			s.id(c.ID), s.id(c.CompanyID), c.Name, c.Description, string(c.Channel), string(c.Mode), string(c.Status), c.Hidden,
 			s.nullID(c.TemplateID), c.TemplateName, int(c.MessageType), cfg, c.SMSSenderID, c.ChatServiceID, c.FallbackSender,
-			c.Planned, c.FailureReason, s.ts(c.CreatedAt), s.ts(c.UpdatedAt), s.tsPtr(c.StartedAt), s.tsPtr(c.CompletedAt))
+			c.Planned, c.FailureReason, s.ts(c.CreatedAt), s.ts(c.UpdatedAt), s.tsPtr(c.StartedAt), s.tsPtr(c.CompletedAt),
+			int64(c.ValidFor/time.Second))
 		if err != nil {
 			return duplicate(err, "campaign "+c.ID.String())
 		}
@@ -610,4 +611,20 @@ func (s *Store) DueCampaigns(ctx context.Context, now time.Time, limit int) (_ [
 		return nil, fmt.Errorf("due campaigns: %w", err)
 	}
 	return out, nil
+}
+
+// secondsDst scans a whole number of seconds into a duration.
+type secondsDst struct{ d *time.Duration }
+
+// Scan implements sql.Scanner.
+func (d secondsDst) Scan(v any) error {
+	switch x := v.(type) {
+	case int64:
+		*d.d = time.Duration(x) * time.Second
+	case nil:
+		*d.d = 0
+	default:
+		return fmt.Errorf("seconds: unexpected %T", v)
+	}
+	return nil
 }

@@ -47,7 +47,7 @@ func newBatch(msgs []*messaging.Message) (*batch, error) {
 // schema's order: column c of message i is batch.value(c, i).
 const insertColumnList = "id, company_id, campaign_id, fallback_for, due_at, created_at, updated_at, lease_until, " +
 	"sent_at, delivered_at, seen_at, attempts, channel, status, phone, external_user_id, content, config, " +
-	"fallback_content, details, sms_error_code, provider_message_id"
+	"fallback_content, details, sms_error_code, provider_message_id, expires_at"
 
 // Indexes of the columns of insertColumnList.
 const (
@@ -73,6 +73,7 @@ const (
 	colDetails
 	colSMSErrorCode
 	colProviderMessageID
+	colExpiresAt
 	numInsertColumns
 )
 
@@ -185,6 +186,8 @@ func (b *batch) value(c, i int) value {
 		return textValue(m.SMSErrorCode)
 	case colProviderMessageID:
 		return nullTextValue(m.ProviderMessageID)
+	case colExpiresAt:
+		return timePtrValue(m.ExpiresAt)
 	}
 	panic(fmt.Sprintf("sqlstore: no insert column %d", c))
 }

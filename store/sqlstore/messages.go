@@ -15,7 +15,7 @@ import (
 // scanMessage reads them.
 const messageColumnList = "id, company_id, campaign_id, channel, phone, external_user_id, content, config, " +
 	"fallback_content, fallback_for, status, details, sms_error_code, provider_message_id, attempts, due_at, " +
-	"lease_until, created_at, updated_at, sent_at, delivered_at, seen_at"
+	"lease_until, created_at, updated_at, sent_at, delivered_at, seen_at, expires_at"
 
 // messageColumns returns messageColumnList, each column qualified by table
 // when it is not empty.
@@ -31,7 +31,8 @@ func scanMessage(row interface{ Scan(...any) error }) (messaging.Message, error)
 	err := row.Scan(&m.ID, &m.CompanyID, &m.CampaignID, &m.Channel, &m.Phone, &m.ExternalUserID, &m.Content,
 		configDst{&m.Config}, &m.FallbackContent, &m.FallbackFor, &m.Status, &m.Details, &m.SMSErrorCode,
 		textDst{&m.ProviderMessageID}, &m.Attempts, timeDst{&m.DueAt}, timeDst{&m.LeaseUntil}, timeDst{&m.CreatedAt},
-		timeDst{&m.UpdatedAt}, timePtrDst{&m.SentAt}, timePtrDst{&m.DeliveredAt}, timePtrDst{&m.SeenAt})
+		timeDst{&m.UpdatedAt}, timePtrDst{&m.SentAt}, timePtrDst{&m.DeliveredAt}, timePtrDst{&m.SeenAt},
+		timePtrDst{&m.ExpiresAt})
 	return m, err
 }
 

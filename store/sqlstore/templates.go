@@ -10,13 +10,13 @@ import (
 )
 
 const templateColumns = "id, company_id, name, description, channel, message_type, content, sms_sender_id, chat_service_id, " +
-	"config, sms_fallback_enabled, sms_fallback_content, sms_fallback_sender_id, created_at, updated_at"
+	"config, sms_fallback_enabled, sms_fallback_content, sms_fallback_sender_id, created_at, updated_at, validity_period"
 
 func scanTemplate(row interface{ Scan(...any) error }) (messaging.Template, error) {
 	var t messaging.Template
 	err := row.Scan(&t.ID, &t.CompanyID, &t.Name, &t.Description, &t.Channel, &t.MessageType, &t.Content,
 		&t.SMSSenderID, &t.ChatServiceID, configDst{&t.Config}, &t.SMSFallbackEnabled, &t.SMSFallbackContent,
-		&t.SMSFallbackSenderID, timeDst{&t.CreatedAt}, timeDst{&t.UpdatedAt})
+		&t.SMSFallbackSenderID, timeDst{&t.CreatedAt}, timeDst{&t.UpdatedAt}, &t.ValidityPeriod)
 	return t, err
 }
 
@@ -28,10 +28,10 @@ func (s *Store) CreateTemplate(ctx context.Context, t *messaging.Template) (err 
 	if err != nil {
 		return fmt.Errorf("create template: %w", err)
 	}
-	_, err = s.db.ExecContext(ctx, "INSERT INTO templates ("+templateColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	_, err = s.db.ExecContext(ctx, "INSERT INTO templates ("+templateColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		s.id(t.ID), s.id(t.CompanyID), t.Name, t.Description, string(t.Channel), int(t.MessageType), t.Content,
 		t.SMSSenderID, t.ChatServiceID, cfg, t.SMSFallbackEnabled, t.SMSFallbackContent, t.SMSFallbackSenderID,
-		s.ts(t.CreatedAt), s.ts(t.UpdatedAt))
+		s.ts(t.CreatedAt), s.ts(t.UpdatedAt), t.ValidityPeriod)
 	if isTemplateNameTaken(err) {
 		return errNameTaken()
 	}
@@ -73,9 +73,9 @@ func (s *Store) UpdateTemplate(ctx context.Context, t *messaging.Template) (err 
 	}
 	res, err := s.db.ExecContext(ctx, "UPDATE templates SET name = ?, description = ?, message_type = ?, content = ?, "+
 		"sms_sender_id = ?, chat_service_id = ?, config = ?, sms_fallback_enabled = ?, sms_fallback_content = ?, "+
-		"sms_fallback_sender_id = ?, updated_at = ? WHERE id = ? AND company_id = ?",
+		"sms_fallback_sender_id = ?, validity_period = ?, updated_at = ? WHERE id = ? AND company_id = ?",
 		t.Name, t.Description, int(t.MessageType), t.Content, t.SMSSenderID, t.ChatServiceID, cfg,
-		t.SMSFallbackEnabled, t.SMSFallbackContent, t.SMSFallbackSenderID, s.ts(t.UpdatedAt), s.id(t.ID), s.id(t.CompanyID))
+		t.SMSFallbackEnabled, t.SMSFallbackContent, t.SMSFallbackSenderID, t.ValidityPeriod, s.ts(t.UpdatedAt), s.id(t.ID), s.id(t.CompanyID))
 	if isTemplateNameTaken(err) {
 		return errNameTaken()
 	}

@@ -24,7 +24,7 @@ func testCampaignRoundTrip(f *fixture) {
 		MessageType: messaging.TypeSurvey, Config: fullConfig(), SMSSenderID: 3, ChatServiceID: 4, FallbackSender: 5,
 		Planned: 7, Counts: messaging.StatusCounts{Pending: 3, Sent: 9}, FallbackCounts: messaging.StatusCounts{Failed: 2},
 		FailureReason: "not yet", CreatedAt: base.Add(123456 * time.Microsecond), UpdatedAt: at(5),
-		StartedAt: &started, CompletedAt: &completed,
+		StartedAt: &started, CompletedAt: &completed, ValidFor: 90 * time.Minute,
 	}
 	require.NoError(t, f.s.CreateCampaign(f.ctx, &full, unlimited))
 	want := full

@@ -20,17 +20,18 @@ func testMessageRoundTrip(f *fixture) {
 	chat := f.newMessage(tx, "447900000001", base.Add(123456*time.Microsecond))
 	f.admit(a.ID, chat)
 
-	sent, delivered, seen := base.Add(time.Second+1*time.Microsecond), at(2), at(3)
+	sent, delivered, seen, expires := base.Add(time.Second+1*time.Microsecond), at(2), at(3), at(3600)
 	full := &messaging.Message{
 		ID: f.id(), CompanyID: a.ID, CampaignID: tx.ID, Channel: messaging.ChannelSMS, Phone: "447900000001",
 		ExternalUserID: "user-ü-42", Content: "Fallback text with ünicode ✓", Config: fullConfig(),
 		FallbackContent: "more text", FallbackFor: chat.ID, Status: messaging.StatusPending, Details: "UNDELIVERED",
 		SMSErrorCode: "005", ProviderMessageID: "0A1B2C3D", Attempts: 3, DueAt: at(10), LeaseUntil: at(70),
 		CreatedAt: base.Add(654321 * time.Microsecond), UpdatedAt: at(11), SentAt: &sent, DeliveredAt: &delivered, SeenAt: &seen,
+		ExpiresAt: &expires,
 	}
 	want := *full
 	want.Config = fullConfig()
-	want.SentAt, want.DeliveredAt, want.SeenAt = ptr(sent), ptr(delivered), ptr(seen)
+	want.SentAt, want.DeliveredAt, want.SeenAt, want.ExpiresAt = ptr(sent), ptr(delivered), ptr(seen), ptr(expires)
 	f.admit(a.ID, full)
 	requireSame(t, want, f.getMessage(a.ID, full.ID))
 	requireSame(t, *chat, f.getMessage(a.ID, chat.ID))

@@ -31,7 +31,7 @@ func (f *fixture) chatTemplate(companyID messaging.ID, name string, created time
 		ID: f.id(), CompanyID: companyID, Name: name, Description: "Chat template «" + name + "»",
 		Channel: messaging.ChannelChat, MessageType: messaging.TypeCarousel, Content: "Привет {{name}} 🎉",
 		ChatServiceID: 7, Config: fullConfig(), SMSFallbackEnabled: true, SMSFallbackContent: "Hi {{name}}, see {{url}}",
-		SMSFallbackSenderID: 3, CreatedAt: created, UpdatedAt: created.Add(time.Second),
+		SMSFallbackSenderID: 3, ValidityPeriod: 600, CreatedAt: created, UpdatedAt: created.Add(time.Second),
 	}
 }
 
