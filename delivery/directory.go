@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
@@ -25,6 +26,19 @@ type Route struct {
 	// FallbackSender is the name of the approved SMS sender of the
 	// campaign's chat -> SMS fallback; empty when none.
 	FallbackSender string
+	// ExpiresAt, when not zero, is when the messages of a bulk or direct
+	// campaign stop being worth sending (its start plus its ValidFor); a
+	// message's own ExpiresAt comes first.
+	ExpiresAt time.Time
+}
+
+// Expiry returns when m stops being worth sending on route r: its own
+// ExpiresAt, else the route's; zero when never.
+func Expiry(m *messaging.Message, r Route) time.Time {
+	if m.ExpiresAt != nil {
+		return *m.ExpiresAt
+	}
+	return r.ExpiresAt
 }
 
 // Directory tells the dispatcher how each campaign's messages are sent.
@@ -58,6 +72,9 @@ func (d StoreDirectory) Route(ctx context.Context, companyID, campaignID messagi
 		return Route{}, fmt.Errorf("route of campaign %s: %w", campaignID, err)
 	}
 	r := Route{MessageType: c.MessageType, Config: c.Config}
+	if c.ValidFor > 0 && c.StartedAt != nil {
+		r.ExpiresAt = c.StartedAt.Add(c.ValidFor)
+	}
 	if r.SMSSender, err = d.sender(ctx, companyID, c.SMSSenderID); err != nil {
 		return Route{}, fmt.Errorf("route of campaign %s: %w", campaignID, err)
 	}

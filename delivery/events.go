@@ -69,13 +69,20 @@ func FallbackID(id messaging.ID) messaging.ID {
 
 // FallbackSMS returns the fallback SMS of chat message m, due at now: an
 // SMS message of the same campaign and recipient with the fallback
-// content, linked to m.
+// content, linked to m. It expires when m would have (its own ExpiresAt,
+// or its campaign's validity, which it shares): the fallback of an expired
+// chat message is never sent.
 func FallbackSMS(m messaging.Message, now time.Time) messaging.Message {
-	return messaging.Message{
+	fb := messaging.Message{
 		ID: FallbackID(m.ID), CompanyID: m.CompanyID, CampaignID: m.CampaignID, Channel: messaging.ChannelSMS,
 		Phone: m.Phone, ExternalUserID: m.ExternalUserID, Content: m.FallbackContent, FallbackFor: m.ID,
 		Status: messaging.StatusPending, DueAt: now, CreatedAt: now, UpdatedAt: now,
 	}
+	if m.ExpiresAt != nil {
+		exp := *m.ExpiresAt
+		fb.ExpiresAt = &exp
+	}
+	return fb
 }
 
 // ChatEventsConfig configures ChatEvents.

@@ -79,6 +79,8 @@ type spec struct {
 	msgType  messaging.MessageType
 	config   *messaging.ChatConfig
 	noSender bool
+	expires  func(i int) *time.Time // message i's ExpiresAt; default none
+	validFor time.Duration          // the campaign's ValidFor
 }
 
 // campaign creates a campaign with one message per phone, in status
@@ -98,7 +100,7 @@ func (w *world) campaign(sp spec) (messaging.Campaign, []*messaging.Message) {
 	}
 	c := messaging.Campaign{ID: w.ids.New(), CompanyID: w.co.ID, Name: "test", Channel: sp.channel, Mode: sp.mode,
 		Status: messaging.CampaignQueuing, MessageType: sp.msgType, Config: sp.config, Planned: len(sp.phones),
-		CreatedAt: now, UpdatedAt: now}
+		CreatedAt: now, UpdatedAt: now, ValidFor: sp.validFor}
 	if sp.channel == messaging.ChannelSMS && !sp.noSender {
 		c.SMSSenderID = w.sender.ID
 	}
@@ -120,6 +122,9 @@ func (w *world) campaign(sp spec) (messaging.Campaign, []*messaging.Message) {
 			Content: text, Status: messaging.StatusPending, DueAt: now, CreatedAt: now, UpdatedAt: now}
 		if sp.fallback != nil {
 			msgs[i].FallbackContent = sp.fallback(i)
+		}
+		if sp.expires != nil {
+			msgs[i].ExpiresAt = sp.expires(i)
 		}
 	}
 	if sp.mode == messaging.ModeTransactional {

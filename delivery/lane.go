@@ -280,6 +280,12 @@ func (l *lane) prepare(ctx context.Context, claimed []messaging.Message) []job {
 			continue
 		}
 		r, _ := d.routes.Get(m.CampaignID, d.cfg.Now())
+		if exp := Expiry(&m, r); !exp.IsZero() && !d.cfg.Now().Before(exp) {
+			// Its moment passed while it waited: it never reaches a
+			// provider, and a chat message gets no fallback.
+			l.settle(ctx, m, d.fail(m, messaging.DetailsExpired))
+			continue
+		}
 		j := job{m: m, route: r}
 		if seqs != nil {
 			j.seq = seqs[i]
@@ -343,7 +349,11 @@ func (d *Dispatcher) sendSMS(ctx context.Context, j job) (*StatusUpdate, string)
 	if from == "" {
 		return d.fail(m, "No approved SMS sender"), resultFailed
 	}
-	res, err := d.cfg.SMS.Send(ctx, SMS{MessageID: m.ID, From: from, To: m.Phone, Text: m.Content})
+	sms := SMS{MessageID: m.ID, From: from, To: m.Phone, Text: m.Content}
+	if exp := Expiry(&m, j.route); !exp.IsZero() {
+		sms.Validity = max(time.Second, exp.Sub(d.cfg.Now()).Round(time.Second))
+	}
+	res, err := d.cfg.SMS.Send(ctx, sms)
 	if err != nil {
 		return d.failure(m, err)
 	}
@@ -363,6 +373,13 @@ func (d *Dispatcher) sendChat(ctx context.Context, j job) (*StatusUpdate, string
 	}
 	cm := ChatMessage{MessageID: m.ID, ServiceID: j.route.ChatServiceID, To: m.Phone, Seq: j.seq, TTL: d.cfg.ChatTTL,
 		Type: j.route.MessageType, Text: m.Content}
+	if exp := Expiry(&m, j.route); !exp.IsZero() {
+		// The provider takes 30 s at least.
+		left := max(MinChatTTL, exp.Sub(d.cfg.Now()).Round(time.Second))
+		if cm.TTL <= 0 || left < cm.TTL {
+			cm.TTL = left
+		}
+	}
 	switch {
 	case m.Config != nil:
 		cm.Config = *m.Config

@@ -17,6 +17,9 @@ type SMS struct {
 	From      string       // the approved sender name (alphanumeric)
 	To        string       // digits only, international
 	Text      string
+	// Validity, when positive, is how long the SMSC should keep trying to
+	// deliver (SMPP validity_period); zero: the SMSC's default.
+	Validity time.Duration
 }
 
 // SMSResult is what the SMSC answered to a submitted SMS: one provider
@@ -112,6 +115,9 @@ func IsPermanent(err error) bool {
 	var se *SendError
 	return errors.As(err, &se) && se.Permanent
 }
+
+// MinChatTTL is the shortest time to live the chat provider takes.
+const MinChatTTL = 30 * time.Second
 
 // ChatMessage is one chat message to send, rendered: Text and Config hold
 // the final values for this recipient.

@@ -36,14 +36,15 @@ const stableAfter = time.Minute
 // Client is an SMPP 3.4 transceiver session with one SMSC. It implements
 // delivery.SMSSender; its methods are safe for concurrent use.
 type Client struct {
-	cfg      Config
-	log      *slog.Logger
-	slots    chan struct{} // the window: one token per outstanding submit_sm
-	receipts chan struct{} // receipt handlers running
-	limiter  *rate.Limiter
-	validity string // validity_period of every submit_sm
-	seq      atomic.Uint32
-	ref      atomic.Uint32
+	cfg         Config
+	log         *slog.Logger
+	slots       chan struct{} // the window: one token per outstanding submit_sm
+	receipts    chan struct{} // receipt handlers running
+	limiter     *rate.Limiter
+	validity    string        // validity_period of every submit_sm
+	cfgValidity time.Duration // Config.ValidityPeriod
+	seq         atomic.Uint32
+	ref         atomic.Uint32
 
 	ctx     context.Context // ends at Close: dials and backoff
 	cancel  context.CancelFunc
@@ -98,9 +99,9 @@ func New(cfg Config) (*Client, error) {
 		slots:    make(chan struct{}, cfg.Window),
 		receipts: make(chan struct{}, cfg.ReceiptConcurrency),
 		limiter:  newLimiter(cfg.MaxPerSecond),
-		validity: relativeValidity(cfg.ValidityPeriod),
-		boundCh:  make(chan struct{}),
-		runDone:  make(chan struct{}),
+		validity: relativeValidity(cfg.ValidityPeriod), cfgValidity: cfg.ValidityPeriod,
+		boundCh: make(chan struct{}),
+		runDone: make(chan struct{}),
 	}
 	c.ref.Store(rand.Uint32())
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -467,6 +468,12 @@ func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Enco
 	if err := pace(ctx, c.limiter); err != nil {
 		return nil, fmt.Errorf("smpp: send %s: pacing: %w", sms.MessageID, err)
 	}
+	// The message's own validity (what is left of it) wins over the
+	// configured one when shorter.
+	validity := c.validity
+	if sms.Validity > 0 && (c.cfgValidity <= 0 || sms.Validity < c.cfgValidity) {
+		validity = relativeValidity(sms.Validity)
+	}
 	for {
 		cn, err := c.bound(ctx)
 		if err != nil {
@@ -480,7 +487,7 @@ func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Enco
 			return nil, fmt.Errorf("smpp: send %s: waiting for the window: %w", sms.MessageID, ctx.Err())
 		}
 		s := &submit{seq: c.nextSeq(), done: make(chan outcome, 1)}
-		frame, err := submitFrame(s.seq, sms.From, sms.To, enc, pt, c.validity)
+		frame, err := submitFrame(s.seq, sms.From, sms.To, enc, pt, validity)
 		if err != nil {
 			<-c.slots
 			return nil, permanentErr(fmt.Sprintf("encode submit_sm: %v", err))

@@ -51,3 +51,27 @@ func TestValidityPeriodSent(t *testing.T) {
 	require.Len(t, msgs, 1)
 	require.Empty(t, msgs[0].Parts[0].ValidityPeriod)
 }
+
+// TestMessageValiditySent: a message's own validity (what is left of it)
+// is sent when it is shorter than the configured one, or when none is
+// configured.
+func TestMessageValiditySent(t *testing.T) {
+	srv := startSim(t, smscsim.Config{SystemID: "herald", Password: "secret"})
+	rs := newSink()
+	with := newClient(t, srv.Addr(), rs.handle, func(c *smpp.Config) { c.ValidityPeriod = 6 * time.Hour })
+	without := newClient(t, srv.Addr(), rs.handle)
+	for to, send := range map[string]struct {
+		c        *smpp.Client
+		validity time.Duration
+	}{
+		"447700900301": {with, 5 * time.Minute},
+		"447700900302": {with, 7 * time.Hour},
+		"447700900303": {without, 90 * time.Second},
+	} {
+		_, err := send.c.Send(ctxTimeout(t, 5*time.Second), delivery.SMS{From: "Herald", To: to, Text: "code 1234", Validity: send.validity})
+		require.NoError(t, err)
+	}
+	require.Equal(t, "000000000500000R", srv.MessagesTo("447700900301")[0].Parts[0].ValidityPeriod)
+	require.Equal(t, "000000060000000R", srv.MessagesTo("447700900302")[0].Parts[0].ValidityPeriod, "the configured one is shorter")
+	require.Equal(t, "000000000130000R", srv.MessagesTo("447700900303")[0].Parts[0].ValidityPeriod)
+}
