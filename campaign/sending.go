@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,10 @@ type Recipient struct {
 	Phone          string
 	ExternalUserID string
 	Placeholders   Placeholders
+	// ValidityPeriod, on AddMessage only, is the message's validity in
+	// seconds (messaging.MinValidity to MaxValidity), counted from now; 0:
+	// the template's default, if any.
+	ValidityPeriod int
 	// optedOut: the number asked the company to stop; its message is
 	// written Failed (DetailsOptedOut) and never sent.
 	optedOut bool
@@ -129,6 +134,7 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 	}
 	template.CheckField(&fe, "externalUserId", r.ExternalUserID, 0, MaxExternalUserIDLen)
 	checkPlaceholders(&fe, "placeholders", r.Placeholders.All())
+	checkValidity(&fe, r.ValidityPeriod)
 	if err := fe.Err(); err != nil {
 		return messaging.Message{}, err
 	}
@@ -145,6 +151,10 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 		Phone: phone, ExternalUserID: r.ExternalUserID, Content: rendered.Content,
 		Config: rendered.Config, FallbackContent: rendered.FallbackContent,
 		Status: messaging.StatusPending, DueAt: now, CreatedAt: now, UpdatedAt: now,
+	}
+	if v := cmp.Or(r.ValidityPeriod, tg.validity); v > 0 {
+		exp := now.Add(time.Duration(v) * time.Second)
+		m.ExpiresAt = &exp
 	}
 	out, err := s.optedOut(ctx, companyID, c.Channel, []Recipient{{Phone: phone}})
 	if err != nil {
@@ -168,6 +178,7 @@ type targetKey struct{ company, campaign messaging.ID }
 type target struct {
 	campaign messaging.Campaign
 	compiled *template.Compiled
+	validity int // the template's default validity, seconds
 }
 
 // target reads a campaign and its template, through the cache for
@@ -193,6 +204,7 @@ func (s *Service) target(ctx context.Context, companyID, campaignID messaging.ID
 		return target{}, fmt.Errorf("add message: %w", err)
 	default:
 		tg.compiled = template.CompileTemplate(&t)
+		tg.validity = t.ValidityPeriod
 	}
 	s.targets.Put(k, tg, time.Now())
 	return tg, nil
@@ -208,6 +220,10 @@ type BulkSend struct {
 	Recipients []Recipient
 	// Placeholders fill what a recipient's own placeholders do not.
 	Placeholders map[string]string
+	// ValidityPeriod is how long, in seconds from the campaign's start,
+	// its messages stay worth sending (messaging.MinValidity to
+	// MaxValidity); 0: the template's default, if any.
+	ValidityPeriod int
 }
 
 // SendBulk accepts a bulk send from one of the company's templates: it
@@ -222,6 +238,7 @@ func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, b BulkSe
 	}
 	var fe messaging.FieldErrors
 	checkPlaceholders(&fe, "placeholders", maps.All(placeholders))
+	checkValidity(&fe, b.ValidityPeriod)
 	if err := fe.Err(); err != nil {
 		return SendResult{}, err
 	}
@@ -250,6 +267,9 @@ func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, b BulkSe
 	}
 	c.Name = fmt.Sprintf("%s %s", t.Name, c.CreatedAt.Format("2006-01-02 15:04:05"))
 	c.Planned = len(valid)
+	if b.ValidityPeriod > 0 {
+		c.ValidFor = time.Duration(b.ValidityPeriod) * time.Second
+	}
 	if err := s.store.CreateCampaign(ctx, &c, s.limits.MaxPending); err != nil {
 		return SendResult{}, s.retryHint(ctx, c.CompanyID, fmt.Errorf("create campaign: %w", err))
 	}
@@ -268,6 +288,8 @@ type DirectSMS struct {
 	Content     string
 	SMSSenderID int64
 	Recipients  []Recipient
+	// ValidityPeriod: see BulkSend (there is no template default).
+	ValidityPeriod int
 }
 
 // SendDirectSMS sends raw text to many numbers through an approved sender:
@@ -279,6 +301,7 @@ func (s *Service) SendDirectSMS(ctx context.Context, companyID messaging.ID, d D
 	if d.SMSSenderID <= 0 {
 		fe.Add("smsSenderId", "smsSenderId is required")
 	}
+	checkValidity(&fe, d.ValidityPeriod)
 	if err := fe.Err(); err != nil {
 		return SendResult{}, err
 	}
@@ -292,6 +315,7 @@ func (s *Service) SendDirectSMS(ctx context.Context, companyID messaging.ID, d D
 	}
 	c := s.directCampaign(companyID, messaging.ChannelSMS, len(valid))
 	c.SMSSenderID = sd.ID
+	c.ValidFor = time.Duration(d.ValidityPeriod) * time.Second
 	c.Name = "Direct SMS " + c.CreatedAt.Format("2006-01-02 15:04:05")
 	rendered := template.Rendered{Content: d.Content}
 	return s.sendDirect(ctx, c, valid, rendered, res)
@@ -304,6 +328,8 @@ type DirectChat struct {
 	SMSFallbackText     string
 	SMSFallbackSenderID int64
 	Recipients          []Recipient
+	// ValidityPeriod: see BulkSend (there is no template default).
+	ValidityPeriod int
 }
 
 // SendDirectChat sends raw chat text to many numbers through one of the
@@ -312,6 +338,7 @@ type DirectChat struct {
 func (s *Service) SendDirectChat(ctx context.Context, companyID messaging.ID, d DirectChat) (SendResult, error) {
 	var fe messaging.FieldErrors
 	template.CheckField(&fe, "messageContent", d.Content, 1, MaxDirectChatLen)
+	checkValidity(&fe, d.ValidityPeriod)
 	if d.ChatServiceID <= 0 {
 		fe.Add("chatServiceId", "chatServiceId is required")
 	}
@@ -339,6 +366,7 @@ func (s *Service) SendDirectChat(ctx context.Context, companyID messaging.ID, d 
 	}
 	c := s.directCampaign(companyID, messaging.ChannelChat, len(valid))
 	c.ChatServiceID = cs.ID
+	c.ValidFor = time.Duration(d.ValidityPeriod) * time.Second
 	c.Name = "Direct chat " + c.CreatedAt.Format("2006-01-02 15:04:05")
 	if d.SMSFallbackText != "" {
 		sd, err := s.approvedSender(ctx, companyID, d.SMSFallbackSenderID, messaging.NameInvalidFallbackSender)
@@ -685,6 +713,7 @@ func (s *Service) campaignFor(ctx context.Context, t messaging.Template, status 
 		ID: s.ids.New(), CompanyID: t.CompanyID, Channel: t.Channel, Mode: mode, Status: status,
 		TemplateID: t.ID, TemplateName: t.Name, MessageType: t.MessageType, Config: t.Config,
 		ChatServiceID: t.ChatServiceID, CreatedAt: now, UpdatedAt: now,
+		ValidFor: time.Duration(t.ValidityPeriod) * time.Second,
 	}
 	switch {
 	case t.Channel == messaging.ChannelSMS && t.SMSSenderID != 0:
@@ -814,4 +843,11 @@ func (s *Service) ListMessages(ctx context.Context, companyID messaging.ID, f me
 		return nil, 0, fmt.Errorf("list messages: %w", err)
 	}
 	return ms, total, nil
+}
+
+// checkValidity checks a validityPeriod of a request.
+func checkValidity(fe *messaging.FieldErrors, seconds int) {
+	if err := messaging.CheckValidity("validityPeriod", seconds); err != nil {
+		fe.Add("validityPeriod", "%s", err.(*messaging.Error).Fields["validityPeriod"])
+	}
 }

@@ -93,6 +93,7 @@ func (s *Service) checkTemplate(ctx context.Context, t *messaging.Template) erro
 		t.SMSSenderID = 0
 	}
 	fe := template.Check(t)
+	checkValidity(&fe, t.ValidityPeriod)
 	if t.Channel == messaging.ChannelSMS && t.SMSSenderID != 0 {
 		if _, ok := fe["smsSenderId"]; !ok {
 			if _, err := s.approvedSender(ctx, t.CompanyID, t.SMSSenderID, messaging.NameInvalidSMSSender); err != nil {

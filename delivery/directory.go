@@ -72,7 +72,8 @@ func (d StoreDirectory) Route(ctx context.Context, companyID, campaignID messagi
 		return Route{}, fmt.Errorf("route of campaign %s: %w", campaignID, err)
 	}
 	r := Route{MessageType: c.MessageType, Config: c.Config}
-	if c.ValidFor > 0 && c.StartedAt != nil {
+	if c.ValidFor > 0 && c.StartedAt != nil && c.Mode != messaging.ModeTransactional {
+		// A transactional campaign's messages carry their own expiry.
 		r.ExpiresAt = c.StartedAt.Add(c.ValidFor)
 	}
 	if r.SMSSender, err = d.sender(ctx, companyID, c.SMSSenderID); err != nil {

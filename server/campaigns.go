@@ -62,6 +62,7 @@ type messageInput struct {
 	PhoneNumber    string                `json:"phoneNumber"`
 	ExternalUserID string                `json:"externalUserId"`
 	Placeholders   recipientPlaceholders `json:"placeholders"`
+	ValidityPeriod int                   `json:"validityPeriod"`
 }
 
 // messageQueuedJSON answers an add-message.
@@ -93,7 +94,8 @@ func (s *server) addMessage(w http.ResponseWriter, r *http.Request, ch messaging
 		return err
 	}
 	m, err := s.campaigns.AddMessage(r.Context(), companyOf(r), ch, id,
-		campaign.Recipient{Phone: in.PhoneNumber, ExternalUserID: in.ExternalUserID, Placeholders: campaign.PlaceholdersOf(in.Placeholders)})
+		campaign.Recipient{Phone: in.PhoneNumber, ExternalUserID: in.ExternalUserID, Placeholders: campaign.PlaceholdersOf(in.Placeholders),
+			ValidityPeriod: in.ValidityPeriod})
 	if err != nil {
 		return err
 	}
@@ -205,7 +207,8 @@ func (s *server) sendChatBulk(w http.ResponseWriter, r *http.Request) error {
 // sendBulk answers POST /sms/promotional and /chat/send: 202, Queuing.
 func (s *server) sendBulk(w http.ResponseWriter, r *http.Request, ch messaging.Channel) error {
 	var in bulkInput
-	recipients, err := s.decodeSend(w, r, sendFields{"templateId": &in.TemplateID, "placeholders": &in.Placeholders}, false)
+	var validity int
+	recipients, err := s.decodeSend(w, r, sendFields{"templateId": &in.TemplateID, "placeholders": &in.Placeholders, "validityPeriod": &validity}, false)
 	if err != nil {
 		return err
 	}
@@ -214,7 +217,8 @@ func (s *server) sendBulk(w http.ResponseWriter, r *http.Request, ch messaging.C
 	if err := fe.Err(); err != nil {
 		return err
 	}
-	res, err := s.campaigns.SendBulk(r.Context(), companyOf(r), campaign.BulkSend{Channel: ch, TemplateID: tid, Recipients: recipients, Placeholders: in.Placeholders})
+	res, err := s.campaigns.SendBulk(r.Context(), companyOf(r), campaign.BulkSend{Channel: ch, TemplateID: tid, Recipients: recipients, Placeholders: in.Placeholders,
+		ValidityPeriod: validity})
 	if err != nil {
 		return err
 	}
@@ -229,7 +233,7 @@ func (s *server) sendDirectSMS(w http.ResponseWriter, r *http.Request) error {
 		placeholders placeholderValues
 	)
 	recipients, err := s.decodeSend(w, r, sendFields{"messageContent": &d.Content, "smsSenderId": &d.SMSSenderID,
-		"placeholders": &placeholders}, true)
+		"placeholders": &placeholders, "validityPeriod": &d.ValidityPeriod}, true)
 	if err != nil {
 		return err
 	}
@@ -253,7 +257,7 @@ func (s *server) sendDirectChat(w http.ResponseWriter, r *http.Request) error {
 	)
 	recipients, err := s.decodeSend(w, r, sendFields{"messageContent": &d.Content, "chatServiceId": &d.ChatServiceID,
 		"smsFallbackText": &d.SMSFallbackText, "smsFallbackSenderId": &d.SMSFallbackSenderID,
-		"placeholders": &placeholders}, true)
+		"placeholders": &placeholders, "validityPeriod": &d.ValidityPeriod}, true)
 	if err != nil {
 		return err
 	}
@@ -301,6 +305,7 @@ type campaignDetailJSON struct {
 	CompletedAt               *timestamp    `json:"completedAt"`
 	CancelledAt               *timestamp    `json:"cancelledAt,omitempty"`
 	ScheduledAt               *timestamp    `json:"scheduledAt,omitempty"`
+	ValidityPeriod            *int          `json:"validityPeriod"`
 	FailureReason             *string       `json:"failureReason"`
 	SMSFallbackCount          int           `json:"smsFallbackCount"`
 	SMSFallbackDeliveredCount int           `json:"smsFallbackDeliveredCount"`
@@ -320,6 +325,10 @@ func campaignDetailOut(c *messaging.Campaign) campaignDetailJSON {
 		StartedAt: tsOrNull(c.StartedAt), CompletedAt: tsOrNull(c.CompletedAt), CancelledAt: tsOrNull(c.CancelledAt), ScheduledAt: tsOrNull(c.ScheduledAt), FailureReason: strOrNull(c.FailureReason),
 		SMSFallbackCount: st.FallbackCount, SMSFallbackDeliveredCount: st.FallbackDelivered,
 		SMSFallbackFailedCount: st.FallbackFailed, OverallDeliveryRate: st.OverallDeliveryRate}
+	if c.ValidFor > 0 {
+		v := int(c.ValidFor / time.Second)
+		out.ValidityPeriod = &v
+	}
 	if !c.TemplateID.IsZero() {
 		id := c.TemplateID
 		out.TemplateID = &id

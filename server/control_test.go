@@ -205,3 +205,64 @@ func TestPreparedCount(t *testing.T) {
 	require.Equal(t, "Ready", d["status"])
 	require.Equal(t, float64(25_000), d["preparedCount"])
 }
+
+// TestValidityPeriod: validityPeriod on a template is the default of its
+// sends; a bulk send's own counts from the campaign's start (shown on the
+// campaign), an add-message's from now (the message's expiry); values out
+// of 60..604800 are a 400 on validityPeriod.
+func TestValidityPeriod(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)}
+	e := newEnv(t, withClock(clk))
+	r := e.do("POST", "/api/v1/templates/sms", map[string]any{"name": "otp", "templateContent": "Code {{code}}", "validityPeriod": 600})
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	tpl := r.obj()["id"].(string)
+	require.Equal(t, float64(600), r.obj()["validityPeriod"])
+	plain := e.smsTemplate("plain", "Hi")
+	require.Nil(t, e.do("GET", "/api/v1/templates/"+plain, nil).obj()["validityPeriod"])
+
+	bulk := func(tpl string, validity any) map[string]any {
+		body := map[string]any{"templateId": tpl, "recipients": recipients(1), "placeholders": map[string]any{"code": "1"}}
+		if validity != nil {
+			body["validityPeriod"] = validity
+		}
+		r := e.do("POST", "/api/v1/sms/promotional", body)
+		require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
+		e.wait()
+		return e.do("GET", "/api/v1/campaigns/"+r.obj()["campaignId"].(string), nil).obj()
+	}
+	require.Equal(t, float64(600), bulk(tpl, nil)["validityPeriod"], "the template's default")
+	require.Equal(t, float64(120), bulk(tpl, 120)["validityPeriod"])
+	require.Nil(t, bulk(plain, nil)["validityPeriod"])
+
+	tx := e.transactional("sms", tpl)
+	add := func(validity any) messaging.Message {
+		body := map[string]any{"phoneNumber": phone(1), "placeholders": map[string]any{"code": "1"}}
+		if validity != nil {
+			body["validityPeriod"] = validity
+		}
+		r := e.do("POST", "/api/v1/sms/campaigns/"+tx+"/messages", body)
+		require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
+		m, err := e.store.GetMessage(t.Context(), e.id, messaging.MustParseID(r.obj()["messageId"].(string)))
+		require.NoError(t, err)
+		return m
+	}
+	m := add(nil)
+	require.NotNil(t, m.ExpiresAt)
+	require.Equal(t, clk.t.Add(600*time.Second), *m.ExpiresAt)
+	m = add(90)
+	require.Equal(t, clk.t.Add(90*time.Second), *m.ExpiresAt)
+
+	for _, bad := range []any{59, 604801, -1, "soon"} {
+		requireError(t, e.do("POST", "/api/v1/templates/sms", map[string]any{"name": "x", "templateContent": "x", "validityPeriod": bad}),
+			http.StatusBadRequest, "Bad Request", "validityPeriod")
+		requireError(t, e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": tpl, "recipients": recipients(1), "validityPeriod": bad}),
+			http.StatusBadRequest, "Bad Request", "validityPeriod")
+		requireError(t, e.do("POST", "/api/v1/sms/send", map[string]any{"messageContent": "x", "smsSenderId": e.sender, "recipients": recipients(1), "validityPeriod": bad}),
+			http.StatusBadRequest, "Bad Request", "validityPeriod")
+		requireError(t, e.do("POST", "/api/v1/sms/campaigns/"+tx+"/messages", map[string]any{"phoneNumber": phone(1), "validityPeriod": bad}),
+			http.StatusBadRequest, "Bad Request", "validityPeriod")
+	}
+	r = e.do("POST", "/api/v1/chat/send-text", map[string]any{"messageContent": "x", "chatServiceId": e.chat, "recipients": recipients(1), "validityPeriod": 3600})
+	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
+	require.Equal(t, float64(3600), e.do("GET", "/api/v1/campaigns/"+r.obj()["campaignId"].(string), nil).obj()["validityPeriod"])
+}

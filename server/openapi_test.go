@@ -129,6 +129,7 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 		"/api/v1/campaigns/{id}/pause":                         {"POST"},
 		"/api/v1/campaigns/{id}/resume":                        {"POST"},
 		"/api/v1/campaigns/{id}/cancel":                        {"POST"},
+		"/api/v1/campaigns/{id}/messages.csv":                  {"GET"},
 		"/api/v1/messages":                                     {"GET"},
 		"/api/v1/messages/{id}":                                {"GET"},
 		"/api/v1/survey-results":                               {"GET"},
@@ -266,6 +267,7 @@ func TestContractTour(t *testing.T) {
 	added := hooks.do("POST", "/api/v1/sms/campaigns/"+hooks.transactional("sms", hooks.smsTemplate("read", "Hi"))+"/messages",
 		map[string]any{"phoneNumber": phone(9)}).obj()["messageId"].(string)
 	hooks.do("GET", "/api/v1/messages/"+added, nil)
+	hooks.do("GET", "/api/v1/campaigns/"+ctl+"/messages.csv", nil)
 	hooks.do("GET", "/api/v1/messages/"+missing, nil)
 	hooks.do("GET", "/api/v1/campaigns?status=Completed", nil)
 	hooks.do("GET", "/api/v1/campaigns?status=Done", nil)

@@ -102,6 +102,7 @@ type templateInput struct {
 	SMSFallbackEnabled         bool             `json:"smsFallbackEnabled"`
 	SMSFallbackTemplateContent string           `json:"smsFallbackTemplateContent"`
 	SMSFallbackSenderID        int64            `json:"smsFallbackSenderId"`
+	ValidityPeriod             int              `json:"validityPeriod"`
 }
 
 // template converts the input to a template of channel ch.
@@ -110,7 +111,8 @@ func (in *templateInput) template(ch messaging.Channel) (messaging.Template, err
 		return messaging.Template{}, invalidField("channelType",
 			fmt.Sprintf("channelType must be %s here: the channel of a template cannot change", ch))
 	}
-	t := messaging.Template{Name: in.Name, Description: in.Description, Channel: ch, Content: in.TemplateContent}
+	t := messaging.Template{Name: in.Name, Description: in.Description, Channel: ch, Content: in.TemplateContent,
+		ValidityPeriod: in.ValidityPeriod}
 	if ch == messaging.ChannelSMS {
 		if in.MessageType != 0 && messaging.MessageType(in.MessageType) != messaging.TypeSimpleText {
 			return messaging.Template{}, invalidField("messageType", "SMS templates have messageType 1 (SimpleText)")
@@ -136,6 +138,7 @@ type templateJSON struct {
 	MessageType     int               `json:"messageType"`
 	ChannelType     messaging.Channel `json:"channelType"`
 	TemplateContent string            `json:"templateContent"`
+	ValidityPeriod  *int              `json:"validityPeriod"`
 	CreatedAt       timestamp         `json:"createdAt"`
 	UpdatedAt       timestamp         `json:"updatedAt"`
 }
@@ -161,6 +164,10 @@ func templateOut(t *messaging.Template) (any, error) {
 	base := templateJSON{ID: t.ID, Name: t.Name, Description: strOrNull(t.Description),
 		MessageType: int(t.MessageType), ChannelType: t.Channel, TemplateContent: t.Content,
 		CreatedAt: ts(t.CreatedAt), UpdatedAt: ts(t.UpdatedAt)}
+	if t.ValidityPeriod > 0 {
+		v := t.ValidityPeriod
+		base.ValidityPeriod = &v
+	}
 	if t.Channel == messaging.ChannelSMS {
 		base.MessageType = int(messaging.TypeSimpleText)
 		return smsTemplateJSON{templateJSON: base, SMSSenderID: idOrNull(t.SMSSenderID)}, nil

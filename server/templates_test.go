@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	templateKeys     = []string{"id", "name", "description", "messageType", "channelType", "templateContent", "createdAt", "updatedAt"}
+	templateKeys     = []string{"id", "name", "description", "messageType", "channelType", "templateContent", "validityPeriod", "createdAt", "updatedAt"}
 	smsTemplateKeys  = append(append([]string(nil), templateKeys...), "smsSenderId")
 	chatTemplateKeys = append(append([]string(nil), templateKeys...), "chatServiceId", "typeSpecificConfig",
 		"smsFallbackEnabled", "smsFallbackTemplateContent", "smsFallbackSenderId")
