@@ -19,6 +19,7 @@ import (
 	"github.com/heraldhq/herald/internal/pace"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/optout"
+	"github.com/heraldhq/herald/phonezone"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/template"
 	"github.com/heraldhq/herald/webhook"
@@ -238,6 +239,10 @@ func New(cfg Config) (*Herald, error) {
 	dcfg := cfg.Delivery
 	dcfg.Store, dcfg.Chat, dcfg.Logger, dcfg.Observer = cfg.Store, cfg.Chat, cfg.Logger, cfg.Observer
 	dcfg.OnChatFailure = h.events.OnChatFailure
+	if dcfg.Zones == nil {
+		// Send windows keep to each recipient's time, told from the number.
+		dcfg.Zones = &phonezone.Finder{}
+	}
 	if cfg.SMS != nil {
 		var sms delivery.SMSSender
 		sms, err = cfg.SMS(h.HandleReceipt)

@@ -344,3 +344,40 @@ func TestScheduledCampaignsStart(t *testing.T) {
 	require.Eventually(t, func() bool { return status(later).StartedAt != nil }, 10*time.Second, 10*time.Millisecond)
 	require.False(t, status(later).StartedAt.Before(ahead), "started at %s, scheduled at %s", status(later).StartedAt, ahead)
 }
+
+// TestSendWindowsUseTheRecipientsZone: Herald tells a recipient's zone
+// from the number by itself: a message to a Paris number, outside a window
+// closed in Paris, waits for the window's opening in Paris time, not in
+// UTC, and the campaign counts it as waiting.
+func TestSendWindowsUseTheRecipientsZone(t *testing.T) {
+	h, err := herald.New(herald.Config{
+		Store: memstore.New(),
+		SMS:   func(r delivery.ReceiptHandler) (delivery.SMSSender, error) { return fakeSMSC{r}, nil },
+	})
+	require.NoError(t, err)
+	start(t, h)
+	svc := h.Campaigns()
+	co, sender, _ := company(t, h.Accounts())
+	paris, err := time.LoadLocation("Europe/Paris")
+	require.NoError(t, err)
+	// A window of one hour, opening two hours from now in Paris: closed.
+	local := time.Now().In(paris)
+	from := (local.Hour() + 2) % 24
+	w := messaging.SendWindow{From: from * 60, To: (from + 1) * 60}
+	tpl, err := svc.CreateTemplate(t.Context(), co.ID, messaging.Template{Name: "promo", Channel: messaging.ChannelSMS, Content: "Hi", SMSSenderID: sender.ID})
+	require.NoError(t, err)
+	res, err := svc.SendBulk(t.Context(), co.ID, campaign.BulkSend{Channel: messaging.ChannelSMS, TemplateID: tpl.ID,
+		Recipients: []campaign.Recipient{{Phone: "+33612345678"}}, Window: &w})
+	require.NoError(t, err)
+	require.NoError(t, svc.Wait(t.Context()))
+	_, err = svc.Start(t.Context(), co.ID, res.Campaign.ID)
+	require.NoError(t, err)
+	m := waitMessage(t, svc, co.ID, "33612345678", messaging.ChannelSMS, func(m messaging.Message) bool {
+		return m.Status == messaging.StatusPending && m.Attempts == 1
+	})
+	_, want := w.Open(time.Now(), paris)
+	require.True(t, want.Equal(m.DueAt), "due %s, the window opens at %s in Paris", m.DueAt.In(paris), want.In(paris))
+	c, err := svc.GetCampaign(t.Context(), co.ID, res.Campaign.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, c.WaitingForWindow)
+}

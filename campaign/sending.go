@@ -224,6 +224,9 @@ type BulkSend struct {
 	// its messages stay worth sending (messaging.MinValidity to
 	// MaxValidity); 0: the template's default, if any.
 	ValidityPeriod int
+	// Window, when set, keeps each message to a part of the day in its
+	// recipient's local time (messaging.ParseSendWindow checks it).
+	Window *messaging.SendWindow
 }
 
 // SendBulk accepts a bulk send from one of the company's templates: it
@@ -269,6 +272,10 @@ func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, b BulkSe
 	c.Planned = len(valid)
 	if b.ValidityPeriod > 0 {
 		c.ValidFor = time.Duration(b.ValidityPeriod) * time.Second
+	}
+	if b.Window != nil {
+		w := *b.Window
+		c.SendWindow = &w
 	}
 	if err := s.store.CreateCampaign(ctx, &c, s.limits.MaxPending); err != nil {
 		return SendResult{}, s.retryHint(ctx, c.CompanyID, fmt.Errorf("create campaign: %w", err))
@@ -780,6 +787,11 @@ func (s *Service) GetCampaign(ctx context.Context, companyID, id messaging.ID) (
 	}
 	if err != nil {
 		return messaging.Campaign{}, fmt.Errorf("get campaign: %w", err)
+	}
+	if c.SendWindow != nil {
+		if c.WaitingForWindow, err = s.store.CountWaiting(ctx, c.ID, s.clock()); err != nil {
+			return messaging.Campaign{}, fmt.Errorf("get campaign: %w", err)
+		}
 	}
 	return c, nil
 }

@@ -105,6 +105,9 @@ type CampaignStore interface {
 	CampaignMessagesAfter(ctx context.Context, companyID, campaignID, after messaging.ID, limit int) ([]messaging.Message, error)
 	// GetMessage returns the company's message or NotFound.
 	GetMessage(ctx context.Context, companyID, id messaging.ID) (messaging.Message, error)
+	// CountWaiting returns how many Pending messages of the campaign are
+	// due after now (held back for a send window, or a retry's backoff).
+	CountWaiting(ctx context.Context, campaignID messaging.ID, now time.Time) (int, error)
 	// PendingCount returns the company's pending count.
 	PendingCount(ctx context.Context, companyID messaging.ID) (int, error)
 	// CapacityUse returns what the company's pending count is made of, by

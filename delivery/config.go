@@ -96,6 +96,10 @@ type Config struct {
 	// ChatTTL is the time to live sent with chat messages. Default 0: the
 	// chat sender's default.
 	ChatTTL time.Duration
+	// Zones tells a recipient's time zone from the phone number, for the
+	// send windows of campaigns that have one without a time zone of their
+	// own. Nil, or a number it does not know: UTC.
+	Zones ZoneFinder
 
 	// WriteBatch is the most send results and receipts one store
 	// transaction records. Default 1024.

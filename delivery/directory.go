@@ -30,6 +30,16 @@ type Route struct {
 	// campaign stop being worth sending (its start plus its ValidFor); a
 	// message's own ExpiresAt comes first.
 	ExpiresAt time.Time
+	// Window, when not nil, is the campaign's send window, and WindowZone
+	// the zone it names (nil: each recipient's own).
+	Window     *messaging.SendWindow
+	WindowZone *time.Location
+}
+
+// ZoneFinder tells the time zone of a phone number's owner; nil when it
+// does not know. package phonezone has one.
+type ZoneFinder interface {
+	Location(phone string) *time.Location
 }
 
 // Expiry returns when m stops being worth sending on route r: its own
@@ -71,7 +81,12 @@ func (d StoreDirectory) Route(ctx context.Context, companyID, campaignID messagi
 	if err != nil {
 		return Route{}, fmt.Errorf("route of campaign %s: %w", campaignID, err)
 	}
-	r := Route{MessageType: c.MessageType, Config: c.Config}
+	r := Route{MessageType: c.MessageType, Config: c.Config, Window: c.SendWindow}
+	if w := c.SendWindow; w != nil && w.TimeZone != "" {
+		if r.WindowZone, err = time.LoadLocation(w.TimeZone); err != nil {
+			return Route{}, fmt.Errorf("route of campaign %s: send window: %w", campaignID, err)
+		}
+	}
 	if c.ValidFor > 0 && c.StartedAt != nil && c.Mode != messaging.ModeTransactional {
 		// A transactional campaign's messages carry their own expiry.
 		r.ExpiresAt = c.StartedAt.Add(c.ValidFor)

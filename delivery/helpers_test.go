@@ -81,6 +81,7 @@ type spec struct {
 	noSender bool
 	expires  func(i int) *time.Time // message i's ExpiresAt; default none
 	validFor time.Duration          // the campaign's ValidFor
+	window   *messaging.SendWindow  // the campaign's SendWindow
 }
 
 // campaign creates a campaign with one message per phone, in status
@@ -100,7 +101,7 @@ func (w *world) campaign(sp spec) (messaging.Campaign, []*messaging.Message) {
 	}
 	c := messaging.Campaign{ID: w.ids.New(), CompanyID: w.co.ID, Name: "test", Channel: sp.channel, Mode: sp.mode,
 		Status: messaging.CampaignQueuing, MessageType: sp.msgType, Config: sp.config, Planned: len(sp.phones),
-		CreatedAt: now, UpdatedAt: now, ValidFor: sp.validFor}
+		CreatedAt: now, UpdatedAt: now, ValidFor: sp.validFor, SendWindow: sp.window}
 	if sp.channel == messaging.ChannelSMS && !sp.noSender {
 		c.SMSSenderID = w.sender.ID
 	}
@@ -236,4 +237,12 @@ func phones(n, first int) []string {
 		out[i] = fmt.Sprintf("4479000%05d", first+i)
 	}
 	return out
+}
+
+// messagesOf returns the messages of campaign id.
+func (w *world) messagesOf(id messaging.ID) []messaging.Message {
+	w.t.Helper()
+	ms, _, err := w.s.ListMessages(context.Background(), w.co.ID, messaging.MessageFilter{CampaignID: id, PageRequest: messaging.PageRequest{Page: 1, PageSize: 100}})
+	require.NoError(w.t, err)
+	return ms
 }

@@ -286,6 +286,14 @@ func (l *lane) prepare(ctx context.Context, claimed []messaging.Message) []job {
 			l.settle(ctx, m, d.fail(m, messaging.DetailsExpired))
 			continue
 		}
+		if r.Window != nil {
+			if open, next := r.Window.Open(d.cfg.Now(), d.zoneOf(m.Phone, r)); !open {
+				// Outside the window in the recipient's time: back to
+				// Pending until it opens.
+				l.settle(ctx, m, &StatusUpdate{MessageID: m.ID, Status: messaging.StatusPending, At: d.cfg.Now(), DueAt: next})
+				continue
+			}
+		}
 		j := job{m: m, route: r}
 		if seqs != nil {
 			j.seq = seqs[i]
@@ -466,4 +474,18 @@ func failureDetails(err error) string {
 		s = s[:cut]
 	}
 	return s
+}
+
+// zoneOf is the zone of a recipient for route r's window: the window's
+// own, else the one Config.Zones tells from the number, else UTC.
+func (d *Dispatcher) zoneOf(phone string, r Route) *time.Location {
+	if r.WindowZone != nil {
+		return r.WindowZone
+	}
+	if d.cfg.Zones != nil {
+		if loc := d.cfg.Zones.Location(phone); loc != nil {
+			return loc
+		}
+	}
+	return time.UTC
 }

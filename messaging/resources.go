@@ -197,6 +197,14 @@ type Campaign struct {
 	// start: one still Pending after StartedAt + ValidFor fails EXPIRED
 	// without reaching a provider.
 	ValidFor time.Duration
+	// SendWindow, when set, keeps a bulk campaign's messages to a part of
+	// the day in each recipient's local time.
+	SendWindow *SendWindow
+	// WaitingForWindow counts, when the campaign has a SendWindow, its
+	// Pending messages held back until a later time (the window's
+	// opening, or a retry's backoff). It is worked out when the campaign
+	// is read (campaign.Service.GetCampaign), not stored.
+	WaitingForWindow int
 	// ScheduledAt is when a Ready campaign starts by itself (the start's
 	// sendAt); it stays once the campaign started on its schedule, and is
 	// cleared by a start by hand.

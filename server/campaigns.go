@@ -208,17 +208,27 @@ func (s *server) sendChatBulk(w http.ResponseWriter, r *http.Request) error {
 func (s *server) sendBulk(w http.ResponseWriter, r *http.Request, ch messaging.Channel) error {
 	var in bulkInput
 	var validity int
-	recipients, err := s.decodeSend(w, r, sendFields{"templateId": &in.TemplateID, "placeholders": &in.Placeholders, "validityPeriod": &validity}, false)
+	var window *windowJSON
+	recipients, err := s.decodeSend(w, r, sendFields{"templateId": &in.TemplateID, "placeholders": &in.Placeholders, "validityPeriod": &validity,
+		"sendWindow": &window}, false)
 	if err != nil {
 		return err
 	}
 	var fe messaging.FieldErrors
 	tid := bodyID(&fe, "templateId", in.TemplateID)
+	var sw *messaging.SendWindow
+	if window != nil {
+		v, err := messaging.ParseSendWindow(window.From, window.To, window.TimeZone)
+		if err != nil {
+			return err
+		}
+		sw = &v
+	}
 	if err := fe.Err(); err != nil {
 		return err
 	}
 	res, err := s.campaigns.SendBulk(r.Context(), companyOf(r), campaign.BulkSend{Channel: ch, TemplateID: tid, Recipients: recipients, Placeholders: in.Placeholders,
-		ValidityPeriod: validity})
+		ValidityPeriod: validity, Window: sw})
 	if err != nil {
 		return err
 	}
@@ -306,6 +316,8 @@ type campaignDetailJSON struct {
 	CancelledAt               *timestamp    `json:"cancelledAt,omitempty"`
 	ScheduledAt               *timestamp    `json:"scheduledAt,omitempty"`
 	ValidityPeriod            *int          `json:"validityPeriod"`
+	SendWindow                *windowJSON   `json:"sendWindow"`
+	WaitingForWindowCount     int           `json:"waitingForWindowCount"`
 	FailureReason             *string       `json:"failureReason"`
 	SMSFallbackCount          int           `json:"smsFallbackCount"`
 	SMSFallbackDeliveredCount int           `json:"smsFallbackDeliveredCount"`
@@ -328,6 +340,10 @@ func campaignDetailOut(c *messaging.Campaign) campaignDetailJSON {
 	if c.ValidFor > 0 {
 		v := int(c.ValidFor / time.Second)
 		out.ValidityPeriod = &v
+	}
+	if w := c.SendWindow; w != nil {
+		out.SendWindow = &windowJSON{From: messaging.Clock(w.From), To: messaging.Clock(w.To), TimeZone: w.TimeZone}
+		out.WaitingForWindowCount = c.WaitingForWindow
 	}
 	if !c.TemplateID.IsZero() {
 		id := c.TemplateID
@@ -446,4 +462,12 @@ func (s *server) campaignMove(move func(ctx context.Context, companyID, id messa
 		s.writeJSON(w, http.StatusOK, campaignDetailOut(&c))
 		return nil
 	}
+}
+
+// windowJSON is a send window: times of day "HH:MM", and the IANA zone of
+// every recipient when given (else each one's own, from the number).
+type windowJSON struct {
+	From     string `json:"from"`
+	To       string `json:"to"`
+	TimeZone string `json:"timeZone,omitempty"`
 }

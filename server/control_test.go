@@ -266,3 +266,39 @@ func TestValidityPeriod(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
 	require.Equal(t, float64(3600), e.do("GET", "/api/v1/campaigns/"+r.obj()["campaignId"].(string), nil).obj()["validityPeriod"])
 }
+
+// TestSendWindowAPI: a bulk send takes a sendWindow (with or without a
+// zone of its own) and the campaign shows it with waitingForWindowCount;
+// a malformed window is a 400 naming the field, and sends nothing.
+func TestSendWindowAPI(t *testing.T) {
+	e := newEnv(t)
+	sms := e.smsTemplate("promo", "Hi")
+	send := func(window any) response {
+		return e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(2), "sendWindow": window})
+	}
+	r := send(map[string]any{"from": "09:00", "to": "20:00"})
+	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
+	e.wait()
+	d := e.do("GET", "/api/v1/campaigns/"+r.obj()["campaignId"].(string), nil).obj()
+	require.Equal(t, map[string]any{"from": "09:00", "to": "20:00"}, d["sendWindow"])
+	require.Equal(t, float64(0), d["waitingForWindowCount"])
+	r = send(map[string]any{"from": "20:00", "to": "08:30", "timeZone": "America/New_York"})
+	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
+	e.wait()
+	d = e.do("GET", "/api/v1/campaigns/"+r.obj()["campaignId"].(string), nil).obj()
+	require.Equal(t, map[string]any{"from": "20:00", "to": "08:30", "timeZone": "America/New_York"}, d["sendWindow"])
+	plain := e.do("POST", "/api/v1/sms/promotional", map[string]any{"templateId": sms, "recipients": recipients(1)}).obj()["campaignId"].(string)
+	e.wait()
+	require.Nil(t, e.do("GET", "/api/v1/campaigns/"+plain, nil).obj()["sendWindow"])
+
+	before := e.pending(e.id)
+	for field, window := range map[string]any{
+		"sendWindow.from":     map[string]any{"from": "9am", "to": "20:00"},
+		"sendWindow.to":       map[string]any{"from": "09:00", "to": "09:00"},
+		"sendWindow.timeZone": map[string]any{"from": "09:00", "to": "20:00", "timeZone": "Europe/Atlantis"},
+		"sendWindow":          "09:00-20:00",
+	} {
+		requireError(t, send(window), http.StatusBadRequest, "Bad Request", field)
+	}
+	require.Equal(t, before, e.pending(e.id), "refused sends admit nothing")
+}

@@ -24,7 +24,7 @@ var (
 	bulkSendKeys       = append(append([]string(nil), sendKeys...), "optedOutPhoneNumbers")
 	campaignListKeys   = []string{"campaignId", "name", "description", "status", "channel", "sendingMode", "totalMessages", "preparedCount", "deliveredCount", "failedCount", "pendingCount", "seenCount", "unconfirmedCount", "createdAt"}
 	campaignDetailKeys = append(append([]string(nil), campaignListKeys...), "chatServiceId", "templateId", "templateName", "startedAt",
-		"completedAt", "failureReason", "smsFallbackCount", "smsFallbackDeliveredCount", "smsFallbackFailedCount", "overallDeliveryRate", "validityPeriod")
+		"completedAt", "failureReason", "smsFallbackCount", "smsFallbackDeliveredCount", "smsFallbackFailedCount", "overallDeliveryRate", "validityPeriod", "sendWindow", "waitingForWindowCount")
 	messageKeys = []string{"id", "campaignId", "phoneNumber", "externalUserId", "messageContent", "status", "channelType", "details",
 		"smsErrorCode", "createdAt", "sentAt", "deliveredAt", "updatedAt"}
 )

@@ -412,6 +412,25 @@ func (s *Store) PendingCount(ctx context.Context, companyID messaging.ID) (int, 
 	return 0, nil
 }
 
+// CountWaiting implements campaign.CampaignStore.
+func (s *Store) CountWaiting(ctx context.Context, campaignID messaging.ID, now time.Time) (int, error) {
+	if err := s.lock(ctx, "count waiting messages"); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	cr := s.campaigns[campaignID]
+	if cr == nil {
+		return 0, nil
+	}
+	n := 0
+	for _, id := range cr.messages {
+		if m := s.messages[id]; m != nil && m.Status == messaging.StatusPending && m.DueAt.After(now) {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // CapacityUse implements campaign.CampaignStore.
 func (s *Store) CapacityUse(ctx context.Context, companyID messaging.ID) (messaging.CapacityUse, error) {
 	if err := s.lock(ctx, "capacity use"); err != nil {

@@ -373,6 +373,10 @@ func cloneCampaign(c *messaging.Campaign) messaging.Campaign {
 	v.CompletedAt = cloneTime(c.CompletedAt)
 	v.CancelledAt = cloneTime(c.CancelledAt)
 	v.ScheduledAt = cloneTime(c.ScheduledAt)
+	if c.SendWindow != nil {
+		w := *c.SendWindow
+		v.SendWindow = &w
+	}
 	return v
 }
 

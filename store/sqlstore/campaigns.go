@@ -16,7 +16,8 @@ import (
 
 const campaignColumns = "id, company_id, name, description, channel, mode, status, hidden, template_id, template_name, " +
 	"message_type, config, sms_sender_id, chat_service_id, fallback_sender_id, planned, " + counterColumns + ", " +
-	"failure_reason, created_at, updated_at, started_at, completed_at, cancelled_at, scheduled_at, valid_for"
+	"failure_reason, created_at, updated_at, started_at, completed_at, cancelled_at, scheduled_at, valid_for, " +
+	"window_from, window_to, window_tz"
 
 // counterColumns are a campaign's counters: its messages by status, then
 // its fallback SMS by status, in the order of messaging.MessageStatuses,
@@ -46,7 +47,13 @@ func scanCampaign(row interface{ Scan(...any) error }) (messaging.Campaign, erro
 	dst = append(dst, counterDsts(&c.Counts, &c.FallbackCounts)...)
 	dst = append(dst, &c.FailureReason, timeDst{&c.CreatedAt}, timeDst{&c.UpdatedAt}, timePtrDst{&c.StartedAt}, timePtrDst{&c.CompletedAt},
 		timePtrDst{&c.CancelledAt}, timePtrDst{&c.ScheduledAt}, secondsDst{&c.ValidFor})
+	var from, to sql.NullInt64
+	var tz string
+	dst = append(dst, &from, &to, &tz)
 	err := row.Scan(dst...)
+	if from.Valid && to.Valid {
+		c.SendWindow = &messaging.SendWindow{From: int(from.Int64), To: int(to.Int64), TimeZone: tz}
+	}
 	return c, err
 }
 
@@ -266,6 +273,11 @@ func (s *Store) CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPe
 	if err != nil {
 		return fmt.Errorf("create campaign: %w", err)
 	}
+	var windowFrom, windowTo any
+	windowTZ := ""
+	if w := c.SendWindow; w != nil {
+		windowFrom, windowTo, windowTZ = w.From, w.To, w.TimeZone
+	}
 	st := campaignState{status: c.Status, planned: c.Planned}
 	return s.write(ctx, "create campaign", func(tx *txn) error {
 		if err := s.admit(ctx, tx, c.CompanyID, st.reserved(), c.Planned, maxPending); err != nil {
@@ -273,12 +285,12 @@ func (s *Store) CreateCampaign(ctx context.Context, c *messaging.Campaign, maxPe
 		}
 		_, err := tx.ExecContext(ctx, "INSERT INTO campaigns (id, company_id, name, description, channel, mode, status, hidden, "+
 			"template_id, template_name, message_type, config, sms_sender_id, chat_service_id, fallback_sender_id, planned, "+
-			"failure_reason, created_at, updated_at, started_at, completed_at, valid_for) "+
-			"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			"failure_reason, created_at, updated_at, started_at, completed_at, valid_for, window_from, window_to, window_tz) "+
+			"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			s.id(c.ID), s.id(c.CompanyID), c.Name, c.Description, string(c.Channel), string(c.Mode), string(c.Status), c.Hidden,
 			s.nullID(c.TemplateID), c.TemplateName, int(c.MessageType), cfg, c.SMSSenderID, c.ChatServiceID, c.FallbackSender,
 			c.Planned, c.FailureReason, s.ts(c.CreatedAt), s.ts(c.UpdatedAt), s.tsPtr(c.StartedAt), s.tsPtr(c.CompletedAt),
-			int64(c.ValidFor/time.Second))
+			int64(c.ValidFor/time.Second), windowFrom, windowTo, windowTZ)
 		if err != nil {
 			return duplicate(err, "campaign "+c.ID.String())
 		}
@@ -627,4 +639,17 @@ func (d secondsDst) Scan(v any) error {
 		return fmt.Errorf("seconds: unexpected %T", v)
 	}
 	return nil
+}
+
+// CountWaiting implements campaign.CampaignStore, through the claim index
+// (Pending messages by campaign and due time).
+func (s *Store) CountWaiting(ctx context.Context, campaignID messaging.ID, now time.Time) (_ int, err error) {
+	defer keepUnavailable(&err)
+	var n int
+	err = s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM messages WHERE campaign_id = ? AND status = 'Pending' AND due_at > ?",
+		s.id(campaignID), s.ts(now)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count waiting messages: %w", err)
+	}
+	return n, nil
 }

@@ -25,6 +25,7 @@ func testCampaignRoundTrip(f *fixture) {
 		Planned: 7, Counts: messaging.StatusCounts{Pending: 3, Sent: 9}, FallbackCounts: messaging.StatusCounts{Failed: 2},
 		FailureReason: "not yet", CreatedAt: base.Add(123456 * time.Microsecond), UpdatedAt: at(5),
 		StartedAt: &started, CompletedAt: &completed, ValidFor: 90 * time.Minute,
+		SendWindow: &messaging.SendWindow{From: 540, To: 1200, TimeZone: "Europe/Paris"},
 	}
 	require.NoError(t, f.s.CreateCampaign(f.ctx, &full, unlimited))
 	want := full

@@ -295,3 +295,25 @@ func testCapacityUse(f *fixture) {
 	_, err := f.s.CapacityUse(f.ctx, f.id())
 	requireNotFound(t, err)
 }
+
+// testCountWaiting: a campaign's Pending messages due after a time, none
+// of those due before it, Sending or of another campaign.
+func testCountWaiting(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	c, msgs := f.bulk(a.ID, messaging.ChannelSMS, 4, at(0), messaging.CampaignInProgress)
+	other, _ := f.bulk(a.ID, messaging.ChannelSMS, 2, at(0), messaging.CampaignInProgress)
+	count := func(id messaging.ID, now int) int {
+		n, err := f.s.CountWaiting(f.ctx, id, at(now))
+		require.NoError(t, err)
+		return n
+	}
+	require.Zero(t, count(c.ID, 0))
+	require.Len(t, f.claim(messaging.ChannelSMS, at(1), at(600), 6), 6)
+	f.apply(delivery.StatusUpdate{MessageID: msgs[0].ID, Status: messaging.StatusPending, At: at(2), DueAt: at(100)},
+		delivery.StatusUpdate{MessageID: msgs[1].ID, Status: messaging.StatusPending, At: at(2), DueAt: at(50)})
+	require.Equal(t, 2, count(c.ID, 10))
+	require.Equal(t, 1, count(c.ID, 50), "due at 50: no longer waiting at 50")
+	require.Zero(t, count(c.ID, 100))
+	require.Zero(t, count(other.ID, 10))
+}

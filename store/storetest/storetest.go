@@ -171,6 +171,7 @@ func cases() []testCase {
 		{"OptOutKeywords", testOptOutKeywords},
 		{"OptOutFailsPending", testOptOutFailsPending},
 		{"CapacityUse", testCapacityUse},
+		{"CountWaiting", testCountWaiting},
 		{"IdempotencyKeys", testIdempotencyKeys},
 		{"IdempotencyKeysConcurrent", testIdempotencyKeysConcurrent},
 	}
