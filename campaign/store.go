@@ -47,7 +47,9 @@ type Admitter interface {
 	// CreateCampaign: the company's pending count grows by len(msgs), or
 	// nothing is written and a RateLimited error is returned when it
 	// would pass maxPending. A message whose id exists already is a
-	// Conflict (nothing is written).
+	// Conflict (nothing is written). A fallback SMS of a cancelled
+	// campaign (a chat failure reported after the cancel) is written
+	// Failed with details DetailsCancelled: it is never sent.
 	AdmitMessages(ctx context.Context, companyID messaging.ID, msgs []*messaging.Message, maxPending int) error
 }
 

@@ -240,6 +240,11 @@ func (s *Store) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs 
 		if !m.IsFallback() && cr.c.Status != messaging.CampaignInProgress {
 			return notActive(m.CampaignID, cr.c.Status)
 		}
+		if m.IsFallback() && cr.c.CancelledAt != nil && m.Status.Unsent() {
+			// A chat failure reported after the cancel: its fallback SMS
+			// is recorded, and not sent.
+			m.Status, m.Details = messaging.StatusFailed, campaign.DetailsCancelled
+		}
 		if m.Status.Unsent() {
 			unsent++
 		}

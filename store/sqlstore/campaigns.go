@@ -63,6 +63,7 @@ type campaignState struct {
 	status           messaging.CampaignStatus
 	planned          int
 	counts, fallback messaging.StatusCounts
+	cancelled        bool // the campaign was cancelled
 }
 
 // reserved is the part of a Queuing campaign's Planned not inserted yet.
@@ -93,7 +94,7 @@ func (s *Store) lockCampaigns(ctx context.Context, tx *txn, ids []messaging.ID) 
 	defer rows.Close()
 	for rows.Next() {
 		c := new(campaignState)
-		dst := append([]any{&c.id, &c.companyID, &c.status, &c.planned}, counterDsts(&c.counts, &c.fallback)...)
+		dst := append(append([]any{&c.id, &c.companyID, &c.status, &c.planned}, counterDsts(&c.counts, &c.fallback)...), &c.cancelled)
 		if err := rows.Scan(dst...); err != nil {
 			return nil, fmt.Errorf("lock campaigns: %w", err)
 		}

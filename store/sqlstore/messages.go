@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -98,6 +99,11 @@ func (s *Store) insertMessages(ctx context.Context, tx *txn, b *batch, admitFor 
 		}
 		if !admitFor.IsZero() && !m.IsFallback() && c.status != messaging.CampaignInProgress { // paused or cancelled meanwhile
 			return messaging.Errorf(messaging.Invalid, messaging.NameCampaignNotActive, "Campaign %s is %s, not InProgress", m.CampaignID, c.status)
+		}
+		if m.IsFallback() && c.cancelled && m.Status.Unsent() {
+			// A chat failure reported after the cancel: its fallback SMS
+			// is recorded, and not sent.
+			m.Status, m.Details = messaging.StatusFailed, campaign.DetailsCancelled
 		}
 		d := deltas[m.CampaignID]
 		if d == nil {

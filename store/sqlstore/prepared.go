@@ -59,7 +59,7 @@ type admitQueries struct {
 }
 
 func (s *Store) newAdmitQueries() admitQueries {
-	lock := "SELECT id, company_id, status, planned, " + counterColumns + " FROM campaigns WHERE " +
+	lock := "SELECT id, company_id, status, planned, " + counterColumns + ", cancelled_at IS NOT NULL FROM campaigns WHERE " +
 		s.jsonIDsIn("id") + " ORDER BY id"
 	if s.dialect == dialectPostgres {
 		lock += " FOR UPDATE"

@@ -116,3 +116,27 @@ func testCampaignSchedule(f *fixture) {
 	require.Empty(t, due(1000), "started, started by hand and cancelled campaigns are not due")
 	f.requireReconciled()
 }
+
+// testFallbackAfterCancel: the fallback SMS of a chat message that was in
+// flight when its campaign was cancelled (its failure reported after the
+// cancel) is written Failed CANCELLED: counted, never claimed.
+func testFallbackAfterCancel(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	c, msgs := f.bulk(a.ID, messaging.ChannelChat, 2, at(0), messaging.CampaignInProgress)
+	require.Len(t, f.claim(messaging.ChannelChat, at(1), at(600), 1), 1)
+	require.NoError(t, f.s.CancelCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: c.ID,
+		From: []messaging.CampaignStatus{messaging.CampaignInProgress}, To: messaging.CampaignCompleted, At: at(2)}))
+	inFlight := msgs[0]
+	if f.getMessage(a.ID, inFlight.ID).Status != messaging.StatusSending {
+		inFlight = msgs[1]
+	}
+	fb := f.fallbackFor(inFlight, at(3))
+	f.admit(a.ID, fb)
+	got := f.getMessage(a.ID, fb.ID)
+	require.Equal(t, messaging.StatusFailed, got.Status)
+	require.Equal(t, "CANCELLED", got.Details)
+	require.Empty(t, f.claim(messaging.ChannelSMS, at(4), at(600), 10), "never sent")
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Sending: 1, Failed: 1}, messaging.StatusCounts{Failed: 1})
+	f.requireReconciled()
+}

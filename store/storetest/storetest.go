@@ -141,6 +141,7 @@ func cases() []testCase {
 		{"CompleteDrained", testCompleteDrained},
 		{"CampaignControl", testCampaignControl},
 		{"CampaignSchedule", testCampaignSchedule},
+		{"FallbackAfterCancel", testFallbackAfterCancel},
 		{"LateFallback", testLateFallback},
 		{"Backlog", testBacklog},
 		{"ReceiptsAfterSent", testReceiptsAfterSent},
