@@ -31,7 +31,7 @@ func ParseSendWindow(from, to, timeZone string) (SendWindow, error) {
 	if w.To, ok = clockMinutes(to, true); !ok {
 		fe.Add("sendWindow.to", "sendWindow.to must be a time of day HH:MM (00:00 to 24:00), not %q", to)
 	}
-	if _, bad := fe["sendWindow.to"]; !bad && w.From%(24*60) == w.To%(24*60) {
+	if _, bad := fe["sendWindow.to"]; !bad && w.From == w.To {
 		fe.Add("sendWindow.to", "sendWindow.to must differ from sendWindow.from")
 	}
 	if timeZone != "" {

@@ -51,6 +51,10 @@ func TestParseSendWindow(t *testing.T) {
 	w, err := messaging.ParseSendWindow("09:00", "24:00", "America/New_York")
 	require.NoError(t, err)
 	require.Equal(t, messaging.SendWindow{From: 540, To: 1440, TimeZone: "America/New_York"}, w)
+	all, err := messaging.ParseSendWindow("00:00", "24:00", "")
+	require.NoError(t, err, "the whole day")
+	open, _ := all.Open(time.Now(), time.UTC)
+	require.True(t, open)
 	for _, bad := range [][3]string{{"9:00", "20:00", ""}, {"09:00", "25:00", ""}, {"24:00", "08:00", ""}, {"09:00", "09:00", ""},
 		{"09:60", "10:00", ""}, {"09:00", "20:00", "Mars/Olympus"}, {"09:00", "20:00", "Local"}} {
 		_, err := messaging.ParseSendWindow(bad[0], bad[1], bad[2])
