@@ -137,6 +137,10 @@ type Config struct {
 	// ReceiptSweepInterval is how often SMS past ReceiptTimeout are
 	// looked for. Default 1 minute.
 	ReceiptSweepInterval time.Duration
+	// ExpireInterval is how often messages still Pending past their
+	// validity are failed (EXPIRED) though nothing claims them (a paused
+	// campaign, a provider down). Default 1 second.
+	ExpireInterval time.Duration
 	// PurgeInterval is how often older parts and receipts are purged.
 	// Default 1 hour.
 	PurgeInterval time.Duration
@@ -172,6 +176,7 @@ const (
 	DefaultReceiptRetention = 7 * 24 * time.Hour
 	DefaultReceiptTimeout   = 48 * time.Hour
 	DefaultReceiptSweep     = time.Minute
+	DefaultExpireInterval   = time.Second
 	DefaultPurgeInterval    = time.Hour
 	DefaultPurgeBatch       = 5_000
 	DefaultRouteTTL         = time.Minute
@@ -233,6 +238,7 @@ func (c Config) withDefaults() (Config, error) {
 	defD(&c.ReceiptRetention, DefaultReceiptRetention)
 	defD(&c.ReceiptTimeout, DefaultReceiptTimeout)
 	defD(&c.ReceiptSweepInterval, DefaultReceiptSweep)
+	defD(&c.ExpireInterval, DefaultExpireInterval)
 	if c.ReceiptTimeout >= c.ReceiptRetention {
 		return c, errors.New("delivery: Config.ReceiptTimeout must be shorter than Config.ReceiptRetention")
 	}

@@ -169,6 +169,8 @@ func (d *Dispatcher) maintain(ctx context.Context) {
 	defer purgeT.Stop()
 	expireT := time.NewTicker(d.cfg.ReceiptSweepInterval)
 	defer expireT.Stop()
+	validityT := time.NewTicker(d.cfg.ExpireInterval)
+	defer validityT.Stop()
 	// The purge runs beside the other duties, batch after batch, so that
 	// heartbeats go on while it works through a backlog; a tick while it
 	// still runs starts none.
@@ -201,6 +203,8 @@ func (d *Dispatcher) maintain(ctx context.Context) {
 			startPurge()
 		case <-expireT.C:
 			d.expireReceipts(ctx)
+		case <-validityT.C:
+			d.expireMessages(ctx)
 		}
 	}
 }
@@ -321,6 +325,36 @@ func (d *Dispatcher) expireReceipts(ctx context.Context) {
 	case n > 0:
 		d.log.Info("SMS without a delivery receipt within the receipt timeout are no longer waited for", "count", n,
 			"timeout", d.cfg.ReceiptTimeout)
+	}
+}
+
+// expireBatch is how many expired messages one store call fails.
+const expireBatch = 1000
+
+// expireMessages fails the Pending messages past their validity, a batch
+// at a time until none is left or ctx ends.
+func (d *Dispatcher) expireMessages(ctx context.Context) {
+	total := 0
+	for ctx.Err() == nil {
+		sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+		start := time.Now()
+		n, err := d.store.ExpireMessages(sctx, d.cfg.Now(), expireBatch)
+		cancel()
+		d.obs.Batch("expire_messages", n, time.Since(start), err)
+		total += n
+		if err != nil {
+			if ctx.Err() == nil {
+				d.log.Error("failing expired messages", "err", err)
+			}
+			break
+		}
+		if n < expireBatch {
+			break
+		}
+	}
+	if total > 0 {
+		d.changed.Store(true) // campaigns may have drained
+		d.log.Info("messages past their validity failed", "count", total, "details", messaging.DetailsExpired)
 	}
 }
 

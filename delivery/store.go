@@ -87,6 +87,13 @@ type Store interface {
 	// recorded from the sentBefore of the previous call on. It returns how
 	// many messages it marked.
 	ExpireReceipts(ctx context.Context, sentBefore, now time.Time, details string) (int, error)
+	// ExpireMessages fails, with details messaging.DetailsExpired, up to
+	// limit Pending messages whose validity ran out by now: their own
+	// ExpiresAt, or the start plus ValidFor of their bulk or direct
+	// campaign in progress or paused. Like any move to Failed it counts
+	// them, releases their capacity and writes their events. It returns
+	// how many it failed: fewer than limit when none is left.
+	ExpireMessages(ctx context.Context, now time.Time, limit int) (int, error)
 	// PurgeReceipts forgets up to limit of the SMS parts recorded, and the
 	// receipts kept, before the given time, oldest first, and returns how
 	// many it removed: fewer than limit when none older is left. A receipt

@@ -84,3 +84,28 @@ func TestFallbackInheritsExpiry(t *testing.T) {
 	chat.ExpiresAt = nil
 	require.Nil(t, delivery.FallbackSMS(chat, time.Now()).ExpiresAt)
 }
+
+// TestExpirySweep: the messages of a paused campaign, which nothing
+// claims, fail EXPIRED once their validity runs out, and release their
+// capacity; the campaign stays paused.
+func TestExpirySweep(t *testing.T) {
+	s := memstore.New()
+	w := newWorld(t, s)
+	cfg := fastConfig(s)
+	cfg.SMS = newFakeSMS()
+	cfg.ExpireInterval = 10 * time.Millisecond
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	c, msgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(3, 0), validFor: time.Second, status: messaging.CampaignReady})
+	w.transition(c, messaging.CampaignReady, messaging.CampaignInProgress)
+	w.transition(c, messaging.CampaignInProgress, messaging.CampaignPaused)
+	run(t, d)
+	for _, m := range msgs {
+		got := waitMessage(t, w, m.ID, func(m messaging.Message) bool { return m.Status == messaging.StatusFailed })
+		require.Equal(t, messaging.DetailsExpired, got.Details)
+	}
+	require.Equal(t, messaging.CampaignPaused, w.get(c.ID).Status)
+	n, err := s.PendingCount(t.Context(), w.co.ID)
+	require.NoError(t, err)
+	require.Zero(t, n)
+}

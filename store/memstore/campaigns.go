@@ -552,3 +552,31 @@ func (s *Store) CancelCampaign(ctx context.Context, t messaging.CampaignTransiti
 func notActive(id messaging.ID, status messaging.CampaignStatus) error {
 	return messaging.Errorf(messaging.Invalid, messaging.NameCampaignNotActive, "Campaign %s is %s, not InProgress", id, status)
 }
+
+// ExpireMessages implements delivery.Store.
+func (s *Store) ExpireMessages(ctx context.Context, now time.Time, limit int) (int, error) {
+	if err := s.lock(ctx, "expire messages"); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	n := 0
+	for _, cr := range s.campaigns {
+		c := &cr.c
+		campaignOver := c.ValidFor > 0 && c.StartedAt != nil && c.Mode != messaging.ModeTransactional &&
+			(c.Status == messaging.CampaignInProgress || c.Status == messaging.CampaignPaused) && !c.StartedAt.Add(c.ValidFor).After(now)
+		for _, id := range cr.messages {
+			if n == limit {
+				return n, nil
+			}
+			m := s.messages[id]
+			if m == nil || m.Status != messaging.StatusPending {
+				continue
+			}
+			if (m.ExpiresAt != nil && !m.ExpiresAt.After(now)) || (m.ExpiresAt == nil && campaignOver) {
+				s.applyUpdate(delivery.StatusUpdate{MessageID: id, Status: messaging.StatusFailed, At: now, Details: messaging.DetailsExpired}, now)
+				n++
+			}
+		}
+	}
+	return n, nil
+}

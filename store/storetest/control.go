@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"time"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/messaging"
@@ -138,5 +140,71 @@ func testFallbackAfterCancel(f *fixture) {
 	require.Equal(t, "CANCELLED", got.Details)
 	require.Empty(t, f.claim(messaging.ChannelSMS, at(4), at(600), 10), "never sent")
 	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Sending: 1, Failed: 1}, messaging.StatusCounts{Failed: 1})
+	f.requireReconciled()
+}
+
+// testExpireMessages: Pending messages past their own expiry, and those of
+// a bulk campaign (in progress or paused) past its start plus ValidFor,
+// fail EXPIRED, counted, their capacity released, up to the limit; a
+// message in flight, one not yet expired, and those of a campaign not
+// started or without validity stay.
+func testExpireMessages(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	plain, _ := f.bulk(a.ID, messaging.ChannelSMS, 2, at(0), messaging.CampaignInProgress)
+	inFlight := f.claim(messaging.ChannelSMS, at(2), at(600), 1)
+	require.Len(t, inFlight, 1)
+	tx := f.transactional(a.ID, messaging.ChannelSMS)
+	soon, late, never := f.newMessage(tx, f.nextPhone(), at(0)), f.newMessage(tx, f.nextPhone(), at(0)), f.newMessage(tx, f.nextPhone(), at(0))
+	soon.ExpiresAt, late.ExpiresAt = ptr(at(10)), ptr(at(100))
+	f.admit(a.ID, soon, late, never)
+	valid := func(status messaging.CampaignStatus) (messaging.Campaign, []*messaging.Message) {
+		c := f.newCampaign(a.ID, messaging.ChannelSMS, messaging.ModeBulk, messaging.CampaignQueuing, 3, at(0))
+		c.ValidFor = time.Minute
+		f.createCampaign(c)
+		msgs := f.newMessages(c, 3, at(0))
+		require.NoError(t, f.s.InsertMessages(f.ctx, msgs))
+		if status != messaging.CampaignQueuing {
+			f.transition(c, messaging.CampaignQueuing, messaging.CampaignReady, at(0))
+		}
+		if status == messaging.CampaignInProgress || status == messaging.CampaignPaused {
+			f.transition(c, messaging.CampaignReady, messaging.CampaignInProgress, at(0))
+		}
+		if status == messaging.CampaignPaused {
+			f.transition(c, messaging.CampaignInProgress, messaging.CampaignPaused, at(1))
+		}
+		return c, msgs
+	}
+	running, _ := valid(messaging.CampaignInProgress)
+	paused, _ := valid(messaging.CampaignPaused)
+	ready, _ := valid(messaging.CampaignReady)
+
+	expire := func(now, limit int) int {
+		n, err := f.s.ExpireMessages(f.ctx, at(now), limit)
+		require.NoError(t, err)
+		return n
+	}
+	require.Zero(t, expire(9, 100))
+	require.Equal(t, 1, expire(10, 100))
+	got := f.getMessage(a.ID, soon.ID)
+	require.Equal(t, messaging.StatusFailed, got.Status)
+	require.Equal(t, messaging.DetailsExpired, got.Details)
+	require.Equal(t, messaging.StatusPending, f.getMessage(a.ID, late.ID).Status)
+	before := f.pending(a.ID)
+	pendingOf := func(c messaging.Campaign) int { return f.getCampaign(a.ID, c.ID).Counts.Pending }
+	want := pendingOf(running) + pendingOf(paused)
+	require.Equal(t, 2, expire(60, 2), "the limit holds")
+	require.Equal(t, want-2, expire(60, 100))
+	for _, c := range []messaging.Campaign{running, paused} {
+		got := f.getCampaign(a.ID, c.ID)
+		require.Zero(t, got.Counts.Pending, "every Pending message of %s expired", c.Status)
+	}
+	require.Equal(t, before-want, f.pending(a.ID), "their capacity is released")
+	require.Equal(t, 3, pendingOf(ready), "a campaign not started keeps its messages")
+	require.Equal(t, 2, f.getCampaign(a.ID, plain.ID).Counts.Pending+f.getCampaign(a.ID, plain.ID).Counts.Sending, "no validity, no expiry")
+	require.Equal(t, messaging.StatusSending, f.getMessage(a.ID, inFlight[0].ID).Status, "in flight: left to finish")
+	require.Equal(t, 1, expire(100, 100), "late, at its time")
+	require.Zero(t, expire(1000, 100))
+	require.Equal(t, messaging.StatusPending, f.getMessage(a.ID, never.ID).Status)
 	f.requireReconciled()
 }

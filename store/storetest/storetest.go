@@ -142,6 +142,7 @@ func cases() []testCase {
 		{"CampaignControl", testCampaignControl},
 		{"CampaignSchedule", testCampaignSchedule},
 		{"FallbackAfterCancel", testFallbackAfterCancel},
+		{"ExpireMessages", testExpireMessages},
 		{"LateFallback", testLateFallback},
 		{"Backlog", testBacklog},
 		{"ReceiptsAfterSent", testReceiptsAfterSent},
