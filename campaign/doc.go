@@ -4,6 +4,19 @@
 // Companies, keys, senders and chat services are package accounts';
 // campaign reads senders and chat services through accounts.Lookup.
 //
+// # Control
+//
+// A campaign in progress can be paused, resumed and cancelled (Pause,
+// Resume, Cancel), a Ready one scheduled (Schedule, started by StartDue
+// once its time comes, in whichever process gets there first). A cancel
+// fails the messages not handed to a provider yet (DetailsCancelled) in
+// the transaction that completes the campaign. Sends may carry a validity
+// (BulkSend.ValidityPeriod, Recipient.ValidityPeriod on AddMessage, or the
+// template's default) and a bulk send a window of the day
+// (BulkSend.Window); package delivery applies both. A refusal for want of
+// capacity says when room is expected (CapacityHint) from the company's
+// recent drain rate.
+//
 // # Text
 //
 // Every text a use case stores goes through template.CheckChars: valid

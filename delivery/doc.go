@@ -44,6 +44,22 @@
 // InProgress bulk campaigns none of whose messages is Pending or Sending are
 // completed (Store.CompleteDrained); transactional campaigns never are.
 //
+// # Validity and send windows
+//
+// Before it sends a claimed message, a lane checks its expiry (Expiry: the
+// message's ExpiresAt, else its bulk campaign's start plus ValidFor): one
+// past it fails with details messaging.DetailsExpired and never reaches a
+// provider (a chat message so failed gets no fallback SMS). What is left
+// of the validity goes with the send: SMS.Validity (the SMPP
+// validity_period) or ChatMessage.TTL (at least MinChatTTL). Every
+// Config.ExpireInterval, messages past their validity that nothing claims
+// (a paused campaign, a provider down) are failed the same way
+// (Store.ExpireMessages). A campaign with a send window
+// (messaging.SendWindow) has each message checked against the window in
+// its recipient's zone (the window's own, else Config.Zones from the
+// number, else UTC): one outside goes back to Pending, due when the window
+// opens there; that claim counts as one of its attempts.
+//
 // # Chat
 //
 // Chat messages carry a sequence number (ChatMessage.Seq), the provider's
