@@ -20,6 +20,7 @@ import (
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/optout"
 	"github.com/heraldhq/herald/phonezone"
+	"github.com/heraldhq/herald/routing"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/template"
 	"github.com/heraldhq/herald/webhook"
@@ -41,6 +42,7 @@ type Store interface {
 	inbound.Store
 	optout.Store
 	idempotency.Store
+	routing.Store
 }
 
 // SMSTransport makes the SMS sender Herald sends through, given the
@@ -143,6 +145,7 @@ type Herald struct {
 	inbound    *inbound.Service
 	optOuts    *optout.Service
 	idem       *idempotency.Service
+	routing    *routing.Service
 	events     *delivery.ChatEvents
 	dispatcher *delivery.Dispatcher
 	sms        delivery.SMSSender
@@ -229,6 +232,10 @@ func New(cfg Config) (*Herald, error) {
 		h.campaigns.Close()
 		return nil, fmt.Errorf("herald: %w", err)
 	}
+	if h.routing, err = routing.New(routing.Config{Store: cfg.Store}); err != nil {
+		h.campaigns.Close()
+		return nil, fmt.Errorf("herald: %w", err)
+	}
 	if h.inbound, err = inbound.New(inbound.Config{Store: cfg.Store, Logger: cfg.Logger, Answers: h.surveys.AnswerBySMS}); err != nil {
 		h.campaigns.Close()
 		return nil, fmt.Errorf("herald: %w", err)
@@ -299,6 +306,9 @@ func (h *Herald) chatSubscription(ctx context.Context, ev delivery.ChatEvent) (b
 	}
 	return h.optOuts.SetChat(ctx, cs.CompanyID, ev.Phone, ev.Kind == delivery.ChatEventUnsubscribed, ev.At)
 }
+
+// Routing returns the SMPP connectors and routes.
+func (h *Herald) Routing() *routing.Service { return h.routing }
 
 // Idempotency returns the idempotency keys of the companies' requests.
 func (h *Herald) Idempotency() *idempotency.Service { return h.idem }

@@ -77,6 +77,7 @@ func allowed(dir, p string) (bool, string) {
 		"optout":               {"messaging"},
 		"idempotency":          {"messaging"},
 		"phonezone":            {},
+		"routing":              {"messaging"},
 	}
 	// Libraries a domain package may use: data no one should keep by hand.
 	libs := map[string][]string{"phonezone": {"github.com/nyaruka/phonenumbers"}}

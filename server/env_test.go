@@ -22,6 +22,7 @@ import (
 	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/optout"
+	"github.com/heraldhq/herald/routing"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/store/memstore"
 	"github.com/heraldhq/herald/survey"
@@ -137,6 +138,7 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 	}
 	cfg.idem.Store = st
 	scfg.Idempotency = must(idempotency.New(cfg.idem))
+	scfg.Routing = must(routing.New(routing.Config{Store: st}))
 	if cfg.tune != nil {
 		cfg.tune(&scfg)
 	}

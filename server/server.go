@@ -25,6 +25,7 @@ import (
 	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/optout"
+	"github.com/heraldhq/herald/routing"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/webhook"
 )
@@ -84,6 +85,13 @@ type Config struct {
 	// once per key. Defaults to Herald's when Herald is set; nil: the
 	// header is ignored.
 	Idempotency *idempotency.Service
+	// Routing manages the SMPP connectors and routes of the admin API.
+	// Defaults to Herald's when Herald is set; nil: those admin routes
+	// answer 404.
+	Routing *routing.Service
+	// ConnectorStates, when set, gives the live state shown with each
+	// connector. Defaults to Herald's when Herald is set.
+	ConnectorStates routing.StateReader
 	// AdminToken guards the admin API (Authorization: Bearer). Empty: the
 	// admin API is off and its paths answer 404.
 	AdminToken string
@@ -136,6 +144,8 @@ type server struct {
 	inbound    *inbound.Service
 	optOuts    *optout.Service
 	idem       *idempotency.Service
+	routing    *routing.Service
+	connStates routing.StateReader
 	adminToken string
 	log        *slog.Logger
 	checks     []Check
@@ -175,6 +185,14 @@ func New(cfg Config) (http.Handler, error) {
 		if cfg.Idempotency == nil {
 			cfg.Idempotency = h.Idempotency()
 		}
+		if cfg.Routing == nil {
+			cfg.Routing = h.Routing()
+		}
+		if cfg.ConnectorStates == nil {
+			if sr, ok := h.SMSSender().(routing.StateReader); ok {
+				cfg.ConnectorStates = sr
+			}
+		}
 	}
 	if cfg.Accounts == nil || cfg.Campaigns == nil || cfg.Surveys == nil {
 		return nil, errors.New("server: Config.Accounts, Config.Campaigns and Config.Surveys are required")
@@ -190,7 +208,7 @@ func New(cfg Config) (http.Handler, error) {
 		}
 		names[c.Name] = true
 	}
-	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, webhooks: cfg.Webhooks, inbound: cfg.Inbound, optOuts: cfg.OptOuts, idem: cfg.Idempotency, adminToken: cfg.AdminToken,
+	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, webhooks: cfg.Webhooks, inbound: cfg.Inbound, optOuts: cfg.OptOuts, idem: cfg.Idempotency, routing: cfg.Routing, connStates: cfg.ConnectorStates, adminToken: cfg.AdminToken,
 		log: cfg.Logger, checks: checks}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -319,6 +337,20 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 		post("/companies/{id}/sms-senders/{smsSenderId}/approve", s.adminApproveCompanySender)
 		post("/sms-senders/{smsSenderId}/approve", s.adminApproveSender)
 		post("/companies/{id}/chat-services", s.adminAddChatService)
+		if s.routing != nil {
+			admin := func(method, path string, f handlerFunc) {
+				r.Handle("/admin/v1"+path, s.adminAuth(s.guard(s.limits.maxSmall, s.h(f)))).Methods(method)
+			}
+			admin(http.MethodPost, "/smpp-connectors", s.adminCreateConnector)
+			admin(http.MethodGet, "/smpp-connectors", s.adminListConnectors)
+			admin(http.MethodGet, "/smpp-connectors/{name}", s.adminGetConnector)
+			admin(http.MethodPut, "/smpp-connectors/{name}", s.adminUpdateConnector)
+			admin(http.MethodDelete, "/smpp-connectors/{name}", s.adminDeleteConnector)
+			admin(http.MethodPost, "/routes", s.adminCreateRoute)
+			admin(http.MethodGet, "/routes", s.adminListRoutes)
+			admin(http.MethodPut, "/routes/{id}", s.adminUpdateRoute)
+			admin(http.MethodDelete, "/routes/{id}", s.adminDeleteRoute)
+		}
 	}
 	return r
 }

@@ -68,6 +68,7 @@ type Store struct {
 	optOuts  map[optOutKey]optout.OptOut
 	keywords map[messaging.ID]optout.Keywords
 	idem     map[idemKey]*idempotency.Record
+	routing  routingState
 }
 
 // company is a company with its current API key hash and pending count.

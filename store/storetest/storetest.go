@@ -71,6 +71,7 @@ import (
 	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/optout"
+	"github.com/heraldhq/herald/routing"
 	"github.com/heraldhq/herald/survey"
 	"github.com/heraldhq/herald/webhook"
 )
@@ -89,6 +90,7 @@ type Store interface {
 	inbound.Store
 	optout.Store
 	idempotency.Store
+	routing.Store
 	// CheckCounters recomputes every campaign's counters and each
 	// company's pending count from the message rows and returns where the
 	// stored ones differ (messaging.CounterDrift). Every case that moves
@@ -174,6 +176,7 @@ func cases() []testCase {
 		{"OptOutFailsPending", testOptOutFailsPending},
 		{"CapacityUse", testCapacityUse},
 		{"CountWaiting", testCountWaiting},
+		{"Routing", testRouting},
 		{"IdempotencyKeys", testIdempotencyKeys},
 		{"IdempotencyKeysConcurrent", testIdempotencyKeysConcurrent},
 	}

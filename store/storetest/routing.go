@@ -1,0 +1,77 @@
+package storetest
+
+import (
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/routing"
+)
+
+// testRouting: connectors and routes round-trip whole, a connector name
+// is unique, connectors list by name and routes by position then id,
+// updates replace and keep the creation time, deletes remove, and a
+// missing one is NotFound.
+func testRouting(f *fixture) {
+	t := f.t
+	ton := 5
+	a := routing.Connector{Name: "acme-eu", Addr: "smsc.example.com:2775", SystemID: "herald", Password: "secret", SystemType: "VMA",
+		BindType: routing.BindTransceiver, Binds: 4, Window: 50, MaxPerSecond: 500, TLS: true,
+		CACert: "-----BEGIN CERTIFICATE-----\nMII...\n-----END CERTIFICATE-----\n", SourceTON: &ton,
+		SubmitIDFormat: routing.IDHex, ReceiptIDFormat: routing.IDDecimal, EnquireLink: 15 * time.Second,
+		CreatedAt: at(1), UpdatedAt: at(1)}
+	b := routing.Connector{Name: "backup", Addr: "10.0.0.2:2775", BindType: routing.BindTransmitter, Binds: 1, Window: 100,
+		SubmitIDFormat: routing.IDAsSent, ReceiptIDFormat: routing.IDAsSent, CreatedAt: at(2), UpdatedAt: at(2)}
+	require.NoError(t, f.s.CreateConnector(f.ctx, &b))
+	require.NoError(t, f.s.CreateConnector(f.ctx, &a))
+	dup := b
+	err := f.s.CreateConnector(f.ctx, &dup)
+	requireCode(t, err, messaging.Invalid)
+	got, err := f.s.GetConnector(f.ctx, "acme-eu")
+	require.NoError(t, err)
+	requireSame(t, a, got)
+	list, err := f.s.ListConnectors(f.ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	require.Equal(t, []string{"acme-eu", "backup"}, []string{list[0].Name, list[1].Name})
+
+	a.Binds, a.Password, a.SourceTON, a.UpdatedAt = 8, "other", nil, at(3)
+	require.NoError(t, f.s.UpdateConnector(f.ctx, &a))
+	got, err = f.s.GetConnector(f.ctx, "acme-eu")
+	require.NoError(t, err)
+	requireSame(t, a, got)
+	missing := routing.Connector{Name: "nope", UpdatedAt: at(3)}
+	requireNotFound(t, f.s.UpdateConnector(f.ctx, &missing))
+	_, err = f.s.GetConnector(f.ctx, "nope")
+	requireNotFound(t, err)
+
+	co := f.company("A")
+	r1 := routing.Route{Position: 20, Prefixes: []string{"44", "33"}, CompanyIDs: []messaging.ID{co.ID}, SenderIDs: []string{"ACME"},
+		Strategy: routing.Weighted, Targets: []routing.Target{{Connector: "acme-eu", Weight: 3}, {Connector: "backup", Weight: 1}},
+		CreatedAt: at(4), UpdatedAt: at(4)}
+	r2 := routing.Route{Position: 10, Strategy: routing.Failover, Targets: []routing.Target{{Connector: "backup", Weight: 1}}, CreatedAt: at(5), UpdatedAt: at(5)}
+	r3 := routing.Route{Position: 20, Strategy: routing.RoundRobin, Targets: []routing.Target{{Connector: "acme-eu", Weight: 1}}, CreatedAt: at(6), UpdatedAt: at(6)}
+	for _, r := range []*routing.Route{&r1, &r2, &r3} {
+		require.NoError(t, f.s.CreateRoute(f.ctx, r))
+		require.NotZero(t, r.ID)
+	}
+	routes, err := f.s.ListRoutes(f.ctx)
+	require.NoError(t, err)
+	require.Len(t, routes, 3)
+	requireSame(t, r2, routes[0])
+	requireSame(t, r1, routes[1])
+	requireSame(t, r3, routes[2])
+	r2.Position, r2.UpdatedAt = 30, at(7)
+	require.NoError(t, f.s.UpdateRoute(f.ctx, &r2))
+	routes, err = f.s.ListRoutes(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, []int64{r1.ID, r3.ID, r2.ID}, []int64{routes[0].ID, routes[1].ID, routes[2].ID})
+	requireSame(t, r2, routes[2])
+	require.NoError(t, f.s.DeleteRoute(f.ctx, r1.ID))
+	requireNotFound(t, f.s.DeleteRoute(f.ctx, r1.ID))
+	gone := routing.Route{ID: r1.ID, UpdatedAt: at(8)}
+	requireNotFound(t, f.s.UpdateRoute(f.ctx, &gone))
+	require.NoError(t, f.s.DeleteConnector(f.ctx, "acme-eu"))
+	requireNotFound(t, f.s.DeleteConnector(f.ctx, "acme-eu"))
+}
