@@ -1,6 +1,7 @@
 package smpp
 
 import (
+	"container/list"
 	"context"
 	"fmt"
 	"log/slog"
@@ -33,16 +34,17 @@ const (
 // start again from its minimum.
 const stableAfter = time.Minute
 
-// Client is an SMPP 3.4 transceiver session with one SMSC. It implements
+// Client is Config.Binds SMPP 3.4 sessions (one by default) with one
+// SMSC, transceivers unless Config.BindType says otherwise. It implements
 // delivery.SMSSender; its methods are safe for concurrent use.
 type Client struct {
 	cfg         Config
 	log         *slog.Logger
-	slots       chan struct{} // the window: one token per outstanding submit_sm
 	receipts    chan struct{} // receipt handlers running
 	limiter     *rate.Limiter
 	validity    string        // validity_period of every submit_sm
 	cfgValidity time.Duration // Config.ValidityPeriod
+	addr        addressing
 	seq         atomic.Uint32
 	ref         atomic.Uint32
 
@@ -50,14 +52,21 @@ type Client struct {
 	cancel  context.CancelFunc
 	hctx    context.Context // receipt handlers: ends when Close gives up on them
 	hcancel context.CancelFunc
-	runDone chan struct{}
+	runDone chan struct{} // closed when every session's run has returned
 
 	isClosed atomic.Bool // mirrors closed, for the receipt path
 
-	mu      sync.Mutex
-	cur     *conn         // the bound session, nil when none
-	boundCh chan struct{} // closed while cur != nil
-	closed  bool
+	mu       sync.Mutex
+	sessions []*session    // Config.Binds of them, for the Client's life
+	nbound   int           // sessions bound now
+	boundCh  chan struct{} // closed while nbound > 0
+	closed   bool
+	inUse    int       // submit_sm outstanding on every session: the window in use
+	waiters  list.List // of chan *conn: Sends waiting for a window slot, first come first served
+	next     int       // the session a pick looks at first, so that ties go round
+	lastBind TimedError
+	lastLost TimedError
+	lastSub  TimedError
 
 	n counters
 }
@@ -68,12 +77,12 @@ type counters struct {
 	receipts, receiptErrors, badReceipts, moMsg atomic.Uint64
 }
 
-// Stats are the Client's counters since New.
+// Stats are the Client's counters since New, all sessions together.
 type Stats struct {
-	Bound         bool   // a session is bound now
-	Binds         uint64 // successful binds, the first included
+	Bound         bool   // at least one session is bound now
+	Binds         uint64 // successful binds, the first of each session included
 	Rebinds       uint64 // successful binds after a lost session
-	BindFailures  uint64 // failed dials or refused binds
+	BindFailures  uint64 // failed dials, TLS handshakes or refused binds
 	Submits       uint64 // submit_sm written (one per part)
 	SubmitErrors  uint64 // submit_sm that failed: error status, timeout or lost connection
 	Throttled     uint64 // submit_sm answered ESME_RTHROTTLED or ESME_RMSGQFUL
@@ -82,12 +91,12 @@ type Stats struct {
 	BadReceipts   uint64 // receipts that could not be parsed (answered ESME_RX_P_APPN)
 	MOMessages    uint64 // deliver_sm that were not receipts
 	WindowInUse   int    // submit_sm outstanding now
-	Window        int    // Config.Window
+	Window        int    // Config.Binds × Config.Window
 	ReceiptsInUse int    // receipts being handled now
 }
 
-// New validates cfg and returns a Client that starts binding at once, in
-// the background; Send waits for the session. Call Close to end it.
+// New validates cfg and returns a Client whose sessions start binding at
+// once, in the background; Send waits for one. Call Close to end it.
 func New(cfg Config) (*Client, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -96,24 +105,30 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{
 		cfg:      cfg,
 		log:      cfg.Logger.With("smsc", cfg.Addr),
-		slots:    make(chan struct{}, cfg.Window),
 		receipts: make(chan struct{}, cfg.ReceiptConcurrency),
 		limiter:  newLimiter(cfg.MaxPerSecond),
 		validity: relativeValidity(cfg.ValidityPeriod), cfgValidity: cfg.ValidityPeriod,
+		addr:    cfg.addressing(),
 		boundCh: make(chan struct{}),
 		runDone: make(chan struct{}),
 	}
 	c.ref.Store(rand.Uint32())
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.hctx, c.hcancel = context.WithCancel(context.Background())
-	go c.run()
+	var runs sync.WaitGroup
+	for i := range cfg.Binds {
+		s := &session{idx: i, log: c.log.With("session", i)}
+		c.sessions = append(c.sessions, s)
+		runs.Go(func() { c.run(s) })
+	}
+	go func() { runs.Wait(); close(c.runDone) }()
 	return c, nil
 }
 
 // Stats returns the Client's counters.
 func (c *Client) Stats() Stats {
 	c.mu.Lock()
-	bound := c.cur != nil
+	bound, inUse := c.nbound > 0, c.inUse
 	c.mu.Unlock()
 	return Stats{
 		Bound:         bound,
@@ -127,49 +142,44 @@ func (c *Client) Stats() Stats {
 		ReceiptErrors: c.n.receiptErrors.Load(),
 		BadReceipts:   c.n.badReceipts.Load(),
 		MOMessages:    c.n.moMsg.Load(),
-		WindowInUse:   len(c.slots),
-		Window:        cap(c.slots),
+		WindowInUse:   inUse,
+		Window:        c.cfg.Binds * c.cfg.Window,
 		ReceiptsInUse: len(c.receipts),
 	}
 }
 
-// WaitBound waits until a session is bound, ctx ends or the Client is
-// closed.
+// WaitBound waits until at least one session is bound, ctx ends or the
+// Client is closed.
 func (c *Client) WaitBound(ctx context.Context) error {
-	_, err := c.bound(ctx)
-	return err
+	for {
+		c.mu.Lock()
+		n, ch, closed := c.nbound, c.boundCh, c.closed
+		c.mu.Unlock()
+		if closed {
+			return transientErr("client closed", ErrClosed)
+		}
+		if n > 0 {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-c.ctx.Done():
+		case <-ctx.Done():
+			return fmt.Errorf("smpp: waiting for a bound session: %w", ctx.Err())
+		}
+	}
 }
 
 // WaitReady is WaitBound: it makes the Client a delivery.ReadyWaiter, so
 // that a dispatcher claims no message while no session is bound.
 func (c *Client) WaitReady(ctx context.Context) error { return c.WaitBound(ctx) }
 
-// bound returns the bound session, waiting for one.
-func (c *Client) bound(ctx context.Context) (*conn, error) {
-	for {
-		c.mu.Lock()
-		cur, ch, closed := c.cur, c.boundCh, c.closed
-		c.mu.Unlock()
-		if closed {
-			return nil, transientErr("client closed", ErrClosed)
-		}
-		if cur != nil {
-			return cur, nil
-		}
-		select {
-		case <-ch:
-		case <-c.ctx.Done():
-		case <-ctx.Done():
-			return nil, fmt.Errorf("smpp: waiting for a bound session: %w", ctx.Err())
-		}
-	}
-}
-
 // Close stops accepting Sends, waits (up to ctx) for the outstanding
-// submit_sm to be answered and for the receipts being handled to be stored
-// and acknowledged, unbinds and closes the connection. Receipts arriving
-// meanwhile are left unanswered for the SMSC to send again; handlers still
-// running when ctx ends see their context cancelled.
+// submit_sm of every session to be answered and for the receipts being
+// handled to be stored and acknowledged, unbinds and closes the
+// connections. Receipts arriving meanwhile are left unanswered for the
+// SMSC to send again; handlers still running when ctx ends see their
+// context cancelled.
 func (c *Client) Close(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
@@ -179,26 +189,22 @@ func (c *Client) Close(ctx context.Context) error {
 	}
 	c.closed = true
 	c.isClosed.Store(true)
-	cur := c.cur
 	c.mu.Unlock()
 	c.cancel()
 
 	var err error
-	var curDone <-chan struct{}
-	if cur != nil {
-		curDone = cur.done
-	}
 	tick := time.NewTicker(2 * time.Millisecond)
 drain:
-	for len(c.receipts) > 0 || (len(c.slots) > 0 && curDone != nil) {
+	for len(c.receipts) > 0 || c.liveInUse() > 0 {
 		select {
 		case <-tick.C:
-		case <-curDone:
-			curDone = nil // the session ended: its submits have failed
 		case <-ctx.Done():
 			c.hcancel()
+			c.mu.Lock()
+			inUse := c.inUse
+			c.mu.Unlock()
 			err = fmt.Errorf("smpp: close: %d submits unanswered, %d receipts being handled: %w",
-				len(c.slots), len(c.receipts), ctx.Err())
+				inUse, len(c.receipts), ctx.Err())
 			// handlers see their context end; wait for them to return,
 			// and leave the unanswered submits to the unbind
 			for len(c.receipts) > 0 {
@@ -209,97 +215,13 @@ drain:
 	}
 	tick.Stop()
 	c.hcancel()
-	if cur != nil {
-		cur.unbind(ctx)
+	var unbinds sync.WaitGroup
+	for _, cn := range c.boundConns() {
+		unbinds.Go(func() { cn.unbind(ctx) })
 	}
+	unbinds.Wait()
 	<-c.runDone
 	return err
-}
-
-// run binds, serves the session until it ends, and binds again, until
-// Close.
-func (c *Client) run() {
-	defer close(c.runDone)
-	failures := 0 // bind attempts failed, or sessions lost, in a row
-	first := true
-	for c.ctx.Err() == nil {
-		cn, err := c.dial(c.ctx)
-		if err != nil {
-			if c.ctx.Err() != nil {
-				return
-			}
-			c.n.bindFailures.Add(1)
-			failures++
-			backoff := c.cfg.BindBackoff.Delay(failures)
-			c.log.Warn("smpp bind failed", "err", err, "retry_in", backoff)
-			if !c.sleep(backoff) {
-				return
-			}
-			continue
-		}
-		c.n.binds.Add(1)
-		if !first {
-			c.n.rebinds.Add(1)
-		}
-		first = false
-		c.log.Info("smpp bound", "system_id", c.cfg.SystemID)
-		start := time.Now()
-		if !c.setBound(cn) {
-			// closed while binding
-			_, _ = cn.nc.Write(smppwire.HeaderOnly(data.UNBIND, data.ESME_ROK, c.nextSeq()))
-			_ = cn.nc.Close()
-			return
-		}
-		cause := cn.serve()
-		c.setUnbound(cn)
-		if c.ctx.Err() != nil {
-			return
-		}
-		if time.Since(start) >= stableAfter {
-			failures = 0
-		}
-		failures++
-		backoff := c.cfg.BindBackoff.Delay(failures)
-		c.log.Warn("smpp session lost", "err", cause, "rebind_in", backoff)
-		if !c.sleep(backoff) {
-			return
-		}
-	}
-}
-
-// sleep waits d; false when the Client was
-// closed meanwhile.
-func (c *Client) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-c.ctx.Done():
-		return false
-	}
-}
-
-// setBound publishes cn as the session; false when the Client was closed
-// meanwhile.
-func (c *Client) setBound(cn *conn) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false
-	}
-	c.cur = cn
-	close(c.boundCh)
-	return true
-}
-
-func (c *Client) setUnbound(cn *conn) {
-	c.mu.Lock()
-	if c.cur == cn {
-		c.cur = nil
-		c.boundCh = make(chan struct{})
-	}
-	c.mu.Unlock()
 }
 
 // nextSeq returns a sequence number in 1..0x7FFFFFFF.
@@ -386,16 +308,16 @@ func relativeValidity(d time.Duration) string {
 }
 
 // submitFrame encodes the submit_sm of one part, with the validity period
-// validity (relativeValidity; "" for none).
-func submitFrame(seq uint32, from, to string, enc data.Encoding, pt part, validity string) ([]byte, error) {
+// validity (relativeValidity; "" for none) and the addressing a.
+func submitFrame(seq uint32, from, to string, enc data.Encoding, pt part, validity string, a addressing) ([]byte, error) {
 	sm := pdu.NewSubmitSM().(*pdu.SubmitSM)
 	sm.SetSequenceNumber(int32(seq))
 	sm.ValidityPeriod = validity
-	sm.SourceAddr = pdu.NewAddressWithTonNpi(tonAlphanumeric, npiUnknown)
+	sm.SourceAddr = pdu.NewAddressWithTonNpi(a.srcTON, a.srcNPI)
 	if err := sm.SourceAddr.SetAddress(from); err != nil {
 		return nil, err
 	}
-	sm.DestAddr = pdu.NewAddressWithTonNpi(tonInternational, npiISDN)
+	sm.DestAddr = pdu.NewAddressWithTonNpi(a.dstTON, a.dstNPI)
 	if err := sm.DestAddr.SetAddress(to); err != nil {
 		return nil, err
 	}
@@ -462,8 +384,8 @@ func cmpOr(a, b error) error {
 	return b
 }
 
-// submitPart paces, takes a window slot and writes one part on the bound
-// session.
+// submitPart paces, takes a window slot on the bound session with the
+// fewest submit_sm outstanding and writes one part on it.
 func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Encoding, pt part) (*submit, error) {
 	if err := pace(ctx, c.limiter); err != nil {
 		return nil, fmt.Errorf("smpp: send %s: pacing: %w", sms.MessageID, err)
@@ -475,28 +397,22 @@ func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Enco
 		validity = relativeValidity(sms.Validity)
 	}
 	for {
-		cn, err := c.bound(ctx)
+		cn, err := c.acquire(ctx, sms.MessageID)
 		if err != nil {
 			return nil, err
 		}
-		select {
-		case c.slots <- struct{}{}:
-		case <-cn.done:
-			continue
-		case <-ctx.Done():
-			return nil, fmt.Errorf("smpp: send %s: waiting for the window: %w", sms.MessageID, ctx.Err())
-		}
 		s := &submit{seq: c.nextSeq(), done: make(chan outcome, 1)}
-		frame, err := submitFrame(s.seq, sms.From, sms.To, enc, pt, validity)
+		frame, err := submitFrame(s.seq, sms.From, sms.To, enc, pt, validity, c.addr)
 		if err != nil {
-			<-c.slots
+			c.release(cn, nil)
 			return nil, permanentErr(fmt.Sprintf("encode submit_sm: %v", err))
 		}
 		if !cn.submit(s, frame) {
-			<-c.slots
-			continue // the session ended before the part was registered: use the next one
+			c.release(cn, nil)
+			continue // the session ended before the part was registered: use another
 		}
 		c.n.submits.Add(1)
+		cn.sess.submits.Add(1)
 		return s, nil
 	}
 }

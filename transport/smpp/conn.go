@@ -3,6 +3,7 @@ package smpp
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -33,12 +34,14 @@ type outcome struct {
 	err error
 }
 
-// conn is one bound session. Its reader runs in serve; its Writer runs in
-// a goroutine of its own; a ticker goroutine sends enquire_link and
-// expires unanswered submits.
+// conn is one bound connection of a session. Its reader runs in serve;
+// its Writer runs in a goroutine of its own; a ticker goroutine sends
+// enquire_link and expires unanswered submits.
 type conn struct {
 	c    *Client
-	nc   net.Conn
+	sess *session
+	nc   net.Conn // the TLS connection over raw, or raw
+	raw  net.Conn // the TCP connection
 	r    *bufio.Reader
 	w    *smppwire.Writer // Send(nil): flush, then close
 	done chan struct{}
@@ -51,47 +54,62 @@ type conn struct {
 	pending map[uint32]*submit
 	closed  bool
 
+	inUse int // window slots taken on it; guarded by Client.mu
+
 	enquireSeq atomic.Uint32 // the unanswered enquire_link, 0 when none
 	unbindOnce sync.Once
 	unbound    chan struct{} // closed when unbind_resp arrived
 }
 
-// dial connects to the SMSC and binds as a transceiver.
-func (c *Client) dial(ctx context.Context) (*conn, error) {
+// dial connects to the SMSC for session s, over TLS when Config.TLS is
+// set, and binds as Config.BindType says.
+func (c *Client) dial(ctx context.Context, s *session) (*conn, error) {
 	d := net.Dialer{Timeout: c.cfg.BindTimeout, KeepAlive: 30 * time.Second}
-	nc, err := d.DialContext(ctx, "tcp", c.cfg.Addr)
+	raw, err := d.DialContext(ctx, "tcp", c.cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial: %w", err)
 	}
-	stop := context.AfterFunc(ctx, func() { _ = nc.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = raw.Close() })
 	defer stop()
 	fail := func(what string, err error) (*conn, error) {
-		_ = nc.Close()
+		_ = raw.Close()
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	_ = nc.SetDeadline(time.Now().Add(c.cfg.BindTimeout))
-	req := pdu.NewBindRequest(pdu.Transceiver)
+	_ = raw.SetDeadline(time.Now().Add(c.cfg.BindTimeout))
+	nc := raw
+	if c.cfg.TLS != nil {
+		tc := tls.Client(raw, c.cfg.TLS)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return fail("TLS handshake", err)
+		}
+		nc = tc
+	}
+	bt, respID, name := pdu.Transceiver, data.BIND_TRANSCEIVER_RESP, "bind_transceiver"
+	if c.cfg.BindType == BindTransmitter {
+		bt, respID, name = pdu.Transmitter, data.BIND_TRANSMITTER_RESP, "bind_transmitter"
+	}
+	req := pdu.NewBindRequest(bt)
 	req.SystemID, req.Password, req.SystemType = c.cfg.SystemID, c.cfg.Password, c.cfg.SystemType
 	req.SetSequenceNumber(int32(c.nextSeq()))
 	if _, err := nc.Write(smppwire.Encode(req)); err != nil {
-		return fail("write bind_transceiver", err)
+		return fail("write "+name, err)
 	}
 	r := bufio.NewReaderSize(nc, 64<<10)
 	for {
 		f, err := smppwire.ReadFrame(r)
 		if err != nil {
-			return fail("read bind_transceiver_resp", err)
+			return fail("read "+name+"_resp", err)
 		}
 		switch f.Header.CommandID {
-		case data.BIND_TRANSCEIVER_RESP, data.GENERIC_NACK:
+		case respID, data.GENERIC_NACK:
 			if f.Header.CommandStatus != data.ESME_ROK {
 				return fail("bind refused", errors.New(StatusError(uint32(f.Header.CommandStatus)).Details))
 			}
 			if f.Header.CommandID == data.GENERIC_NACK {
 				return fail("bind refused", errors.New("generic_nack"))
 			}
-			_ = nc.SetDeadline(time.Time{})
-			return c.newConn(nc, r), nil
+			_ = raw.SetDeadline(time.Time{})
+			return c.newConn(s, nc, raw, r), nil
 		case data.ENQUIRE_LINK:
 			if _, err := nc.Write(smppwire.HeaderOnly(data.ENQUIRE_LINK_RESP, data.ESME_ROK, f.Seq())); err != nil {
 				return fail("write enquire_link_resp", err)
@@ -100,16 +118,28 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	}
 }
 
-func (c *Client) newConn(nc net.Conn, r *bufio.Reader) *conn {
+func (c *Client) newConn(s *session, nc, raw net.Conn, r *bufio.Reader) *conn {
 	done := make(chan struct{})
 	return &conn{
 		c:       c,
+		sess:    s,
 		nc:      nc,
+		raw:     raw,
 		r:       r,
 		w:       smppwire.NewWriter(nc, c.cfg.Window+c.cfg.ReceiptConcurrency+16, c.cfg.BindTimeout, done),
 		done:    done,
 		pending: make(map[uint32]*submit, c.cfg.Window),
 		unbound: make(chan struct{}),
+	}
+}
+
+// ended reports whether the connection has ended.
+func (cn *conn) ended() bool {
+	select {
+	case <-cn.done:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -124,30 +154,31 @@ func (cn *conn) serve() error {
 	return cn.cause
 }
 
-// shutdown ends the session once: the connection is closed and the
+// shutdown ends the connection once: it is closed (the TCP connection
+// under TLS, so that no close_notify waits on a stuck peer) and the
 // outstanding submits fail.
 func (cn *conn) shutdown(cause error) {
 	cn.stopOnce.Do(func() {
 		cn.cause = cause
 		close(cn.done)
-		_ = cn.nc.Close()
+		_ = cn.raw.Close()
 		cn.mu.Lock()
 		cn.closed = true
 		pending := cn.pending
 		cn.pending = nil
 		cn.mu.Unlock()
 		for _, s := range pending {
-			cn.c.settle(s, outcome{err: transientErr("connection lost", ErrConnectionLost)})
+			cn.settle(s, outcome{err: transientErr("connection lost", ErrConnectionLost)})
 		}
 	})
 }
 
 // settle releases the window slot of a submit taken out of pending and
 // hands it its outcome.
-func (c *Client) settle(s *submit, o outcome) {
-	<-c.slots
+func (cn *conn) settle(s *submit, o outcome) {
+	cn.c.release(cn, o.err)
 	if o.err != nil {
-		c.n.submitErrors.Add(1)
+		cn.c.n.submitErrors.Add(1)
 	}
 	s.done <- o
 }
@@ -177,7 +208,7 @@ func (cn *conn) finish(seq uint32, o outcome) bool {
 	}
 	cn.mu.Unlock()
 	if ok {
-		cn.c.settle(s, o)
+		cn.settle(s, o)
 	}
 	return ok
 }
@@ -195,7 +226,7 @@ func (cn *conn) expire(now time.Time) {
 	}
 	cn.mu.Unlock()
 	for _, s := range late {
-		cn.c.settle(s, outcome{err: transientErr("no submit_sm_resp in time", ErrSubmitTimeout)})
+		cn.settle(s, outcome{err: transientErr("no submit_sm_resp in time", ErrSubmitTimeout)})
 	}
 }
 

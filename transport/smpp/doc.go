@@ -1,6 +1,7 @@
 // Package smpp is Herald's SMPP 3.4 adapter: a Client that implements
-// delivery.SMSSender over one transceiver session with an SMSC and feeds the
-// SMSC's delivery receipts to a delivery.ReceiptHandler.
+// delivery.SMSSender over one or more sessions with an SMSC (transceivers by
+// default), in plain TCP or TLS, and feeds the SMSC's delivery receipts to a
+// delivery.ReceiptHandler.
 //
 // It encodes and decodes PDUs with github.com/linxGnu/gosmpp's pdu package and
 // runs its own session around them, because the session layer of that
@@ -13,17 +14,33 @@
 //
 // # Session
 //
-// New starts binding as a transceiver at once and keeps a session up until
-// Close: a failed bind or a lost connection is retried with exponential
-// backoff (with jitter) between Config.BindBackoff.Min and Max. The backoff
+// New starts binding at once and keeps Config.Binds sessions (one by
+// default) bound to Config.Addr until Close, all with the same credentials:
+// one Client is one connector of an aggregator account. Each session binds
+// on its own: a failed bind or a lost connection is retried with
+// exponential backoff (with jitter) between Config.BindBackoff.Min and Max,
+// counted per session, while the other sessions go on sending. The backoff
 // resets once a session has stayed up for a minute. An enquire_link goes out
-// every Config.EnquireLink; one left unanswered until the next is due ends
-// the connection. So an SMSC that hangs with its TCP connection open is
-// noticed within two intervals: the session ends, its outstanding submits
-// fail with ErrConnectionLost, and the Client binds again. Send waits (up
-// to its ctx) for a bound session; WaitReady, the delivery.ReadyWaiter the
-// dispatcher consults, waits likewise, so no message is claimed while the
-// Client is unbound.
+// every Config.EnquireLink on each session; one left unanswered until the
+// next is due ends that connection. So an SMSC that hangs with its TCP
+// connection open is noticed within two intervals: the session ends, its
+// outstanding submits fail with ErrConnectionLost, and it binds again. Send
+// waits (up to its ctx) for a bound session; WaitReady, the
+// delivery.ReadyWaiter the dispatcher consults, waits likewise until at
+// least one session is bound, so no message is claimed while the Client is
+// entirely unbound. State tells, for an admin API, how many sessions are
+// bound, the window in use, the counts and the last errors.
+//
+// Sessions bind as transceivers (bind_transceiver), or as transmitters
+// (Config.BindType BindTransmitter), to which the SMSC sends no deliver_sm:
+// such a Client never receives receipts nor inbound messages, which must
+// then reach Herald through another bind of the account.
+//
+// With Config.TLS set, every session is SMPP over TLS: a TLS client
+// connection to Addr, verified against Config.TLS.RootCAs (the system's
+// roots when nil) for the host of Addr unless ServerName says otherwise. A
+// certificate that does not verify fails the bind like a refused one, with
+// the handshake's error (Client.State's LastBindError), and is retried.
 //
 // # Submitting
 //
@@ -35,13 +52,18 @@
 // Every part is a submit_sm of its own with its own sequence number and asks
 // for a delivery receipt (registered_delivery 1). The source address is the
 // sender name (TON 5 alphanumeric, NPI 0), the destination the number
-// (TON 1 international, NPI 1 ISDN).
+// (TON 1 international, NPI 1 ISDN), unless Config.SourceTON, SourceNPI,
+// DestTON and DestNPI say otherwise.
 //
-// At most Config.Window submit_sm are outstanding at any time. A submit_sm
+// At most Config.Window submit_sm are outstanding on a session at any time,
+// Binds × Window on the Client. Each part goes to the bound session with
+// the fewest outstanding (ties taken in turn); when every bound session's
+// window is full, Sends wait for a slot in the order they came. A submit_sm
 // stays outstanding until its submit_sm_resp arrives, Config.SubmitTimeout
-// passes, or the connection ends, even when the Send that issued it gave up
-// earlier; so the SMSC never sees more than Window unanswered requests.
-// Config.MaxPerSecond paces submit_sm with a token bucket.
+// passes, or its connection ends, even when the Send that issued it gave
+// up earlier; so the SMSC never sees more than Window unanswered requests
+// on a session. Config.MaxPerSecond paces the submit_sm of all sessions
+// together with one token bucket.
 //
 // Send returns one provider id per part, normalised by NormalizeMessageID.
 // Its errors are *delivery.SendError: ESME_RTHROTTLED, ESME_RMSGQFUL,
@@ -75,7 +97,9 @@
 // arrived. The deliver_sm_resp is sent only after the handler returned nil;
 // a handler error is answered ESME_RX_T_APPN so that the SMSC sends the
 // receipt again, and a receipt that cannot be parsed ESME_RX_P_APPN. Other
-// deliver_sm (mobile-originated messages) are acknowledged and logged.
-// Receipts are handled concurrently, at most Config.ReceiptConcurrency at
-// once; past that the session stops reading until one finishes.
+// deliver_sm (mobile-originated messages) go to Config.InboundHandler, or
+// are acknowledged and logged. Whichever session a deliver_sm comes on is
+// the one that answers it. Receipts are handled concurrently, at most
+// Config.ReceiptConcurrency at once over all sessions; past that a session
+// stops reading until one finishes.
 package smpp

@@ -19,7 +19,7 @@ func SubmitFrames(sms delivery.SMS) ([][]byte, error) {
 	}
 	out := make([][]byte, len(p.parts))
 	for i, pt := range p.parts {
-		if out[i], err = submitFrame(uint32(i+1), sms.From, sms.To, p.enc, pt, ""); err != nil {
+		if out[i], err = submitFrame(uint32(i+1), sms.From, sms.To, p.enc, pt, "", Config{}.addressing()); err != nil {
 			return nil, err
 		}
 	}
