@@ -357,7 +357,7 @@ func (d *Dispatcher) sendSMS(ctx context.Context, j job) (*StatusUpdate, string)
 	if from == "" {
 		return d.fail(m, "No approved SMS sender"), resultFailed
 	}
-	sms := SMS{MessageID: m.ID, From: from, To: m.Phone, Text: m.Content}
+	sms := SMS{MessageID: m.ID, CompanyID: m.CompanyID, From: from, To: m.Phone, Text: m.Content}
 	if exp := Expiry(&m, j.route); !exp.IsZero() {
 		sms.Validity = max(time.Second, exp.Sub(d.cfg.Now()).Round(time.Second))
 	}

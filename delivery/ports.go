@@ -14,6 +14,7 @@ import (
 // into concatenated parts.
 type SMS struct {
 	MessageID messaging.ID // Herald's id, for logs and correlation
+	CompanyID messaging.ID // whose message it is, for routes by company
 	From      string       // the approved sender name (alphanumeric)
 	To        string       // digits only, international
 	Text      string
@@ -26,6 +27,9 @@ type SMS struct {
 // message id per part, in part order.
 type SMSResult struct {
 	PartIDs []string
+	// Connector names the SMPP connector that took it, when the sender
+	// routes among several (recorded as the message's route).
+	Connector string
 }
 
 // SMSSender submits SMS. Send blocks until the SMSC answered every part or

@@ -12,7 +12,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
-	"github.com/heraldhq/herald/transport/smpp"
+	"github.com/heraldhq/herald/transport/smsroute"
 )
 
 // metrics implements delivery.Observer with Prometheus collectors, on a
@@ -191,7 +191,7 @@ func (m *metrics) instrument(h http.Handler) http.Handler {
 
 // smppCollector exports the SMPP session's counters.
 type smppCollector struct {
-	client                                    *smpp.Client
+	router                                    *smsroute.Router
 	bound, binds, rebinds, bindFail, throttle *prometheus.Desc
 	window, submits, submitErrs               *prometheus.Desc
 }
@@ -240,10 +240,10 @@ func (b *backlogCollector) Collect(ch chan<- prometheus.Metric) {
 	b.errs.Collect(ch)
 }
 
-func newSMPPCollector(c *smpp.Client) *smppCollector {
+func newSMPPCollector(r *smsroute.Router) *smppCollector {
 	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
 	return &smppCollector{
-		client:     c,
+		router:     r,
 		bound:      d("herald_smpp_bound", "1 when the SMPP session is bound."),
 		binds:      d("herald_smpp_binds_total", "Successful SMPP binds, the first included."),
 		rebinds:    d("herald_smpp_reconnects_total", "Successful SMPP binds after a lost session."),
@@ -262,9 +262,10 @@ func (s *smppCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect implements prometheus.Collector.
+// Collect implements prometheus.Collector: the figures of every running
+// connector, added up.
 func (s *smppCollector) Collect(ch chan<- prometheus.Metric) {
-	st := s.client.Stats()
+	st := s.router.SMPPStats()
 	bound := 0.0
 	if st.Bound {
 		bound = 1

@@ -21,11 +21,13 @@ import (
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/routing"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/store/sqlstore"
 	"github.com/heraldhq/herald/transport/chat"
 	"github.com/heraldhq/herald/transport/media"
 	"github.com/heraldhq/herald/transport/smpp"
+	"github.com/heraldhq/herald/transport/smsroute"
 	"github.com/heraldhq/herald/transport/webhookpost"
 	"github.com/heraldhq/herald/webhook"
 )
@@ -80,7 +82,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	poster := webhookpost.New(webhookpost.Config{URLs: cfg.WebhookURLs})
 	defer poster.Close()
 	hcfg.WebhookPoster = poster
-	var smsClient *smpp.Client
+	var router *smsroute.Router
 	// Inbound parts go to Herald once it is built; one that comes before
 	// is refused, for the SMSC to send it again.
 	var built atomic.Pointer[herald.Herald]
@@ -91,22 +93,36 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		}
 		return h.HandleInbound(ctx, p)
 	}
+	// SMS go through the SMPP connectors: the one of the HERALD_SMPP_*
+	// variables (named default) and those set up through the admin API,
+	// read again every two seconds, so that a change applies without a
+	// restart. With none, SMS stay Pending until one is set up.
+	var static []routing.Connector
 	if cfg.SMPPAddr != "" {
-		hcfg.SMS = func(receipts delivery.ReceiptHandler) (delivery.SMSSender, error) {
-			// The session binds at once; receipts that come before Herald
-			// is built wait for it (herald.Herald.HandleReceipt).
-			c, err := smpp.New(smpp.Config{
-				Addr: cfg.SMPPAddr, SystemID: cfg.SMPPSystemID, Password: cfg.SMPPPassword,
-				Window: cfg.SMPPWindow, MaxPerSecond: cfg.SMPPMaxRate, ValidityPeriod: cfg.SMPPValidity, Logger: log,
-				SubmitIDFormat: cfg.SMPPSubmitIDs, ReceiptIDFormat: cfg.SMPPReceiptIDs, ReceiptHandler: receipts,
-				InboundHandler: inboundParts,
-			})
-			smsClient = c
-			return c, err
-		}
+		static = append(static, routing.Connector{Name: routing.DefaultConnector, Addr: cfg.SMPPAddr, SystemID: cfg.SMPPSystemID,
+			Password: cfg.SMPPPassword, Window: cfg.SMPPWindow, MaxPerSecond: cfg.SMPPMaxRate,
+			SubmitIDFormat: smsroute.IDFormatName(cfg.SMPPSubmitIDs), ReceiptIDFormat: smsroute.IDFormatName(cfg.SMPPReceiptIDs)})
 		hcfg.Delivery.SMSConcurrency = paceConcurrency(cfg.SMPPMaxRate)
-	} else {
-		log.Warn("HERALD_SMPP_ADDR is not set: SMS messages stay Pending")
+	}
+	routes, err := routing.New(routing.Config{Store: store})
+	if err != nil {
+		return err
+	}
+	stored, err := routes.Connectors(ctx)
+	if err != nil {
+		return fmt.Errorf("read SMPP connectors: %w", err)
+	}
+	smsConfigured := len(static)+len(stored) > 0
+	if !smsConfigured {
+		log.Warn("no SMPP connector (HERALD_SMPP_ADDR is not set, none through the admin API): SMS messages stay Pending until one is set up")
+	}
+	hcfg.SMS = func(receipts delivery.ReceiptHandler) (delivery.SMSSender, error) {
+		// Sessions bind at once; receipts that come before Herald is
+		// built wait for it (herald.Herald.HandleReceipt).
+		r, err := smsroute.New(ctx, smsroute.Config{Source: routes, Static: static, Logger: log,
+			Dial: smsroute.DialSMPP(smpp.Config{ValidityPeriod: cfg.SMPPValidity, Logger: log, ReceiptHandler: receipts, InboundHandler: inboundParts})})
+		router = r
+		return r, err
 	}
 	var chatClient *chat.Client
 	if cfg.ChatURL != "" {
@@ -130,26 +146,28 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 			log.Warn("closing Herald", "err", err)
 		}
 	}()
-	if smsClient != nil {
+	if router != nil {
 		// Closed after Herald stopped (its sends in flight need the
-		// session) and before the database (receipts go on being stored
-		// until the session ends).
+		// sessions) and before the database (receipts go on being stored
+		// until the sessions end).
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 			defer cancel()
-			if err := smsClient.Close(ctx); err != nil {
+			if err := router.Close(ctx); err != nil {
 				log.Warn("SMPP close", "err", err)
 			}
 		}()
+		m.reg.MustRegister(newSMPPCollector(router))
+	}
+	if router != nil && smsConfigured {
 		checks = append(checks, server.Check{Name: "smsc", Optional: true, Check: func(context.Context) error {
-			if !smsClient.Stats().Bound {
-				// The address goes to the log only: /readyz answers without a key.
+			if !router.Up() {
+				// The addresses go to the log only: /readyz answers without a key.
 				return &messaging.Error{Code: messaging.Unavailable, Name: messaging.NameServiceUnavailable,
-					Message: "no SMPP session is bound", Err: fmt.Errorf("SMSC %s", cfg.SMPPAddr)}
+					Message: "no SMPP session is bound", Err: errors.New("no SMPP connector has a bound session")}
 			}
 			return nil
 		}})
-		m.reg.MustRegister(newSMPPCollector(smsClient))
 	}
 	extra := map[string]http.Handler{
 		"/metrics": promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}),
@@ -208,9 +226,9 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		// The demo's simulators run in this process: its banner is printed
 		// once the SMPP session is bound, so that /readyz says ok to the
 		// first request that follows it.
-		if smsClient != nil {
+		if router != nil {
 			bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			if err := smsClient.WaitBound(bctx); err != nil {
+			if err := router.WaitReady(bctx); err != nil {
 				log.Warn("demo: the SMPP session is not bound yet", "err", err)
 			}
 			cancel()

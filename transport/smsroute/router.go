@@ -1,0 +1,319 @@
+// Package smsroute is the SMS sender that routes: it keeps one SMPP client
+// per connector of package routing, and sends each SMS through the
+// connector its route picks (failover, round-robin or weighted), among
+// the healthy ones. Connectors and routes are read from their source
+// every Config.Reload: a change made through the admin API of any process
+// applies without a restart (a connector whose settings changed is bound
+// again). An SMS no route takes fails at once with details NO_ROUTE.
+package smsroute
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/routing"
+)
+
+// Client is what the router needs of a connector's client: the SMPP
+// adapter's Client fits through SMPP.
+type Client interface {
+	delivery.SMSSender
+	// Up tells whether a session is bound.
+	Up() bool
+	// State is the client's live state (Healthy is the router's).
+	State() routing.State
+	Close(ctx context.Context) error
+}
+
+// Source lists the connectors and routes: routing.Service fits.
+type Source interface {
+	Connectors(ctx context.Context) ([]routing.Connector, error)
+	Routes(ctx context.Context) ([]routing.Route, error)
+}
+
+// Config configures a Router. Source and Dial are required.
+type Config struct {
+	Source Source
+	// Static are connectors that are not stored (the one of the
+	// HERALD_SMPP_* variables, named routing.DefaultConnector); a stored
+	// connector of the same name wins.
+	Static []routing.Connector
+	// Dial makes the client of a connector.
+	Dial func(c routing.Connector) (Client, error)
+	// Reload is how often connectors and routes are read again. Default
+	// 2 seconds.
+	Reload time.Duration
+	// Penalty is how long a connector whose sends failed Strikes times in
+	// a row (timeouts, throttling, lost sessions) is left out of its
+	// routes before it is tried again. Defaults 5 seconds and 3.
+	Penalty time.Duration
+	Strikes int
+	Logger  *slog.Logger
+}
+
+// Router is a delivery.SMSSender that routes among connectors.
+type Router struct {
+	cfg  Config
+	log  *slog.Logger
+	turn atomic.Uint64
+
+	mu      sync.RWMutex
+	conns   map[string]*connector
+	routes  []routing.Route
+	closing bool
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// connector is a running connector.
+type connector struct {
+	settings routing.Connector
+	client   Client
+	strikes  atomic.Int32
+	penalty  atomic.Int64 // unix nanos until which it is left out
+}
+
+// New loads the connectors and routes once (a failure is an error: the
+// process should not start without its routes), dials the connectors and
+// starts reloading them every Config.Reload until Close.
+func New(ctx context.Context, cfg Config) (*Router, error) {
+	if cfg.Source == nil || cfg.Dial == nil {
+		return nil, errors.New("smsroute: Config.Source and Config.Dial are required")
+	}
+	if cfg.Reload <= 0 {
+		cfg.Reload = 2 * time.Second
+	}
+	if cfg.Penalty <= 0 {
+		cfg.Penalty = 5 * time.Second
+	}
+	if cfg.Strikes <= 0 {
+		cfg.Strikes = 3
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Router{cfg: cfg, log: cfg.Logger, conns: map[string]*connector{}, stop: make(chan struct{}), done: make(chan struct{})}
+	if err := r.reload(ctx); err != nil {
+		return nil, err
+	}
+	go r.run()
+	return r, nil
+}
+
+// run reloads until Close.
+func (r *Router) run() {
+	defer close(r.done)
+	t := time.NewTicker(r.cfg.Reload)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), r.cfg.Reload)
+			if err := r.reload(ctx); err != nil {
+				r.log.Error("reading SMPP connectors and routes; keeping the last ones", "err", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// reload reads connectors and routes and brings the clients in line: new
+// connectors dialled, changed ones dialled again, removed ones closed.
+func (r *Router) reload(ctx context.Context) error {
+	stored, err := r.cfg.Source.Connectors(ctx)
+	if err != nil {
+		return fmt.Errorf("smsroute: %w", err)
+	}
+	routes, err := r.cfg.Source.Routes(ctx)
+	if err != nil {
+		return fmt.Errorf("smsroute: %w", err)
+	}
+	want := map[string]routing.Connector{}
+	for _, c := range r.cfg.Static {
+		want[c.Name] = c
+	}
+	for _, c := range stored {
+		want[c.Name] = c
+	}
+	r.mu.Lock()
+	if r.closing {
+		r.mu.Unlock()
+		return nil
+	}
+	var old []Client
+	for name, cn := range r.conns {
+		// A stored connector's UpdatedAt moves with every change of it.
+		if c, ok := want[name]; !ok || !c.UpdatedAt.Equal(cn.settings.UpdatedAt) {
+			old = append(old, cn.client)
+			delete(r.conns, name)
+		}
+	}
+	for name, c := range want {
+		if _, ok := r.conns[name]; ok {
+			continue
+		}
+		cl, err := r.cfg.Dial(c)
+		if err != nil {
+			r.log.Error("starting an SMPP connector", "connector", name, "err", err)
+			continue
+		}
+		r.conns[name] = &connector{settings: c, client: cl}
+		r.log.Info("SMPP connector started", "connector", name, "addr", c.Addr, "binds", c.Binds)
+	}
+	r.routes = routes
+	r.mu.Unlock()
+	for _, cl := range old {
+		// A changed connector's old client finishes its sends in flight.
+		go func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = cl.Close(cctx)
+		}()
+	}
+	return nil
+}
+
+// route returns the route of sms: the first stored route that matches,
+// or, when no route is stored, a failover route to the default
+// connector; nil when there is none.
+func (r *Router) route(sms delivery.SMS) *routing.Route {
+	if len(r.routes) == 0 {
+		if _, ok := r.conns[routing.DefaultConnector]; ok {
+			return &routing.Route{Strategy: routing.Failover, Targets: []routing.Target{{Connector: routing.DefaultConnector, Weight: 1}}}
+		}
+		return nil
+	}
+	return routing.Match(r.routes, sms.To, sms.CompanyID, sms.From)
+}
+
+// healthy tells whether a connector may take sends now.
+func (r *Router) healthy(name string) bool {
+	cn := r.conns[name]
+	return cn != nil && cn.client.Up() && time.Now().UnixNano() >= cn.penalty.Load()
+}
+
+// DetailsNoRoute is the details of an SMS no route takes.
+const DetailsNoRoute = "NO_ROUTE"
+
+// Send implements delivery.SMSSender: through the connector the SMS's
+// route picks among its healthy connectors (when none is healthy, a
+// failover route's first, whose client waits for its session).
+func (r *Router) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult, error) {
+	r.mu.RLock()
+	rt := r.route(sms)
+	var cn *connector
+	if rt != nil {
+		if name, _ := routing.Pick(rt, r.healthy, r.turn.Add(1)); name != "" {
+			cn = r.conns[name]
+		}
+	}
+	r.mu.RUnlock()
+	if rt == nil {
+		return delivery.SMSResult{}, &delivery.SendError{Permanent: true, Details: DetailsNoRoute,
+			Err: fmt.Errorf("no route takes an SMS to %s from %s", sms.To, sms.From)}
+	}
+	if cn == nil {
+		// Every connector of a round-robin or weighted route is down, or
+		// the route names a connector that does not run: retried later.
+		return delivery.SMSResult{}, &delivery.SendError{Details: "no connector of the route is up",
+			Err: fmt.Errorf("route to %s: no connector up", sms.To)}
+	}
+	res, err := cn.client.Send(ctx, sms)
+	switch {
+	case err == nil:
+		cn.strikes.Store(0)
+		res.Connector = cn.settings.Name
+	case !delivery.IsPermanent(err) && ctx.Err() == nil:
+		if cn.strikes.Add(1) >= int32(r.cfg.Strikes) {
+			cn.penalty.Store(time.Now().Add(r.cfg.Penalty).UnixNano())
+			cn.strikes.Store(0)
+			r.log.Warn("SMPP connector left out of its routes for a while", "connector", cn.settings.Name, "for", r.cfg.Penalty, "err", err)
+		}
+	}
+	return res, err
+}
+
+// Up tells whether a connector has a bound session.
+func (r *Router) Up() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, cn := range r.conns {
+		if cn.client.Up() {
+			return true
+		}
+	}
+	return false
+}
+
+// Client returns the running client of connector name.
+func (r *Router) Client(name string) (Client, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	cn := r.conns[name]
+	if cn == nil {
+		return nil, false
+	}
+	return cn.client, true
+}
+
+// WaitReady implements delivery.ReadyWaiter: it returns once a connector
+// has a bound session (with no connector at all, SMS wait, Pending, until
+// one is set up).
+func (r *Router) WaitReady(ctx context.Context) error {
+	for {
+		if r.Up() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("smsroute: waiting for a bound connector: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// ConnectorState implements routing.StateReader.
+func (r *Router) ConnectorState(name string) (routing.State, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	cn := r.conns[name]
+	if cn == nil {
+		return routing.State{}, false
+	}
+	st := cn.client.State()
+	st.Healthy = r.healthy(name)
+	return st, true
+}
+
+// Close stops reloading and closes every client, waiting for their sends
+// in flight until ctx ends.
+func (r *Router) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closing {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closing = true
+	conns := r.conns
+	r.conns = map[string]*connector{}
+	r.mu.Unlock()
+	close(r.stop)
+	<-r.done
+	var errs []error
+	for _, cn := range conns {
+		errs = append(errs, cn.client.Close(ctx))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("smsroute: close: %w", err)
+	}
+	return nil
+}

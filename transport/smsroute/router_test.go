@@ -1,0 +1,175 @@
+package smsroute_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/routing"
+	"github.com/heraldhq/herald/store/memstore"
+	"github.com/heraldhq/herald/transport/smpp"
+	"github.com/heraldhq/herald/transport/smscsim"
+	"github.com/heraldhq/herald/transport/smsroute"
+)
+
+// sim starts an SMSC simulator on loopback.
+func sim(t *testing.T) *smscsim.Server {
+	t.Helper()
+	srv := smscsim.New(smscsim.Config{SystemID: "herald", Password: "secret", Record: true})
+	require.NoError(t, srv.Start("127.0.0.1:0"))
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
+// setup stores connectors a and b (to the simulators) and the routes, and
+// starts a router on them.
+func setup(t *testing.T, a, b *smscsim.Server, routes ...routing.Route) (*smsroute.Router, *routing.Service) {
+	t.Helper()
+	ctx := t.Context()
+	svc, err := routing.New(routing.Config{Store: memstore.New()})
+	require.NoError(t, err)
+	for name, srv := range map[string]*smscsim.Server{"a": a, "b": b} {
+		_, err := svc.CreateConnector(ctx, routing.Connector{Name: name, Addr: srv.Addr(), SystemID: "herald", Password: "secret", Window: 10})
+		require.NoError(t, err)
+	}
+	for _, r := range routes {
+		_, err := svc.CreateRoute(ctx, r)
+		require.NoError(t, err)
+	}
+	rt, err := smsroute.New(ctx, smsroute.Config{Source: svc, Dial: smsroute.DialSMPP(smpp.Config{BindBackoff: messaging.Backoff{Min: 50 * time.Millisecond, Max: 200 * time.Millisecond},
+		SubmitTimeout: 2 * time.Second}), Reload: 50 * time.Millisecond, Penalty: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close(context.Background())) })
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	require.NoError(t, rt.WaitReady(wctx))
+	return rt, svc
+}
+
+func send(t *testing.T, rt *smsroute.Router, to string, company messaging.ID, from string) (delivery.SMSResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	return rt.Send(ctx, delivery.SMS{MessageID: messaging.NewIDGenerator(nil).New(), CompanyID: company, From: from, To: to, Text: "hello"})
+}
+
+// waitUp waits until connector name is up and healthy.
+func waitUp(t *testing.T, rt *smsroute.Router, name string) {
+	t.Helper()
+	require.Eventually(t, func() bool { st, ok := rt.ConnectorState(name); return ok && st.Healthy }, 10*time.Second, 10*time.Millisecond, name)
+}
+
+// TestFailover: a failover route sends through its first connector; when
+// that SMSC goes away, new sends move to the next one at once, and back
+// once it returns; the connector that took each SMS is named in the result.
+func TestFailover(t *testing.T) {
+	a, b := sim(t), sim(t)
+	rt, _ := setup(t, a, b, routing.Route{Strategy: routing.Failover, Targets: []routing.Target{{Connector: "a"}, {Connector: "b"}}})
+	waitUp(t, rt, "a")
+	res, err := send(t, rt, "447700900001", messaging.NilID, "HERALD")
+	require.NoError(t, err)
+	require.Equal(t, "a", res.Connector)
+	require.Len(t, a.MessagesTo("447700900001"), 1)
+
+	addr := a.Addr()
+	require.NoError(t, a.Close())
+	require.Eventually(t, func() bool { st, _ := rt.ConnectorState("a"); return !st.Healthy }, 5*time.Second, 10*time.Millisecond)
+	res, err = send(t, rt, "447700900002", messaging.NilID, "HERALD")
+	require.NoError(t, err)
+	require.Equal(t, "b", res.Connector, "moved to the next connector")
+	require.Len(t, b.MessagesTo("447700900002"), 1)
+
+	back := smscsim.New(smscsim.Config{SystemID: "herald", Password: "secret", Record: true})
+	require.NoError(t, back.Start(addr))
+	t.Cleanup(func() { _ = back.Close() })
+	waitUp(t, rt, "a")
+	res, err = send(t, rt, "447700900003", messaging.NilID, "HERALD")
+	require.NoError(t, err)
+	require.Equal(t, "a", res.Connector, "back once it recovered")
+}
+
+// TestRoutesByPrefixCompanyAndSender: the first matching route decides;
+// round-robin alternates; an SMS no route takes fails at once, NO_ROUTE.
+func TestRoutesByPrefixCompanyAndSender(t *testing.T) {
+	a, b := sim(t), sim(t)
+	vip := messaging.NewIDGenerator(nil).New()
+	rt, _ := setup(t, a, b,
+		routing.Route{Position: 1, CompanyIDs: []messaging.ID{vip}, Targets: []routing.Target{{Connector: "b"}}},
+		routing.Route{Position: 2, Prefixes: []string{"33"}, Targets: []routing.Target{{Connector: "b"}}},
+		routing.Route{Position: 3, Prefixes: []string{"44"}, SenderIDs: []string{"BANK"}, Strategy: routing.RoundRobin,
+			Targets: []routing.Target{{Connector: "a"}, {Connector: "b"}}},
+		routing.Route{Position: 4, Prefixes: []string{"44"}, Targets: []routing.Target{{Connector: "a"}}},
+	)
+	waitUp(t, rt, "a")
+	waitUp(t, rt, "b")
+	for _, c := range []struct {
+		to, from string
+		company  messaging.ID
+		want     string
+	}{
+		{"447700900001", "SHOP", vip, "b"},
+		{"33612345678", "SHOP", messaging.NilID, "b"},
+		{"447700900002", "SHOP", messaging.NilID, "a"},
+	} {
+		res, err := send(t, rt, c.to, c.company, c.from)
+		require.NoError(t, err)
+		require.Equal(t, c.want, res.Connector, "%+v", c)
+	}
+	seen := map[string]int{}
+	for range 4 {
+		res, err := send(t, rt, "447700900009", messaging.NilID, "BANK")
+		require.NoError(t, err)
+		seen[res.Connector]++
+	}
+	require.Equal(t, map[string]int{"a": 2, "b": 2}, seen, "round-robin")
+	_, err := send(t, rt, "4915112345678", messaging.NilID, "SHOP")
+	var se *delivery.SendError
+	require.True(t, errors.As(err, &se))
+	require.True(t, se.Permanent)
+	require.Equal(t, smsroute.DetailsNoRoute, se.Details)
+}
+
+// TestReload: a connector and a route added through the service are
+// used without a restart, and a route removed no longer takes SMS.
+func TestReload(t *testing.T) {
+	a, b := sim(t), sim(t)
+	rt, svc := setup(t, a, b, routing.Route{Position: 9, Targets: []routing.Target{{Connector: "a"}}})
+	c := sim(t)
+	_, err := svc.CreateConnector(t.Context(), routing.Connector{Name: "c", Addr: c.Addr(), SystemID: "herald", Password: "secret"})
+	require.NoError(t, err)
+	r, err := svc.CreateRoute(t.Context(), routing.Route{Position: 1, Prefixes: []string{"49"}, Targets: []routing.Target{{Connector: "c"}}})
+	require.NoError(t, err)
+	waitUp(t, rt, "c")
+	require.Eventually(t, func() bool {
+		res, err := send(t, rt, "4915112345678", messaging.NilID, "X")
+		return err == nil && res.Connector == "c"
+	}, 5*time.Second, 20*time.Millisecond)
+	require.NoError(t, svc.DeleteRoute(t.Context(), r.ID))
+	require.Eventually(t, func() bool {
+		res, err := send(t, rt, "4915112345678", messaging.NilID, "X")
+		return err == nil && res.Connector == "a"
+	}, 5*time.Second, 20*time.Millisecond, "the catch-all takes it again")
+}
+
+// TestConnectorSettingsReachTheClient: a connector's binds reach its SMPP
+// client (the simulator sees them) and its live state; a settings change
+// binds it again with the new ones.
+func TestConnectorSettingsReachTheClient(t *testing.T) {
+	a, b := sim(t), sim(t)
+	rt, svc := setup(t, a, b)
+	c, err := svc.Connector(t.Context(), "a")
+	require.NoError(t, err)
+	c.Binds = 3
+	_, err = svc.UpdateConnector(t.Context(), c, true)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, ok := rt.ConnectorState("a")
+		return ok && st.Binds == 3 && st.BindsUp == 3 && st.Healthy
+	}, 10*time.Second, 10*time.Millisecond, "rebound with three sessions")
+	require.GreaterOrEqual(t, a.Stats().Connections, 3, "the simulator sees the sessions")
+}
