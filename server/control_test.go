@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -193,13 +194,16 @@ func TestPreparedCount(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
 	id := r.obj()["campaignId"].(string)
 	<-held.second
+	var once sync.Once
+	free := func() { once.Do(func() { close(held.release) }) }
+	defer free() // a failed assertion must not leave the preparation held
 	d := e.do("GET", "/api/v1/campaigns/"+id, nil).obj()
 	require.Equal(t, "Queuing", d["status"])
 	require.Equal(t, float64(25_000), d["totalMessages"])
 	require.Equal(t, float64(10_000), d["preparedCount"])
 	listed := e.do("GET", "/api/v1/campaigns", nil).obj()["campaigns"].([]any)[0].(map[string]any)
 	require.Equal(t, float64(10_000), listed["preparedCount"])
-	close(held.release)
+	free()
 	e.wait()
 	d = e.do("GET", "/api/v1/campaigns/"+id, nil).obj()
 	require.Equal(t, "Ready", d["status"])
