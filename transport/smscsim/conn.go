@@ -5,11 +5,13 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/transport/smppwire"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
+	"golang.org/x/time/rate"
 )
 
 // Binding types of a session.
@@ -29,9 +31,12 @@ type conn struct {
 	done chan struct{}
 	once sync.Once
 
+	dropMid atomic.Bool // DropMidWindow: close on the next submit_sm
+
 	mu       sync.Mutex
 	bindType int
 	systemID string
+	limiter  *rate.Limiter // Config.BindRate; nil: unlimited
 	seq      uint32
 	unacked  map[uint32]*receipt
 	acked    []*receipt // Config.ResendAcked: to send again when the connection ends
@@ -110,12 +115,24 @@ func (cn *conn) readLoop() {
 	r := bufio.NewReaderSize(cn.nc, 64<<10)
 	for {
 		f, err := smppwire.ReadFrame(r)
-		if err != nil {
+		if err != nil || cn.ended() || cn.dropsOn(f) {
+			// Frames still buffered when the connection ended are
+			// never served.
 			return
 		}
 		if !cn.hold(f) {
 			cn.serveRequest(f)
 		}
+	}
+}
+
+// ended reports whether the connection was shut down.
+func (cn *conn) ended() bool {
+	select {
+	case <-cn.done:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -157,10 +174,22 @@ func (cn *conn) onBind(f smppwire.Frame) {
 		status = data.ESME_RINVCMDLEN
 	case already:
 		status = data.ESME_RALYBND
+	case !s.bindsRefusedUntil().IsZero():
+		status = data.ESME_RBINDFAIL
 	case s.cfg.SystemID != "" && req.SystemID != s.cfg.SystemID:
 		status = data.ESME_RINVSYSID
 	case s.cfg.Password != "" && req.Password != s.cfg.Password:
 		status = data.ESME_RINVPASWD
+	}
+	bt := bindTransceiver
+	switch f.Header.CommandID {
+	case data.BIND_TRANSMITTER:
+		bt = bindTransmitter
+	case data.BIND_RECEIVER:
+		bt = bindReceiver
+	}
+	if status == data.ESME_ROK && !s.claimBind(cn, bt, req.SystemID) {
+		status = data.ESME_RBINDFAIL // Config.MaxBindsPerSystemID
 	}
 	if status != data.ESME_ROK {
 		s.n.bindFailures.Add(1)
@@ -171,16 +200,6 @@ func (cn *conn) onBind(f smppwire.Frame) {
 		}
 		return
 	}
-	bt := bindTransceiver
-	switch f.Header.CommandID {
-	case data.BIND_TRANSMITTER:
-		bt = bindTransmitter
-	case data.BIND_RECEIVER:
-		bt = bindReceiver
-	}
-	cn.mu.Lock()
-	cn.bindType, cn.systemID = bt, req.SystemID
-	cn.mu.Unlock()
 	s.n.binds.Add(1)
 	s.log.Info("smscsim bound", "system_id", req.SystemID, "type", f.Header.CommandID.String())
 	cn.w.Send(smppwire.WithCString(respID, data.ESME_ROK, f.Seq(), s.cfg.ServerSystemID))
@@ -201,26 +220,37 @@ func (cn *conn) onSubmit(f smppwire.Frame) {
 		return
 	}
 	s.n.submits.Add(1)
-	at := time.Now().UnixNano()
+	arrived := time.Now()
+	at := arrived.UnixNano()
 	s.n.firstSubmit.CompareAndSwap(0, at)
 	s.n.lastSubmit.Store(at)
 	fs := s.faults.Load()
-	k := fs.n.Add(1)
-	if fs.DropAfter > 0 && k >= int64(fs.DropAfter) && fs.dropped.CompareAndSwap(false, true) {
-		s.n.dropped.Add(1)
-		s.log.Info("smscsim dropping the connection", "after_submits", k)
-		cn.shutdown()
-		return
-	}
 	status := data.ESME_ROK
-	switch {
-	case fs.Status != 0:
-		status = data.CommandStatusType(fs.Status)
-		s.n.rejected.Add(1)
-	case fs.throttle(k):
+	if !cn.allowSubmit() {
 		status = data.ESME_RTHROTTLED
 		s.n.throttled.Add(1)
+		s.n.rateLimited.Add(1)
+	} else {
+		k := fs.n.Add(1)
+		if fs.DropAfter > 0 && k >= int64(fs.DropAfter) && fs.dropped.CompareAndSwap(false, true) {
+			s.n.dropped.Add(1)
+			s.log.Info("smscsim dropping the connection", "after_submits", k)
+			cn.shutdown()
+			return
+		}
+		switch {
+		case fs.Status != 0:
+			status = data.CommandStatusType(fs.Status)
+			s.n.rejected.Add(1)
+		case fs.throttle(k):
+			status = data.ESME_RTHROTTLED
+			s.n.throttled.Add(1)
+		}
 	}
+	if status == data.ESME_ROK {
+		s.n.accepted.Add(1)
+	}
+	s.perSec.add(arrived, status == data.ESME_ROK, status == data.ESME_RTHROTTLED)
 	s.inFlight(1)
 	now := s.cfg.Now()
 	var id string

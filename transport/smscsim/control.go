@@ -2,8 +2,10 @@ package smscsim
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
+	"time"
 )
 
 // Count is how many times the Server received one text for one
@@ -42,6 +44,9 @@ func (s *Server) Counts() []Count {
 //	POST /stall?what=submits,...    Stall (what as ParseStall reads it; default all)
 //	POST /resume                    Resume
 //	POST /drop                      DropConnections
+//	POST /drop-mid-window           DropMidWindow
+//	POST /refuse-binds?for=30s      RefuseBinds (for as time.ParseDuration reads it; 0 ends it)
+//	GET  /rate                      SubmitsPerSecond
 //	PUT  /faults                    SetFaults with a Faults in the body (durations in nanoseconds)
 //	GET  /parts                     Parts (Config.Record)
 //	GET  /messages?to=NUMBER        Messages, or MessagesTo when to is given (Config.Record)
@@ -73,6 +78,22 @@ func (s *Server) ControlHandler() http.Handler {
 	mux.HandleFunc("POST /drop", func(w http.ResponseWriter, _ *http.Request) {
 		s.DropConnections()
 		writeJSON(w, http.StatusOK, s.Stats())
+	})
+	mux.HandleFunc("POST /drop-mid-window", func(w http.ResponseWriter, _ *http.Request) {
+		s.DropMidWindow()
+		writeJSON(w, http.StatusOK, s.Stats())
+	})
+	mux.HandleFunc("POST /refuse-binds", func(w http.ResponseWriter, r *http.Request) {
+		d, err := time.ParseDuration(r.URL.Query().Get("for"))
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("refuse-binds: for: %v", err)})
+			return
+		}
+		s.RefuseBinds(d)
+		writeJSON(w, http.StatusOK, s.Stats())
+	})
+	mux.HandleFunc("GET /rate", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, nonNil(s.SubmitsPerSecond()))
 	})
 	mux.HandleFunc("PUT /faults", func(w http.ResponseWriter, r *http.Request) {
 		var f Faults

@@ -119,3 +119,43 @@ func TestControlHandlerRefusals(t *testing.T) {
 	}
 	require.Equal(t, smscsim.Stall(0), srv.Stats().Stalled, "nothing was stalled")
 }
+
+// TestControlHandlerLimits: refusing binds, dropping mid-window and the
+// submits per second through the control API.
+func TestControlHandlerLimits(t *testing.T) {
+	srv := start(t, smscsim.Config{})
+	api := httptest.NewServer(srv.ControlHandler())
+	t.Cleanup(api.Close)
+
+	var rate []smscsim.Second
+	require.Equal(t, http.StatusOK, control(t, api.URL, "GET", "/rate", "", &rate))
+	require.NotNil(t, rate, "[] rather than null")
+	require.Empty(t, rate)
+
+	var st smscsim.Stats
+	require.Equal(t, http.StatusOK, control(t, api.URL, "POST", "/refuse-binds?for=1h", "", &st))
+	require.False(t, st.BindsRefusedUntil.IsZero())
+	require.Equal(t, data.ESME_RBINDFAIL, dial(t, srv).bind(pdu.Transmitter, "herald", "").CommandStatus)
+	require.Equal(t, http.StatusBadRequest, control(t, api.URL, "POST", "/refuse-binds?for=soon", "", nil))
+	require.Equal(t, http.StatusOK, control(t, api.URL, "POST", "/refuse-binds?for=0s", "", &st))
+	require.True(t, st.BindsRefusedUntil.IsZero())
+
+	e := dial(t, srv)
+	require.Equal(t, data.ESME_ROK, e.bind(pdu.Transmitter, "herald", "").CommandStatus)
+	e.write(submit("447700900000", "x", 0))
+	h, _ := e.read()
+	require.Equal(t, data.ESME_ROK, h.CommandStatus)
+	require.Equal(t, http.StatusOK, control(t, api.URL, "GET", "/rate", "", &rate))
+	require.Len(t, rate, 1)
+	require.Equal(t, 1, rate[0].Accepted)
+	require.Zero(t, rate[0].Throttled)
+
+	require.Equal(t, http.StatusOK, control(t, api.URL, "POST", "/drop-mid-window", "", nil))
+	e.write(submit("447700900000", "dropped", 0))
+	e.closedByServer()
+	require.Eventually(t, func() bool {
+		control(t, api.URL, "GET", "/stats", "", &st)
+		return st.Dropped == 1 && st.Connections == 0
+	}, 2*time.Second, time.Millisecond)
+	require.Equal(t, uint64(1), st.Submits)
+}

@@ -15,6 +15,15 @@
 // leading zeros); anything else bound or not is ESME_RINVBNDSTS. Requests it
 // does not serve get generic_nack ESME_RINVCMDID.
 //
+// # Limits
+//
+// Like a real SMSC it can limit its clients. Config.BindRate caps the
+// submit_sm per second of each session (a token bucket holding a tenth of
+// a second's worth): one beyond it is answered ESME_RTHROTTLED and not
+// accepted. Config.MaxBindsPerSystemID caps the sessions bound at once
+// with one system_id, and RefuseBinds refuses every bind for a while: such
+// a bind is answered ESME_RBINDFAIL and its connection closed.
+//
 // # Receipts
 //
 // When registered_delivery asks for one (1: always; 2: on failure only), a
@@ -46,7 +55,9 @@
 // (ESME_RTHROTTLED to every Nth submit_sm or to an evenly spread fraction),
 // answer every submit_sm with a given status, delay submit_sm_resp, or close
 // the connection carrying the Nth submit_sm without answering it.
-// DropConnections closes every connection at once.
+// DropConnections closes every connection at once; DropMidWindow makes
+// each connection close as soon as it reads its next submit_sm, leaving
+// unanswered (and not accepted) the submit_sm in flight on it.
 //
 // Stall (or Config.Stall) makes it hang while the TCP connections stay
 // open: the submit_sm, enquire_link or bind requests it names are held
@@ -61,15 +72,18 @@
 // once; with Config.Record it also keeps every part received and the texts
 // it reassembled from concatenated parts (Parts, Messages), and Counts
 // tells how many times each text reached each destination, so that a test
-// can find the messages delivered twice. Config.OnSubmit sees every
+// can find the messages delivered twice. SubmitsPerSecond counts the
+// submit_sm accepted and throttled in each wall-clock second, so that a
+// test can check the rate a client held. Config.OnSubmit sees every
 // submit_sm answered, before its answer is written, for a log that
 // outlives the simulator's process.
 //
 // # Control from another process
 //
 // ControlHandler serves all of the above over HTTP (JSON): stats, stall
-// and resume, faults, dropping the connections, and the parts, messages
-// and counts recorded. A program that runs the simulator in a process of
+// and resume, faults, dropping the connections (at once or mid-window),
+// refusing binds, the submits per second, and the parts, messages and
+// counts recorded. A program that runs the simulator in a process of
 // its own can serve it on a loopback address, so
 // that a fault test of another program drives the SMSC while that program
 // talks to it.

@@ -19,6 +19,18 @@ type Config struct {
 	// ServerSystemID is the system_id answered in bind responses. Default
 	// "herald-smsc".
 	ServerSystemID string
+	// MaxBindsPerSystemID, when above 0, is the most sessions bound at
+	// once with one system_id: a bind beyond it is answered
+	// ESME_RBINDFAIL and its connection closed. Default 0: unlimited.
+	MaxBindsPerSystemID int
+	// BindRate, when above 0, is the most submit_sm per second each
+	// session may send: a token bucket per session, holding a tenth of a
+	// second's worth (at least one) and full at bind. A submit_sm beyond
+	// it is answered ESME_RTHROTTLED and not accepted (no message id, no
+	// receipt; Record keeps the part with its status, as for other
+	// refusals), and it does not count in Faults' counts. Default 0:
+	// unlimited.
+	BindRate float64
 
 	// ReceiptDelay is the time between a submit_sm_resp and its receipt.
 	// Default 0: right after the response.
@@ -77,7 +89,8 @@ type Faults struct {
 	RespDelay time.Duration
 	// DropAfter closes the connection that carries the Nth submit_sm,
 	// without answering it nor any submit_sm still waiting for its delayed
-	// response. It happens once.
+	// response. It happens once. (DropMidWindow drops every connection
+	// open, each on its next submit_sm.)
 	DropAfter int
 }
 
@@ -104,10 +117,12 @@ type Stats struct {
 	Connections      int    // open now
 	Binds            uint64 // successful binds
 	BindFailures     uint64 // refused binds
-	Submits          uint64 // submit_sm received
-	Throttled        uint64 // answered ESME_RTHROTTLED
+	Submits          uint64 // submit_sm received and answered (or dropped by Faults.DropAfter)
+	Accepted         uint64 // answered ESME_ROK
+	Throttled        uint64 // answered ESME_RTHROTTLED, for Config.BindRate or by Faults
+	RateLimited      uint64 // answered ESME_RTHROTTLED for Config.BindRate
 	Rejected         uint64 // answered with Faults.Status
-	Dropped          uint64 // connections closed by Faults.DropAfter or DropConnections
+	Dropped          uint64 // connections closed by Faults.DropAfter, DropMidWindow or DropConnections
 	InFlight         int    // submit_sm received and not answered yet, held ones included
 	Held             int    // requests held unanswered by a stall now
 	Stalled          Stall  // what is stalled now
@@ -119,8 +134,12 @@ type Stats struct {
 	ReceiptsPending  int    // receipts scheduled or unanswered
 	// FirstSubmit and LastSubmit are when the first and the latest
 	// submit_sm arrived (zero: none yet): Submits over the time between
-	// them is the rate the SMSC saw.
+	// them is the rate the SMSC saw (SubmitsPerSecond tells it second by
+	// second).
 	FirstSubmit, LastSubmit time.Time
+	// BindsRefusedUntil is the end of the RefuseBinds period; zero when
+	// binds are not refused now.
+	BindsRefusedUntil time.Time
 }
 
 // Server is an SMPP 3.4 SMSC simulator. Its methods are safe for
@@ -140,11 +159,15 @@ type Server struct {
 	ids     atomic.Uint64
 	moRef   atomic.Uint32 // the last concatenation reference of SendMO
 
-	sched scheduler
-	rec   recorder
+	refuseBindsUntil atomic.Int64 // UnixNano; 0: binds are not refused
+
+	sched  scheduler
+	rec    recorder
+	perSec perSecond
 
 	n struct {
 		binds, bindFailures, submits, throttled, rejected, dropped     atomic.Uint64
+		accepted, rateLimited                                          atomic.Uint64
 		receiptsSent, receiptsAcked, receiptsRefused, receiptsReplayed atomic.Uint64
 		inFlight, maxInFlight, held                                    atomic.Int64
 		firstSubmit, lastSubmit                                        atomic.Int64 // UnixNano; 0: none yet
@@ -320,24 +343,27 @@ func (s *Server) Stats() Stats {
 	conns := len(s.conns)
 	s.mu.Unlock()
 	return Stats{
-		Connections:      conns,
-		Binds:            s.n.binds.Load(),
-		BindFailures:     s.n.bindFailures.Load(),
-		Submits:          s.n.submits.Load(),
-		Throttled:        s.n.throttled.Load(),
-		Rejected:         s.n.rejected.Load(),
-		Dropped:          s.n.dropped.Load(),
-		InFlight:         int(s.n.inFlight.Load()),
-		Held:             int(s.n.held.Load()),
-		Stalled:          s.stalledNow(),
-		MaxInFlight:      int(s.n.maxInFlight.Load()),
-		ReceiptsSent:     s.n.receiptsSent.Load(),
-		ReceiptsAcked:    s.n.receiptsAcked.Load(),
-		ReceiptsRefused:  s.n.receiptsRefused.Load(),
-		ReceiptsReplayed: s.n.receiptsReplayed.Load(),
-		ReceiptsPending:  s.sched.pending(),
-		FirstSubmit:      unixNano(s.n.firstSubmit.Load()),
-		LastSubmit:       unixNano(s.n.lastSubmit.Load()),
+		Connections:       conns,
+		Binds:             s.n.binds.Load(),
+		BindFailures:      s.n.bindFailures.Load(),
+		Submits:           s.n.submits.Load(),
+		Accepted:          s.n.accepted.Load(),
+		Throttled:         s.n.throttled.Load(),
+		RateLimited:       s.n.rateLimited.Load(),
+		Rejected:          s.n.rejected.Load(),
+		Dropped:           s.n.dropped.Load(),
+		InFlight:          int(s.n.inFlight.Load()),
+		Held:              int(s.n.held.Load()),
+		Stalled:           s.stalledNow(),
+		MaxInFlight:       int(s.n.maxInFlight.Load()),
+		ReceiptsSent:      s.n.receiptsSent.Load(),
+		ReceiptsAcked:     s.n.receiptsAcked.Load(),
+		ReceiptsRefused:   s.n.receiptsRefused.Load(),
+		ReceiptsReplayed:  s.n.receiptsReplayed.Load(),
+		ReceiptsPending:   s.sched.pending(),
+		FirstSubmit:       unixNano(s.n.firstSubmit.Load()),
+		LastSubmit:        unixNano(s.n.lastSubmit.Load()),
+		BindsRefusedUntil: s.bindsRefusedUntil(),
 	}
 }
 
