@@ -365,7 +365,7 @@ func (d *Dispatcher) sendSMS(ctx context.Context, j job) (*StatusUpdate, string)
 	if err != nil {
 		return d.failure(m, err)
 	}
-	u := &StatusUpdate{MessageID: m.ID, Status: messaging.StatusSent, At: d.cfg.Now(), PartIDs: res.PartIDs}
+	u := &StatusUpdate{MessageID: m.ID, Status: messaging.StatusSent, At: d.cfg.Now(), PartIDs: res.PartIDs, Route: res.Connector}
 	if len(res.PartIDs) > 0 {
 		u.ProviderMessageID = res.PartIDs[0]
 	}

@@ -193,6 +193,9 @@ type StatusUpdate struct {
 	// Channel, when set, restricts the update to a message of that
 	// channel: a chat callback naming an SMS changes nothing.
 	Channel messaging.Channel
+	// Route, on an update to Sent of an SMS, names the connector it went
+	// through (SMSResult.Connector).
+	Route string
 }
 
 // MessageState is the part of a stored message that a status update
@@ -211,6 +214,7 @@ type MessageState struct {
 	ProviderMessageID string
 	Details           string
 	SMSErrorCode      string
+	Route             string
 }
 
 // Apply applies u, at now, to the message whose state is st, and reports
@@ -268,6 +272,9 @@ func (u StatusUpdate) Apply(st *MessageState, now time.Time) bool {
 	}
 	if u.SMSErrorCode != "" {
 		st.SMSErrorCode = u.SMSErrorCode
+	}
+	if u.Route != "" {
+		st.Route = u.Route
 	}
 	return true
 }

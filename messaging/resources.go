@@ -241,6 +241,9 @@ type Message struct {
 	SentAt            *time.Time
 	DeliveredAt       *time.Time
 	SeenAt            *time.Time
+	// Route names the SMPP connector an SMS went through, when the SMS
+	// sender routes among several; empty otherwise.
+	Route string
 	// ExpiresAt, when set, is when the message stops being worth sending
 	// (a transactional message's validity, counted from its creation; a
 	// fallback SMS inherits its chat message's): one still Pending then

@@ -42,7 +42,7 @@ func TestExportCSV(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(string(r.Body))).ReadAll()
 	require.NoError(t, err)
 	require.Equal(t, []string{"id", "phoneNumber", "externalUserId", "channelType", "status", "details", "smsErrorCode",
-		"fallbackFor", "messageContent", "createdAt", "sentAt", "deliveredAt", "updatedAt"}, rows[0])
+		"fallbackFor", "messageContent", "createdAt", "sentAt", "deliveredAt", "updatedAt", "route"}, rows[0])
 	require.Len(t, rows, 4)
 	for i, row := range rows[1:] {
 		require.Equal(t, ids[i], row[0], "in the order they were made")
@@ -65,7 +65,7 @@ func TestExportCSV(t *testing.T) {
 	empty := e.transactional("sms", sms)
 	r = e.do("GET", "/api/v1/campaigns/"+empty+"/messages.csv", nil)
 	require.Equal(t, http.StatusOK, r.Code)
-	require.Equal(t, "id,phoneNumber,externalUserId,channelType,status,details,smsErrorCode,fallbackFor,messageContent,createdAt,sentAt,deliveredAt,updatedAt\n", string(r.Body))
+	require.Equal(t, "id,phoneNumber,externalUserId,channelType,status,details,smsErrorCode,fallbackFor,messageContent,createdAt,sentAt,deliveredAt,updatedAt,route\n", string(r.Body))
 }
 
 // heldExport lets an export read its first batch and holds the next one

@@ -11,7 +11,7 @@ import (
 
 // exportColumns are the columns of a campaign's CSV export, in order.
 var exportColumns = []string{"id", "phoneNumber", "externalUserId", "channelType", "status", "details", "smsErrorCode",
-	"fallbackFor", "messageContent", "createdAt", "sentAt", "deliveredAt", "updatedAt"}
+	"fallbackFor", "messageContent", "createdAt", "sentAt", "deliveredAt", "updatedAt", "route"}
 
 // exportMessages answers GET /campaigns/{id}/messages.csv: every message
 // of the campaign, fallback SMS included, in the order they were made,
@@ -91,6 +91,7 @@ func exportRow(row []string, m *messaging.Message) {
 	if m.UpdatedAt.After(m.CreatedAt) {
 		row[12] = csvTime(&m.UpdatedAt)
 	}
+	row[13] = m.Route
 }
 
 // cell guards a text taken from a caller against spreadsheet formulas: a

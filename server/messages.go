@@ -17,6 +17,7 @@ type messageJSON struct {
 	ChannelType    messaging.Channel       `json:"channelType"`
 	Details        *string                 `json:"details"`
 	SMSErrorCode   *string                 `json:"smsErrorCode"`
+	Route          *string                 `json:"route"`
 	CreatedAt      timestamp               `json:"createdAt"`
 	SentAt         *timestamp              `json:"sentAt"`
 	DeliveredAt    *timestamp              `json:"deliveredAt"`
@@ -26,7 +27,7 @@ type messageJSON struct {
 func messageOut(m *messaging.Message) messageJSON {
 	out := messageJSON{ID: m.ID, CampaignID: m.CampaignID, PhoneNumber: m.Phone,
 		ExternalUserID: strOrNull(m.ExternalUserID), MessageContent: m.Content, Status: m.Status,
-		ChannelType: m.Channel, Details: strOrNull(m.Details), SMSErrorCode: strOrNull(m.SMSErrorCode),
+		ChannelType: m.Channel, Details: strOrNull(m.Details), SMSErrorCode: strOrNull(m.SMSErrorCode), Route: strOrNull(m.Route),
 		CreatedAt: ts(m.CreatedAt), SentAt: tsOrNull(m.SentAt), DeliveredAt: tsOrNull(m.DeliveredAt)}
 	// updatedAt is null until something happened to the message after its
 	// creation.

@@ -26,7 +26,7 @@ var (
 	campaignDetailKeys = append(append([]string(nil), campaignListKeys...), "chatServiceId", "templateId", "templateName", "startedAt",
 		"completedAt", "failureReason", "smsFallbackCount", "smsFallbackDeliveredCount", "smsFallbackFailedCount", "overallDeliveryRate", "validityPeriod", "sendWindow", "waitingForWindowCount")
 	messageKeys = []string{"id", "campaignId", "phoneNumber", "externalUserId", "messageContent", "status", "channelType", "details",
-		"smsErrorCode", "createdAt", "sentAt", "deliveredAt", "updatedAt"}
+		"smsErrorCode", "route", "createdAt", "sentAt", "deliveredAt", "updatedAt"}
 )
 
 func TestTransactionalCampaign(t *testing.T) {

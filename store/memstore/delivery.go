@@ -65,7 +65,7 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 	st := delivery.MessageState{
 		Status: m.Status, Channel: m.Channel, UpdatedAt: m.UpdatedAt,
 		SentAt: m.SentAt, DeliveredAt: m.DeliveredAt, SeenAt: m.SeenAt,
-		ProviderMessageID: m.ProviderMessageID, Details: m.Details, SMSErrorCode: m.SMSErrorCode,
+		ProviderMessageID: m.ProviderMessageID, Details: m.Details, SMSErrorCode: m.SMSErrorCode, Route: m.Route,
 	}
 	if !u.Apply(&st, now) {
 		return false
@@ -82,7 +82,7 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 	}
 	m.Status, m.UpdatedAt = st.Status, st.UpdatedAt
 	m.SentAt, m.DeliveredAt, m.SeenAt = cloneTime(st.SentAt), cloneTime(st.DeliveredAt), cloneTime(st.SeenAt)
-	m.ProviderMessageID, m.Details, m.SMSErrorCode = st.ProviderMessageID, st.Details, st.SMSErrorCode
+	m.ProviderMessageID, m.Details, m.SMSErrorCode, m.Route = st.ProviderMessageID, st.Details, st.SMSErrorCode, st.Route
 	switch {
 	case u.Status == messaging.StatusSending:
 		s.sending[m.ID] = ""

@@ -393,6 +393,8 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 						r.text(st.Details)
 					case setSMSErrorCode:
 						r.text(st.SMSErrorCode)
+					case setRoute:
+						r.text(st.Route)
 					}
 				}
 			}
@@ -409,7 +411,7 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 
 // stateColumns is a set of the message columns a status update may set
 // besides status and updated_at, one bit per column.
-type stateColumns uint8
+type stateColumns uint16
 
 // The columns of stateColumns, in the order of their bits.
 const (
@@ -420,16 +422,17 @@ const (
 	setProviderMessageID
 	setDetails
 	setSMSErrorCode
-	setAll = setSMSErrorCode<<1 - 1
+	setRoute
+	setAll = setRoute<<1 - 1
 )
 
 // stateColumnNames are the names of the columns of stateColumns, bit by bit.
-var stateColumnNames = [...]string{"sent_at", "delivered_at", "seen_at", "due_at", "provider_message_id", "details", "sms_error_code"}
+var stateColumnNames = [...]string{"sent_at", "delivered_at", "seen_at", "due_at", "provider_message_id", "details", "sms_error_code", "route"}
 
 // list returns the columns of c, in bit order.
 func (c stateColumns) list() []stateColumns {
 	var out []stateColumns
-	for b := setSentAt; b <= setSMSErrorCode; b <<= 1 {
+	for b := setSentAt; b <= setRoute; b <<= 1 {
 		if c&b != 0 {
 			out = append(out, b)
 		}
@@ -463,6 +466,9 @@ func (st *messageState) columns() stateColumns {
 	}
 	if st.SMSErrorCode != "" {
 		c |= setSMSErrorCode
+	}
+	if st.Route != "" {
+		c |= setRoute
 	}
 	return c
 }

@@ -421,7 +421,7 @@ func (s *Store) writeStatesQuery(cols stateColumns) string {
 	kinds := []int{jsonID, jsonText, jsonTime}
 	set := "status = v.status, updated_at = v.updated_at"
 	for _, c := range cols.list() {
-		name := stateColumnNames[bits.TrailingZeros8(uint8(c))]
+		name := stateColumnNames[bits.TrailingZeros16(uint16(c))]
 		kind := jsonText
 		if c <= setDueAt {
 			kind = jsonTime
@@ -438,7 +438,7 @@ func (s *Store) writeStatesQuery(cols stateColumns) string {
 // token), Delivered, Seen (after Delivered, or straight from Sent),
 // Failed, and a retry back to Pending.
 var commonStateColumns = []stateColumns{
-	setSentAt, setSentAt | setProviderMessageID, setDeliveredAt, setSeenAt, setDeliveredAt | setSeenAt,
+	setSentAt, setSentAt | setProviderMessageID, setSentAt | setProviderMessageID | setRoute, setDeliveredAt, setSeenAt, setDeliveredAt | setSeenAt,
 	setSentAt | setDeliveredAt, setDetails, setDetails | setSMSErrorCode, setDueAt | setDetails,
 }
 

@@ -16,7 +16,7 @@ import (
 // scanMessage reads them.
 const messageColumnList = "id, company_id, campaign_id, channel, phone, external_user_id, content, config, " +
 	"fallback_content, fallback_for, status, details, sms_error_code, provider_message_id, attempts, due_at, " +
-	"lease_until, created_at, updated_at, sent_at, delivered_at, seen_at, expires_at"
+	"lease_until, created_at, updated_at, sent_at, delivered_at, seen_at, expires_at, route"
 
 // messageColumns returns messageColumnList, each column qualified by table
 // when it is not empty.
@@ -33,7 +33,7 @@ func scanMessage(row interface{ Scan(...any) error }) (messaging.Message, error)
 		configDst{&m.Config}, &m.FallbackContent, &m.FallbackFor, &m.Status, &m.Details, &m.SMSErrorCode,
 		textDst{&m.ProviderMessageID}, &m.Attempts, timeDst{&m.DueAt}, timeDst{&m.LeaseUntil}, timeDst{&m.CreatedAt},
 		timeDst{&m.UpdatedAt}, timePtrDst{&m.SentAt}, timePtrDst{&m.DeliveredAt}, timePtrDst{&m.SeenAt},
-		timePtrDst{&m.ExpiresAt})
+		timePtrDst{&m.ExpiresAt}, textDst{&m.Route})
 	return m, err
 }
 

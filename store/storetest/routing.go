@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/routing"
 )
@@ -74,4 +75,18 @@ func testRouting(f *fixture) {
 	requireNotFound(t, f.s.UpdateRoute(f.ctx, &gone))
 	require.NoError(t, f.s.DeleteConnector(f.ctx, "acme-eu"))
 	requireNotFound(t, f.s.DeleteConnector(f.ctx, "acme-eu"))
+}
+
+// testMessageRoute: the connector an SMS went through is kept with it.
+func testMessageRoute(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	_, msgs := f.bulk(a.ID, messaging.ChannelSMS, 2, at(0), messaging.CampaignInProgress)
+	require.Len(t, f.claim(messaging.ChannelSMS, at(1), at(600), 2), 2)
+	f.apply(delivery.StatusUpdate{MessageID: msgs[0].ID, Status: messaging.StatusSent, At: at(2), ProviderMessageID: "eu:1", PartIDs: []string{"eu:1"}, Route: "eu"},
+		delivery.StatusUpdate{MessageID: msgs[1].ID, Status: messaging.StatusSent, At: at(2), ProviderMessageID: "9", PartIDs: []string{"9"}})
+	require.Equal(t, "eu", f.getMessage(a.ID, msgs[0].ID).Route)
+	require.Empty(t, f.getMessage(a.ID, msgs[1].ID).Route)
+	f.apply(delivery.StatusUpdate{MessageID: msgs[0].ID, Status: messaging.StatusDelivered, At: at(3)})
+	require.Equal(t, "eu", f.getMessage(a.ID, msgs[0].ID).Route, "kept by later moves")
 }

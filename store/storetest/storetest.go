@@ -177,6 +177,7 @@ func cases() []testCase {
 		{"CapacityUse", testCapacityUse},
 		{"CountWaiting", testCountWaiting},
 		{"Routing", testRouting},
+		{"MessageRoute", testMessageRoute},
 		{"IdempotencyKeys", testIdempotencyKeys},
 		{"IdempotencyKeysConcurrent", testIdempotencyKeysConcurrent},
 	}

@@ -232,6 +232,9 @@ func (r *Router) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 	case err == nil:
 		cn.strikes.Store(0)
 		res.Connector = cn.settings.Name
+		for i, id := range res.PartIDs {
+			res.PartIDs[i] = PartID(cn.settings.Name, id)
+		}
 	case !delivery.IsPermanent(err) && ctx.Err() == nil:
 		if cn.strikes.Add(1) >= int32(r.cfg.Strikes) {
 			cn.penalty.Store(time.Now().Add(r.cfg.Penalty).UnixNano())
@@ -316,4 +319,16 @@ func (r *Router) Close(ctx context.Context) error {
 		return fmt.Errorf("smsroute: close: %w", err)
 	}
 	return nil
+}
+
+// PartID is the id Herald keeps for a part an SMSC accepted through
+// connector: the SMSC's own id, prefixed with the connector's name and a
+// colon unless it is the default connector (whose ids stay as they were
+// before connectors existed). Two SMSCs may hand out the same ids; a
+// receipt is matched with the connector it came through.
+func PartID(connector, id string) string {
+	if connector == routing.DefaultConnector {
+		return id
+	}
+	return connector + ":" + id
 }

@@ -29,6 +29,11 @@ func sim(t *testing.T) *smscsim.Server {
 // setup stores connectors a and b (to the simulators) and the routes, and
 // starts a router on them.
 func setup(t *testing.T, a, b *smscsim.Server, routes ...routing.Route) (*smsroute.Router, *routing.Service) {
+	return setupWith(t, a, b, nil, routes...)
+}
+
+// setupWith is setup with a receipt handler.
+func setupWith(t *testing.T, a, b *smscsim.Server, receipts delivery.ReceiptHandler, routes ...routing.Route) (*smsroute.Router, *routing.Service) {
 	t.Helper()
 	ctx := t.Context()
 	svc, err := routing.New(routing.Config{Store: memstore.New()})
@@ -42,7 +47,7 @@ func setup(t *testing.T, a, b *smscsim.Server, routes ...routing.Route) (*smsrou
 		require.NoError(t, err)
 	}
 	rt, err := smsroute.New(ctx, smsroute.Config{Source: svc, Dial: smsroute.DialSMPP(smpp.Config{BindBackoff: messaging.Backoff{Min: 50 * time.Millisecond, Max: 200 * time.Millisecond},
-		SubmitTimeout: 2 * time.Second}), Reload: 50 * time.Millisecond, Penalty: time.Second})
+		SubmitTimeout: 2 * time.Second, ReceiptHandler: receipts}), Reload: 50 * time.Millisecond, Penalty: time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Close(context.Background())) })
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -172,4 +177,34 @@ func TestConnectorSettingsReachTheClient(t *testing.T) {
 		return ok && st.Binds == 3 && st.BindsUp == 3 && st.Healthy
 	}, 10*time.Second, 10*time.Millisecond, "rebound with three sessions")
 	require.GreaterOrEqual(t, a.Stats().Connections, 3, "the simulator sees the sessions")
+}
+
+// TestPartIDsNameTheirConnector: the part ids of an SMS sent through a
+// connector carry its name, and so do its receipts, so that two SMSCs
+// handing out the same ids never settle each other's messages.
+func TestPartIDsNameTheirConnector(t *testing.T) {
+	a, b := sim(t), sim(t)
+	got := make(chan delivery.Receipt, 4)
+	rt, _ := setupWith(t, a, b, func(_ context.Context, r delivery.Receipt) error { got <- r; return nil },
+		routing.Route{Position: 1, Prefixes: []string{"33"}, Targets: []routing.Target{{Connector: "b"}}},
+		routing.Route{Position: 2, Targets: []routing.Target{{Connector: "a"}}})
+	waitUp(t, rt, "a")
+	waitUp(t, rt, "b")
+	ra, err := send(t, rt, "447700900001", messaging.NilID, "X")
+	require.NoError(t, err)
+	rb, err := send(t, rt, "33612345678", messaging.NilID, "X")
+	require.NoError(t, err)
+	require.Regexp(t, `^a:.+`, ra.PartIDs[0])
+	require.Regexp(t, `^b:.+`, rb.PartIDs[0])
+	want := map[string]bool{ra.PartIDs[0]: true, rb.PartIDs[0]: true}
+	for range 2 {
+		select {
+		case r := <-got:
+			require.True(t, want[r.ProviderID], "receipt %q matches a part sent", r.ProviderID)
+			delete(want, r.ProviderID)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no receipt")
+		}
+	}
+	require.Equal(t, "447700900001", smsroute.PartID(routing.DefaultConnector, "447700900001"), "the default connector's ids stay as they are")
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/routing"
 	"github.com/heraldhq/herald/transport/smpp"
 )
@@ -37,6 +38,13 @@ func (c SMPP) Close(ctx context.Context) error { return c.Client.Close(ctx) }
 func DialSMPP(base smpp.Config) func(c routing.Connector) (Client, error) {
 	return func(c routing.Connector) (Client, error) {
 		cfg := base
+		if h := base.ReceiptHandler; h != nil {
+			name := c.Name
+			cfg.ReceiptHandler = func(ctx context.Context, r delivery.Receipt) error {
+				r.ProviderID = PartID(name, r.ProviderID)
+				return h(ctx, r)
+			}
+		}
 		cfg.Addr, cfg.SystemID, cfg.Password, cfg.SystemType = c.Addr, c.SystemID, c.Password, c.SystemType
 		cfg.Window, cfg.MaxPerSecond, cfg.EnquireLink = c.Window, c.MaxPerSecond, c.EnquireLink
 		cfg.SubmitIDFormat, cfg.ReceiptIDFormat = idFormat(c.SubmitIDFormat), idFormat(c.ReceiptIDFormat)
