@@ -182,7 +182,9 @@ func (s *Service) DeleteRoute(ctx context.Context, id int64) error {
 	return nil
 }
 
-// checkRoute checks r and that its connectors exist.
+// checkRoute checks r and that its connectors exist: stored ones, or the
+// default connector (the one herald serve makes of its HERALD_SMPP_*
+// variables, which is not stored).
 func (s *Service) checkRoute(ctx context.Context, r *Route) error {
 	if err := r.Check(); err != nil {
 		return err
@@ -193,7 +195,7 @@ func (s *Service) checkRoute(ctx context.Context, r *Route) error {
 	}
 	var fe messaging.FieldErrors
 	for i, t := range r.Targets {
-		if !slices.ContainsFunc(cs, func(c Connector) bool { return c.Name == t.Connector }) {
+		if t.Connector != DefaultConnector && !slices.ContainsFunc(cs, func(c Connector) bool { return c.Name == t.Connector }) {
 			fe.Add(fmt.Sprintf("connectors[%d].name", i), "no connector is named %q", t.Connector)
 		}
 	}

@@ -4,7 +4,9 @@
 // the healthy ones. Connectors and routes are read from their source
 // every Config.Reload: a change made through the admin API of any process
 // applies without a restart (a connector whose settings changed is bound
-// again). An SMS no route takes fails at once with details NO_ROUTE.
+// again). An SMS no route takes goes through the default connector (the
+// one of the HERALD_SMPP_* variables) when it runs, and otherwise fails at
+// once with details NO_ROUTE.
 package smsroute
 
 import (
@@ -183,16 +185,16 @@ func (r *Router) reload(ctx context.Context) error {
 }
 
 // route returns the route of sms: the first stored route that matches,
-// or, when no route is stored, a failover route to the default
-// connector; nil when there is none.
+// else the default connector when it runs (the routes refine where SMS
+// go; the HERALD_SMPP_* connector takes the rest); nil when neither.
 func (r *Router) route(sms delivery.SMS) *routing.Route {
-	if len(r.routes) == 0 {
-		if _, ok := r.conns[routing.DefaultConnector]; ok {
-			return &routing.Route{Strategy: routing.Failover, Targets: []routing.Target{{Connector: routing.DefaultConnector, Weight: 1}}}
-		}
-		return nil
+	if rt := routing.Match(r.routes, sms.To, sms.CompanyID, sms.From); rt != nil {
+		return rt
 	}
-	return routing.Match(r.routes, sms.To, sms.CompanyID, sms.From)
+	if _, ok := r.conns[routing.DefaultConnector]; ok {
+		return &routing.Route{Strategy: routing.Failover, Targets: []routing.Target{{Connector: routing.DefaultConnector, Weight: 1}}}
+	}
+	return nil
 }
 
 // healthy tells whether a connector may take sends now.

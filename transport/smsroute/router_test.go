@@ -208,3 +208,30 @@ func TestPartIDsNameTheirConnector(t *testing.T) {
 	}
 	require.Equal(t, "447700900001", smsroute.PartID(routing.DefaultConnector, "447700900001"), "the default connector's ids stay as they are")
 }
+
+// TestDefaultTakesTheRest: with the connector of the HERALD_SMPP_*
+// variables (not stored, named default), an SMS no route takes goes
+// through it instead of failing.
+func TestDefaultTakesTheRest(t *testing.T) {
+	a, d := sim(t), sim(t)
+	ctx := t.Context()
+	svc, err := routing.New(routing.Config{Store: memstore.New()})
+	require.NoError(t, err)
+	_, err = svc.CreateConnector(ctx, routing.Connector{Name: "fr", Addr: a.Addr(), SystemID: "herald", Password: "secret"})
+	require.NoError(t, err)
+	_, err = svc.CreateRoute(ctx, routing.Route{Prefixes: []string{"33"}, Targets: []routing.Target{{Connector: "fr"}, {Connector: routing.DefaultConnector}}})
+	require.NoError(t, err, "a route may name the default connector")
+	rt, err := smsroute.New(ctx, smsroute.Config{Source: svc, Dial: smsroute.DialSMPP(smpp.Config{}),
+		Static: []routing.Connector{{Name: routing.DefaultConnector, Addr: d.Addr(), SystemID: "herald", Password: "secret"}}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close(context.Background())) })
+	waitUp(t, rt, "fr")
+	waitUp(t, rt, routing.DefaultConnector)
+	res, err := send(t, rt, "33612345678", messaging.NilID, "X")
+	require.NoError(t, err)
+	require.Equal(t, "fr", res.Connector)
+	res, err = send(t, rt, "447700900001", messaging.NilID, "X")
+	require.NoError(t, err)
+	require.Equal(t, routing.DefaultConnector, res.Connector)
+	require.Len(t, d.MessagesTo("447700900001"), 1)
+}
