@@ -33,6 +33,13 @@ type Store interface {
 	UpdateRoute(ctx context.Context, r *Route) error
 	// DeleteRoute removes route id; NotFound when there is none.
 	DeleteRoute(ctx context.Context, id int64) error
+	// ShareConnectors records that process instance runs the connectors
+	// names at now (a heartbeat, forgetting the connectors it no longer
+	// runs), and returns, for each of them, how many processes ran it
+	// since now minus ttl, this one included: each takes that share of
+	// the connector's rate and binds. A process that stops beating is
+	// counted out once ttl has passed.
+	ShareConnectors(ctx context.Context, instance string, names []string, now time.Time, ttl time.Duration) (map[string]int, error)
 }
 
 // Config configures a Service. Store is required.
@@ -200,6 +207,26 @@ func (s *Service) checkRoute(ctx context.Context, r *Route) error {
 		}
 	}
 	return fe.Err()
+}
+
+// ShareConnectors records this process's heartbeat for the connectors it
+// runs and returns how many processes run each (see Store).
+func (s *Service) ShareConnectors(ctx context.Context, instance string, names []string, ttl time.Duration) (map[string]int, error) {
+	n, err := s.store.ShareConnectors(ctx, instance, names, s.now(), ttl)
+	if err != nil {
+		return nil, fmt.Errorf("share connectors: %w", err)
+	}
+	return n, nil
+}
+
+// Shared returns c as one of n processes runs it: its rate and binds
+// divided among them (at least one bind each).
+func Shared(c Connector, n int) Connector {
+	if n > 1 {
+		c.MaxPerSecond /= float64(n)
+		c.Binds = max(1, c.Binds/n)
+	}
+	return c
 }
 
 // ConnectorNotFound is the NotFound error of a connector.

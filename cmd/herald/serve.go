@@ -119,7 +119,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	hcfg.SMS = func(receipts delivery.ReceiptHandler) (delivery.SMSSender, error) {
 		// Sessions bind at once; receipts that come before Herald is
 		// built wait for it (herald.Herald.HandleReceipt).
-		r, err := smsroute.New(ctx, smsroute.Config{Source: routes, Static: static, Logger: log,
+		r, err := smsroute.New(ctx, smsroute.Config{Source: routes, Static: static, Logger: log, Instance: hcfg.Delivery.Instance,
 			Dial: smsroute.DialSMPP(smpp.Config{ValidityPeriod: cfg.SMPPValidity, Logger: log, ReceiptHandler: receipts, InboundHandler: inboundParts})})
 		router = r
 		return r, err

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/routing"
@@ -14,7 +15,11 @@ type routingState struct {
 	connectors map[string]routing.Connector
 	routes     map[int64]routing.Route
 	lastRoute  int64
+	beats      map[shareKey]time.Time // last heartbeat of a connector in a process
 }
+
+// shareKey is a connector run by a process.
+type shareKey struct{ connector, instance string }
 
 func cloneConnector(c routing.Connector) routing.Connector {
 	for _, p := range []**int{&c.SourceTON, &c.SourceNPI, &c.DestTON, &c.DestNPI} {
@@ -164,4 +169,30 @@ func (s *Store) DeleteRoute(ctx context.Context, id int64) error {
 	}
 	delete(s.routing.routes, id)
 	return nil
+}
+
+// ShareConnectors implements routing.Store.
+func (s *Store) ShareConnectors(ctx context.Context, instance string, names []string, now time.Time, ttl time.Duration) (map[string]int, error) {
+	if err := s.lock(ctx, "share connectors"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if s.routing.beats == nil {
+		s.routing.beats = map[shareKey]time.Time{}
+	}
+	for k := range s.routing.beats {
+		if k.instance == instance && !slices.Contains(names, k.connector) {
+			delete(s.routing.beats, k)
+		}
+	}
+	out := make(map[string]int, len(names))
+	for _, n := range names {
+		s.routing.beats[shareKey{n, instance}] = now
+	}
+	for k, at := range s.routing.beats {
+		if _, ok := out[k.connector]; (ok || slices.Contains(names, k.connector)) && at.After(now.Add(-ttl)) {
+			out[k.connector]++
+		}
+	}
+	return out, nil
 }

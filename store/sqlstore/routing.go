@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/heraldhq/herald/messaging"
@@ -209,4 +210,67 @@ func (s *Store) DeleteRoute(ctx context.Context, id int64) (err error) {
 	defer keepUnavailable(&err)
 	res, err := s.db.ExecContext(ctx, "DELETE FROM routes WHERE id = ?", id)
 	return updatedOne(res, err, "delete route", func() error { return routing.RouteNotFound(id) })
+}
+
+// ShareConnectors implements routing.Store: one transaction writes this
+// process's heartbeats, forgets the connectors it no longer runs and
+// those of processes silent for ten times ttl, and counts the live ones.
+func (s *Store) ShareConnectors(ctx context.Context, instance string, names []string, now time.Time, ttl time.Duration) (_ map[string]int, err error) {
+	defer keepUnavailable(&err)
+	out := make(map[string]int, len(names))
+	err = s.write(ctx, "share connectors", func(tx *txn) error {
+		clear(out)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM connector_shares WHERE beat_at < ?", s.ts(now.Add(-10*ttl))); err != nil {
+			return fmt.Errorf("share connectors: %w", err)
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT connector FROM connector_shares WHERE instance = ?", instance)
+		if err != nil {
+			return fmt.Errorf("share connectors: %w", err)
+		}
+		var mine []string
+		for rows.Next() {
+			var c string
+			if err := rows.Scan(&c); err != nil {
+				rows.Close()
+				return fmt.Errorf("share connectors: %w", err)
+			}
+			mine = append(mine, c)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("share connectors: %w", err)
+		}
+		for _, c := range mine {
+			if !slices.Contains(names, c) {
+				if _, err := tx.ExecContext(ctx, "DELETE FROM connector_shares WHERE connector = ? AND instance = ?", c, instance); err != nil {
+					return fmt.Errorf("share connectors: %w", err)
+				}
+			}
+		}
+		for _, c := range names {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO connector_shares (connector, instance, beat_at) VALUES (?, ?, ?) "+
+				"ON CONFLICT (connector, instance) DO UPDATE SET beat_at = excluded.beat_at", c, instance, s.ts(now)); err != nil {
+				return fmt.Errorf("share connectors: %w", err)
+			}
+		}
+		rows, err = tx.QueryContext(ctx, "SELECT connector, COUNT(*) FROM connector_shares WHERE beat_at > ? GROUP BY connector", s.ts(now.Add(-ttl)))
+		if err != nil {
+			return fmt.Errorf("share connectors: %w", err)
+		}
+		for rows.Next() {
+			var c string
+			var n int
+			if err := rows.Scan(&c, &n); err != nil {
+				rows.Close()
+				return fmt.Errorf("share connectors: %w", err)
+			}
+			if slices.Contains(names, c) {
+				out[c] = n
+			}
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("share connectors: %w", err)
+		}
+		return nil
+	})
+	return out, err
 }

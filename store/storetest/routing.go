@@ -90,3 +90,23 @@ func testMessageRoute(f *fixture) {
 	f.apply(delivery.StatusUpdate{MessageID: msgs[0].ID, Status: messaging.StatusDelivered, At: at(3)})
 	require.Equal(t, "eu", f.getMessage(a.ID, msgs[0].ID).Route, "kept by later moves")
 }
+
+// testShareConnectors: each process's heartbeat counts it in the share of
+// the connectors it runs, until ttl passes without one; a connector a
+// process stops running is no longer counted for it.
+func testShareConnectors(f *fixture) {
+	t := f.t
+	share := func(instance string, names []string, now int) map[string]int {
+		got, err := f.s.ShareConnectors(f.ctx, instance, names, at(now), 6*time.Second)
+		require.NoError(t, err)
+		return got
+	}
+	require.Equal(t, map[string]int{"eu": 1}, share("p1", []string{"eu"}, 0))
+	require.Equal(t, map[string]int{"eu": 2, "us": 1}, share("p2", []string{"eu", "us"}, 1))
+	require.Equal(t, map[string]int{"eu": 3}, share("p3", []string{"eu"}, 2))
+	require.Equal(t, map[string]int{"eu": 3}, share("p1", []string{"eu"}, 5))
+	require.Equal(t, map[string]int{"eu": 1}, share("p1", []string{"eu"}, 8), "p2 and p3 silent for 6 s: counted out")
+	require.Equal(t, map[string]int{"us": 1}, share("p3", []string{"us"}, 9), "p3 left eu")
+	require.Equal(t, map[string]int{"eu": 1}, share("p1", []string{"eu"}, 10))
+	require.Equal(t, map[string]int{}, share("p4", nil, 11))
+}

@@ -178,6 +178,7 @@ func cases() []testCase {
 		{"CountWaiting", testCountWaiting},
 		{"Routing", testRouting},
 		{"MessageRoute", testMessageRoute},
+		{"ShareConnectors", testShareConnectors},
 		{"IdempotencyKeys", testIdempotencyKeys},
 		{"IdempotencyKeysConcurrent", testIdempotencyKeysConcurrent},
 	}

@@ -33,10 +33,17 @@ type Client interface {
 	Close(ctx context.Context) error
 }
 
-// Source lists the connectors and routes: routing.Service fits.
+// Source lists the connectors and routes, and shares the connectors among
+// the processes that run them: routing.Service fits.
 type Source interface {
 	Connectors(ctx context.Context) ([]routing.Connector, error)
 	Routes(ctx context.Context) ([]routing.Route, error)
+	ShareConnectors(ctx context.Context, instance string, names []string, ttl time.Duration) (map[string]int, error)
+}
+
+// RateSetter is a Client whose rate can change while it runs.
+type RateSetter interface {
+	SetMaxPerSecond(r float64)
 }
 
 // Config configures a Router. Source and Dial are required.
@@ -56,7 +63,13 @@ type Config struct {
 	// routes before it is tried again. Defaults 5 seconds and 3.
 	Penalty time.Duration
 	Strikes int
-	Logger  *slog.Logger
+	// Instance names this process among those sharing the store: each
+	// connector's rate and binds are divided among the processes running
+	// it (routing.Shared), counted by heartbeat every Reload; one silent
+	// for three Reloads is counted out. Empty: the connectors are not
+	// shared (a single process).
+	Instance string
+	Logger   *slog.Logger
 }
 
 // Router is a delivery.SMSSender that routes among connectors.
@@ -76,7 +89,8 @@ type Router struct {
 
 // connector is a running connector.
 type connector struct {
-	settings routing.Connector
+	settings routing.Connector // as configured
+	share    int               // processes running it, this one included
 	client   Client
 	strikes  atomic.Int32
 	penalty  atomic.Int64 // unix nanos until which it is left out
@@ -146,6 +160,16 @@ func (r *Router) reload(ctx context.Context) error {
 	for _, c := range stored {
 		want[c.Name] = c
 	}
+	shares := map[string]int{}
+	if r.cfg.Instance != "" {
+		names := make([]string, 0, len(want))
+		for name := range want {
+			names = append(names, name)
+		}
+		if shares, err = r.cfg.Source.ShareConnectors(ctx, r.cfg.Instance, names, 3*r.cfg.Reload); err != nil {
+			return fmt.Errorf("smsroute: %w", err)
+		}
+	}
 	r.mu.Lock()
 	if r.closing {
 		r.mu.Unlock()
@@ -154,22 +178,36 @@ func (r *Router) reload(ctx context.Context) error {
 	var old []Client
 	for name, cn := range r.conns {
 		// A stored connector's UpdatedAt moves with every change of it.
-		if c, ok := want[name]; !ok || !c.UpdatedAt.Equal(cn.settings.UpdatedAt) {
-			old = append(old, cn.client)
-			delete(r.conns, name)
+		c, ok := want[name]
+		n := max(1, shares[name])
+		switch {
+		case !ok || !c.UpdatedAt.Equal(cn.settings.UpdatedAt):
+		case n == cn.share:
+			continue
+		case routing.Shared(c, n).Binds == routing.Shared(c, cn.share).Binds:
+			// Only the rate's share changed: applied in place when the
+			// client can.
+			if rs, ok := cn.client.(RateSetter); ok {
+				rs.SetMaxPerSecond(routing.Shared(c, n).MaxPerSecond)
+				cn.share = n
+				continue
+			}
 		}
+		old = append(old, cn.client)
+		delete(r.conns, name)
 	}
 	for name, c := range want {
 		if _, ok := r.conns[name]; ok {
 			continue
 		}
-		cl, err := r.cfg.Dial(c)
+		n := max(1, shares[name])
+		cl, err := r.cfg.Dial(routing.Shared(c, n))
 		if err != nil {
 			r.log.Error("starting an SMPP connector", "connector", name, "err", err)
 			continue
 		}
-		r.conns[name] = &connector{settings: c, client: cl}
-		r.log.Info("SMPP connector started", "connector", name, "addr", c.Addr, "binds", c.Binds)
+		r.conns[name] = &connector{settings: c, share: n, client: cl}
+		r.log.Info("SMPP connector started", "connector", name, "addr", c.Addr, "binds", routing.Shared(c, n).Binds, "processes", n)
 	}
 	r.routes = routes
 	r.mu.Unlock()

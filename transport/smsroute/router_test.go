@@ -235,3 +235,35 @@ func TestDefaultTakesTheRest(t *testing.T) {
 	require.Equal(t, routing.DefaultConnector, res.Connector)
 	require.Len(t, d.MessagesTo("447700900001"), 1)
 }
+
+// TestSharesAcrossProcesses: three routers (three processes) sharing one
+// store each run a 6-bind connector with 2 binds; when one stops, the
+// others take 3 binds each once its heartbeat is older than three reloads.
+func TestSharesAcrossProcesses(t *testing.T) {
+	a := sim(t)
+	ctx := t.Context()
+	st := memstore.New()
+	svc, err := routing.New(routing.Config{Store: st})
+	require.NoError(t, err)
+	_, err = svc.CreateConnector(ctx, routing.Connector{Name: "eu", Addr: a.Addr(), SystemID: "herald", Password: "secret", Binds: 6, MaxPerSecond: 300})
+	require.NoError(t, err)
+	start := func(instance string) *smsroute.Router {
+		rt, err := smsroute.New(ctx, smsroute.Config{Source: svc, Instance: instance, Reload: 50 * time.Millisecond,
+			Dial: smsroute.DialSMPP(smpp.Config{BindBackoff: messaging.Backoff{Min: 20 * time.Millisecond, Max: 100 * time.Millisecond}})})
+		require.NoError(t, err)
+		return rt
+	}
+	rts := []*smsroute.Router{start("p1"), start("p2"), start("p3")}
+	defer func() {
+		for _, rt := range rts[1:] {
+			require.NoError(t, rt.Close(context.Background()))
+		}
+	}()
+	binds := func(rt *smsroute.Router) int { s, _ := rt.ConnectorState("eu"); return s.BindsUp }
+	require.Eventually(t, func() bool { return binds(rts[0]) == 2 && binds(rts[1]) == 2 && binds(rts[2]) == 2 },
+		10*time.Second, 20*time.Millisecond, "a third of the binds each")
+	require.NoError(t, rts[0].Close(context.Background()))
+	require.Eventually(t, func() bool { return binds(rts[1]) == 3 && binds(rts[2]) == 3 },
+		10*time.Second, 20*time.Millisecond, "the stopped process's share taken back")
+	require.LessOrEqual(t, a.Stats().Connections, 6, "never more binds than the connector's")
+}
