@@ -194,6 +194,8 @@ type smppCollector struct {
 	router                                    *smsroute.Router
 	bound, binds, rebinds, bindFail, throttle *prometheus.Desc
 	window, submits, submitErrs               *prometheus.Desc
+	// By connector.
+	connHealthy, connBinds, connBindsUp, connWindow, connSubmits, connErrors *prometheus.Desc
 }
 
 // backlogCollector reports the dispatcher's backlog, read from the store
@@ -242,22 +244,32 @@ func (b *backlogCollector) Collect(ch chan<- prometheus.Metric) {
 
 func newSMPPCollector(r *smsroute.Router) *smppCollector {
 	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
+	c := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, []string{"connector"}, nil)
+	}
 	return &smppCollector{
-		router:     r,
-		bound:      d("herald_smpp_bound", "1 when the SMPP session is bound."),
-		binds:      d("herald_smpp_binds_total", "Successful SMPP binds, the first included."),
-		rebinds:    d("herald_smpp_reconnects_total", "Successful SMPP binds after a lost session."),
-		bindFail:   d("herald_smpp_bind_failures_total", "Failed dials or refused binds."),
-		throttle:   d("herald_smpp_throttled_total", "submit_sm answered ESME_RTHROTTLED or ESME_RMSGQFUL."),
-		window:     d("herald_smpp_window_in_use", "submit_sm outstanding now."),
-		submits:    d("herald_smpp_submits_total", "submit_sm written, one per part."),
-		submitErrs: d("herald_smpp_submit_errors_total", "submit_sm that failed: error status, timeout or lost connection."),
+		router:      r,
+		bound:       d("herald_smpp_bound", "1 when the SMPP session is bound."),
+		binds:       d("herald_smpp_binds_total", "Successful SMPP binds, the first included."),
+		rebinds:     d("herald_smpp_reconnects_total", "Successful SMPP binds after a lost session."),
+		bindFail:    d("herald_smpp_bind_failures_total", "Failed dials or refused binds."),
+		throttle:    d("herald_smpp_throttled_total", "submit_sm answered ESME_RTHROTTLED or ESME_RMSGQFUL."),
+		window:      d("herald_smpp_window_in_use", "submit_sm outstanding now."),
+		submits:     d("herald_smpp_submits_total", "submit_sm written, one per part."),
+		submitErrs:  d("herald_smpp_submit_errors_total", "submit_sm that failed: error status, timeout or lost connection."),
+		connHealthy: c("herald_connector_healthy", "1 when the SMPP connector takes sends in its routes (a session bound, no run of failures)."),
+		connBinds:   c("herald_connector_binds", "Sessions this process keeps for the connector (its share of the connector's binds)."),
+		connBindsUp: c("herald_connector_binds_up", "The connector's sessions bound now."),
+		connWindow:  c("herald_connector_window_in_use", "submit_sm outstanding now on the connector."),
+		connSubmits: c("herald_connector_submits_total", "submit_sm written on the connector by its current client."),
+		connErrors:  c("herald_connector_errors_total", "Failed submits and binds of the connector's current client."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (s *smppCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{s.bound, s.binds, s.rebinds, s.bindFail, s.throttle, s.window, s.submits, s.submitErrs} {
+	for _, d := range []*prometheus.Desc{s.bound, s.binds, s.rebinds, s.bindFail, s.throttle, s.window, s.submits, s.submitErrs,
+		s.connHealthy, s.connBinds, s.connBindsUp, s.connWindow, s.connSubmits, s.connErrors} {
 		ch <- d
 	}
 }
@@ -278,4 +290,20 @@ func (s *smppCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(s.window, prometheus.GaugeValue, float64(st.WindowInUse))
 	ch <- prometheus.MustNewConstMetric(s.submits, prometheus.CounterValue, float64(st.Submits))
 	ch <- prometheus.MustNewConstMetric(s.submitErrs, prometheus.CounterValue, float64(st.SubmitErrors))
+	for _, name := range s.router.Names() {
+		cs, ok := s.router.ConnectorState(name)
+		if !ok {
+			continue
+		}
+		healthy := 0.0
+		if cs.Healthy {
+			healthy = 1
+		}
+		ch <- prometheus.MustNewConstMetric(s.connHealthy, prometheus.GaugeValue, healthy, name)
+		ch <- prometheus.MustNewConstMetric(s.connBinds, prometheus.GaugeValue, float64(cs.Binds), name)
+		ch <- prometheus.MustNewConstMetric(s.connBindsUp, prometheus.GaugeValue, float64(cs.BindsUp), name)
+		ch <- prometheus.MustNewConstMetric(s.connWindow, prometheus.GaugeValue, float64(cs.WindowInUse), name)
+		ch <- prometheus.MustNewConstMetric(s.connSubmits, prometheus.CounterValue, float64(cs.Submits), name)
+		ch <- prometheus.MustNewConstMetric(s.connErrors, prometheus.CounterValue, float64(cs.Errors), name)
+	}
 }

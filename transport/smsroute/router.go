@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -295,6 +296,18 @@ func (r *Router) Up() bool {
 		}
 	}
 	return false
+}
+
+// Names returns the running connectors' names, sorted.
+func (r *Router) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.conns))
+	for n := range r.conns {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // Client returns the running client of connector name.
