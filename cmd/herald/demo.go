@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/routing"
 	"github.com/heraldhq/herald/store/sqlstore"
 	"github.com/heraldhq/herald/transport/chatsim"
 	"github.com/heraldhq/herald/transport/smscsim"
@@ -27,7 +28,9 @@ const (
 
 // demoSims are the simulators herald serve --demo runs on loopback.
 type demoSims struct {
-	smsc     *smscsim.Server
+	smsc *smscsim.Server
+	// backup is a second SMSC, the demo's failover connector.
+	backup   *smscsim.Server
 	chat     *chatsim.Server
 	password string
 	secret   string
@@ -47,6 +50,11 @@ func startSims(cfg *config, baseURL string, log *slog.Logger) (*demoSims, error)
 	if err := s.smsc.Start("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("start the SMSC simulator: %w", err)
 	}
+	s.backup = smscsim.New(smscsim.Config{SystemID: demoSystemID, Password: s.password, Logger: log.With("component", "backup-smsc-simulator")})
+	if err := s.backup.Start("127.0.0.1:0"); err != nil {
+		_ = s.smsc.Close()
+		return nil, fmt.Errorf("start the backup SMSC simulator: %w", err)
+	}
 	s.chat = chatsim.New(chatsim.Config{
 		Token: s.token, CallbackURL: baseURL + "/callbacks/chat", CallbackSecret: s.secret,
 		DeliveredDelay: 200 * time.Millisecond, SeenDelay: 500 * time.Millisecond, ReplyDelay: 500 * time.Millisecond,
@@ -54,6 +62,7 @@ func startSims(cfg *config, baseURL string, log *slog.Logger) (*demoSims, error)
 	})
 	if err := s.chat.Start("127.0.0.1:0"); err != nil {
 		_ = s.smsc.Close()
+		_ = s.backup.Close()
 		return nil, fmt.Errorf("start the chat provider simulator: %w", err)
 	}
 	cfg.SMPPAddr, cfg.SMPPSystemID, cfg.SMPPPassword = s.smsc.Addr(), demoSystemID, s.password
@@ -71,6 +80,48 @@ func startSims(cfg *config, baseURL string, log *slog.Logger) (*demoSims, error)
 func (s *demoSims) close() {
 	_ = s.chat.Close()
 	_ = s.smsc.Close()
+	_ = s.backup.Close()
+}
+
+// demoBackup names the demo's failover connector.
+const demoBackup = "demo-backup"
+
+// setUpBackup points the demo's failover connector at the backup SMSC
+// simulator (its port changes with every start) and, the first time,
+// adds a catch-all failover route: the default connector, then it.
+func setUpBackup(ctx context.Context, store *sqlstore.Store, sims *demoSims) error {
+	rs, err := routing.New(routing.Config{Store: store})
+	if err != nil {
+		return err
+	}
+	c := routing.Connector{Name: demoBackup, Addr: sims.backup.Addr(), SystemID: demoSystemID, Password: sims.password}
+	if _, err := rs.Connector(ctx, demoBackup); messaging.IsCode(err, messaging.NotFound) {
+		_, err = rs.CreateConnector(ctx, c)
+		if err != nil {
+			return fmt.Errorf("demo: backup connector: %w", err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("demo: backup connector: %w", err)
+	} else if _, err := rs.UpdateConnector(ctx, c, false); err != nil {
+		return fmt.Errorf("demo: backup connector: %w", err)
+	}
+	routes, err := rs.Routes(ctx)
+	if err != nil {
+		return fmt.Errorf("demo: routes: %w", err)
+	}
+	for _, r := range routes {
+		for _, t := range r.Targets {
+			if t.Connector == demoBackup {
+				return nil
+			}
+		}
+	}
+	_, err = rs.CreateRoute(ctx, routing.Route{Position: 1000, Strategy: routing.Failover,
+		Targets: []routing.Target{{Connector: routing.DefaultConnector}, {Connector: demoBackup}}})
+	if err != nil {
+		return fmt.Errorf("demo: failover route: %w", err)
+	}
+	return nil
 }
 
 // setUpDemo makes sure the demo company exists, is active, and has an
@@ -145,7 +196,7 @@ Herald demo is running at %[1]s
   admin token          %[3]s
   SMS sender           id %[4]d, %[5]q (approved)
   chat service         id %[6]d, %[7]q
-  SMSC simulator       %[8]s (SMPP)
+  SMSC simulator       %[8]s (SMPP; a second one, %[11]s, is the failover of the demo-backup connector)
   chat simulator       %[9]s
 Outcomes by number: ending 0001, 0002, 0003 get SMS receipts UNDELIVERED, EXPIRED, REJECTED;
 ending 0008, 0009, 0010 chat errors 8, 9, 10 (the SMS fallback); every other number is delivered.
@@ -159,6 +210,6 @@ Send a first SMS:
 Reply from a handset (the SMSC simulator sends it to Herald; GET /api/v1/inbound lists it):
   curl -s -d '{"from":"447700900123","to":%[5]q,"text":"Thanks!"}' %[1]s/demo/smsc/mo
 
-`, baseURL, key, admin, sender.ID, sender.SenderID, service.ID, service.BrandName, sims.smsc.Addr(), sims.chat.URL(), api)
+`, baseURL, key, admin, sender.ID, sender.SenderID, service.ID, service.BrandName, sims.smsc.Addr(), sims.chat.URL(), api, sims.backup.Addr())
 	return nil
 }

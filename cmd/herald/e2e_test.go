@@ -275,6 +275,7 @@ func testDemo(t *testing.T, bin, dbURL string) {
 	require.Contains(t, metrics, "herald_smpp_bound 1")
 	require.Contains(t, metrics, `herald_connector_healthy{connector="default"} 1`)
 	require.Contains(t, metrics, `herald_connector_binds_up{connector="default"} 1`)
+	require.Contains(t, metrics, `herald_connector_healthy{connector="demo-backup"} 1`, "the demo's failover connector")
 	require.Contains(t, metrics, `herald_http_requests_total{code="200",handler="callbacks",method="post"}`)
 	require.Contains(t, metrics, `herald_chat_callbacks_total{kind="reply",outcome="stored",status=""} 18`)
 	require.Contains(t, metrics, `herald_chat_callbacks_total{kind="status",outcome="stored",status="seen"} 18`)

@@ -65,6 +65,11 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		}
 	}()
 	log.Info("database ready", "url", redactURL(cfg.DatabaseURL))
+	if sims != nil {
+		if err := setUpBackup(ctx, store, sims); err != nil {
+			return err
+		}
+	}
 	m := newMetrics()
 	m.reg.MustRegister(newBacklogCollector(store.Backlog))
 
