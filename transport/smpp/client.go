@@ -3,6 +3,7 @@ package smpp
 import (
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -17,7 +18,6 @@ import (
 	"github.com/heraldhq/herald/transport/smppwire"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
-	"golang.org/x/time/rate"
 )
 
 // Addressing of submit_sm.
@@ -41,7 +41,7 @@ type Client struct {
 	cfg         Config
 	log         *slog.Logger
 	receipts    chan struct{} // receipt handlers running
-	limiter     *rate.Limiter
+	gov         *governor     // paces submits: Config.MaxPerSecond, SetMaxPerSecond, throttling
 	validity    string        // validity_period of every submit_sm
 	cfgValidity time.Duration // Config.ValidityPeriod
 	addr        addressing
@@ -73,7 +73,7 @@ type Client struct {
 
 type counters struct {
 	binds, rebinds, bindFailures                atomic.Uint64
-	submits, submitErrors, throttled            atomic.Uint64
+	submits, submitErrors, throttled, retries   atomic.Uint64
 	receipts, receiptErrors, badReceipts, moMsg atomic.Uint64
 }
 
@@ -83,9 +83,10 @@ type Stats struct {
 	Binds         uint64 // successful binds, the first of each session included
 	Rebinds       uint64 // successful binds after a lost session
 	BindFailures  uint64 // failed dials, TLS handshakes or refused binds
-	Submits       uint64 // submit_sm written (one per part)
-	SubmitErrors  uint64 // submit_sm that failed: error status, timeout or lost connection
-	Throttled     uint64 // submit_sm answered ESME_RTHROTTLED or ESME_RMSGQFUL
+	Submits       uint64 // submit_sm written (one per part, retries included)
+	SubmitErrors  uint64 // submit_sm that failed a Send: error status, timeout or lost connection
+	Throttled     uint64 // submit_sm answered ESME_RTHROTTLED or ESME_RMSGQFUL (retried ones included)
+	Retries       uint64 // throttled parts submitted again
 	Receipts      uint64 // receipts the handler stored
 	ReceiptErrors uint64 // receipts the handler refused (answered ESME_RX_T_APPN)
 	BadReceipts   uint64 // receipts that could not be parsed (answered ESME_RX_P_APPN)
@@ -106,7 +107,6 @@ func New(cfg Config) (*Client, error) {
 		cfg:      cfg,
 		log:      cfg.Logger.With("smsc", cfg.Addr),
 		receipts: make(chan struct{}, cfg.ReceiptConcurrency),
-		limiter:  newLimiter(cfg.MaxPerSecond),
 		validity: relativeValidity(cfg.ValidityPeriod), cfgValidity: cfg.ValidityPeriod,
 		addr:    cfg.addressing(),
 		boundCh: make(chan struct{}),
@@ -114,6 +114,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.ref.Store(rand.Uint32())
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.gov = newGovernor(cfg.MaxPerSecond, c.log, c.ctx.Done())
 	c.hctx, c.hcancel = context.WithCancel(context.Background())
 	var runs sync.WaitGroup
 	for i := range cfg.Binds {
@@ -138,6 +139,7 @@ func (c *Client) Stats() Stats {
 		Submits:       c.n.submits.Load(),
 		SubmitErrors:  c.n.submitErrors.Load(),
 		Throttled:     c.n.throttled.Load(),
+		Retries:       c.n.retries.Load(),
 		Receipts:      c.n.receipts.Load(),
 		ReceiptErrors: c.n.receiptErrors.Load(),
 		BadReceipts:   c.n.badReceipts.Load(),
@@ -147,6 +149,14 @@ func (c *Client) Stats() Stats {
 		ReceiptsInUse: len(c.receipts),
 	}
 }
+
+// SetMaxPerSecond changes Config.MaxPerSecond, the cap on submit_sm per
+// second of the whole Client, at once: Sends waiting for their turn are
+// paced at the new rate from now. 0 (or a negative, NaN or infinite r)
+// removes the cap. While the Client is slowed down by throttling (see the
+// package documentation), a lower cap applies at once and a higher one is
+// climbed to. Safe while Sends run.
+func (c *Client) SetMaxPerSecond(r float64) { c.gov.setCap(r) }
 
 // WaitBound waits until at least one session is bound, ctx ends or the
 // Client is closed.
@@ -333,7 +343,8 @@ func submitFrame(seq uint32, from, to string, enc data.Encoding, pt part, validi
 }
 
 // Send submits sms, one submit_sm per part, and waits for the SMSC's
-// answers; see the package documentation for the errors.
+// answers; a part the SMSC throttles is submitted again while ctx leaves
+// time for it. See the package documentation for the errors.
 func (c *Client) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult, error) {
 	p, err := c.prepare(sms)
 	if err != nil {
@@ -342,7 +353,7 @@ func (c *Client) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 	subs := make([]*submit, 0, len(p.parts))
 	var sendErr error
 	for _, pt := range p.parts {
-		s, err := c.submitPart(ctx, sms, p.enc, pt)
+		s, err := c.submitPart(ctx, sms, p.enc, pt, false)
 		if err != nil {
 			sendErr = err
 			break
@@ -352,19 +363,20 @@ func (c *Client) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 	ids := make([]string, len(subs))
 	var permanent, transient error
 	for i, s := range subs {
-		select {
-		case o := <-s.done:
-			if o.err != nil {
-				if delivery.IsPermanent(o.err) {
-					permanent = cmpOr(permanent, o.err)
-				} else {
-					transient = cmpOr(transient, o.err)
-				}
-			}
-			ids[i] = o.id
-		case <-ctx.Done():
-			return delivery.SMSResult{}, fmt.Errorf("smpp: send %s: waiting for submit_sm_resp: %w", sms.MessageID, ctx.Err())
+		// A throttled part is worth another try while the text may still
+		// go through whole.
+		o, err := c.await(ctx, sms, p.enc, p.parts[i], s, sendErr == nil && permanent == nil)
+		if err != nil {
+			return delivery.SMSResult{}, err
 		}
+		if o.err != nil {
+			if delivery.IsPermanent(o.err) {
+				permanent = cmpOr(permanent, o.err)
+			} else {
+				transient = cmpOr(transient, o.err)
+			}
+		}
+		ids[i] = o.id
 	}
 	switch {
 	case permanent != nil:
@@ -384,12 +396,76 @@ func cmpOr(a, b error) error {
 	return b
 }
 
-// submitPart paces, takes a window slot on the bound session with the
-// fewest submit_sm outstanding and writes one part on it.
-func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Encoding, pt part) (*submit, error) {
-	if err := pace(ctx, c.limiter); err != nil {
-		return nil, fmt.Errorf("smpp: send %s: pacing: %w", sms.MessageID, err)
+// Why a throttled part is not submitted again.
+var (
+	// errNoTimeToRetry: its next try would come after its Send's deadline.
+	errNoTimeToRetry = errors.New("throttled; no time left to submit the part again before the deadline")
+	// errNotRetried: another part of its text failed already.
+	errNotRetried = errors.New("throttled; not submitted again: another part failed")
+)
+
+// await waits for the outcome of part pt, submitted as s. Each time the
+// SMSC throttles it (it was refused, not accepted), the part is submitted
+// again after a pause (retryPause), ahead of the parts not submitted yet,
+// as long as retry holds (the Send has not failed already) and ctx leaves
+// time for the next try; else the throttled answer, wrapping why there is
+// no other try, is the part's outcome. The error is ctx's end while a
+// submit_sm_resp is awaited.
+func (c *Client) await(ctx context.Context, sms delivery.SMS, enc data.Encoding, pt part, s *submit, retry bool) (outcome, error) {
+	for tries := 1; ; tries++ {
+		var o outcome
+		select {
+		case o = <-s.done:
+		case <-ctx.Done():
+			return outcome{}, fmt.Errorf("smpp: send %s: waiting for submit_sm_resp: %w", sms.MessageID, ctx.Err())
+		}
+		if !o.throttled || !retry {
+			if o.throttled {
+				return c.giveUp(o, errNotRetried), nil
+			}
+			return o, nil
+		}
+		pause := retryPause(tries)
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= pause {
+			return c.giveUp(o, errNoTimeToRetry), nil
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return c.giveUp(o, ctx.Err()), nil
+		case <-c.ctx.Done():
+			t.Stop()
+			return c.giveUp(o, ErrClosed), nil
+		}
+		next, err := c.submitPart(ctx, sms, enc, pt, true)
+		if err != nil {
+			return c.giveUp(o, err), nil
+		}
+		c.n.retries.Add(1)
+		s = next
 	}
+}
+
+// giveUp makes the throttled outcome o the failure of its part, with
+// cause as the reason why it is not submitted again.
+func (c *Client) giveUp(o outcome, cause error) outcome {
+	err := &delivery.SendError{Details: o.err.Error(), Err: cause}
+	var se *delivery.SendError
+	if errors.As(o.err, &se) {
+		err.Permanent, err.Code, err.Details = se.Permanent, se.Code, se.Details
+	}
+	c.n.submitErrors.Add(1)
+	c.note(&c.lastSub, err)
+	return outcome{err: err}
+}
+
+// submitPart paces, takes a window slot on the bound session with the
+// fewest submit_sm outstanding and writes one part on it. A retry of a
+// throttled part takes its turn before the parts that were not
+// submitted yet.
+func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Encoding, pt part, retry bool) (*submit, error) {
 	// The message's own validity (what is left of it) wins over the
 	// configured one when shorter.
 	validity := c.validity
@@ -397,22 +473,39 @@ func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Enco
 		validity = relativeValidity(sms.Validity)
 	}
 	for {
-		cn, err := c.acquire(ctx, sms.MessageID)
+		ep, err := c.gov.pace(ctx, retry)
+		if errors.Is(err, ErrClosed) {
+			return nil, transientErr("client closed", ErrClosed)
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("smpp: send %s: pacing: %w", sms.MessageID, err)
 		}
-		s := &submit{seq: c.nextSeq(), done: make(chan outcome, 1)}
-		frame, err := submitFrame(s.seq, sms.From, sms.To, enc, pt, validity, c.addr)
-		if err != nil {
-			c.release(cn, nil)
-			return nil, permanentErr(fmt.Sprintf("encode submit_sm: %v", err))
+		for {
+			cn, err := c.acquire(ctx, sms.MessageID)
+			if err != nil {
+				return nil, err
+			}
+			if c.gov.p.stale(ep) {
+				// The rate went down while the part waited for the
+				// window: its turn was given at the old rate. Take one at
+				// the new rate, before the parts that came later.
+				c.release(cn, nil)
+				retry = true
+				break
+			}
+			s := &submit{seq: c.nextSeq(), epoch: ep, done: make(chan outcome, 1)}
+			frame, err := submitFrame(s.seq, sms.From, sms.To, enc, pt, validity, c.addr)
+			if err != nil {
+				c.release(cn, nil)
+				return nil, permanentErr(fmt.Sprintf("encode submit_sm: %v", err))
+			}
+			if !cn.submit(s, frame) {
+				c.release(cn, nil)
+				continue // the session ended before the part was registered: use another
+			}
+			c.n.submits.Add(1)
+			cn.sess.submits.Add(1)
+			return s, nil
 		}
-		if !cn.submit(s, frame) {
-			c.release(cn, nil)
-			continue // the session ended before the part was registered: use another
-		}
-		c.n.submits.Add(1)
-		cn.sess.submits.Add(1)
-		return s, nil
 	}
 }

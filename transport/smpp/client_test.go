@@ -158,6 +158,12 @@ func TestReceiptAcknowledgedOnlyOnceStored(t *testing.T) {
 	require.Equal(t, uint64(1), cs.Receipts)
 }
 
+// TestSubmitErrors: each command_status fails the Send with its code and
+// kind. Throttled and queue-full parts are submitted again (at the lowest
+// rate, 1/s, since nothing was accepted) until the Send's deadline leaves
+// no time for another try, and then fail transiently with the SMSC's
+// code. Each case has a Client of its own, so that one case's slowing
+// down does not hold back the next.
 func TestSubmitErrors(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -174,11 +180,15 @@ func TestSubmitErrors(t *testing.T) {
 		{"unknown status", smscsim.Faults{Status: 0x4242}, true, "0x00004242", "unknown"},
 	}
 	srv := startSim(t, smscsim.Config{})
-	c := newClient(t, srv.Addr(), nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(t, srv.Addr(), nil)
 			srv.SetFaults(tt.faults)
-			_, err := c.Send(ctxTimeout(t, 5*time.Second), delivery.SMS{From: "Herald", To: "447700900000", Text: "hi"})
+			wait := 5 * time.Second
+			if !tt.permanent {
+				wait = 1500 * time.Millisecond // tried again until then
+			}
+			_, err := c.Send(ctxTimeout(t, wait), delivery.SMS{From: "Herald", To: "447700900000", Text: "hi"})
 			var se *delivery.SendError
 			require.ErrorAs(t, err, &se)
 			require.Equal(t, tt.permanent, se.Permanent)
@@ -186,25 +196,59 @@ func TestSubmitErrors(t *testing.T) {
 			require.Equal(t, tt.code, se.Code)
 			require.Contains(t, se.Details, tt.details)
 
+			st := c.Stats()
+			if tt.code == "0x00000058" || tt.code == "0x00000014" {
+				require.GreaterOrEqual(t, st.Retries, uint64(1), "tried again")
+				require.Equal(t, st.Retries+1, st.Throttled, "every throttled answer but the last was tried again")
+				require.Equal(t, uint64(1), st.SubmitErrors, "one part failed")
+			} else {
+				require.Zero(t, st.Throttled)
+				require.Zero(t, st.Retries)
+			}
+
 			srv.SetFaults(smscsim.Faults{})
 			_, err = c.Send(ctxTimeout(t, 5*time.Second), delivery.SMS{From: "Herald", To: "447700900000", Text: "hi"})
 			require.NoError(t, err)
+			require.Zero(t, c.Stats().WindowInUse)
 		})
 	}
-	require.Equal(t, uint64(2), c.Stats().Throttled)
-	require.Zero(t, c.Stats().WindowInUse)
 }
 
+// TestLongTextPartFailureFailsSend: the connection drops on the second of
+// three parts: the Send fails transiently, and the SMSC never had the
+// whole text.
 func TestLongTextPartFailureFailsSend(t *testing.T) {
-	// The second of three parts is throttled: the Send fails transiently.
-	srv := startSim(t, smscsim.Config{Faults: smscsim.Faults{ThrottleEvery: 2}})
+	srv := startSim(t, smscsim.Config{Faults: smscsim.Faults{DropAfter: 2}})
 	c := newClient(t, srv.Addr(), nil)
 	_, err := c.Send(ctxTimeout(t, 5*time.Second), delivery.SMS{From: "Herald", To: "447700900000", Text: strings.Repeat("x", 400)})
-	var se *delivery.SendError
-	require.ErrorAs(t, err, &se)
-	require.False(t, se.Permanent)
-	require.Equal(t, "0x00000058", se.Code)
+	require.Error(t, err)
+	require.False(t, delivery.IsPermanent(err), "%v", err)
+	require.ErrorIs(t, err, smpp.ErrConnectionLost)
 	require.Empty(t, srv.MessagesTo("447700900000"), "the text was never complete")
+}
+
+// TestLongTextThrottledPartSentAgain: the SMSC throttles every other
+// submit_sm, so parts of a three-part text are refused: each is submitted
+// again on its own, and the text arrives whole, once, with its parts'
+// ids in order.
+func TestLongTextThrottledPartSentAgain(t *testing.T) {
+	srv := startSim(t, smscsim.Config{Faults: smscsim.Faults{ThrottleEvery: 2}})
+	c := newClient(t, srv.Addr(), nil)
+	text := strings.Repeat("x", 400)
+	res, err := c.Send(ctxTimeout(t, 10*time.Second), delivery.SMS{From: "Herald", To: "447700900000", Text: text})
+	require.NoError(t, err)
+	require.Len(t, res.PartIDs, 3)
+	msgs := srv.MessagesTo("447700900000")
+	require.Len(t, msgs, 1, "one text, not duplicated")
+	require.Equal(t, text, msgs[0].Text)
+	st := srv.Stats()
+	require.Equal(t, uint64(3), st.Accepted)
+	require.Equal(t, st.Throttled, c.Stats().Throttled)
+	require.Equal(t, st.Throttled, c.Stats().Retries)
+	require.Positive(t, st.Throttled)
+	for i, p := range msgs[0].Parts {
+		require.Equal(t, res.PartIDs[i], smpp.NormalizeMessageID(p.MessageID), "part %d", i+1)
+	}
 }
 
 func TestInvalidSMSNeverSent(t *testing.T) {

@@ -52,13 +52,25 @@ type Config struct {
 	// outstanding. Default 100.
 	Window int
 	// MaxPerSecond caps submit_sm per second for the whole Client, all
-	// its sessions together (each part counts); 0 means unlimited. The
-	// bucket holds a tenth of a second's worth of tokens (at least one).
-	// A Send whose turn would come after its context's
-	// deadline fails at once, transiently, without taking a turn: keep the
-	// sends in flight (delivery.Config.SMSConcurrency) under MaxPerSecond
-	// times the send deadline (delivery.Config.SendTimeout), as herald
-	// serve does, so that they are not retried for want of a turn.
+	// its sessions together (each part counts, and each retry); 0 means
+	// unlimited. The bucket holds a tenth of a second's worth of tokens
+	// (at least one); turns are handed out first come first served, at
+	// the rate of the moment. Client.SetMaxPerSecond changes it while the
+	// Client runs.
+	//
+	// It is a ceiling: when the SMSC answers ESME_RTHROTTLED or
+	// ESME_RMSGQFUL, the Client paces at a lower effective rate (half
+	// what it achieved over the last second, 1/s at least) and climbs
+	// back to MaxPerSecond once the throttling stops; without a cap, it
+	// climbs back to unlimited. The throttled part is submitted again,
+	// not failed (see the package documentation, Throttling).
+	//
+	// A Send whose turn would come after its context's deadline fails at
+	// once, transiently, without taking a turn: keep the sends in flight
+	// (delivery.Config.SMSConcurrency) under MaxPerSecond times the send
+	// deadline (delivery.Config.SendTimeout), as herald serve does, so
+	// that they are not retried for want of a turn. While throttled, the
+	// effective rate is lower and some sends may fail so.
 	MaxPerSecond float64
 
 	// ValidityPeriod, when set, is sent with every submit_sm as a

@@ -23,15 +23,26 @@ var (
 
 // submit is one outstanding submit_sm.
 type submit struct {
-	seq  uint32
-	sent time.Time
-	done chan outcome // buffered: receives exactly one outcome
+	seq   uint32
+	epoch uint64 // the pacer's epoch when it took its turn
+	sent  time.Time
+	done  chan outcome // buffered: receives exactly one outcome
 }
 
 // outcome is the end of a submit_sm: the SMSC's message id or an error.
 type outcome struct {
-	id  string
-	err error
+	id        string
+	err       error
+	throttled bool // err is ESME_RTHROTTLED or ESME_RMSGQFUL: the part may be submitted again
+}
+
+// answerOutcome is the outcome of a submit_sm answered with status st
+// and, for ESME_ROK, message id id.
+func (c *Client) answerOutcome(st data.CommandStatusType, id string) outcome {
+	if st == data.ESME_ROK {
+		return outcome{id: c.cfg.SubmitIDFormat.Canonical(id)}
+	}
+	return outcome{err: StatusError(uint32(st)), throttled: throttleStatus(st)}
 }
 
 // conn is one bound connection of a session. Its reader runs in serve;
@@ -174,11 +185,24 @@ func (cn *conn) shutdown(cause error) {
 }
 
 // settle releases the window slot of a submit taken out of pending and
-// hands it its outcome.
+// hands it its outcome. An accepted or throttled one tells the governor;
+// a throttled one is not (yet) a failure: Send gives up on it or submits
+// it again.
 func (cn *conn) settle(s *submit, o outcome) {
-	cn.c.release(cn, o.err)
-	if o.err != nil {
-		cn.c.n.submitErrors.Add(1)
+	c := cn.c
+	switch {
+	case o.err == nil:
+		c.gov.accepted(time.Now())
+	case o.throttled:
+		c.n.throttled.Add(1)
+		c.gov.throttled(s.epoch, time.Now())
+	default:
+		c.n.submitErrors.Add(1)
+	}
+	if o.throttled {
+		c.release(cn, nil)
+	} else {
+		c.release(cn, o.err)
 	}
 	s.done <- o
 }
@@ -288,7 +312,7 @@ func (cn *conn) readLoop() error {
 			cn.unbindOnce.Do(func() { close(cn.unbound) })
 		case data.GENERIC_NACK:
 			st := f.Header.CommandStatus
-			if !cn.finish(seq, outcome{err: StatusError(uint32(st))}) {
+			if !cn.finish(seq, outcome{err: StatusError(uint32(st)), throttled: throttleStatus(st)}) {
 				cn.c.log.Warn("smpp generic_nack", "seq", seq, "status", st.String())
 			}
 		case data.ALERT_NOTIFICATION:
@@ -304,16 +328,11 @@ func (cn *conn) readLoop() error {
 
 func (cn *conn) onSubmitResp(f smppwire.Frame) {
 	seq := f.Seq()
-	var o outcome
-	if st := f.Header.CommandStatus; st == data.ESME_ROK {
-		o.id = cn.c.cfg.SubmitIDFormat.Canonical(f.CString())
-	} else {
-		if st == data.ESME_RTHROTTLED || st == data.ESME_RMSGQFUL {
-			cn.c.n.throttled.Add(1)
-		}
-		o.err = StatusError(uint32(st))
+	var id string
+	if f.Header.CommandStatus == data.ESME_ROK {
+		id = f.CString()
 	}
-	if !cn.finish(seq, o) {
+	if !cn.finish(seq, cn.c.answerOutcome(f.Header.CommandStatus, id)) {
 		cn.c.log.Debug("smpp submit_sm_resp for no outstanding submit", "seq", seq, "status", f.Header.CommandStatus.String())
 	}
 }

@@ -63,15 +63,54 @@
 // passes, or its connection ends, even when the Send that issued it gave
 // up earlier; so the SMSC never sees more than Window unanswered requests
 // on a session. Config.MaxPerSecond paces the submit_sm of all sessions
-// together with one token bucket.
+// together with one token bucket, first come first served;
+// Client.SetMaxPerSecond changes it while the Client runs, for the Sends
+// waiting their turn too.
 //
 // Send returns one provider id per part, normalised by NormalizeMessageID.
-// Its errors are *delivery.SendError: ESME_RTHROTTLED, ESME_RMSGQFUL,
-// ESME_RSYSERR, ESME_RX_T_APPN and ESME_RINVBNDSTS, timeouts and lost
-// connections are transient; every other command_status is permanent, with
-// Code the status as 0x%08X and Details its name and meaning. When one part
-// of a long text fails the whole Send fails (a permanent failure wins over a
-// transient one); a retry submits every part again.
+// Its errors are *delivery.SendError: ESME_RTHROTTLED and ESME_RMSGQFUL
+// once the part cannot be tried again (see Throttling), ESME_RSYSERR,
+// ESME_RX_T_APPN and ESME_RINVBNDSTS, timeouts and lost connections are
+// transient; every other command_status is permanent, with Code the status
+// as 0x%08X and Details its name and meaning. When one part of a long text
+// fails the whole Send fails (a permanent failure wins over a transient
+// one); a retry submits every part again.
+//
+// # Throttling
+//
+// An SMSC answers ESME_RTHROTTLED (0x58) or ESME_RMSGQFUL (0x14) to a
+// submit_sm it refuses for now because the client sends too fast. Such a
+// part is not failed: the Client slows down and submits it again.
+//
+//   - The part waits a pause (50ms, doubling with each throttled try of
+//     the part up to 1s, with jitter), then takes its turn in the pacing
+//     ahead of the parts not submitted yet and is submitted again: the same
+//     part of the same text (a throttled submit_sm was refused, not
+//     accepted, so the text is not duplicated), on whichever session has
+//     room. The other parts of the text are not submitted again.
+//   - The Send fails, transiently, with the throttled status (Code 0x58 or
+//     0x14, wrapping why) only when its context would end before the next
+//     try (the pause, then the turn), when it ends meanwhile, when the
+//     Client closes, or when another part of the text failed already.
+//   - The Client lowers its effective rate, for all its sessions: to half
+//     the rate the SMSC accepted over the last second (measured since the
+//     sends began when that is shorter, over a tenth of a second at least),
+//     no more than half the effective rate, and 1/s at least. Answers to
+//     submit_sm paced before the rate last went down tell of the old rate
+//     and lower it no further; turns handed out before it, to parts still
+//     waiting for the window, are taken again at the new rate.
+//   - One second after the last throttled answer, the effective rate
+//     climbs back: every second by a tenth of the larger of the rate it
+//     was throttled at and the effective rate, 5/s at least, and by half
+//     the way back to the rate it was throttled at when that is more. It
+//     stops at Config.MaxPerSecond; without a cap, the Client goes back to
+//     unlimited once the rate exceeds the one it was throttled at by half.
+//
+// Stats and State count the throttled answers (Throttled) and the parts
+// submitted again (Retries); State shows the configured cap
+// (MaxPerSecond) and the rate the Client paces at now
+// (EffectivePerSecond, 0 for unlimited). A throttled submit_sm counts in
+// SubmitErrors and LastSubmitError only when its Send gives up on it.
 //
 // # Framing
 //

@@ -34,15 +34,25 @@ type State struct {
 	Window      int `json:"window"`        // Binds × Config.Window
 	WindowInUse int `json:"window_in_use"` // submit_sm outstanding now, all sessions
 
-	Submits      uint64 `json:"submits"`       // submit_sm written since New (one per part)
-	SubmitErrors uint64 `json:"submit_errors"` // of those, the ones that failed
+	Submits      uint64 `json:"submits"`       // submit_sm written since New (one per part, retries included)
+	SubmitErrors uint64 `json:"submit_errors"` // of those, the ones that failed their Send
+	Throttled    uint64 `json:"throttled"`     // of those, the ones answered ESME_RTHROTTLED or ESME_RMSGQFUL
+	Retries      uint64 `json:"retries"`       // throttled parts submitted again
 	BindFailures uint64 `json:"bind_failures"` // failed dials, TLS handshakes or refused binds
+
+	// MaxPerSecond is the configured cap on submit_sm per second
+	// (Config.MaxPerSecond, or the last SetMaxPerSecond); 0: none.
+	// EffectivePerSecond is the rate the Client paces at now: the cap, or
+	// less while it is slowed down by throttling; 0: unlimited.
+	MaxPerSecond       float64 `json:"max_per_second"`
+	EffectivePerSecond float64 `json:"effective_per_second"`
 
 	// LastBindError is the last failed dial, TLS handshake or refused
 	// bind; LastSessionLost why a bound session last ended (other than by
 	// Close); LastSubmitError the last submit_sm that failed (error
-	// status, timeout or lost connection). They stay after later
-	// successes: compare their times with the sessions' Since.
+	// status, timeout, lost connection, or throttled with no time left
+	// for another try). They stay after later successes: compare their
+	// times with the sessions' Since.
 	LastBindError   TimedError `json:"last_bind_error"`
 	LastSessionLost TimedError `json:"last_session_lost"`
 	LastSubmitError TimedError `json:"last_submit_error"`
@@ -82,9 +92,12 @@ func (c *Client) State() State {
 		Window:       c.cfg.Binds * c.cfg.Window,
 		Submits:      c.n.submits.Load(),
 		SubmitErrors: c.n.submitErrors.Load(),
+		Throttled:    c.n.throttled.Load(),
+		Retries:      c.n.retries.Load(),
 		BindFailures: c.n.bindFailures.Load(),
 		Sessions:     make([]SessionState, len(c.sessions)),
 	}
+	st.MaxPerSecond, st.EffectivePerSecond = c.gov.rates()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st.BindsUp, st.WindowInUse = c.nbound, c.inUse
