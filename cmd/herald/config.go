@@ -29,6 +29,7 @@ type config struct {
 	SMPPSystemID string  // HERALD_SMPP_SYSTEM_ID
 	SMPPPassword string  // HERALD_SMPP_PASSWORD
 	SMPPWindow   int     // HERALD_SMPP_WINDOW
+	SMPPBinds    int     // HERALD_SMPP_BINDS
 	SMPPMaxRate  float64 // HERALD_SMPP_MAX_RATE, submit_sm per second
 	// HERALD_SMPP_SUBMIT_ID_FORMAT, HERALD_SMPP_RECEIPT_ID_FORMAT
 	SMPPSubmitIDs, SMPPReceiptIDs smpp.IDFormat
@@ -69,7 +70,8 @@ func envVars() []envVar {
 		{"HERALD_SMPP_ADDR", "empty: SMS stay Pending", "host:port of the SMSC"},
 		{"HERALD_SMPP_SYSTEM_ID", "empty", "system_id of the SMPP bind (bind_transceiver)"},
 		{"HERALD_SMPP_PASSWORD", "empty", "password of the SMPP bind"},
-		{"HERALD_SMPP_WINDOW", "100", "most submit_sm awaiting their response at once"},
+		{"HERALD_SMPP_WINDOW", "100", "most submit_sm awaiting their response at once, on each session"},
+		{"HERALD_SMPP_BINDS", "1", "SMPP sessions kept bound (the default connector's binds; shared among the herald serve processes on one database)"},
 		{"HERALD_SMPP_MAX_RATE", "0: no limit", "most submit_sm per second (each part of a long SMS counts); below 34 it also caps the SMS in flight at 15 a unit of rate, so that each gets its turn within its send deadline"},
 		{"HERALD_SMPP_VALIDITY", "empty: the SMSC's default", "validity period sent with every submit_sm (at most 99 days), after which the SMSC stops trying"},
 		{"HERALD_RECEIPT_TIMEOUT", "48h, or HERALD_SMPP_VALIDITY plus as much again up to an hour when shorter", "how long a Sent SMS waits for its delivery receipt; then it stays Sent, details NO_RECEIPT, and no longer counts as pending"},
@@ -96,6 +98,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LogLevel:        slog.LevelInfo,
 		LogFormat:       "text",
 		SMPPWindow:      100,
+		SMPPBinds:       1,
 		ShutdownTimeout: 30 * time.Second,
 	}
 	var errs []error
@@ -146,6 +149,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.SMPPSystemID = getenv("HERALD_SMPP_SYSTEM_ID")
 	c.SMPPPassword = getenv("HERALD_SMPP_PASSWORD")
 	positive("HERALD_SMPP_WINDOW", &c.SMPPWindow)
+	positive("HERALD_SMPP_BINDS", &c.SMPPBinds)
 	if v := strings.TrimSpace(getenv("HERALD_SMPP_MAX_RATE")); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {

@@ -27,7 +27,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, config{
 		Addr: "127.0.0.1:8080", DatabaseURL: "sqlite://herald.db", MaxPending: 50_000,
-		LogLevel: slog.LevelInfo, LogFormat: "text", SMPPWindow: 100, ShutdownTimeout: 30 * time.Second,
+		LogLevel: slog.LevelInfo, LogFormat: "text", SMPPWindow: 100, SMPPBinds: 1, ShutdownTimeout: 30 * time.Second,
 		ReceiptTimeout: 48 * time.Hour,
 	}, c)
 }
@@ -37,7 +37,7 @@ func TestLoadConfigEverySetting(t *testing.T) {
 		"HERALD_ADDR": "0.0.0.0:9000", "HERALD_DATABASE_URL": "postgres://u@db:5432/herald", "HERALD_DATABASE_MAX_CONNS": "16",
 		"HERALD_ADMIN_TOKEN": "t", "HERALD_MAX_PENDING": "1000", "HERALD_LOG_LEVEL": "debug", "HERALD_LOG_FORMAT": "json",
 		"HERALD_SMPP_ADDR": "smsc:2775", "HERALD_SMPP_SYSTEM_ID": "id", "HERALD_SMPP_PASSWORD": "pw",
-		"HERALD_SMPP_WINDOW": "20", "HERALD_SMPP_MAX_RATE": "150.5",
+		"HERALD_SMPP_WINDOW": "20", "HERALD_SMPP_BINDS": "4", "HERALD_SMPP_MAX_RATE": "150.5",
 		"HERALD_SMPP_SUBMIT_ID_FORMAT": "hex", "HERALD_SMPP_RECEIPT_ID_FORMAT": "decimal",
 		"HERALD_CHAT_URL": "https://chat.example", "HERALD_CHAT_TOKEN": "ct", "HERALD_CHAT_CALLBACK_SECRET": "s",
 		"HERALD_SHUTDOWN_TIMEOUT": "5s", "HERALD_INSTANCE": "eu-1", "HERALD_CLAIM_LEASE": "30s",
@@ -48,7 +48,7 @@ func TestLoadConfigEverySetting(t *testing.T) {
 	require.Equal(t, config{
 		Addr: "0.0.0.0:9000", DatabaseURL: "postgres://u@db:5432/herald", DBMaxConns: 16, AdminToken: "t", MaxPending: 1000,
 		LogLevel: slog.LevelDebug, LogFormat: "json",
-		SMPPAddr: "smsc:2775", SMPPSystemID: "id", SMPPPassword: "pw", SMPPWindow: 20, SMPPMaxRate: 150.5,
+		SMPPAddr: "smsc:2775", SMPPSystemID: "id", SMPPPassword: "pw", SMPPWindow: 20, SMPPBinds: 4, SMPPMaxRate: 150.5,
 		SMPPSubmitIDs: smpp.IDHex, SMPPReceiptIDs: smpp.IDDecimal,
 		ChatURL: "https://chat.example", ChatToken: "ct", ChatCallbackSecret: "s", ShutdownTimeout: 5 * time.Second,
 		Instance: "eu-1", ClaimLease: 30 * time.Second, SMPPValidity: 6 * time.Hour, ReceiptTimeout: 12 * time.Hour,

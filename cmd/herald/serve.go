@@ -105,7 +105,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	var static []routing.Connector
 	if cfg.SMPPAddr != "" {
 		static = append(static, routing.Connector{Name: routing.DefaultConnector, Addr: cfg.SMPPAddr, SystemID: cfg.SMPPSystemID,
-			Password: cfg.SMPPPassword, Window: cfg.SMPPWindow, MaxPerSecond: cfg.SMPPMaxRate,
+			Password: cfg.SMPPPassword, Window: cfg.SMPPWindow, MaxPerSecond: cfg.SMPPMaxRate, Binds: cfg.SMPPBinds,
 			SubmitIDFormat: smsroute.IDFormatName(cfg.SMPPSubmitIDs), ReceiptIDFormat: smsroute.IDFormatName(cfg.SMPPReceiptIDs)})
 		hcfg.Delivery.SMSConcurrency = paceConcurrency(cfg.SMPPMaxRate)
 	}

@@ -38,13 +38,16 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 		systemID := fs.String("system-id", "", "system_id every bind must carry (empty: any)")
 		password := fs.String("password", "", "password every bind must carry (empty: any)")
 		delay := fs.Duration("receipt-delay", 0, "time between a submit_sm_resp and its receipt")
+		bindRate := fs.Float64("bind-rate", 0, "submit_sm per second each session may send; beyond, ESME_RTHROTTLED (0: no limit)")
+		maxBinds := fs.Int("max-binds", 0, "sessions one system_id may bind at once; beyond, ESME_RBINDFAIL (0: no limit)")
 		control := fs.String("control", "", "address of the control API (POST /mo sends an SMS from a handset, GET /stats ...); empty: none. No authentication: use loopback")
 		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 			return nil // the flags were listed
 		} else if err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
-		sim := smscsim.New(smscsim.Config{SystemID: *systemID, Password: *password, ReceiptDelay: *delay, Logger: log})
+		sim := smscsim.New(smscsim.Config{SystemID: *systemID, Password: *password, ReceiptDelay: *delay, Logger: log,
+			BindRate: *bindRate, MaxBindsPerSystemID: *maxBinds})
 		if err := sim.Start(*addr); err != nil {
 			return err
 		}
