@@ -95,6 +95,42 @@ type connector struct {
 	client   Client
 	strikes  atomic.Int32
 	penalty  atomic.Int64 // unix nanos until which it is left out
+
+	// down is cancelled when the connector loses its last session (the
+	// watch loop sees it within watchEvery): the sends waiting in its
+	// client then give up and go through another connector. A new one is
+	// made when it is up again.
+	downMu sync.Mutex
+	down   context.Context
+	fall   context.CancelFunc
+}
+
+// watchEvery is how often the router looks at its connectors' sessions.
+const watchEvery = 50 * time.Millisecond
+
+// downCtx returns the context cancelled when the connector goes down.
+func (cn *connector) downCtx() context.Context {
+	cn.downMu.Lock()
+	defer cn.downMu.Unlock()
+	if cn.down == nil {
+		cn.down, cn.fall = context.WithCancel(context.Background())
+	}
+	return cn.down
+}
+
+// watch cancels the down context of a connector without a bound session,
+// and makes a fresh one when it is up again.
+func (cn *connector) watch() {
+	up := cn.client.Up()
+	cn.downMu.Lock()
+	defer cn.downMu.Unlock()
+	switch {
+	case cn.down == nil:
+	case !up && cn.down.Err() == nil:
+		cn.fall()
+	case up && cn.down.Err() != nil:
+		cn.down, cn.fall = context.WithCancel(context.Background())
+	}
 }
 
 // New loads the connectors and routes once (a failure is an error: the
@@ -129,10 +165,18 @@ func (r *Router) run() {
 	defer close(r.done)
 	t := time.NewTicker(r.cfg.Reload)
 	defer t.Stop()
+	w := time.NewTicker(watchEvery)
+	defer w.Stop()
 	for {
 		select {
 		case <-r.stop:
 			return
+		case <-w.C:
+			r.mu.RLock()
+			for _, cn := range r.conns {
+				cn.watch()
+			}
+			r.mu.RUnlock()
 		case <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), r.cfg.Reload)
 			if err := r.reload(ctx); err != nil {
@@ -268,7 +312,21 @@ func (r *Router) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 		return delivery.SMSResult{}, &delivery.SendError{Details: "no connector of the route is up",
 			Err: fmt.Errorf("route to %s: no connector up", sms.To)}
 	}
-	res, err := cn.client.Send(ctx, sms)
+	res, err := r.sendVia(ctx, cn, sms)
+	if err != nil && ctx.Err() == nil && cn.downCtx().Err() != nil {
+		// Its connector went down while the SMS waited in it: at once
+		// through the next healthy one of the route, if any.
+		r.mu.RLock()
+		var next *connector
+		if name, ok := routing.Pick(rt, func(n string) bool { return n != cn.settings.Name && r.healthy(n) }, r.turn.Add(1)); ok {
+			next = r.conns[name]
+		}
+		r.mu.RUnlock()
+		if next != nil {
+			cn = next
+			res, err = r.sendVia(ctx, cn, sms)
+		}
+	}
 	switch {
 	case err == nil:
 		cn.strikes.Store(0)
@@ -384,4 +442,18 @@ func PartID(connector, id string) string {
 		return id
 	}
 	return connector + ":" + id
+}
+
+// sendVia sends sms through cn, giving up as soon as cn loses its last
+// session.
+func (r *Router) sendVia(ctx context.Context, cn *connector, sms delivery.SMS) (delivery.SMSResult, error) {
+	down := cn.downCtx()
+	if down.Err() != nil {
+		return delivery.SMSResult{}, &delivery.SendError{Details: "connector down", Err: fmt.Errorf("connector %s is down", cn.settings.Name)}
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(down, cancel)
+	defer stop()
+	return cn.client.Send(sctx, sms)
 }
