@@ -108,11 +108,14 @@ type connector struct {
 // watchEvery is how often the router looks at its connectors' sessions.
 const watchEvery = 50 * time.Millisecond
 
-// downCtx returns the context cancelled when the connector goes down.
+// downCtx returns the context cancelled when the connector goes down. A
+// connector bound again gets a fresh one at once, without waiting for the
+// watch loop, so that a send picked because the connector is up is not
+// refused as down.
 func (cn *connector) downCtx() context.Context {
 	cn.downMu.Lock()
 	defer cn.downMu.Unlock()
-	if cn.down == nil {
+	if cn.down == nil || (cn.down.Err() != nil && cn.client.Up()) {
 		cn.down, cn.fall = context.WithCancel(context.Background())
 	}
 	return cn.down
