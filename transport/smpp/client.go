@@ -41,7 +41,7 @@ type Client struct {
 	cfg         Config
 	log         *slog.Logger
 	receipts    chan struct{} // receipt handlers running
-	gov         *governor     // paces submits: Config.MaxPerSecond, SetMaxPerSecond, throttling
+	pace        *pacer        // paces submits at eff, first come first served
 	validity    string        // validity_period of every submit_sm
 	cfgValidity time.Duration // Config.ValidityPeriod
 	addr        addressing
@@ -56,17 +56,22 @@ type Client struct {
 
 	isClosed atomic.Bool // mirrors closed, for the receipt path
 
-	mu       sync.Mutex
-	sessions []*session    // Config.Binds of them, for the Client's life
-	nbound   int           // sessions bound now
-	boundCh  chan struct{} // closed while nbound > 0
-	closed   bool
-	inUse    int       // submit_sm outstanding on every session: the window in use
-	waiters  list.List // of chan *conn: Sends waiting for a window slot, first come first served
-	next     int       // the session a pick looks at first, so that ties go round
-	lastBind TimedError
-	lastLost TimedError
-	lastSub  TimedError
+	mu        sync.Mutex
+	sessions  []*session    // Config.Binds of them, for the Client's life
+	nbound    int           // sessions bound now
+	boundCh   chan struct{} // closed while nbound > 0
+	closed    bool
+	inUse     int         // submit_sm outstanding on every session: the window in use
+	waiters   list.List   // of *waiter: parts waiting for a session with room, retries first
+	nprio     int         // retries at the front of waiters
+	roomTimer *time.Timer // grants the waiters when a session's rate has room again
+	next      int         // the session a pick looks at first, so that ties go round
+	maxRate   float64     // the cap: Config.MaxPerSecond, SetMaxPerSecond; 0: none
+	eff       float64     // the rate pace runs at (effectiveLocked); 0: unlimited
+	climbing  bool        // climb runs
+	lastBind  TimedError
+	lastLost  TimedError
+	lastSub   TimedError
 
 	n counters
 }
@@ -114,7 +119,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.ref.Store(rand.Uint32())
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.gov = newGovernor(cfg.MaxPerSecond, c.log, c.ctx.Done())
+	c.maxRate = capRate(cfg.MaxPerSecond)
+	c.eff = c.maxRate
+	c.pace = newPacer(c.eff)
 	c.hctx, c.hcancel = context.WithCancel(context.Background())
 	var runs sync.WaitGroup
 	for i := range cfg.Binds {
@@ -149,14 +156,6 @@ func (c *Client) Stats() Stats {
 		ReceiptsInUse: len(c.receipts),
 	}
 }
-
-// SetMaxPerSecond changes Config.MaxPerSecond, the cap on submit_sm per
-// second of the whole Client, at once: Sends waiting for their turn are
-// paced at the new rate from now. 0 (or a negative, NaN or infinite r)
-// removes the cap. While the Client is slowed down by throttling (see the
-// package documentation), a lower cap applies at once and a higher one is
-// climbed to. Safe while Sends run.
-func (c *Client) SetMaxPerSecond(r float64) { c.gov.setCap(r) }
 
 // WaitBound waits until at least one session is bound, ctx ends or the
 // Client is closed.
@@ -353,7 +352,7 @@ func (c *Client) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 	subs := make([]*submit, 0, len(p.parts))
 	var sendErr error
 	for _, pt := range p.parts {
-		s, err := c.submitPart(ctx, sms, p.enc, pt, false)
+		s, err := c.submitPart(ctx, sms, p.enc, pt, nil)
 		if err != nil {
 			sendErr = err
 			break
@@ -406,11 +405,12 @@ var (
 
 // await waits for the outcome of part pt, submitted as s. Each time the
 // SMSC throttles it (it was refused, not accepted), the part is submitted
-// again after a pause (retryPause), ahead of the parts not submitted yet,
-// as long as retry holds (the Send has not failed already) and ctx leaves
-// time for the next try; else the throttled answer, wrapping why there is
-// no other try, is the part's outcome. The error is ctx's end while a
-// submit_sm_resp is awaited.
+// again after a pause (retryPause), ahead of the parts not submitted yet
+// and on another session than the one that throttled it when one has
+// room, as long as retry holds (the Send has not failed already) and ctx
+// leaves time for the next try; else the throttled answer, wrapping why
+// there is no other try, is the part's outcome. The error is ctx's end
+// while a submit_sm_resp is awaited.
 func (c *Client) await(ctx context.Context, sms delivery.SMS, enc data.Encoding, pt part, s *submit, retry bool) (outcome, error) {
 	for tries := 1; ; tries++ {
 		var o outcome
@@ -439,7 +439,7 @@ func (c *Client) await(ctx context.Context, sms delivery.SMS, enc data.Encoding,
 			t.Stop()
 			return c.giveUp(o, ErrClosed), nil
 		}
-		next, err := c.submitPart(ctx, sms, enc, pt, true)
+		next, err := c.submitPart(ctx, sms, enc, pt, s.sess)
 		if err != nil {
 			return c.giveUp(o, err), nil
 		}
@@ -461,46 +461,48 @@ func (c *Client) giveUp(o outcome, cause error) outcome {
 	return outcome{err: err}
 }
 
-// submitPart paces, takes a window slot on the bound session with the
-// fewest submit_sm outstanding and writes one part on it. A retry of a
-// throttled part takes its turn before the parts that were not
-// submitted yet.
-func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Encoding, pt part, retry bool) (*submit, error) {
+// submitPart paces, takes a window slot on a bound session with room in
+// its rate (see pick) and writes one part on it. A retry of a part the
+// SMSC throttled on session throttledOn (nil for a first try) takes its
+// turn before the parts that were not submitted yet, and goes to another
+// session when one has room.
+func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Encoding, pt part, throttledOn *session) (*submit, error) {
 	// The message's own validity (what is left of it) wins over the
 	// configured one when shorter.
 	validity := c.validity
 	if sms.Validity > 0 && (c.cfgValidity <= 0 || sms.Validity < c.cfgValidity) {
 		validity = relativeValidity(sms.Validity)
 	}
+	prio := throttledOn != nil
 	for {
-		ep, err := c.gov.pace(ctx, retry)
-		if errors.Is(err, ErrClosed) {
+		ep, err := c.pace.wait(ctx, c.ctx.Done(), prio)
+		if errors.Is(err, errPacerDone) {
 			return nil, transientErr("client closed", ErrClosed)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("smpp: send %s: pacing: %w", sms.MessageID, err)
 		}
 		for {
-			cn, err := c.acquire(ctx, sms.MessageID)
+			g, err := c.acquire(ctx, sms.MessageID, ep, prio, throttledOn)
+			if errors.Is(err, errStaleTurn) {
+				// The rate went down while the part waited for a
+				// session: its turn was given at the old rate. Take one
+				// at the new rate, before the parts that came later.
+				prio = true
+				break
+			}
 			if err != nil {
 				return nil, err
 			}
-			if c.gov.p.stale(ep) {
-				// The rate went down while the part waited for the
-				// window: its turn was given at the old rate. Take one at
-				// the new rate, before the parts that came later.
-				c.release(cn, nil)
-				retry = true
-				break
-			}
-			s := &submit{seq: c.nextSeq(), epoch: ep, done: make(chan outcome, 1)}
+			cn := g.cn
+			s := &submit{seq: c.nextSeq(), sess: cn.sess, epoch: g.epoch, done: make(chan outcome, 1)}
 			frame, err := submitFrame(s.seq, sms.From, sms.To, enc, pt, validity, c.addr)
 			if err != nil {
-				c.release(cn, nil)
+				c.unuse(cn)
 				return nil, permanentErr(fmt.Sprintf("encode submit_sm: %v", err))
 			}
 			if !cn.submit(s, frame) {
-				c.release(cn, nil)
+				c.unuse(cn)
 				continue // the session ended before the part was registered: use another
 			}
 			c.n.submits.Add(1)

@@ -24,7 +24,8 @@ var (
 // submit is one outstanding submit_sm.
 type submit struct {
 	seq   uint32
-	epoch uint64 // the pacer's epoch when it took its turn
+	sess  *session // the session it went on
+	epoch uint64   // the session's rate epoch when it took its slot
 	sent  time.Time
 	done  chan outcome // buffered: receives exactly one outcome
 }
@@ -185,25 +186,19 @@ func (cn *conn) shutdown(cause error) {
 }
 
 // settle releases the window slot of a submit taken out of pending and
-// hands it its outcome. An accepted or throttled one tells the governor;
-// a throttled one is not (yet) a failure: Send gives up on it or submits
-// it again.
+// hands it its outcome. An accepted or throttled one tells the session's
+// rate; a throttled one is not (yet) a failure: Send gives up on it or
+// submits it again.
 func (cn *conn) settle(s *submit, o outcome) {
 	c := cn.c
 	switch {
 	case o.err == nil:
-		c.gov.accepted(time.Now())
 	case o.throttled:
 		c.n.throttled.Add(1)
-		c.gov.throttled(s.epoch, time.Now())
 	default:
 		c.n.submitErrors.Add(1)
 	}
-	if o.throttled {
-		c.release(cn, nil)
-	} else {
-		c.release(cn, o.err)
-	}
+	c.settled(cn, s, o)
 	s.done <- o
 }
 

@@ -86,25 +86,33 @@
 //     the part up to 1s, with jitter), then takes its turn in the pacing
 //     ahead of the parts not submitted yet and is submitted again: the same
 //     part of the same text (a throttled submit_sm was refused, not
-//     accepted, so the text is not duplicated), on whichever session has
-//     room. The other parts of the text are not submitted again.
+//     accepted, so the text is not duplicated), on another session than
+//     the one that throttled it when one has room. The other parts of the
+//     text are not submitted again.
 //   - The Send fails, transiently, with the throttled status (Code 0x58 or
 //     0x14, wrapping why) only when its context would end before the next
 //     try (the pause, then the turn), when it ends meanwhile, when the
 //     Client closes, or when another part of the text failed already.
-//   - The Client lowers its effective rate, for all its sessions: to half
-//     the rate the SMSC accepted over the last second (measured since the
-//     sends began when that is shorter, over a tenth of a second at least),
-//     no more than half the effective rate, and 1/s at least. Answers to
-//     submit_sm paced before the rate last went down tell of the old rate
-//     and lower it no further; turns handed out before it, to parts still
-//     waiting for the window, are taken again at the new rate.
-//   - One second after the last throttled answer, the effective rate
-//     climbs back: every second by a tenth of the larger of the rate it
-//     was throttled at and the effective rate, 5/s at least, and by half
-//     the way back to the rate it was throttled at when that is more. It
-//     stops at Config.MaxPerSecond; without a cap, the Client goes back to
-//     unlimited once the rate exceeds the one it was throttled at by half.
+//   - The session that was throttled lowers its own effective rate (an
+//     SMSC limits each bind, so the other sessions keep theirs): to half
+//     the rate it had accepted over the last second (measured since its
+//     sends began when that is shorter, over a tenth of a second at
+//     least), no more than half its effective rate, and 1/s at least. From
+//     then on it takes a submit_sm only when its token bucket (a tenth of
+//     a second's worth) has one; parts go to the sessions with room.
+//     Answers to submit_sm taken before its rate last went down tell of
+//     the old rate and lower it no further.
+//   - While every bound session is slowed down, the Client paces all its
+//     parts at the sum of their effective rates (Config.MaxPerSecond at
+//     most); turns handed out before that sum went down, to parts still
+//     waiting for a session, are taken again at the new rate.
+//   - One second after its last throttled answer, a session's effective
+//     rate climbs back: every second by a tenth of the larger of the rate
+//     it was throttled at and the effective rate, 5/s at least, and by
+//     half the way back to the rate it was throttled at when that is more.
+//     Once it reaches Config.MaxPerSecond, or without a cap once it
+//     exceeds the rate it was throttled at by half, the session is
+//     unlimited again (under the Client's cap).
 //
 // Stats and State count the throttled answers (Throttled) and the parts
 // submitted again (Retries); State shows the configured cap

@@ -1,7 +1,9 @@
 package smpp
 
 import (
+	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -20,8 +22,9 @@ type session struct {
 	submits atomic.Uint64 // submit_sm written on it, every connection included
 
 	// guarded by Client.mu
-	cn    *conn     // the bound connection, nil when none
-	since time.Time // when cn bound
+	cn    *conn       // the bound connection, nil when none
+	since time.Time   // when cn bound
+	rate  sessionRate // its adaptive rate, kept across its connections
 }
 
 // run binds s, serves its connection until it ends, and binds again, until
@@ -109,6 +112,7 @@ func (c *Client) setBound(s *session, cn *conn) bool {
 	if c.nbound == 1 {
 		close(c.boundCh)
 	}
+	c.updateRateLocked()
 	c.grantLocked()
 	return true
 }
@@ -125,6 +129,7 @@ func (c *Client) setUnbound(s *session, cn *conn) {
 	if c.nbound == 0 {
 		c.boundCh = make(chan struct{})
 	}
+	c.updateRateLocked()
 }
 
 // boundConns returns the connections bound now.
@@ -154,101 +159,226 @@ func (c *Client) liveInUse() int {
 	return n
 }
 
-// acquire takes a window slot on a bound session, waiting (up to ctx) for
-// one to bind or to have room; Sends that wait are served in turn. id
-// names the message in errors.
-func (c *Client) acquire(ctx context.Context, id messaging.ID) (*conn, error) {
+// errStaleTurn: the pacer's rate went down since the part took its turn
+// (see pacer.stale); it must take another.
+var errStaleTurn = errors.New("turn taken at a rate since lowered")
+
+// waiter is a part waiting for a session with room.
+type waiter struct {
+	ch    chan slot
+	ep    uint64   // the pacer's epoch of the part's turn
+	prio  bool     // a throttled part submitted again: served first
+	avoid *session // the session that throttled it, taken only when no other has room
+}
+
+// slot is a window slot on cn and a turn of its session's rate, taken in
+// the session's rate epoch epoch; a nil cn tells a waiter that its turn
+// went stale.
+type slot struct {
+	cn    *conn
+	epoch uint64
+}
+
+// acquire takes a window slot, and a turn of its rate, on a bound session
+// (see pickLocked) for a part whose turn in the pacer came in epoch ep,
+// waiting (up to ctx) for one to bind or to have room; parts that wait
+// are served in turn, retries (prio) first, each preferably on another
+// session than avoid. It fails with errStaleTurn when the pacer's rate
+// went down meanwhile. id names the message in errors.
+func (c *Client) acquire(ctx context.Context, id messaging.ID, ep uint64, prio bool, avoid *session) (slot, error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil, transientErr("client closed", ErrClosed)
+		return slot{}, transientErr("client closed", ErrClosed)
 	}
-	if c.waiters.Len() == 0 {
-		if cn := c.pickLocked(); cn != nil {
-			c.takeLocked(cn)
+	if c.pace.stale(ep) {
+		c.mu.Unlock()
+		return slot{}, errStaleTurn
+	}
+	if c.waiters.Len() == 0 || (prio && c.nprio == 0) {
+		if cn := c.pickLocked(avoid, time.Time{}); cn != nil {
+			g := c.takeLocked(cn)
 			c.mu.Unlock()
-			return cn, nil
+			return g, nil
 		}
 	}
-	w := make(chan *conn, 1)
-	el := c.waiters.PushBack(w)
+	w := &waiter{ch: make(chan slot, 1), ep: ep, prio: prio, avoid: avoid}
+	var el *list.Element
+	switch {
+	case !prio:
+		el = c.waiters.PushBack(w)
+	case c.nprio == 0:
+		el = c.waiters.PushFront(w)
+	default:
+		last := c.waiters.Front()
+		for range c.nprio - 1 {
+			last = last.Next()
+		}
+		el = c.waiters.InsertAfter(w, last)
+	}
+	if prio {
+		c.nprio++
+	}
+	c.grantLocked()
 	c.mu.Unlock()
 
 	var err error
 	select {
-	case cn := <-w:
-		return cn, nil
+	case g := <-w.ch:
+		if g.cn == nil {
+			return slot{}, errStaleTurn
+		}
+		return g, nil
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-c.ctx.Done():
 	}
 	c.mu.Lock()
 	select {
-	case cn := <-w: // granted meanwhile: give it back
-		c.releaseLocked(cn)
+	case g := <-w.ch: // granted meanwhile: give it back
+		if g.cn != nil {
+			c.unuseLocked(g.cn)
+		}
 	default:
-		c.waiters.Remove(el)
+		c.removeWaiterLocked(el)
 	}
 	bound := c.nbound > 0
 	c.mu.Unlock()
 	switch {
 	case err == nil:
-		return nil, transientErr("client closed", ErrClosed)
+		return slot{}, transientErr("client closed", ErrClosed)
 	case !bound:
-		return nil, fmt.Errorf("smpp: waiting for a bound session: %w", err)
+		return slot{}, fmt.Errorf("smpp: waiting for a bound session: %w", err)
 	}
-	return nil, fmt.Errorf("smpp: send %s: waiting for the window: %w", id, err)
+	return slot{}, fmt.Errorf("smpp: send %s: waiting for the window: %w", id, err)
 }
 
-// release gives back a window slot of cn; a non-nil err is the failure of
-// the submit_sm that held it.
-func (c *Client) release(cn *conn, err error) {
+func (c *Client) removeWaiterLocked(el *list.Element) {
+	if c.waiters.Remove(el).(*waiter).prio {
+		c.nprio--
+	}
+}
+
+// unuse gives back the window slot, and the turn of its rate, that a
+// part took on cn but did not submit.
+func (c *Client) unuse(cn *conn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err != nil {
-		c.lastSub = TimedError{Err: err, At: time.Now()}
-	}
+	c.unuseLocked(cn)
+}
+
+func (c *Client) unuseLocked(cn *conn) {
+	cn.sess.rate.untake()
 	c.releaseLocked(cn)
 }
 
+// releaseLocked gives back a window slot of cn.
 func (c *Client) releaseLocked(cn *conn) {
 	cn.inUse--
 	c.inUse--
 	c.grantLocked()
 }
 
-func (c *Client) takeLocked(cn *conn) {
+// takeLocked takes a window slot on cn and a turn of its session's rate,
+// which pickLocked found room for.
+func (c *Client) takeLocked(cn *conn) slot {
 	cn.inUse++
 	c.inUse++
+	r := &cn.sess.rate
+	r.take()
+	return slot{cn: cn, epoch: r.epoch}
 }
 
-// grantLocked hands window slots to the waiting Sends, first come first
-// served, while a bound session has room.
+// grantLocked hands slots to the waiting parts, in turn, while a bound
+// session has room; a part whose turn went stale is sent back to the
+// pacer. When sessions have room in their window but not in their rate,
+// a timer grants again once one has.
 func (c *Client) grantLocked() {
+	var now time.Time
 	for c.waiters.Len() > 0 {
-		cn := c.pickLocked()
+		front := c.waiters.Front()
+		w := front.Value.(*waiter)
+		if c.pace.stale(w.ep) {
+			c.removeWaiterLocked(front)
+			w.ch <- slot{}
+			continue
+		}
+		if now.IsZero() {
+			now = time.Now()
+		}
+		cn := c.pickLocked(w.avoid, now)
 		if cn == nil {
+			c.armRoomTimerLocked()
 			return
 		}
-		c.takeLocked(cn)
-		c.waiters.Remove(c.waiters.Front()).(chan *conn) <- cn
+		c.removeWaiterLocked(front)
+		w.ch <- c.takeLocked(cn)
 	}
 }
 
-// pickLocked returns the bound connection with the fewest submit_sm
-// outstanding among those with room in their window, nil when none has;
-// ties go round the sessions, so that sends one at a time use them all.
-func (c *Client) pickLocked() *conn {
-	var best *conn
+// armRoomTimerLocked sets the timer to grant again when the first of the
+// bound sessions with room in their window has room in its rate (right
+// after pickLocked found none with both).
+func (c *Client) armRoomTimerLocked() {
+	var d time.Duration
+	found := false
+	for _, s := range c.sessions {
+		cn := s.cn
+		if cn == nil || cn.inUse >= c.cfg.Window || cn.ended() || s.rate.eff == 0 {
+			continue
+		}
+		if w := s.rate.untilRoom(); !found || w < d {
+			d, found = w, true
+		}
+	}
+	if !found {
+		return // a release, a bind or a climb grants again
+	}
+	d = max(d, time.Millisecond)
+	if c.roomTimer == nil {
+		c.roomTimer = time.AfterFunc(d, func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.grantLocked()
+		})
+	} else {
+		c.roomTimer.Reset(d)
+	}
+}
+
+// pickLocked returns, among the bound connections with room in their
+// window and whose session has room in its rate (unlimited, or a token
+// in its bucket at now; the zero now reads the clock when needed), the
+// one with the fewest submit_sm outstanding, nil when none has room;
+// avoid's only when no other session has room. Ties go round the
+// sessions, so that sends one at a time use them all.
+func (c *Client) pickLocked(avoid *session, now time.Time) *conn {
+	var best, avoided *conn
 	n := len(c.sessions)
 	for k := range n {
-		cn := c.sessions[(c.next+k)%n].cn
+		s := c.sessions[(c.next+k)%n]
+		cn := s.cn
 		if cn == nil || cn.inUse >= c.cfg.Window || cn.ended() {
+			continue
+		}
+		if s.rate.eff > 0 {
+			if now.IsZero() {
+				now = time.Now()
+			}
+			if !s.rate.room(now) {
+				continue
+			}
+		}
+		if s == avoid {
+			avoided = cn
 			continue
 		}
 		if best == nil || cn.inUse < best.inUse {
 			best = cn
 		}
+	}
+	if best == nil {
+		best = avoided
 	}
 	if best != nil {
 		c.next = (best.sess.idx + 1) % n

@@ -43,7 +43,8 @@ type State struct {
 	// MaxPerSecond is the configured cap on submit_sm per second
 	// (Config.MaxPerSecond, or the last SetMaxPerSecond); 0: none.
 	// EffectivePerSecond is the rate the Client paces at now: the cap, or
-	// less while it is slowed down by throttling; 0: unlimited.
+	// less while every bound session is slowed down by throttling (the
+	// sum of their effective rates, the cap at most); 0: unlimited.
 	MaxPerSecond       float64 `json:"max_per_second"`
 	EffectivePerSecond float64 `json:"effective_per_second"`
 
@@ -97,9 +98,9 @@ func (c *Client) State() State {
 		BindFailures: c.n.bindFailures.Load(),
 		Sessions:     make([]SessionState, len(c.sessions)),
 	}
-	st.MaxPerSecond, st.EffectivePerSecond = c.gov.rates()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	st.MaxPerSecond, st.EffectivePerSecond = c.maxRate, c.eff
 	st.BindsUp, st.WindowInUse = c.nbound, c.inUse
 	st.LastBindError, st.LastSessionLost, st.LastSubmitError = c.lastBind, c.lastLost, c.lastSub
 	for i, s := range c.sessions {

@@ -254,3 +254,46 @@ func TestThrottleRateClimbsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestThrottlePerSessionScalesWithBinds: an SMSC that takes 100 submit_sm
+// a second on each session, and the same 600 texts sent at once through a
+// Client with one bind, then through one with three (no cap). Throttling
+// adapts per session, so the three sessions together are accepted about
+// three times as fast as one: at least twice here, a generous margin.
+// Every Send succeeds, each text is accepted once, every throttled part
+// was submitted again, and each session carried its share.
+func TestThrottlePerSessionScalesWithBinds(t *testing.T) {
+	const n, bindRate = 600, 100
+	run := func(binds int) float64 {
+		srv := startSim(t, smscsim.Config{BindRate: bindRate})
+		c := newClient(t, srv.Addr(), nil, withBinds(binds), func(cfg *smpp.Config) { cfg.SubmitTimeout = 10 * time.Second })
+		waitBindsUp(t, c, binds)
+
+		start := time.Now()
+		requireNoErrors(t, sendAll(t, c, n, 2*time.Minute, fmt.Sprintf("binds %d", binds)))
+		elapsed := time.Since(start)
+
+		st := srv.Stats()
+		require.Equal(t, uint64(n), st.Accepted, "each text accepted once")
+		cs := c.State()
+		require.Equal(t, st.Throttled, cs.Throttled)
+		require.Equal(t, cs.Throttled, cs.Retries, "every throttled part was submitted again")
+		require.Equal(t, uint64(n)+cs.Retries, cs.Submits)
+		require.Zero(t, cs.SubmitErrors)
+		for i, ss := range cs.Sessions {
+			require.GreaterOrEqual(t, ss.Submits, uint64(n/binds/2), "session %d carries its share", i)
+		}
+		rate := float64(n) / elapsed.Seconds()
+		t.Logf("binds %d: %d sends in %s (%.0f/s), %d throttled, effective rate now %.0f/s",
+			binds, n, elapsed.Round(time.Millisecond), rate, st.Throttled, cs.EffectivePerSecond)
+		for _, s := range fullSeconds(srv, start.Truncate(time.Second).Add(time.Second), time.Now().Truncate(time.Second)) {
+			t.Logf("binds %d: %s: %d accepted, %d throttled", binds, s.Start.Format("15:04:05"), s.Accepted, s.Throttled)
+			require.LessOrEqual(t, s.Accepted, binds*bindRate*13/10, "no more than the SMSC's rate (and its bursts)")
+		}
+		return rate
+	}
+	one := run(1)
+	three := run(3)
+	t.Logf("3 binds: %.1fx the rate of 1", three/one)
+	require.GreaterOrEqual(t, three, 2*one, "three sessions take at least twice the rate of one")
+}
