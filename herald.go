@@ -43,6 +43,7 @@ type Store interface {
 	optout.Store
 	idempotency.Store
 	routing.Store
+	delivery.RateSource
 }
 
 // SMSTransport makes the SMS sender Herald sends through, given the
@@ -246,6 +247,10 @@ func New(cfg Config) (*Herald, error) {
 	dcfg := cfg.Delivery
 	dcfg.Store, dcfg.Chat, dcfg.Logger, dcfg.Observer = cfg.Store, cfg.Chat, cfg.Logger, cfg.Observer
 	dcfg.OnChatFailure = h.events.OnChatFailure
+	if dcfg.Rates == nil {
+		// Companies' rates, set through the admin API.
+		dcfg.Rates = cfg.Store
+	}
 	if dcfg.Zones == nil {
 		// Send windows keep to each recipient's time, told from the number.
 		dcfg.Zones = &phonezone.Finder{}

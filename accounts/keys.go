@@ -56,6 +56,31 @@ func (s *Service) SetCompanyActive(ctx context.Context, id messaging.ID, active 
 	return nil
 }
 
+// MaxCompanyRate is the highest MaxPerSecond a company may be given.
+const MaxCompanyRate = 100000
+
+// SetCompanyRate sets the company's cap on messages handed to a provider
+// a second (messaging.Company.MaxPerSecond), for every process sharing the
+// store: between 0 (none) and MaxCompanyRate. The dispatchers apply it
+// within their reload interval.
+func (s *Service) SetCompanyRate(ctx context.Context, id messaging.ID, perSecond float64) (messaging.Company, error) {
+	var fe messaging.FieldErrors
+	if !(perSecond >= 0 && perSecond <= MaxCompanyRate) {
+		fe.Add("maxPerSecond", "maxPerSecond must be between 0 (no cap) and %d", MaxCompanyRate)
+	}
+	if err := fe.Err(); err != nil {
+		return messaging.Company{}, err
+	}
+	if err := s.store.SetCompanyRate(ctx, id, perSecond); err != nil {
+		return messaging.Company{}, fmt.Errorf("set company rate: %w", err)
+	}
+	c, err := s.store.GetCompany(ctx, id)
+	if err != nil {
+		return messaging.Company{}, fmt.Errorf("set company rate: %w", err)
+	}
+	return c, nil
+}
+
 // GenerateAPIKey makes a new API key for the company, `om_` followed by 32
 // letters and digits, and returns it: it is shown once. The store keeps
 // only the key's selector (its first 12 characters after the prefix, the

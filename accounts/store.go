@@ -18,6 +18,9 @@ type Store interface {
 	GetCompany(ctx context.Context, id messaging.ID) (messaging.Company, error)
 	// SetCompanyActive switches a company on or off; NotFound when unknown.
 	SetCompanyActive(ctx context.Context, id messaging.ID, active bool) error
+	// SetCompanyRate sets a company's MaxPerSecond (0: none); NotFound
+	// when unknown.
+	SetCompanyRate(ctx context.Context, id messaging.ID, perSecond float64) error
 	// SetAPIKey stores the company's API key as its selector (the public
 	// part a key is looked up by) and the hash of the whole key, replacing
 	// (and so revoking) any previous one. NotFound when the company is

@@ -96,6 +96,14 @@ type Config struct {
 	// ChatTTL is the time to live sent with chat messages. Default 0: the
 	// chat sender's default.
 	ChatTTL time.Duration
+	// Rates tells the companies' rates (messaging.Company.MaxPerSecond):
+	// a claim takes no more of a capped company's messages than its share
+	// of the rate allows, the rate divided among the processes whose
+	// heartbeat is within ClaimLease. Read at Run's start and every
+	// RatesInterval. Nil: no company is capped.
+	Rates RateSource
+	// RatesInterval is how often Rates is read. Default 2s.
+	RatesInterval time.Duration
 	// Zones tells a recipient's time zone from the phone number, for the
 	// send windows of campaigns that have one without a time zone of their
 	// own. Nil, or a number it does not know: UTC.
@@ -171,6 +179,7 @@ const (
 	DefaultWriteDelay       = 5 * time.Millisecond
 	DefaultStoreTimeout     = 30 * time.Second
 	DefaultRecoverInterval  = 2 * time.Second
+	DefaultRatesInterval    = 2 * time.Second
 	DefaultClaimLease       = 10 * time.Second
 	DefaultCompleteInterval = time.Second
 	DefaultReceiptRetention = 7 * 24 * time.Hour
@@ -234,6 +243,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.RetryBackoff = c.RetryBackoff.Or(messaging.Backoff{Min: DefaultRetryMin, Max: DefaultRetryMax})
 	defD(&c.StoreTimeout, DefaultStoreTimeout)
 	defD(&c.RecoverInterval, DefaultRecoverInterval)
+	defD(&c.RatesInterval, DefaultRatesInterval)
 	defD(&c.CompleteInterval, DefaultCompleteInterval)
 	defD(&c.ReceiptRetention, DefaultReceiptRetention)
 	defD(&c.ReceiptTimeout, DefaultReceiptTimeout)

@@ -33,6 +33,7 @@ type Dispatcher struct {
 	depths  []atomic.Int64                      // queue length of each writer
 	routes  ttlcache.Cache[messaging.ID, Route] // campaigns' routes, kept RouteTTL
 	parts   recording
+	rates   companyRates // Config.Rates: the claims of capped companies
 
 	running atomic.Bool
 	// beatFailed is when a heartbeat last failed (UnixNano; 0: never).
@@ -114,6 +115,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	d.heartbeat(ctx)
 	d.recoverClaims(ctx, d.cfg.Instance)
 	d.complete(ctx)
+	d.loadRates(ctx)
 
 	sendCtx, cancelSends := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelSends()
@@ -171,6 +173,12 @@ func (d *Dispatcher) maintain(ctx context.Context) {
 	defer expireT.Stop()
 	validityT := time.NewTicker(d.cfg.ExpireInterval)
 	defer validityT.Stop()
+	var ratesC <-chan time.Time
+	if d.cfg.Rates != nil {
+		ratesT := time.NewTicker(d.cfg.RatesInterval)
+		defer ratesT.Stop()
+		ratesC = ratesT.C
+	}
 	// The purge runs beside the other duties, batch after batch, so that
 	// heartbeats go on while it works through a backlog; a tick while it
 	// still runs starts none.
@@ -205,6 +213,8 @@ func (d *Dispatcher) maintain(ctx context.Context) {
 			d.expireReceipts(ctx)
 		case <-validityT.C:
 			d.expireMessages(ctx)
+		case <-ratesC:
+			d.loadRates(ctx)
 		}
 	}
 }

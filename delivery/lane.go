@@ -153,9 +153,15 @@ func (l *lane) waitFree(ctx context.Context) bool {
 	}
 }
 
-// sleep waits for the poll interval or a wake-up; false when ctx ended.
+// sleep waits for the poll interval or a wake-up, or less when a capped
+// company that may have messages waiting gets turns again sooner; false
+// when ctx ended.
 func (l *lane) sleep(ctx context.Context) bool {
-	t := time.NewTimer(l.d.cfg.PollInterval)
+	d := l.d.cfg.PollInterval
+	if w, ok := l.d.rates.wait(l.d.cfg.Now()); ok {
+		d = min(d, max(w, time.Millisecond))
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -193,8 +199,10 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		now := d.cfg.Now()
 		sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
 		start := time.Now()
-		claimed, err := d.store.ClaimDue(sctx, Claim{Channel: l.ch, Owner: d.cfg.Instance, Now: now, LeaseUntil: now.Add(d.cfg.Lease), Limit: want})
+		quotas := d.rates.take(now)
+		claimed, err := d.store.ClaimDue(sctx, Claim{Channel: l.ch, Owner: d.cfg.Instance, Now: now, LeaseUntil: now.Add(d.cfg.Lease), Limit: want, Quotas: quotas})
 		cancel()
+		d.rates.settle(quotas, claimed)
 		d.obs.Batch(op, len(claimed), time.Since(start), err)
 		if err != nil {
 			l.release(want)

@@ -19,9 +19,11 @@ type Store interface {
 	// campaigns (or are fallback SMS of Completed ones: a failed chat
 	// callback may come after its campaign completed) to Sending, with
 	// Attempts incremented, LeaseUntil set to c.LeaseUntil and the claim
-	// held by c.Owner, and returns them oldest first. Concurrent claimers,
-	// in one process or several sharing a database, never get the same
-	// message.
+	// held by c.Owner, and returns them oldest first. It takes the
+	// messages of transactional campaigns (direct sends included) before
+	// those of bulk ones, then the oldest first, and no more of a company
+	// than c.Quotas allows. Concurrent claimers, in one process or several
+	// sharing a database, never get the same message.
 	ClaimDue(ctx context.Context, c Claim) ([]messaging.Message, error)
 	Updater
 	// Heartbeat records that the claimer named owner was alive at at.
@@ -137,6 +139,10 @@ type Claim struct {
 	LeaseUntil time.Time
 	// Limit is the most messages claimed.
 	Limit int
+	// Quotas caps, for each company it lists, how many of its messages
+	// the claim may take (0: none); the companies it does not list are
+	// not capped. The dispatcher sets it from the companies' rates.
+	Quotas map[messaging.ID]int
 }
 
 // Recovery says which claims Store.RecoverClaims takes back: those whose

@@ -10,6 +10,10 @@ type Company struct {
 	Name      string
 	Active    bool
 	CreatedAt time.Time
+	// MaxPerSecond caps the company's messages handed to a provider a
+	// second, SMS and chat together, for every process sharing the
+	// store; 0: none.
+	MaxPerSecond float64
 }
 
 // SMSSender is an alphanumeric SMS sender name (at most 11 characters)

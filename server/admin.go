@@ -13,6 +13,14 @@ type companyJSON struct {
 	ID     messaging.ID `json:"id"`
 	Name   string       `json:"name"`
 	Active bool         `json:"active"`
+	// MaxPerSecond is the company's rate: messages handed to a provider a
+	// second, every process together; 0: none.
+	MaxPerSecond float64 `json:"maxPerSecond"`
+}
+
+// companyOut is c as the admin API answers it.
+func companyOut(c messaging.Company) companyJSON {
+	return companyJSON{ID: c.ID, Name: c.Name, Active: c.Active, MaxPerSecond: c.MaxPerSecond}
 }
 
 // senderJSON answers the SMS sender endpoints of the admin API. senderId
@@ -35,7 +43,7 @@ func (s *server) adminCreateCompany(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusCreated, companyJSON{ID: c.ID, Name: c.Name, Active: c.Active})
+	s.writeJSON(w, http.StatusCreated, companyOut(c))
 	return nil
 }
 
@@ -54,9 +62,47 @@ func (s *server) adminActivate(active bool) handlerFunc {
 		if err != nil {
 			return err
 		}
-		s.writeJSON(w, http.StatusOK, companyJSON{ID: c.ID, Name: c.Name, Active: c.Active})
+		s.writeJSON(w, http.StatusOK, companyOut(c))
 		return nil
 	}
+}
+
+// adminGetCompany answers GET /admin/v1/companies/{id}.
+func (s *server) adminGetCompany(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	c, err := s.accounts.GetCompany(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, companyOut(c))
+	return nil
+}
+
+// adminSetCompanyRate answers PUT /admin/v1/companies/{id}/rate-limit:
+// the company's messages a second, every process together (0: none).
+func (s *server) adminSetCompanyRate(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		MaxPerSecond *float64 `json:"maxPerSecond"`
+	}
+	if err := s.decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	if in.MaxPerSecond == nil {
+		return invalidField("maxPerSecond", "maxPerSecond is required (0 removes the limit)")
+	}
+	c, err := s.accounts.SetCompanyRate(r.Context(), id, *in.MaxPerSecond)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, companyOut(c))
+	return nil
 }
 
 // adminAPIKey answers POST /admin/v1/companies/{id}/api-keys: 201 with

@@ -16,7 +16,7 @@ func TestAdminOnboarding(t *testing.T) {
 	r := e.do("POST", "/admin/v1/companies", map[string]any{"name": "Globex"}, admin())
 	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
 	c := r.obj()
-	requireKeys(t, c, "id", "name", "active")
+	requireKeys(t, c, "id", "name", "active", "maxPerSecond")
 	require.Equal(t, "Globex", c["name"])
 	require.Equal(t, false, c["active"])
 	id := c["id"].(string)
@@ -32,7 +32,7 @@ func TestAdminOnboarding(t *testing.T) {
 	requireError(t, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)), http.StatusServiceUnavailable, "Service Unavailable", "")
 	r = e.do("POST", "/admin/v1/companies/"+id+"/activate", nil, admin())
 	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
-	require.Equal(t, map[string]any{"id": id, "name": "Globex", "active": true}, r.obj())
+	require.Equal(t, map[string]any{"id": id, "name": "Globex", "active": true, "maxPerSecond": 0.0}, r.obj())
 	require.Equal(t, http.StatusOK, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)).Code)
 
 	r = e.do("POST", "/admin/v1/companies/"+id+"/sms-senders", map[string]any{"senderId": "GLOBEX"}, admin())
@@ -73,6 +73,36 @@ func TestAdminOnboarding(t *testing.T) {
 	r = e.do("POST", "/admin/v1/companies/"+id+"/deactivate", nil, admin())
 	require.Equal(t, http.StatusOK, r.Code)
 	require.Equal(t, false, r.obj()["active"])
+}
+
+// TestAdminCompanyRate: a company's rate is set, read back and removed
+// through the admin API; a negative, missing or huge one is a 400 naming
+// maxPerSecond, an unknown company a 404, and nothing changes on errors.
+func TestAdminCompanyRate(t *testing.T) {
+	e := newEnv(t)
+	id := e.do("POST", "/admin/v1/companies", map[string]any{"name": "Globex"}, admin()).obj()["id"].(string)
+	r := e.do("PUT", "/admin/v1/companies/"+id+"/rate-limit", map[string]any{"maxPerSecond": 40}, admin())
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, map[string]any{"id": id, "name": "Globex", "active": false, "maxPerSecond": 40.0}, r.obj())
+	r = e.do("GET", "/admin/v1/companies/"+id, nil, admin())
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, 40.0, r.obj()["maxPerSecond"])
+
+	for _, body := range []any{map[string]any{"maxPerSecond": -1}, map[string]any{}, map[string]any{"maxPerSecond": 1e6}, `{"maxPerSecond":"fast"}`} {
+		r = e.do("PUT", "/admin/v1/companies/"+id+"/rate-limit", body, admin())
+		require.Equal(t, http.StatusBadRequest, r.Code, "%v: %s", body, r.Body)
+	}
+	requireError(t, e.do("PUT", "/admin/v1/companies/"+id+"/rate-limit", map[string]any{"maxPerSecond": -1}, admin()),
+		http.StatusBadRequest, "Bad Request", "maxPerSecond")
+	require.Equal(t, 40.0, e.do("GET", "/admin/v1/companies/"+id, nil, admin()).obj()["maxPerSecond"], "errors change nothing")
+	missing := "0190f5c0-0000-7000-8000-000000000000"
+	require.Equal(t, http.StatusNotFound, e.do("PUT", "/admin/v1/companies/"+missing+"/rate-limit", map[string]any{"maxPerSecond": 1}, admin()).Code)
+	require.Equal(t, http.StatusNotFound, e.do("GET", "/admin/v1/companies/"+missing, nil, admin()).Code)
+	require.Equal(t, http.StatusUnauthorized, e.do("GET", "/admin/v1/companies/"+id, nil).Code)
+
+	r = e.do("PUT", "/admin/v1/companies/"+id+"/rate-limit", map[string]any{"maxPerSecond": 0}, admin())
+	require.Equal(t, http.StatusOK, r.Code)
+	require.Equal(t, 0.0, r.obj()["maxPerSecond"], "0 removes the limit")
 }
 
 func TestAdminErrors(t *testing.T) {

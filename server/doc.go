@@ -8,13 +8,15 @@
 //
 //	GET  /healthz                       process up: 200 {"status":"ok"}
 //	GET  /readyz                        the readiness checks (Config.Checks): 200, or 503 when a required one fails
-//	GET  /api/v1/openapi.json           the OpenAPI 3.1 document of the public API
+//	GET  /api/v1/openapi.json           the OpenAPI 3.1 document of the public and admin APIs
 //	*    /api/v1/...                    the public API (X-API-Key)
-//	POST /admin/v1/...                  the admin API (Authorization: Bearer)
+//	*    /admin/v1/...                  the admin API (Authorization: Bearer)
 //
-// The OpenAPI document (openapi/openapi.json, embedded) lists every public
-// route with its parameters, bodies, responses and errors, and the health
-// endpoints.
+// The OpenAPI document (openapi/openapi.json, embedded) lists every route
+// of the public API and of the admin API with its parameters, bodies,
+// responses and errors, and the health endpoints. The admin operations
+// (tag Admin) use the security scheme AdminToken, a bearer token, instead
+// of ApiKey.
 //
 // # Readiness
 //
@@ -164,10 +166,15 @@
 //
 // Operators set companies up under /admin/v1 with `Authorization: Bearer
 // <Config.AdminToken>`; with no token configured the admin API answers 404.
+// With Config.Routing set it also manages the SMPP connectors and routes
+// (/admin/v1/smpp-connectors, /admin/v1/routes). The OpenAPI document
+// describes the admin API too.
 //
-//	POST /admin/v1/companies                                 {name} -> 201 {id, name, active}
-//	POST /admin/v1/companies/{id}/activate                   200 {id, name, active}
-//	POST /admin/v1/companies/{id}/deactivate                 200 {id, name, active}
+//	POST /admin/v1/companies                                 {name} -> 201 {id, name, active, maxPerSecond}
+//	GET  /admin/v1/companies/{id}                            200 {id, name, active, maxPerSecond}
+//	PUT  /admin/v1/companies/{id}/rate-limit                 {maxPerSecond} -> 200 the company (0: no limit)
+//	POST /admin/v1/companies/{id}/activate                   200 {id, name, active, maxPerSecond}
+//	POST /admin/v1/companies/{id}/deactivate                 200 {id, name, active, maxPerSecond}
 //	POST /admin/v1/companies/{id}/api-keys                   201 {apiKey} (revokes the previous key)
 //	POST /admin/v1/companies/{id}/sms-senders                {senderId} -> 201 {id, senderId, approved}
 //	POST /admin/v1/companies/{id}/sms-senders/{sid}/approve  200 {id, senderId, approved}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -17,6 +18,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/routing"
 	"github.com/heraldhq/herald/server"
 )
 
@@ -41,23 +43,34 @@ func loadContract(t testing.TB) *contract {
 	return &contract{doc: doc, router: router, seen: map[string]map[int]bool{}}
 }
 
-// apiKeyPresent is the authentication check of request validation.
-func apiKeyPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
-	if in.SecuritySchemeName != "ApiKey" {
+// credentialsPresent is the authentication check of request validation:
+// the API key in X-API-Key, or the admin token as a bearer token.
+func credentialsPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	h := in.RequestValidationInput.Request.Header
+	switch in.SecuritySchemeName {
+	case "ApiKey":
+		if h.Get("X-API-Key") == "" {
+			return errors.New("X-API-Key missing")
+		}
+	case "AdminToken":
+		const scheme = "bearer "
+		a := h.Get("Authorization")
+		if len(a) <= len(scheme) || !strings.EqualFold(a[:len(scheme)], scheme) {
+			return errors.New("Authorization: Bearer missing")
+		}
+	default:
 		return errors.New("unknown security scheme " + in.SecuritySchemeName)
-	}
-	if in.RequestValidationInput.Request.Header.Get("X-API-Key") == "" {
-		return errors.New("X-API-Key missing")
 	}
 	return nil
 }
 
-// check validates one exchange. Exchanges outside /api/v1 and those the
-// document has no operation for (unknown routes, wrong methods, which the
-// server answers 404 and 405) are not checked.
+// check validates one exchange. Exchanges outside /api/v1 and /admin/v1
+// and those the document has no operation for (unknown routes, wrong
+// methods, which the server answers 404 and 405) are not checked.
 func (c *contract) check(t testing.TB, req *http.Request, res response) {
 	t.Helper()
-	if !strings.HasPrefix(req.URL.Path, "/api/v1/") && req.URL.Path != "/healthz" && req.URL.Path != "/readyz" {
+	if !strings.HasPrefix(req.URL.Path, "/api/v1/") && !strings.HasPrefix(req.URL.Path, "/admin/v1/") &&
+		req.URL.Path != "/healthz" && req.URL.Path != "/readyz" {
 		return
 	}
 	route, params, err := c.router.FindRoute(req)
@@ -68,7 +81,7 @@ func (c *contract) check(t testing.TB, req *http.Request, res response) {
 	}
 	ctx := context.Background()
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: apiKeyPresent}}
+		Options: &openapi3filter.Options{AuthenticationFunc: credentialsPresent}}
 	if res.Code < 400 {
 		require.NoError(t, openapi3filter.ValidateRequest(ctx, in), "request %s %s", req.Method, req.URL)
 	}
@@ -111,49 +124,64 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 	c := loadContract(t)
 	require.True(t, c.doc.IsOpenAPI31OrLater())
 	want := map[string][]string{
-		"/api/v1/templates/sms":                                {"POST"},
-		"/api/v1/templates/chat":                               {"POST"},
-		"/api/v1/templates":                                    {"GET"},
-		"/api/v1/templates/{id}":                               {"DELETE", "GET", "PUT"},
-		"/api/v1/sms/campaigns":                                {"POST"},
-		"/api/v1/chat/campaigns":                               {"POST"},
-		"/api/v1/sms/campaigns/{id}/messages":                  {"POST"},
-		"/api/v1/chat/campaigns/{id}/messages":                 {"POST"},
-		"/api/v1/sms/promotional":                              {"POST"},
-		"/api/v1/chat/send":                                    {"POST"},
-		"/api/v1/sms/send":                                     {"POST"},
-		"/api/v1/chat/send-text":                               {"POST"},
-		"/api/v1/campaigns":                                    {"GET"},
-		"/api/v1/campaigns/{id}":                               {"GET"},
-		"/api/v1/campaigns/{id}/start":                         {"POST"},
-		"/api/v1/campaigns/{id}/pause":                         {"POST"},
-		"/api/v1/campaigns/{id}/resume":                        {"POST"},
-		"/api/v1/campaigns/{id}/cancel":                        {"POST"},
-		"/api/v1/campaigns/{id}/messages.csv":                  {"GET"},
-		"/api/v1/messages":                                     {"GET"},
-		"/api/v1/messages/{id}":                                {"GET"},
-		"/api/v1/survey-results":                               {"GET"},
-		"/api/v1/survey-results/{campaignId}/summary":          {"GET"},
-		"/api/v1/chat-services":                                {"GET"},
-		"/api/v1/sms-senders":                                  {"GET"},
-		"/api/v1/inbound":                                      {"GET"},
-		"/api/v1/opt-outs":                                     {"GET", "POST"},
-		"/api/v1/opt-outs/keywords":                            {"GET", "PUT"},
-		"/api/v1/opt-outs/{phoneNumber}":                       {"DELETE"},
-		"/api/v1/webhooks":                                     {"GET", "POST"},
-		"/api/v1/webhooks/{id}":                                {"DELETE", "GET"},
-		"/api/v1/webhooks/{id}/rotate-secret":                  {"POST"},
-		"/api/v1/webhooks/{id}/deliveries":                     {"GET"},
-		"/api/v1/webhooks/{id}/deliveries/{eventId}/redeliver": {"POST"},
-		"/api/v1/openapi.json":                                 {"GET"},
-		"/healthz":                                             {"GET"},
-		"/readyz":                                              {"GET"},
+		"/api/v1/templates/sms":                                      {"POST"},
+		"/api/v1/templates/chat":                                     {"POST"},
+		"/api/v1/templates":                                          {"GET"},
+		"/api/v1/templates/{id}":                                     {"DELETE", "GET", "PUT"},
+		"/api/v1/sms/campaigns":                                      {"POST"},
+		"/api/v1/chat/campaigns":                                     {"POST"},
+		"/api/v1/sms/campaigns/{id}/messages":                        {"POST"},
+		"/api/v1/chat/campaigns/{id}/messages":                       {"POST"},
+		"/api/v1/sms/promotional":                                    {"POST"},
+		"/api/v1/chat/send":                                          {"POST"},
+		"/api/v1/sms/send":                                           {"POST"},
+		"/api/v1/chat/send-text":                                     {"POST"},
+		"/api/v1/campaigns":                                          {"GET"},
+		"/api/v1/campaigns/{id}":                                     {"GET"},
+		"/api/v1/campaigns/{id}/start":                               {"POST"},
+		"/api/v1/campaigns/{id}/pause":                               {"POST"},
+		"/api/v1/campaigns/{id}/resume":                              {"POST"},
+		"/api/v1/campaigns/{id}/cancel":                              {"POST"},
+		"/api/v1/campaigns/{id}/messages.csv":                        {"GET"},
+		"/api/v1/messages":                                           {"GET"},
+		"/api/v1/messages/{id}":                                      {"GET"},
+		"/api/v1/survey-results":                                     {"GET"},
+		"/api/v1/survey-results/{campaignId}/summary":                {"GET"},
+		"/api/v1/chat-services":                                      {"GET"},
+		"/api/v1/sms-senders":                                        {"GET"},
+		"/api/v1/inbound":                                            {"GET"},
+		"/api/v1/opt-outs":                                           {"GET", "POST"},
+		"/api/v1/opt-outs/keywords":                                  {"GET", "PUT"},
+		"/api/v1/opt-outs/{phoneNumber}":                             {"DELETE"},
+		"/api/v1/webhooks":                                           {"GET", "POST"},
+		"/api/v1/webhooks/{id}":                                      {"DELETE", "GET"},
+		"/api/v1/webhooks/{id}/rotate-secret":                        {"POST"},
+		"/api/v1/webhooks/{id}/deliveries":                           {"GET"},
+		"/api/v1/webhooks/{id}/deliveries/{eventId}/redeliver":       {"POST"},
+		"/api/v1/openapi.json":                                       {"GET"},
+		"/healthz":                                                   {"GET"},
+		"/readyz":                                                    {"GET"},
+		"/admin/v1/companies":                                        {"POST"},
+		"/admin/v1/companies/{id}":                                   {"GET"},
+		"/admin/v1/companies/{id}/rate-limit":                        {"PUT"},
+		"/admin/v1/companies/{id}/activate":                          {"POST"},
+		"/admin/v1/companies/{id}/deactivate":                        {"POST"},
+		"/admin/v1/companies/{id}/api-keys":                          {"POST"},
+		"/admin/v1/companies/{id}/sms-senders":                       {"POST"},
+		"/admin/v1/companies/{id}/sms-senders/{smsSenderId}/approve": {"POST"},
+		"/admin/v1/sms-senders/{smsSenderId}/approve":                {"POST"},
+		"/admin/v1/companies/{id}/chat-services":                     {"POST"},
+		"/admin/v1/smpp-connectors":                                  {"GET", "POST"},
+		"/admin/v1/smpp-connectors/{name}":                           {"DELETE", "GET", "PUT"},
+		"/admin/v1/routes":                                           {"GET", "POST"},
+		"/admin/v1/routes/{id}":                                      {"DELETE", "PUT"},
 	}
 	got := map[string][]string{}
 	for path, item := range c.doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			got[path] = append(got[path], method)
-			if !strings.HasPrefix(path, "/api/v1/") || path == "/api/v1/openapi.json" {
+			admin := strings.HasPrefix(path, "/admin/v1/")
+			if !admin && (!strings.HasPrefix(path, "/api/v1/") || path == "/api/v1/openapi.json") {
 				require.NotNil(t, op.Security, "%s %s needs no key", method, path)
 				require.Empty(t, *op.Security, "%s %s needs no key", method, path)
 				continue
@@ -161,8 +189,17 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 			require.NotNil(t, op.Responses.Status(http.StatusUnauthorized), "%s %s documents 401", method, path)
 			require.NotNil(t, op.Responses.Status(http.StatusServiceUnavailable), "%s %s documents 503", method, path)
 			require.NotNil(t, op.Responses.Status(http.StatusInternalServerError), "%s %s documents 500", method, path)
+			if admin {
+				require.NotNil(t, op.Security, "%s %s needs the admin token", method, path)
+				require.Equal(t, openapi3.SecurityRequirements{{"AdminToken": []string{}}}, *op.Security, "%s %s needs the admin token", method, path)
+				require.Equal(t, []string{"Admin"}, op.Tags, "%s %s", method, path)
+				continue
+			}
 			if op.Security != nil {
 				require.NotEmpty(t, *op.Security, "%s %s needs the API key", method, path)
+				for _, req := range *op.Security {
+					require.NotContains(t, req, "AdminToken", "%s %s takes the API key", method, path)
+				}
 			}
 		}
 		sort.Strings(got[path])
@@ -171,6 +208,9 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 	require.NotNil(t, c.doc.Components.SecuritySchemes["ApiKey"])
 	require.Equal(t, "X-API-Key", c.doc.Components.SecuritySchemes["ApiKey"].Value.Name)
 	require.Len(t, c.doc.Security, 1)
+	require.NotNil(t, c.doc.Components.SecuritySchemes["AdminToken"])
+	require.Equal(t, "http", c.doc.Components.SecuritySchemes["AdminToken"].Value.Type)
+	require.Equal(t, "bearer", c.doc.Components.SecuritySchemes["AdminToken"].Value.Scheme)
 	tooMany := c.doc.Components.Responses["TooManyRequests"].Value
 	require.True(t, tooMany.Headers["Retry-After"].Value.Required)
 }
@@ -299,12 +339,19 @@ func TestContractTour(t *testing.T) {
 	hooks.do("POST", "/api/v1/webhooks/"+hook+"/deliveries/"+missing+"/redeliver", nil)
 	hooks.do("DELETE", "/api/v1/webhooks/"+hook, nil)
 	hooks.do("DELETE", "/api/v1/webhooks/"+hook, nil)
+	ops := newEnv(t, func(c *envConfig) {
+		c.tune = func(sc *server.Config) {
+			sc.ConnectorStates = connectorStates{"eu-main": {Binds: 2, BindsUp: 1, WindowInUse: 3, Healthy: true, SubmitsPerSecond: 12.5,
+				Submits: 40, Errors: 1, LastError: "throttled", LastErrorAt: time.Now()}}
+		}
+	})
+	tour(t, ops, missing)
 	e.do("GET", "/api/v1/openapi.json", nil, noKey())
 	e.do("GET", "/healthz", nil, noKey())
 	e.do("GET", "/readyz", nil, noKey())
 
 	seen := map[string]map[int]bool{}
-	for _, c := range []*contract{e.verify, direct.verify, hooks.verify} {
+	for _, c := range []*contract{e.verify, direct.verify, hooks.verify, ops.verify} {
 		for id, st := range c.seen {
 			if seen[id] == nil {
 				seen[id] = map[int]bool{}
@@ -336,7 +383,93 @@ func TestContractTour(t *testing.T) {
 		"getTemplate 400", "listTemplates 400", "smsCreateCampaign 400", "chatCreateCampaign 404", "chatAddMessage 400",
 		"smsAddMessage 404", "startCampaign 400", "startCampaign 404", "listMessages 400", "listSurveyResults 400",
 		"listSurveyResults 404", "surveySummary 404", "listSmsSenders 401", "smsSend 400", "chatSendText 400",
-		"createChatTemplate 400", "createSmsTemplate 400", "updateTemplate 404", "deleteTemplate 404", "listCampaigns 400"} {
+		"createChatTemplate 400", "createSmsTemplate 400", "updateTemplate 404", "deleteTemplate 404", "listCampaigns 400",
+		"createCompany 400", "createCompany 401", "activateCompany 400", "activateCompany 404", "deactivateCompany 404",
+		"createCompanyApiKey 404", "registerSmsSender 400", "registerSmsSender 404", "approveCompanySmsSender 400",
+		"approveCompanySmsSender 404", "approveSmsSender 400", "approveSmsSender 404", "addChatService 400", "addChatService 404",
+		"createSmppConnector 400", "listSmppConnectors 401", "getSmppConnector 404", "updateSmppConnector 400",
+		"updateSmppConnector 404", "deleteSmppConnector 404", "deleteSmppConnector 409", "createRoute 400", "listRoutes 401",
+		"updateRoute 400", "updateRoute 404", "deleteRoute 400", "deleteRoute 404"} {
 		require.Contains(t, statuses, want)
 	}
+}
+
+// connectorStates is the live state of the connectors a process runs.
+type connectorStates map[string]routing.State
+
+func (c connectorStates) ConnectorState(name string) (routing.State, bool) {
+	st, ok := c[name]
+	return st, ok
+}
+
+// tour drives every operation of the admin API through e's server, with
+// its success and its main errors; e's server runs the connector eu-main.
+func tour(t *testing.T, e *env, missing string) {
+	t.Helper()
+	company := e.do("POST", "/admin/v1/companies", map[string]any{"name": "Globex"}, admin()).obj()["id"].(string)
+	e.do("POST", "/admin/v1/companies", map[string]any{"name": "x"})
+	e.do("POST", "/admin/v1/companies", map[string]any{"name": "x"}, withHeader("Authorization", "Bearer nope"))
+	e.do("POST", "/admin/v1/companies", `{"name":`, admin())
+	e.do("POST", "/admin/v1/companies", map[string]any{"name": " "}, admin())
+	e.do("GET", "/admin/v1/companies/"+company, nil, admin())
+	e.do("GET", "/admin/v1/companies/"+missing, nil, admin())
+	e.do("GET", "/admin/v1/companies/"+company, nil, withHeader("Authorization", "Bearer nope"))
+	e.do("PUT", "/admin/v1/companies/"+company+"/rate-limit", map[string]any{"maxPerSecond": 25.5}, admin())
+	e.do("PUT", "/admin/v1/companies/"+company+"/rate-limit", map[string]any{"maxPerSecond": -1}, admin())
+	e.do("PUT", "/admin/v1/companies/"+company+"/rate-limit", map[string]any{}, admin())
+	e.do("PUT", "/admin/v1/companies/"+missing+"/rate-limit", map[string]any{"maxPerSecond": 5}, admin())
+	e.do("POST", "/admin/v1/companies/"+company+"/activate", nil, admin())
+	e.do("POST", "/admin/v1/companies/"+missing+"/activate", nil, admin())
+	e.do("POST", "/admin/v1/companies/x/activate", nil, admin())
+	e.do("POST", "/admin/v1/companies/"+company+"/deactivate", nil, admin())
+	e.do("POST", "/admin/v1/companies/"+missing+"/deactivate", nil, admin())
+	e.do("POST", "/admin/v1/companies/"+company+"/api-keys", nil, admin())
+	e.do("POST", "/admin/v1/companies/"+missing+"/api-keys", nil, admin())
+	sender := ftoa(e.do("POST", "/admin/v1/companies/"+company+"/sms-senders", map[string]any{"senderId": "GLOBEX"}, admin()).obj()["id"].(float64))
+	e.do("POST", "/admin/v1/companies/"+company+"/sms-senders", map[string]any{"senderId": "GLOBEX-1"}, admin())
+	e.do("POST", "/admin/v1/companies/"+missing+"/sms-senders", map[string]any{"senderId": "GLOBEX"}, admin())
+	e.do("POST", "/admin/v1/companies/"+company+"/sms-senders/"+sender+"/approve", nil, admin())
+	e.do("POST", "/admin/v1/companies/"+company+"/sms-senders/"+ftoa(float64(e.sender))+"/approve", nil, admin())
+	e.do("POST", "/admin/v1/companies/"+company+"/sms-senders/abc/approve", nil, admin())
+	e.do("POST", "/admin/v1/sms-senders/"+sender+"/approve", nil, admin())
+	e.do("POST", "/admin/v1/sms-senders/9999/approve", nil, admin())
+	e.do("POST", "/admin/v1/sms-senders/0/approve", nil, admin())
+	e.do("POST", "/admin/v1/companies/"+company+"/chat-services", map[string]any{"brandName": "Globex", "providerServiceId": "pv-1"}, admin())
+	e.do("POST", "/admin/v1/companies/"+company+"/chat-services", map[string]any{"brandName": "Globex"}, admin())
+	e.do("POST", "/admin/v1/companies/"+missing+"/chat-services", map[string]any{"brandName": "Globex", "providerServiceId": "pv-1"}, admin())
+
+	ca := "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+	e.do("POST", "/admin/v1/smpp-connectors", map[string]any{"name": "eu-main", "addr": "smsc.example.com:2775", "systemId": "herald",
+		"password": "secret", "systemType": "cmt", "bindType": "transmitter", "binds": 4, "window": 50, "maxPerSecond": 500, "tls": true,
+		"caCert": ca, "sourceTon": 5, "sourceNpi": 0, "destTon": 1, "destNpi": 1, "submitIdFormat": "hex", "receiptIdFormat": "decimal",
+		"enquireLinkSeconds": 15}, admin())
+	e.do("POST", "/admin/v1/smpp-connectors", map[string]any{"name": "backup", "addr": "10.0.0.2:2775"}, admin())
+	e.do("POST", "/admin/v1/smpp-connectors", map[string]any{"name": "backup", "addr": "10.0.0.2:2775"}, admin())
+	e.do("POST", "/admin/v1/smpp-connectors", map[string]any{"name": "x", "addr": "a:1", "bindType": "receiver"}, admin())
+	e.do("GET", "/admin/v1/smpp-connectors", nil, admin())
+	e.do("GET", "/admin/v1/smpp-connectors", nil)
+	e.do("GET", "/admin/v1/smpp-connectors/eu-main", nil, admin())
+	e.do("GET", "/admin/v1/smpp-connectors/backup", nil, admin())
+	e.do("GET", "/admin/v1/smpp-connectors/nope", nil, admin())
+	e.do("PUT", "/admin/v1/smpp-connectors/eu-main", map[string]any{"addr": "smsc2.example.com:2775", "binds": 8, "password": nil}, admin())
+	e.do("PUT", "/admin/v1/smpp-connectors/eu-main", map[string]any{"addr": "nowhere"}, admin())
+	e.do("PUT", "/admin/v1/smpp-connectors/nope", map[string]any{"addr": "a:1"}, admin())
+
+	route := e.do("POST", "/admin/v1/routes", map[string]any{"position": 10, "prefixes": []string{"44"}, "companyIds": []string{company},
+		"senderIds": []string{"GLOBEX"}, "strategy": "weighted",
+		"connectors": []any{map[string]any{"name": "eu-main", "weight": 3}, map[string]any{"name": "backup"}}}, admin()).obj()["id"].(float64)
+	e.do("POST", "/admin/v1/routes", map[string]any{"position": 100, "connectors": []any{map[string]any{"name": "default"}}}, admin())
+	e.do("POST", "/admin/v1/routes", map[string]any{"connectors": []any{map[string]any{"name": "ghost"}}}, admin())
+	e.do("GET", "/admin/v1/routes", nil, admin())
+	e.do("GET", "/admin/v1/routes", nil, withHeader("Authorization", "Basic "+adminToken))
+	e.do("PUT", "/admin/v1/routes/"+ftoa(route), map[string]any{"position": 200, "strategy": "round-robin",
+		"connectors": []any{map[string]any{"name": "eu-main"}}}, admin())
+	e.do("PUT", "/admin/v1/routes/"+ftoa(route), map[string]any{"strategy": "random", "connectors": []any{map[string]any{"name": "eu-main"}}}, admin())
+	e.do("PUT", "/admin/v1/routes/9999", map[string]any{"connectors": []any{map[string]any{"name": "eu-main"}}}, admin())
+	e.do("DELETE", "/admin/v1/smpp-connectors/eu-main", nil, admin())
+	e.do("DELETE", "/admin/v1/routes/"+ftoa(route), nil, admin())
+	e.do("DELETE", "/admin/v1/routes/"+ftoa(route), nil, admin())
+	e.do("DELETE", "/admin/v1/routes/x", nil, admin())
+	e.do("DELETE", "/admin/v1/smpp-connectors/eu-main", nil, admin())
+	e.do("DELETE", "/admin/v1/smpp-connectors/eu-main", nil, admin())
 }

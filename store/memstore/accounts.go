@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/heraldhq/herald/messaging"
 )
@@ -45,6 +46,45 @@ func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bo
 	}
 	co.c.Active = active
 	return nil
+}
+
+// SetCompanyRate implements accounts.Store.
+func (s *Store) SetCompanyRate(ctx context.Context, id messaging.ID, perSecond float64) error {
+	if err := s.lock(ctx, "set company rate"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	co := s.companies[id]
+	if co == nil {
+		return messaging.CompanyNotFound(id)
+	}
+	co.c.MaxPerSecond = perSecond
+	return nil
+}
+
+// CompanyRates implements delivery.RateSource: the companies with a
+// rate, and the claimers whose heartbeat is newer than since.
+func (s *Store) CompanyRates(ctx context.Context, since time.Time) (map[messaging.ID]float64, int, error) {
+	if err := s.lock(ctx, "company rates"); err != nil {
+		return nil, 0, err
+	}
+	defer s.mu.Unlock()
+	var rates map[messaging.ID]float64
+	for id, co := range s.companies {
+		if co.c.MaxPerSecond > 0 {
+			if rates == nil {
+				rates = map[messaging.ID]float64{}
+			}
+			rates[id] = co.c.MaxPerSecond
+		}
+	}
+	n := 0
+	for _, at := range s.claimers {
+		if !at.Before(since) {
+			n++
+		}
+	}
+	return rates, n, nil
 }
 
 // SetAPIKey implements accounts.Store: the previous selector stops

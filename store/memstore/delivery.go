@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"bytes"
+	"cmp"
 	"container/heap"
 	"context"
 	"slices"
@@ -11,7 +12,10 @@ import (
 	"github.com/heraldhq/herald/messaging"
 )
 
-// ClaimDue implements delivery.Store: oldest due first (DueAt, then id).
+// ClaimDue implements delivery.Store: transactional campaigns' messages
+// first, then oldest due first (DueAt, then id). The messages of a company
+// past its quota are looked at and left, so a large backlog of a capped
+// company makes claims slower; this store is for tests and small runs.
 func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) ([]messaging.Message, error) {
 	if err := s.lock(ctx, "claim due messages"); err != nil {
 		return nil, err
@@ -23,11 +27,37 @@ func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) ([]messaging.Mes
 		return nil, nil
 	}
 	var out []messaging.Message
-	for len(out) < limit && h.Len() > 0 && !(*h)[0].due.After(now) {
+	var taken map[messaging.ID]int
+	var held []dueEntry // entries of companies past their quota, pushed back
+	defer func() {
+		for _, e := range held {
+			heap.Push(h, e)
+		}
+	}()
+	for len(out) < limit && h.Len() > 0 {
+		if (*h)[0].due.After(now) {
+			// Not due; a bulk entry due now may still lie behind a
+			// transactional one that is not.
+			if (*h)[0].bulk {
+				break
+			}
+			held = append(held, heap.Pop(h).(dueEntry))
+			continue
+		}
 		e := heap.Pop(h).(dueEntry)
 		m, cr, ok := s.claimable(e)
 		if !ok {
 			continue
+		}
+		if q, capped := c.Quotas[m.CompanyID]; capped {
+			if taken[m.CompanyID] >= q {
+				held = append(held, e)
+				continue
+			}
+			if taken == nil {
+				taken = map[messaging.ID]int{}
+			}
+			taken[m.CompanyID]++
 		}
 		count(cr, m, m.Status, messaging.StatusSending)
 		m.Status = messaging.StatusSending
@@ -37,6 +67,10 @@ func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) ([]messaging.Mes
 		s.sending[m.ID] = c.Owner
 		out = append(out, cloneMessage(m))
 	}
+	// Picked transactional first, returned oldest first.
+	slices.SortFunc(out, func(a, b messaging.Message) int {
+		return cmp.Or(a.DueAt.Compare(b.DueAt), bytes.Compare(a.ID[:], b.ID[:]))
+	})
 	return out, nil
 }
 

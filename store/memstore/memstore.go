@@ -226,15 +226,20 @@ func (s *Store) lock(ctx context.Context, op string) error {
 // channel's heap. Entries are checked when popped: one whose message has
 // moved on since (claimed, failed, deleted, re-dated) is dropped.
 type dueEntry struct {
-	due time.Time
-	id  messaging.ID
+	bulk bool // of a bulk campaign
+	due  time.Time
+	id   messaging.ID
 }
 
-// dueHeap orders entries by due time, then id: oldest first.
+// dueHeap orders entries of transactional campaigns before those of bulk
+// ones, then by due time, then id: oldest first.
 type dueHeap []dueEntry
 
 func (h dueHeap) Len() int { return len(h) }
 func (h dueHeap) Less(i, j int) bool {
+	if h[i].bulk != h[j].bulk {
+		return !h[i].bulk
+	}
 	if c := h[i].due.Compare(h[j].due); c != 0 {
 		return c < 0
 	}
@@ -256,7 +261,8 @@ func (s *Store) pushDue(m *messaging.Message) {
 		h = &dueHeap{}
 		s.due[m.Channel] = h
 	}
-	heap.Push(h, dueEntry{due: m.DueAt, id: m.ID})
+	cr := s.campaigns[m.CampaignID]
+	heap.Push(h, dueEntry{bulk: cr != nil && cr.c.Mode == messaging.ModeBulk, due: m.DueAt, id: m.ID})
 }
 
 // claimable reports whether entry e still stands for a Pending message of

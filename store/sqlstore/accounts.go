@@ -5,24 +5,25 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/heraldhq/herald/messaging"
 )
 
-const companyColumns = "id, name, active, created_at"
+const companyColumns = "id, name, active, created_at, max_per_second"
 
 // scanCompany scans the companyColumns, then extra.
 func scanCompany(row interface{ Scan(...any) error }, extra ...any) (messaging.Company, error) {
 	var c messaging.Company
-	err := row.Scan(append([]any{&c.ID, &c.Name, &c.Active, timeDst{&c.CreatedAt}}, extra...)...)
+	err := row.Scan(append([]any{&c.ID, &c.Name, &c.Active, timeDst{&c.CreatedAt}, &c.MaxPerSecond}, extra...)...)
 	return c, err
 }
 
 // CreateCompany implements accounts.Store.
 func (s *Store) CreateCompany(ctx context.Context, c *messaging.Company) (err error) {
 	defer keepUnavailable(&err)
-	_, err = s.db.ExecContext(ctx, "INSERT INTO companies (id, name, active, created_at) VALUES (?, ?, ?, ?)",
-		s.id(c.ID), c.Name, c.Active, s.ts(c.CreatedAt))
+	_, err = s.db.ExecContext(ctx, "INSERT INTO companies (id, name, active, created_at, max_per_second) VALUES (?, ?, ?, ?, ?)",
+		s.id(c.ID), c.Name, c.Active, s.ts(c.CreatedAt), c.MaxPerSecond)
 	if err != nil {
 		return fmt.Errorf("create company: %w", duplicate(err, "company "+c.ID.String()))
 	}
@@ -47,6 +48,44 @@ func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bo
 	defer keepUnavailable(&err)
 	res, err := s.db.ExecContext(ctx, "UPDATE companies SET active = ? WHERE id = ?", active, s.id(id))
 	return updatedOne(res, err, "set company active", func() error { return messaging.CompanyNotFound(id) })
+}
+
+// SetCompanyRate implements accounts.Store.
+func (s *Store) SetCompanyRate(ctx context.Context, id messaging.ID, perSecond float64) (err error) {
+	defer keepUnavailable(&err)
+	res, err := s.db.ExecContext(ctx, "UPDATE companies SET max_per_second = ? WHERE id = ?", perSecond, s.id(id))
+	return updatedOne(res, err, "set company rate", func() error { return messaging.CompanyNotFound(id) })
+}
+
+// CompanyRates implements delivery.RateSource: the companies with a
+// rate, and the claimers whose heartbeat is newer than since.
+func (s *Store) CompanyRates(ctx context.Context, since time.Time) (_ map[messaging.ID]float64, _ int, err error) {
+	defer keepUnavailable(&err)
+	rows, err := s.read.QueryContext(ctx, "SELECT id, max_per_second FROM companies WHERE max_per_second > 0")
+	if err != nil {
+		return nil, 0, fmt.Errorf("company rates: %w", err)
+	}
+	defer rows.Close()
+	var rates map[messaging.ID]float64
+	for rows.Next() {
+		var id messaging.ID
+		var r float64
+		if err := rows.Scan(&id, &r); err != nil {
+			return nil, 0, fmt.Errorf("company rates: %w", err)
+		}
+		if rates == nil {
+			rates = map[messaging.ID]float64{}
+		}
+		rates[id] = r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("company rates: %w", err)
+	}
+	var n int
+	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM claimers WHERE heartbeat_at >= ?", s.ts(since)).Scan(&n); err != nil {
+		return nil, 0, fmt.Errorf("company rates: claimers: %w", err)
+	}
+	return rates, n, nil
 }
 
 // SetAPIKey implements accounts.Store.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -125,10 +126,27 @@ func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) (_ []messaging.M
 
 // claimPostgres claims in one statement: for each campaign in progress
 // the oldest due Pending messages of the channel, locked with SKIP LOCKED
-// so that concurrent claimers pass each other, then the oldest of those.
+// so that concurrent claimers pass each other, then the first of those,
+// transactional ones first (within the quotas, when there are).
 func (s *Store) claimPostgres(ctx context.Context, tx *txn, c delivery.Claim) ([]messaging.Message, error) {
-	return s.claimed(ctx, tx, s.queries().claimPostgres,
-		string(c.Channel), s.ts(c.Now), c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
+	if len(c.Quotas) == 0 {
+		return s.claimed(ctx, tx, s.queries().claimPostgres,
+			string(c.Channel), s.ts(c.Now), c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
+	}
+	type quota struct {
+		Company string `json:"company"`
+		Quota   int    `json:"quota"`
+	}
+	qs := make([]quota, 0, len(c.Quotas))
+	for id, n := range c.Quotas {
+		qs = append(qs, quota{id.String(), max(n, 0)})
+	}
+	j, err := json.Marshal(qs)
+	if err != nil {
+		return nil, fmt.Errorf("claim: quotas: %w", err)
+	}
+	return s.claimed(ctx, tx, s.queries().claimPostgresQuotas,
+		string(j), string(c.Channel), s.ts(c.Now), c.Limit, c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
 }
 
 // claimed runs a claim statement and returns the messages it claimed.
@@ -148,22 +166,38 @@ func (s *Store) claimed(ctx context.Context, tx *txn, q string, args ...any) ([]
 // same time.
 func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]messaging.Message, error) {
 	channel, now, limit := c.Channel, c.Now, c.Limit
-	var campaigns [][]byte
+	// A campaign that may be sent from, with the most messages the claim
+	// may take from it (its company's quota, or limit).
+	type source struct {
+		id      []byte
+		company messaging.ID
+		bulk    bool
+		most    int
+	}
+	var campaigns []source
 	// Campaigns in progress, and completed ones that got a fallback SMS
 	// after they completed (a late failed chat callback): a completed
 	// campaign's only Pending messages are such fallbacks.
-	rows, err := tx.QueryContext(ctx, "SELECT id FROM campaigns WHERE (status = 'InProgress' AND pending + fb_pending > 0) "+
+	rows, err := tx.QueryContext(ctx, "SELECT id, company_id, mode = 'Bulk' FROM campaigns WHERE (status = 'InProgress' AND pending + fb_pending > 0) "+
 		"OR (status = 'Completed' AND fb_pending > 0)")
 	if err != nil {
 		return nil, fmt.Errorf("claim: campaigns in progress: %w", err)
 	}
 	for rows.Next() {
-		var id []byte
-		if err := rows.Scan(&id); err != nil {
+		var src source
+		var company []byte
+		if err := rows.Scan(&src.id, &company, &src.bulk); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("claim: campaigns in progress: %w", err)
 		}
-		campaigns = append(campaigns, id)
+		copy(src.company[:], company)
+		src.most = limit
+		if q, capped := c.Quotas[src.company]; capped {
+			src.most = min(limit, q)
+		}
+		if src.most > 0 {
+			campaigns = append(campaigns, src)
+		}
 	}
 	if err := rows.Close(); err != nil {
 		return nil, fmt.Errorf("claim: campaigns in progress: %w", err)
@@ -178,12 +212,13 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]m
 		// One campaign (the usual case): its oldest due messages are the
 		// oldest of all, picked and claimed in one statement.
 		return s.claimed(ctx, tx, s.queries().claimSQLiteOne, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(now),
-			campaigns[0], string(channel), now.UnixMicro(), limit)
+			campaigns[0].id, string(channel), now.UnixMicro(), campaigns[0].most)
 	}
 
 	type candidate struct {
 		id  []byte
 		due int64
+		src *source
 	}
 	var picked []candidate
 	st, err := tx.Tx.Tx.PrepareContext(ctx, "SELECT id, due_at FROM messages WHERE campaign_id = ? AND channel = ? "+
@@ -192,13 +227,14 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]m
 		return nil, fmt.Errorf("claim: %w", err)
 	}
 	defer st.Close()
-	for _, cid := range campaigns {
-		rows, err := st.QueryContext(ctx, cid, string(channel), now.UnixMicro(), limit)
+	for i := range campaigns {
+		src := &campaigns[i]
+		rows, err := st.QueryContext(ctx, src.id, string(channel), now.UnixMicro(), src.most)
 		if err != nil {
 			return nil, fmt.Errorf("claim: %w", err)
 		}
 		for rows.Next() {
-			var c candidate
+			c := candidate{src: src}
 			if err := rows.Scan(&c.id, &c.due); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("claim: %w", err)
@@ -215,15 +251,42 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]m
 	if len(picked) == 0 {
 		return nil, nil
 	}
+	// Transactional first, then the oldest; a capped company's messages
+	// up to its quota.
 	slices.SortFunc(picked, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(a.due, b.due), strings.Compare(string(a.id), string(b.id)))
+		return cmp.Or(compareBool(a.src.bulk, b.src.bulk), cmp.Compare(a.due, b.due), strings.Compare(string(a.id), string(b.id)))
 	})
-	picked = picked[:min(len(picked), limit)]
-	ids := make([]messaging.ID, len(picked))
-	for i, c := range picked {
-		copy(ids[i][:], c.id)
+	var taken map[messaging.ID]int
+	ids := make([]messaging.ID, 0, min(len(picked), limit))
+	for _, p := range picked {
+		if len(ids) == limit {
+			break
+		}
+		if q, capped := c.Quotas[p.src.company]; capped {
+			if taken[p.src.company] >= q {
+				continue
+			}
+			if taken == nil {
+				taken = map[messaging.ID]int{}
+			}
+			taken[p.src.company]++
+		}
+		var id messaging.ID
+		copy(id[:], p.id)
+		ids = append(ids, id)
 	}
 	return s.claimed(ctx, tx, s.queries().claimSQLite, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(now), s.jsonIDs(ids))
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // messageState is what ApplyUpdates knows of a message while it applies

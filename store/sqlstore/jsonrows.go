@@ -315,9 +315,9 @@ func (s *Store) placeholders(q string) string {
 // not depend on the batch (it is a JSON argument), so each is prepared
 // once per connection and kept.
 type deliveryQueries struct {
-	lockMessages, claimSQLite, claimSQLiteOne, claimPostgres string
-	recordParts, readParts, receiptsInsert, receiptsUpdate   string
-	partReceipts, partsInsert, partsExist                    string
+	lockMessages, claimSQLite, claimSQLiteOne, claimPostgres, claimPostgresQuotas string
+	recordParts, readParts, receiptsInsert, receiptsUpdate                        string
+	partReceipts, partsInsert, partsExist                                         string
 	// subscribers reads the enabled webhook endpoints of companies.
 	subscribers string
 	// writeStates writes status, updated_at and the given columns of
@@ -367,9 +367,21 @@ func (s *Store) queries() *deliveryQueries {
 				"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? " +
 				"ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED) m " +
 				"WHERE ((c.status = 'InProgress' AND c.pending + c.fb_pending > 0) OR (c.status = 'Completed' AND c.fb_pending > 0)) " +
-				"ORDER BY m.due_at, m.id LIMIT ?) " +
-				"UPDATE messages SET status = 'Sending', attempts = messages.attempts + 1, lease_until = ?, claimed_by = ?, updated_at = ? " +
-				"FROM picked WHERE messages.id = picked.id RETURNING " + messageColumns("messages"),
+				"ORDER BY c.mode = 'Bulk', m.due_at, m.id LIMIT ?) " +
+				pgClaimUpdate(),
+			// The same with quotas: a capped company's campaigns give at
+			// most its quota each, and its messages are numbered to keep
+			// the first of them up to the quota.
+			claimPostgresQuotas: "WITH q AS (SELECT * FROM json_to_recordset(?::json) AS q(company uuid, quota int)), " +
+				"cand AS (SELECT m.id, m.due_at, c.mode = 'Bulk' AS bulk, q.quota, " +
+				"row_number() OVER (PARTITION BY c.company_id ORDER BY c.mode = 'Bulk', m.due_at, m.id) AS n " +
+				"FROM campaigns c LEFT JOIN q ON q.company = c.company_id CROSS JOIN LATERAL (" +
+				"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? " +
+				"ORDER BY due_at, id LIMIT least(?, coalesce(q.quota, ?)) FOR UPDATE SKIP LOCKED) m " +
+				"WHERE ((c.status = 'InProgress' AND c.pending + c.fb_pending > 0) OR (c.status = 'Completed' AND c.fb_pending > 0)) " +
+				"AND (q.quota IS NULL OR q.quota > 0)), " +
+				"picked AS (SELECT id FROM cand WHERE quota IS NULL OR n <= quota ORDER BY bulk, due_at, id LIMIT ?) " +
+				pgClaimUpdate(),
 			// A row without a message holds an early receipt, kept; a row
 			// of another message is a part id the SMSC gave again: it now
 			// names this part, without the old receipt.
@@ -411,6 +423,12 @@ func (s *Store) queries() *deliveryQueries {
 
 // sqliteClaim begins the SQLite claim statements: the claimed messages
 // go Sending, leased to their owner.
+// pgClaimUpdate claims the messages of a "picked" subquery on Postgres.
+func pgClaimUpdate() string {
+	return "UPDATE messages SET status = 'Sending', attempts = messages.attempts + 1, lease_until = ?, claimed_by = ?, updated_at = ? " +
+		"FROM picked WHERE messages.id = picked.id RETURNING " + messageColumns("messages")
+}
+
 const sqliteClaim = "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, claimed_by = ?, updated_at = ? "
 
 // writeStatesQuery is the statement writing status, updated_at and the

@@ -212,3 +212,38 @@ func testChatServices(f *fixture) {
 	_, err = f.s.ChatServiceByProviderID(f.ctx, "svc-9")
 	requireNotFound(t, err)
 }
+
+// testCompanyRates: a company's rate is stored, read back with it and
+// listed by CompanyRates (0 removes it), with the claimers whose
+// heartbeat is recent enough.
+func testCompanyRates(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	rates, procs, err := f.s.CompanyRates(f.ctx, at(0))
+	require.NoError(t, err)
+	require.Empty(t, rates)
+	require.Zero(t, procs)
+
+	require.NoError(t, f.s.SetCompanyRate(f.ctx, a.ID, 12.5))
+	require.NoError(t, f.s.SetCompanyRate(f.ctx, b.ID, 300))
+	got, err := f.s.GetCompany(f.ctx, a.ID)
+	require.NoError(t, err)
+	require.Equal(t, 12.5, got.MaxPerSecond)
+	requireNotFound(t, f.s.SetCompanyRate(f.ctx, f.id(), 1))
+
+	require.NoError(t, f.s.Heartbeat(f.ctx, "p1", at(10)))
+	require.NoError(t, f.s.Heartbeat(f.ctx, "p2", at(20)))
+	require.NoError(t, f.s.Heartbeat(f.ctx, "p3", at(5)))
+	rates, procs, err = f.s.CompanyRates(f.ctx, at(10))
+	require.NoError(t, err)
+	require.Equal(t, map[messaging.ID]float64{a.ID: 12.5, b.ID: 300}, rates)
+	require.Equal(t, 2, procs, "p1 and p2 beat at 10 or later; p3 did not")
+
+	require.NoError(t, f.s.SetCompanyRate(f.ctx, b.ID, 0))
+	rates, _, err = f.s.CompanyRates(f.ctx, at(10))
+	require.NoError(t, err)
+	require.Equal(t, map[messaging.ID]float64{a.ID: 12.5}, rates)
+	got, err = f.s.GetCompany(f.ctx, b.ID)
+	require.NoError(t, err)
+	require.Zero(t, got.MaxPerSecond)
+}

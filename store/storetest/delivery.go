@@ -73,10 +73,12 @@ func testClaimDue(f *fixture) {
 		}
 	}
 
+	// The transactional message goes first, though the bulk ones are
+	// older; what a claim returns is oldest first.
 	got := f.claim(messaging.ChannelSMS, at(10), at(70), 2)
-	requireClaimed([]*messaging.Message{msgs[0], msgs[1]}, got, 70)
+	requireClaimed([]*messaging.Message{msgs[0], mb}, got, 70)
 	got = f.claim(messaging.ChannelSMS, at(10), at(71), 10)
-	requireClaimed([]*messaging.Message{msgs[4], mb, msgs[2]}, got, 71)
+	requireClaimed([]*messaging.Message{msgs[1], msgs[4], msgs[2]}, got, 71)
 	require.Empty(t, f.claim(messaging.ChannelSMS, at(10), at(72), 10), "nothing else is due")
 
 	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 1, Sending: 4}, messaging.StatusCounts{})
@@ -687,4 +689,45 @@ func testMessageByID(f *fixture) {
 	}
 	_, err := f.s.MessageByID(f.ctx, messaging.ID{9})
 	requireNotFound(t, err)
+}
+
+// testClaimPriorityAndQuotas: a claim takes transactional messages before
+// older bulk ones, and no more of a capped company than its quota (none at
+// 0), whichever of its campaigns they belong to, while the companies it
+// does not list are not capped.
+func testClaimPriorityAndQuotas(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	bulkA, bulkMsgs := f.bulk(a.ID, messaging.ChannelSMS, 6, at(1), messaging.CampaignInProgress)
+	txA := f.transactional(a.ID, messaging.ChannelSMS)
+	txMsgs := []*messaging.Message{f.newMessage(txA, f.nextPhone(), at(5)), f.newMessage(txA, f.nextPhone(), at(6))}
+	f.admit(a.ID, txMsgs...)
+	bulkB, bMsgs := f.bulk(b.ID, messaging.ChannelSMS, 3, at(2), messaging.CampaignInProgress)
+
+	got := f.claim(messaging.ChannelSMS, at(10), at(70), 3)
+	require.ElementsMatch(t, idsOf([]*messaging.Message{txMsgs[0], txMsgs[1], bulkMsgs[0]}), ids(got),
+		"both transactional messages, then the oldest bulk one")
+
+	claimQ := func(limit int, quotas map[messaging.ID]int) []messaging.Message {
+		t.Helper()
+		ms, err := f.s.ClaimDue(f.ctx, delivery.Claim{Channel: messaging.ChannelSMS, Now: at(10), LeaseUntil: at(70), Limit: limit, Quotas: quotas})
+		require.NoError(t, err)
+		return ms
+	}
+	require.Empty(t, claimQ(10, map[messaging.ID]int{a.ID: 0, b.ID: 0}), "both companies at quota 0")
+	got = claimQ(10, map[messaging.ID]int{a.ID: 2})
+	require.Equal(t, idsOf(append([]*messaging.Message{bulkMsgs[1], bulkMsgs[2]}, bMsgs...)), ids(got),
+		"two of A (its quota), every one of B (not capped)")
+	f.requireCounts(a.ID, bulkA.ID, messaging.StatusCounts{Pending: 3, Sending: 3}, messaging.StatusCounts{})
+	f.requireCounts(b.ID, bulkB.ID, messaging.StatusCounts{Sending: 3}, messaging.StatusCounts{})
+
+	// Quotas of several campaigns of one company add up to one quota.
+	bulkA2, bulk2Msgs := f.bulk(a.ID, messaging.ChannelSMS, 2, at(0), messaging.CampaignInProgress)
+	got = claimQ(10, map[messaging.ID]int{a.ID: 2, b.ID: 5})
+	require.Equal(t, idsOf(bulk2Msgs), ids(got), "the quota of A went to its oldest messages, in the other campaign")
+	got = claimQ(1, map[messaging.ID]int{a.ID: 5})
+	require.Equal(t, idsOf(bulkMsgs[3:4]), ids(got), "the claim's limit still holds")
+	f.requireCounts(a.ID, bulkA2.ID, messaging.StatusCounts{Sending: 2}, messaging.StatusCounts{})
+	f.requireCounts(a.ID, bulkA.ID, messaging.StatusCounts{Pending: 2, Sending: 4}, messaging.StatusCounts{})
+	f.requireReconciled()
 }

@@ -91,6 +91,7 @@ type Store interface {
 	optout.Store
 	idempotency.Store
 	routing.Store
+	delivery.RateSource
 	// CheckCounters recomputes every campaign's counters and each
 	// company's pending count from the message rows and returns where the
 	// stored ones differ (messaging.CounterDrift). Every case that moves
@@ -133,6 +134,8 @@ func cases() []testCase {
 		{"PendingLifecycle", testPendingLifecycle},
 		{"ClaimDue", testClaimDue},
 		{"ClaimDueConcurrent", testClaimDueConcurrent},
+		{"ClaimPriorityAndQuotas", testClaimPriorityAndQuotas},
+		{"CompanyRates", testCompanyRates},
 		{"ApplyUpdatesRules", testApplyUpdatesRules},
 		{"ApplyUpdatesModel", testApplyUpdatesModel},
 		{"ApplyUpdatesConcurrent", testApplyUpdatesConcurrent},
