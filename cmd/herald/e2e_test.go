@@ -276,6 +276,13 @@ func testDemo(t *testing.T, bin, dbURL string) {
 	require.Contains(t, metrics, `herald_connector_healthy{connector="default"} 1`)
 	require.Contains(t, metrics, `herald_connector_binds_up{connector="default"} 1`)
 	require.Contains(t, metrics, `herald_connector_healthy{connector="demo-backup"} 1`, "the demo's failover connector")
+	routed := 0
+	for _, m := range regexp.MustCompile(`herald_route_sms_total\{connector="default",result="sent",route="[^"]+"\} (\d+)`).FindAllStringSubmatch(metrics, -1) {
+		n, err := strconv.Atoi(m[1])
+		require.NoError(t, err)
+		routed += n
+	}
+	require.Equal(t, 308, routed, "every SMS sent counted by route:\n%s", grepLines(metrics, "herald_route_sms_total"))
 	require.Contains(t, metrics, `herald_http_requests_total{code="200",handler="callbacks",method="post"}`)
 	require.Contains(t, metrics, `herald_chat_callbacks_total{kind="reply",outcome="stored",status=""} 18`)
 	require.Contains(t, metrics, `herald_chat_callbacks_total{kind="status",outcome="stored",status="seen"} 18`)
@@ -787,4 +794,15 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// grepLines returns the lines of text that contain sub.
+func grepLines(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

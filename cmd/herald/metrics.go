@@ -196,6 +196,8 @@ type smppCollector struct {
 	window, submits, submitErrs               *prometheus.Desc
 	// By connector.
 	connHealthy, connBinds, connBindsUp, connWindow, connSubmits, connErrors *prometheus.Desc
+	// By route, connector and result.
+	routeSMS *prometheus.Desc
 }
 
 // backlogCollector reports the dispatcher's backlog, read from the store
@@ -263,13 +265,17 @@ func newSMPPCollector(r *smsroute.Router) *smppCollector {
 		connWindow:  c("herald_connector_window_in_use", "submit_sm outstanding now on the connector."),
 		connSubmits: c("herald_connector_submits_total", "submit_sm written on the connector by its current client."),
 		connErrors:  c("herald_connector_errors_total", "Failed submits and binds of the connector's current client."),
+		routeSMS: prometheus.NewDesc("herald_route_sms_total",
+			"SMS sends by route (its id; default: the SMS no route takes, through the default connector; none: NO_ROUTE), connector "+
+				"(empty when none was up) and result (sent, failed, retry), since the process started.",
+			[]string{"route", "connector", "result"}, nil),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (s *smppCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{s.bound, s.binds, s.rebinds, s.bindFail, s.throttle, s.window, s.submits, s.submitErrs,
-		s.connHealthy, s.connBinds, s.connBindsUp, s.connWindow, s.connSubmits, s.connErrors} {
+		s.connHealthy, s.connBinds, s.connBindsUp, s.connWindow, s.connSubmits, s.connErrors, s.routeSMS} {
 		ch <- d
 	}
 }
@@ -305,5 +311,8 @@ func (s *smppCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(s.connWindow, prometheus.GaugeValue, float64(cs.WindowInUse), name)
 		ch <- prometheus.MustNewConstMetric(s.connSubmits, prometheus.CounterValue, float64(cs.Submits), name)
 		ch <- prometheus.MustNewConstMetric(s.connErrors, prometheus.CounterValue, float64(cs.Errors), name)
+	}
+	for _, rc := range s.router.RouteCounts() {
+		ch <- prometheus.MustNewConstMetric(s.routeSMS, prometheus.CounterValue, float64(rc.Count), rc.Route, rc.Connector, rc.Result)
 	}
 }

@@ -10,11 +10,14 @@
 package smsroute
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,6 +86,9 @@ type Router struct {
 	conns   map[string]*connector
 	routes  []routing.Route
 	closing bool
+
+	countMu sync.Mutex
+	counts  map[RouteCount]uint64 // SMS by route, connector and result (Count left 0)
 
 	stop chan struct{}
 	done chan struct{}
@@ -306,12 +312,14 @@ func (r *Router) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 	}
 	r.mu.RUnlock()
 	if rt == nil {
+		r.count(RouteNone, "", ResultFailed)
 		return delivery.SMSResult{}, &delivery.SendError{Permanent: true, Details: DetailsNoRoute,
 			Err: fmt.Errorf("no route takes an SMS to %s from %s", sms.To, sms.From)}
 	}
 	if cn == nil {
 		// Every connector of a round-robin or weighted route is down, or
 		// the route names a connector that does not run: retried later.
+		r.count(routeLabel(rt), "", ResultRetry)
 		return delivery.SMSResult{}, &delivery.SendError{Details: "no connector of the route is up",
 			Err: fmt.Errorf("route to %s: no connector up", sms.To)}
 	}
@@ -330,6 +338,15 @@ func (r *Router) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 			res, err = r.sendVia(ctx, cn, sms)
 		}
 	}
+	result := ResultSent
+	switch {
+	case err == nil:
+	case delivery.IsPermanent(err):
+		result = ResultFailed
+	default:
+		result = ResultRetry
+	}
+	r.count(routeLabel(rt), cn.settings.Name, result)
 	switch {
 	case err == nil:
 		cn.strikes.Store(0)
@@ -345,6 +362,67 @@ func (r *Router) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 		}
 	}
 	return res, err
+}
+
+// Route labels of RouteCount besides a route's id.
+const (
+	// RouteDefault is the implicit route of the SMS no route takes, to the
+	// connector named default.
+	RouteDefault = "default"
+	// RouteNone counts the SMS no route takes when there is no default
+	// connector (NO_ROUTE).
+	RouteNone = "none"
+)
+
+// Results of RouteCount.
+const (
+	ResultSent   = "sent"   // the SMSC accepted it
+	ResultFailed = "failed" // refused for good, or no route
+	ResultRetry  = "retry"  // a transient failure: sent again later
+)
+
+// RouteCount is how many SMS a route sent through a connector with a
+// result, since the Router started.
+type RouteCount struct {
+	// Route is the route's id, RouteDefault or RouteNone.
+	Route string
+	// Connector is the connector's name; empty when none was picked.
+	Connector string
+	// Result is ResultSent, ResultFailed or ResultRetry.
+	Result string
+	Count  uint64
+}
+
+// routeLabel is rt's Route in RouteCount.
+func routeLabel(rt *routing.Route) string {
+	if rt.ID == 0 {
+		return RouteDefault
+	}
+	return strconv.FormatInt(rt.ID, 10)
+}
+
+func (r *Router) count(route, connector, result string) {
+	r.countMu.Lock()
+	defer r.countMu.Unlock()
+	if r.counts == nil {
+		r.counts = map[RouteCount]uint64{}
+	}
+	r.counts[RouteCount{Route: route, Connector: connector, Result: result}]++
+}
+
+// RouteCounts returns the SMS sent by route, connector and result, sorted.
+func (r *Router) RouteCounts() []RouteCount {
+	r.countMu.Lock()
+	out := make([]RouteCount, 0, len(r.counts))
+	for k, n := range r.counts {
+		k.Count = n
+		out = append(out, k)
+	}
+	r.countMu.Unlock()
+	slices.SortFunc(out, func(a, b RouteCount) int {
+		return cmp.Or(strings.Compare(a.Route, b.Route), strings.Compare(a.Connector, b.Connector), strings.Compare(a.Result, b.Result))
+	})
+	return out
 }
 
 // Up tells whether a connector has a bound session.

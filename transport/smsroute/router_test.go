@@ -3,6 +3,9 @@ package smsroute_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,7 +106,7 @@ func TestFailover(t *testing.T) {
 func TestRoutesByPrefixCompanyAndSender(t *testing.T) {
 	a, b := sim(t), sim(t)
 	vip := messaging.NewIDGenerator(nil).New()
-	rt, _ := setup(t, a, b,
+	rt, svc := setup(t, a, b,
 		routing.Route{Position: 1, CompanyIDs: []messaging.ID{vip}, Targets: []routing.Target{{Connector: "b"}}},
 		routing.Route{Position: 2, Prefixes: []string{"33"}, Targets: []routing.Target{{Connector: "b"}}},
 		routing.Route{Position: 3, Prefixes: []string{"44"}, SenderIDs: []string{"BANK"}, Strategy: routing.RoundRobin,
@@ -137,6 +140,45 @@ func TestRoutesByPrefixCompanyAndSender(t *testing.T) {
 	require.True(t, errors.As(err, &se))
 	require.True(t, se.Permanent)
 	require.Equal(t, smsroute.DetailsNoRoute, se.Details)
+
+	// What each route sent, through which connector.
+	routes, err := svc.Routes(t.Context())
+	require.NoError(t, err)
+	id := map[int]string{}
+	for _, r := range routes {
+		id[r.Position] = strconv.FormatInt(r.ID, 10)
+	}
+	require.Equal(t, []smsroute.RouteCount{
+		{Route: id[1], Connector: "b", Result: smsroute.ResultSent, Count: 1},
+		{Route: id[2], Connector: "b", Result: smsroute.ResultSent, Count: 1},
+		{Route: id[3], Connector: "a", Result: smsroute.ResultSent, Count: 2},
+		{Route: id[3], Connector: "b", Result: smsroute.ResultSent, Count: 2},
+		{Route: id[4], Connector: "a", Result: smsroute.ResultSent, Count: 1},
+		{Route: smsroute.RouteNone, Result: smsroute.ResultFailed, Count: 1},
+	}, sortedCounts(rt.RouteCounts(), id))
+}
+
+// sortedCounts orders counts by route position (ids of id), then the
+// others, then connector.
+func sortedCounts(counts []smsroute.RouteCount, id map[int]string) []smsroute.RouteCount {
+	pos := map[string]int{}
+	for p, s := range id {
+		pos[s] = p
+	}
+	slices.SortFunc(counts, func(a, b smsroute.RouteCount) int {
+		pa, oka := pos[a.Route]
+		pb, okb := pos[b.Route]
+		switch {
+		case oka && !okb:
+			return -1
+		case !oka && okb:
+			return 1
+		case pa != pb:
+			return pa - pb
+		}
+		return strings.Compare(a.Connector, b.Connector)
+	})
+	return counts
 }
 
 // TestReload: a connector and a route added through the service are
