@@ -194,3 +194,100 @@ func waitBindsUp(t *testing.T, c *client, name string, binds int) {
 	}
 	t.Fatalf("connector %s did not get %d binds up", name, binds)
 }
+
+// Sizes of the company rate scenario.
+const (
+	companyRate     = 150
+	companyMessages = 3600
+	freeMessages    = 3000
+)
+
+// TestCompanyRateAcrossProcesses runs three herald serve processes on one
+// Postgres database and one connector without a cap; a company capped at
+// 150 messages a second (through the admin API) and another without a cap
+// start a bulk campaign each at the same time, and one process is killed
+// (SIGKILL) eight seconds in. At the SMSC, counted per wall-clock second:
+// the capped company never goes over its rate (within 15 %), the other
+// company's campaign is not held back by it, the two live processes send
+// only their shares (two thirds of the rate) until the dead one is counted
+// out, then the whole rate again; every message arrives.
+func TestCompanyRateAcrossProcesses(t *testing.T) {
+	chaosOnly(t)
+	bin := heraldBinary(t)
+	log := newSubmitLog()
+	sm := startSMSC(t, log, "", "127.0.0.1", 0)
+	env := heraldEnv("HERALD_DATABASE_URL=" + stores[1].url(t))
+	var hs []*heraldProc
+	for range 3 {
+		hs = append(hs, startHerald(t, bin, freeAddr(t), env))
+	}
+	capped := newClient(t, hs[0].base(), newAnswers())
+	coA := capped.provision("Capped")
+	free := newClient(t, hs[1].base(), newAnswers())
+	coB := free.provision("Free")
+	capped.admin("POST", "/smpp-connectors", fmt.Sprintf(`{"name":"shared","addr":%q,"systemId":"herald","binds":3,"window":50}`, sm.addr()),
+		http.StatusCreated, nil)
+	capped.admin("POST", "/routes", `{"position":1,"connectors":[{"name":"shared"}]}`, http.StatusCreated, nil)
+	for _, h := range hs {
+		capped.use(h.base())
+		waitHealthy(t, capped, "shared")
+	}
+	capped.use(hs[0].base())
+	capped.admin("PUT", "/companies/"+coA.id+"/rate-limit", fmt.Sprintf(`{"maxPerSecond":%d}`, companyRate), http.StatusOK, nil)
+
+	phA, phB := phones(7, companyMessages), phones(8, freeMessages)
+	idA := capped.smsCampaign(coA, phA, "capped")
+	idB := free.smsCampaign(coB, phB, "free")
+	// Every process has read the rate by now (it reads it every 2 s).
+	time.Sleep(3 * time.Second)
+	started := time.Now()
+	capped.start(idA)
+	free.start(idB)
+	free.completed(idB, 2*time.Minute)
+	freeTook := time.Since(started)
+	time.Sleep(time.Until(started.Add(8 * time.Second)))
+	hs[2].kill()
+	killed := time.Now()
+	capped.completed(idA, 3*time.Minute)
+	cappedTook := time.Since(started)
+
+	from, secs := log.perSecond("447707")
+	require.GreaterOrEqual(t, len(secs), 15, "the capped campaign lasts long enough to measure: %v", secs)
+	full := secs[1 : len(secs)-1] // whole seconds
+	k := int(killed.Unix() - from.Unix())
+	out := k + int((claimLease+2*2*time.Second)/time.Second) + 1 // the dead process counted out, the rates read again
+	mean := func(s []int) float64 {
+		sum := 0
+		for _, n := range s {
+			sum += n
+		}
+		return float64(sum) / float64(max(len(s), 1))
+	}
+	shares := secs[k+1 : min(k+int(claimLease/time.Second), len(secs)-1)]
+	// Before the kill, once the other company's campaign is done (until
+	// then both share the connector's queue).
+	before := secs[min(int(started.Add(freeTook).Unix()-from.Unix())+1, k):k]
+	after := secs[min(out, len(secs)-1) : len(secs)-1]
+	t.Logf("capped company: %d SMS in %s, per second %v (kill in second %d); the other company's %d SMS took %s",
+		companyMessages, cappedTook.Round(time.Millisecond), secs, k, freeMessages, freeTook.Round(time.Millisecond))
+	t.Logf("mean before the kill %.0f, while the dead process still counted %.0f, once it was counted out %.0f (rate %d)",
+		mean(before), mean(shares), mean(after), companyRate)
+	// A process's bucket holds a tenth of a second of its share: a second
+	// carries at most 1.1 x the rate, and the SMSC's clock may shift a few
+	// submits from one second to the next.
+	require.LessOrEqual(t, slices.Max(full), companyRate*115/100, "the rate holds for the processes together")
+	require.Less(t, freeTook, cappedTook/3, "the other company is not held back")
+	require.NotEmpty(t, before, "the other company's campaign is done before the kill: %v", secs)
+	require.GreaterOrEqual(t, mean(before), 0.85*companyRate, "the three processes use the rate")
+	require.LessOrEqual(t, mean(shares), 0.8*companyRate, "each live process sends its share only")
+	require.NotEmpty(t, after, "the campaign outlasts the dead process's lease: %v", secs)
+	require.GreaterOrEqual(t, mean(after), 0.85*companyRate, "the dead process's share is taken back")
+	for _, p := range append(phA, phB...) {
+		require.Positive(t, log.count[p], "%s reached the SMSC", p)
+	}
+	dups, _ := log.duplicates()
+	t.Logf("%d numbers submitted twice (in flight in the killed process)", dups)
+	for _, h := range hs[:2] {
+		h.stop(30 * time.Second)
+	}
+}

@@ -21,6 +21,7 @@ import (
 type submitLog struct {
 	mu    sync.Mutex
 	order []string       // destination of each accepted submit
+	times []time.Time    // when each was logged
 	count map[string]int // submits by destination
 	marks []mark         // faults, at their position in order
 }
@@ -39,7 +40,31 @@ func (l *submitLog) add(dest string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.order = append(l.order, dest)
+	l.times = append(l.times, time.Now())
 	l.count[dest]++
+}
+
+// perSecond returns the accepted submits to destinations starting with
+// prefix in each wall-clock second from the first such submit (whose
+// second starts at from) to the last, seconds with none included.
+func (l *submitLog) perSecond(prefix string) (from time.Time, out []int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var first int64
+	for i, d := range l.order {
+		if !strings.HasPrefix(d, prefix) {
+			continue
+		}
+		sec := l.times[i].Unix()
+		if out == nil {
+			first = sec
+		}
+		for int64(len(out)) <= sec-first {
+			out = append(out, 0)
+		}
+		out[sec-first]++
+	}
+	return time.Unix(first, 0), out
 }
 
 // distinct is the number of destinations that got at least one submit.

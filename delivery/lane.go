@@ -136,7 +136,17 @@ func (l *lane) release(n int) {
 }
 
 // waitFree waits until the lane may claim again; false when ctx ended.
+// Besides the usual threshold, a capped company that may have messages
+// waiting and has turns again (companyRates.wait) makes the lane claim
+// with whatever places are free: its turns would otherwise be lost while
+// other companies keep the lane busy.
 func (l *lane) waitFree(ctx context.Context) bool {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		limit := l.limit()
 		l.mu.Lock()
@@ -145,8 +155,23 @@ func (l *lane) waitFree(ctx context.Context) bool {
 		if free >= min(l.threshold(), limit) || (!busy && free > 0) {
 			return true
 		}
+		var turns <-chan time.Time
+		if free > 0 {
+			if w, ok := l.d.rates.wait(l.d.cfg.Now()); ok {
+				if w <= 0 {
+					return true
+				}
+				if timer == nil {
+					timer = time.NewTimer(w)
+				} else {
+					timer.Reset(w)
+				}
+				turns = timer.C
+			}
+		}
 		select {
 		case <-l.freed:
+		case <-turns:
 		case <-ctx.Done():
 			return false
 		}

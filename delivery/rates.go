@@ -18,8 +18,9 @@ type RateSource interface {
 }
 
 // rateBurst is how much of a second of its rate a company may have
-// claimed at once: its bucket holds that many turns, one at least.
-const rateBurst = 200 * time.Millisecond
+// claimed at once: its bucket holds that many turns, one at least. Any
+// second then carries at most the rate and a tenth.
+const rateBurst = 100 * time.Millisecond
 
 // companyRates paces the claims of the companies that have a rate: each
 // has a token bucket at its share of the rate (the rate divided by the
