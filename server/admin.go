@@ -24,7 +24,7 @@ func companyOut(c messaging.Company) companyJSON {
 }
 
 // senderJSON answers the SMS sender endpoints of the admin API. senderId
-// is left out when the store cannot tell it (see campaign.ApproveSender).
+// is left out when the store cannot tell it (see accounts.Service.ApproveSender).
 type senderJSON struct {
 	ID       int64  `json:"id"`
 	SenderID string `json:"senderId,omitempty"`

@@ -134,7 +134,11 @@ func (s *server) adminListConnectors(w http.ResponseWriter, r *http.Request) err
 
 // adminGetConnector answers GET /admin/v1/smpp-connectors/{name}.
 func (s *server) adminGetConnector(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.routing.Connector(r.Context(), mux.Vars(r)["name"])
+	name, err := pathVar(r, "name")
+	if err != nil {
+		return err
+	}
+	c, err := s.routing.Connector(r.Context(), name)
 	if err != nil {
 		return err
 	}
@@ -145,11 +149,15 @@ func (s *server) adminGetConnector(w http.ResponseWriter, r *http.Request) error
 // adminUpdateConnector answers PUT /admin/v1/smpp-connectors/{name}: the
 // whole connector, its password kept when the body has none.
 func (s *server) adminUpdateConnector(w http.ResponseWriter, r *http.Request) error {
+	name, err := pathVar(r, "name")
+	if err != nil {
+		return err
+	}
 	var in connectorInput
 	if err := s.decodeBody(w, r, &in); err != nil {
 		return err
 	}
-	in.Name = mux.Vars(r)["name"]
+	in.Name = name
 	c, err := s.routing.UpdateConnector(r.Context(), in.connector(), in.Password == nil)
 	if err != nil {
 		return err
@@ -160,7 +168,11 @@ func (s *server) adminUpdateConnector(w http.ResponseWriter, r *http.Request) er
 
 // adminDeleteConnector answers DELETE /admin/v1/smpp-connectors/{name}.
 func (s *server) adminDeleteConnector(w http.ResponseWriter, r *http.Request) error {
-	if err := s.routing.DeleteConnector(r.Context(), mux.Vars(r)["name"]); err != nil {
+	name, err := pathVar(r, "name")
+	if err != nil {
+		return err
+	}
+	if err := s.routing.DeleteConnector(r.Context(), name); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

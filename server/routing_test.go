@@ -29,6 +29,10 @@ func TestAdminConnectorsAndRoutes(t *testing.T) {
 	require.Equal(t, http.StatusCreated, e.do("POST", "/admin/v1/smpp-connectors", map[string]any{"name": "backup", "addr": "10.0.0.2:2775"}, admin()).Code)
 	requireError(t, e.do("POST", "/admin/v1/smpp-connectors", map[string]any{"name": "backup", "addr": "10.0.0.2:2775"}, admin()),
 		http.StatusBadRequest, "Bad Request", "name")
+	for _, method := range []string{"GET", "PUT", "DELETE"} {
+		requireError(t, e.do(method, "/admin/v1/smpp-connectors/back%01up", map[string]any{"addr": "10.0.0.2:2775"}, admin()),
+			http.StatusBadRequest, "Bad Request", "name")
+	}
 	for field, body := range map[string]map[string]any{
 		"name":      {"name": "Bad Name", "addr": "a:1"},
 		"addr":      {"name": "x", "addr": "nowhere"},
