@@ -68,15 +68,22 @@ func (s *Service) move(ctx context.Context, companyID, id messaging.ID, ev Event
 }
 
 // MaxScheduleAhead is how far ahead a campaign's start can be scheduled.
-const MaxScheduleAhead = 366 * 24 * time.Hour
+const MaxScheduleAhead = 90 * 24 * time.Hour
+
+// ScheduleGrace is how far in the past a sendAt may lie and still start
+// the campaign at once: the caller's clock may be a little behind.
+const ScheduleGrace = time.Minute
 
 // Schedule makes a Ready campaign start by itself at sendAt (replacing an
 // earlier schedule): it stays Ready, with ScheduledAt, until then, and
-// StartDue starts it. A sendAt not after now starts it at once, as Start
-// does; one more than MaxScheduleAhead ahead is Invalid on sendAt. Cancel
-// unschedules it.
+// StartDue starts it. A sendAt in the past is Invalid on sendAt, unless
+// within ScheduleGrace of now, which starts the campaign at once as Start
+// does; so is one more than MaxScheduleAhead ahead. Cancel unschedules it.
 func (s *Service) Schedule(ctx context.Context, companyID, id messaging.ID, sendAt time.Time) (messaging.Campaign, error) {
 	now := s.clock()
+	if sendAt.Before(now.Add(-ScheduleGrace)) {
+		return messaging.Campaign{}, messaging.Invalidf("sendAt", "sendAt %s is in the past", sendAt.UTC().Format(time.RFC3339))
+	}
 	if !sendAt.After(now) {
 		return s.Start(ctx, companyID, id)
 	}

@@ -108,8 +108,9 @@ func TestReadByIDAndStatus(t *testing.T) {
 
 // TestScheduledStart: a start with sendAt keeps the campaign Ready with
 // scheduledAt until the time comes, then the scheduler starts it; a
-// sendAt already passed starts at once; a bad or too distant sendAt is a
-// 400 on sendAt, a campaign not Ready a 400, and a cancel unschedules.
+// sendAt within the last minute starts at once; a bad sendAt, one further
+// in the past or more than 90 days ahead is a 400 on sendAt, a campaign
+// not Ready a 400, and a cancel unschedules.
 func TestScheduledStart(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)}
 	e := newEnv(t, withClock(clk))
@@ -144,12 +145,12 @@ func TestScheduledStart(t *testing.T) {
 		http.StatusBadRequest, "Campaign is not ready", "")
 
 	past := bulk()
-	r = e.do("POST", "/api/v1/campaigns/"+past+"/start", map[string]any{"sendAt": "2026-05-01T09:59:00Z"})
+	r = e.do("POST", "/api/v1/campaigns/"+past+"/start", map[string]any{"sendAt": "2026-05-01T09:59:30Z"})
 	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
-	require.Equal(t, "InProgress", r.obj()["status"], "a sendAt passed starts at once")
+	require.Equal(t, "InProgress", r.obj()["status"], "a sendAt within the last minute (a client's clock behind) starts at once")
 
 	later := bulk()
-	for _, bad := range []any{"tomorrow", "2026-05-01 12:00", 42, "2027-05-03T10:00:00Z"} {
+	for _, bad := range []any{"tomorrow", "2026-05-01 12:00", 42, "2026-05-01T09:58:59Z", "2026-04-01T10:00:00Z", "2026-07-30T10:00:01Z", "2027-05-03T10:00:00Z"} {
 		requireError(t, e.do("POST", "/api/v1/campaigns/"+later+"/start", map[string]any{"sendAt": bad}), http.StatusBadRequest, "Bad Request", "sendAt")
 	}
 	e.do("POST", "/api/v1/campaigns/"+later+"/start", map[string]any{"sendAt": "2026-05-01T11:00:00Z"})
