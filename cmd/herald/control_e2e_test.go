@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -84,4 +85,67 @@ func postWithKey(t *testing.T, c *client, path, key, body string) (answer, http.
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return answer{resp.StatusCode, string(data)}, resp.Header
+}
+
+// testPauseThenKill pauses a campaign mid-send and kills herald serve with
+// SIGKILL right after the pause answered, then starts it again on the same
+// database: the pause holds (the campaign stays Paused, the SMSC gets no
+// more submits, the messages the dead process had claimed go back to
+// Pending and stay there) until a resume, after which the campaign
+// completes with every message delivered.
+func testPauseThenKill(t *testing.T, bin, dbURL string) {
+	const n = 1500
+	control := freeAddr(t)
+	smsc := startProcess(t, bin, heraldEnv(), smscLine, "simulate", "smsc", "-addr", "127.0.0.1:0", "-control", control)
+	accepted := func() uint64 {
+		t.Helper()
+		resp, err := http.Get("http://" + control + "/stats")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var st struct{ Accepted uint64 }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+		return st.Accepted
+	}
+	env := heraldEnv("HERALD_DATABASE_URL="+dbURL, "HERALD_ADMIN_TOKEN=admin-secret", "HERALD_SMPP_ADDR="+smsc.ready[1],
+		"HERALD_SMPP_MAX_RATE=300", "HERALD_CLAIM_LEASE=2s")
+	h := startHerald(t, bin, env, "serve")
+	co := provision(t, h.client(""), "admin-secret")
+	api := h.client(co.key)
+	var tpl struct{ ID string }
+	api.api("POST", "/templates/sms", fmt.Sprintf(`{"name":"promo","templateContent":"Hi {{name}}","smsSenderId":%d}`, co.senderID), http.StatusCreated, &tpl)
+	phones := numbers(n, 1)
+	failing := 0 // numbers ending 0001, 0002, 0003: the simulator's failed receipts
+	for _, p := range phones {
+		if e := p[len(p)-4:]; e == "0001" || e == "0002" || e == "0003" {
+			failing++
+		}
+	}
+	sent := api.bulk("/sms/promotional", tpl.ID, phones, "")
+	api.waitCampaign(sent.CampaignID, func(c campaignJSON) bool { return c.Status == "Ready" })
+	api.api("POST", "/campaigns/"+sent.CampaignID+"/start", "", http.StatusOK, nil)
+	for deadline := time.Now().Add(30 * time.Second); accepted() < 300 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	}
+	api.api("POST", "/campaigns/"+sent.CampaignID+"/pause", "", http.StatusOK, nil)
+	require.NoError(t, h.cmd.Process.Kill())
+	<-h.exited
+	time.Sleep(500 * time.Millisecond) // the submits in flight at the kill are answered
+	atKill := accepted()
+
+	h = startHerald(t, bin, env, "serve")
+	api = h.client(co.key)
+	// Past the claim lease: the dead process's claims are back to Pending.
+	time.Sleep(4 * time.Second)
+	c := api.campaign(sent.CampaignID)
+	require.Equal(t, "Paused", c.Status, "the pause outlived the kill")
+	require.Equal(t, atKill, accepted(), "nothing submitted after the kill while paused")
+	require.Positive(t, c.PendingCount, "messages wait")
+	require.Less(t, atKill, uint64(n), "the pause came before the end")
+
+	api.api("POST", "/campaigns/"+sent.CampaignID+"/resume", "", http.StatusOK, nil)
+	c = api.waitCampaign(sent.CampaignID, func(c campaignJSON) bool { return c.Status == "Completed" && c.DeliveredCount+c.FailedCount == n })
+	require.Equal(t, failing, c.FailedCount, "the numbers the simulator fails, nothing else")
+	t.Logf("%d of %d submitted before the pause and kill, %d in all after the resume (duplicates: the claims the dead process left)",
+		atKill, n, accepted())
+	require.GreaterOrEqual(t, accepted(), uint64(n))
+	h.stop()
 }

@@ -62,6 +62,7 @@ func TestBinary(t *testing.T) {
 			t.Run("demo", func(t *testing.T) { testDemo(t, bin, db.url(t)) })
 			t.Run("webhooks", func(t *testing.T) { testWebhooks(t, bin, db.url(t)) })
 			t.Run("control", func(t *testing.T) { testControl(t, bin, db.url(t)) })
+			t.Run("pause-kill", func(t *testing.T) { testPauseThenKill(t, bin, db.url(t)) })
 		})
 	}
 	t.Run("simulators", func(t *testing.T) { testSimulators(t, bin) })
