@@ -19,6 +19,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/console"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/routing"
@@ -175,7 +176,9 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		}})
 	}
 	extra := map[string]http.Handler{
-		"/metrics": promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}),
+		"/metrics":  promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}),
+		"/console/": console.Handler("/console/"),
+		"/console":  http.RedirectHandler("/console/", http.StatusMovedPermanently),
 	}
 	if sims != nil {
 		// The demo's handsets: POST /demo/smsc/mo sends an SMS to a sender.
