@@ -126,6 +126,7 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 	want := map[string][]string{
 		"/api/v1/templates/sms":                                      {"POST"},
 		"/api/v1/templates/chat":                                     {"POST"},
+		"/api/v1/templates/preview":                                  {"POST"},
 		"/api/v1/templates":                                          {"GET"},
 		"/api/v1/templates/{id}":                                     {"DELETE", "GET", "PUT"},
 		"/api/v1/sms/campaigns":                                      {"POST"},
@@ -231,6 +232,8 @@ func TestContractTour(t *testing.T) {
 	survey := e.chatTemplate("survey", "Pick one", map[string]any{"messageType": "Survey",
 		"typeSpecificConfig": map[string]any{"options": []map[string]string{{"optionText": "Yes", "optionValue": "y"}, {"optionText": "No", "optionValue": "n"}}}})
 
+	e.do("POST", "/api/v1/templates/preview", map[string]any{"templateContent": "Hi {{name}} €", "placeholders": map[string]any{"name": "Ada"}})
+	e.do("POST", "/api/v1/templates/preview", map[string]any{"placeholders": map[string]any{"name": "Ada"}})
 	e.do("GET", "/api/v1/templates?page=1&pageSize=2", nil)
 	e.do("GET", "/api/v1/templates?pageSize=101", nil)
 	e.do("GET", "/api/v1/templates/"+sms, nil)

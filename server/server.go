@@ -276,6 +276,7 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 
 	route(http.MethodPost, "/templates/sms", s.createSMSTemplate)
 	route(http.MethodPost, "/templates/chat", s.createChatTemplate)
+	route(http.MethodPost, "/templates/preview", s.previewTemplate)
 	route(http.MethodGet, "/templates", s.listTemplates)
 	route(http.MethodGet, "/templates/{id}", s.getTemplate)
 	route(http.MethodPut, "/templates/{id}", s.updateTemplate)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/template"
 )
 
 // messageTypeInput is a messageType as sent: a number 1-8 or a type name.
@@ -314,4 +315,64 @@ type pageJSON struct {
 
 func pageOut(p messaging.PageRequest, total int) pageJSON {
 	return pageJSON{TotalCount: total, Page: p.Page, PageSize: p.PageSize, TotalPages: p.TotalPages(total)}
+}
+
+// previewJSON answers POST /templates/preview.
+type previewJSON struct {
+	RenderedText         string   `json:"renderedText"`
+	Placeholders         []string `json:"placeholders"`
+	MissingPlaceholders  []string `json:"missingPlaceholders"`
+	Encoding             string   `json:"encoding"`
+	Characters           int      `json:"characters"`
+	Segments             int      `json:"segments"`
+	CharactersPerSegment int      `json:"charactersPerSegment"`
+	CharactersLeft       int      `json:"charactersLeft"`
+}
+
+// previewTemplate answers POST /templates/preview: an SMS text rendered
+// with sample placeholder values, and how it travels (encoding, length in
+// septets or UTF-16 units, segments, room left in the last one), computed
+// as the SMPP transport will. A placeholder without a value stays as
+// written and counts as such. Nothing is stored.
+func (s *server) previewTemplate(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		TemplateContent *string           `json:"templateContent"`
+		Placeholders    map[string]string `json:"placeholders"`
+	}
+	if err := s.decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	var fe messaging.FieldErrors
+	if in.TemplateContent == nil {
+		fe.Add("templateContent", "templateContent is required")
+	} else {
+		template.CheckField(&fe, "templateContent", *in.TemplateContent, 0, template.MaxSMSContentLen)
+	}
+	for name, v := range in.Placeholders {
+		template.CheckFieldChars(&fe, "placeholders."+name, v)
+	}
+	if err := fe.Err(); err != nil {
+		return err
+	}
+	t := template.Compile(*in.TemplateContent)
+	out := previewJSON{Placeholders: append([]string{}, t.Names()...), MissingPlaceholders: []string{}}
+	for _, name := range out.Placeholders {
+		if _, ok := in.Placeholders[name]; !ok {
+			out.MissingPlaceholders = append(out.MissingPlaceholders, name)
+		}
+	}
+	out.RenderedText = t.Render(in.Placeholders, nil)
+	seg := template.Segment(out.RenderedText)
+	out.Encoding, out.Characters, out.Segments = string(seg.Encoding), seg.Units, seg.Segments
+	single, part := template.GSM7SingleSeptets, template.GSM7PartSeptets
+	if seg.Encoding == template.EncodingUCS2 {
+		single, part = template.UCS2SingleUnits, template.UCS2PartUnits
+	}
+	out.CharactersPerSegment = single
+	if seg.Segments > 1 {
+		out.CharactersPerSegment = part
+	}
+	out.CharactersLeft = out.CharactersPerSegment - template.Segment(seg.Parts[len(seg.Parts)-1]).Units
+	s.writeJSON(w, http.StatusOK, out)
+	return nil
 }

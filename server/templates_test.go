@@ -299,3 +299,54 @@ func TestMediaURLsAreProbed(t *testing.T) {
 	require.Equal(t, float64(2), templates())
 	require.Positive(t, heads.Load(), "the URLs were asked with HEAD")
 }
+
+// TestTemplatePreview: a text rendered with sample values, measured as the
+// SMPP transport sends it: GSM-7 or UCS-2, septets (an extension character
+// counts two) or UTF-16 units, segments of 160/153 or 70/67, the room left
+// in the last one; a placeholder without a value stays and is listed.
+func TestTemplatePreview(t *testing.T) {
+	e := newEnv(t)
+	preview := func(body any) map[string]any {
+		t.Helper()
+		r := e.do("POST", "/api/v1/templates/preview", body)
+		require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+		return r.obj()
+	}
+	got := preview(map[string]any{"templateContent": "Hi {{name}}, 20% off {{item}} until {{day}}", "placeholders": map[string]any{"name": "Ada", "day": "Sunday"}})
+	require.Equal(t, "Hi Ada, 20% off {{item}} until Sunday", got["renderedText"])
+	require.Equal(t, []any{"name", "item", "day"}, got["placeholders"])
+	require.Equal(t, []any{"item"}, got["missingPlaceholders"])
+	require.Equal(t, "GSM-7", got["encoding"])
+	require.Equal(t, 41.0, got["characters"], "the braces left are GSM-7 extension characters, two septets each")
+	require.Equal(t, 1.0, got["segments"])
+	require.Equal(t, 160.0, got["charactersPerSegment"])
+	require.Equal(t, 119.0, got["charactersLeft"])
+
+	for _, c := range []struct {
+		text                           string
+		enc                            string
+		chars, segs, perSeg, charsLeft float64
+	}{
+		{strings.Repeat("a", 160), "GSM-7", 160, 1, 160, 0},
+		{strings.Repeat("a", 161), "GSM-7", 161, 2, 153, 145},
+		{strings.Repeat("€", 80), "GSM-7", 160, 1, 160, 0},   // an extension character is two septets
+		{strings.Repeat("€", 81), "GSM-7", 162, 2, 153, 143}, // 76 in the first part (152 septets: a pair is never split), 5 in the last
+		{"Привет", "UCS-2", 6, 1, 70, 64},
+		{strings.Repeat("é", 10) + strings.Repeat("ж", 61), "UCS-2", 71, 2, 67, 63},
+		{"", "GSM-7", 0, 1, 160, 160},
+	} {
+		got := preview(map[string]any{"templateContent": c.text})
+		require.Equal(t, c.enc, got["encoding"], "%q", c.text)
+		require.Equal(t, c.chars, got["characters"], "%q", c.text)
+		require.Equal(t, c.segs, got["segments"], "%q", c.text)
+		require.Equal(t, c.perSeg, got["charactersPerSegment"], "%q", c.text)
+		require.Equal(t, c.charsLeft, got["charactersLeft"], "%q", c.text)
+		require.Equal(t, []any{}, got["placeholders"])
+	}
+
+	requireError(t, e.do("POST", "/api/v1/templates/preview", map[string]any{}), http.StatusBadRequest, "Bad Request", "templateContent")
+	requireError(t, e.do("POST", "/api/v1/templates/preview", map[string]any{"templateContent": strings.Repeat("a", 1601)}),
+		http.StatusBadRequest, "Bad Request", "templateContent")
+	requireError(t, e.do("POST", "/api/v1/templates/preview", map[string]any{"templateContent": "Hi\x01"}), http.StatusBadRequest, "Bad Request", "templateContent")
+	require.Equal(t, http.StatusUnauthorized, e.do("POST", "/api/v1/templates/preview", map[string]any{"templateContent": "Hi"}, noKey()).Code)
+}
