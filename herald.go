@@ -188,6 +188,9 @@ func New(cfg Config) (*Herald, error) {
 
 	acfg := cfg.Accounts
 	acfg.Store = cfg.Store
+	if acfg.Logger == nil {
+		acfg.Logger = cfg.Logger
+	}
 	var err error
 	if h.accounts, err = accounts.New(acfg); err != nil {
 		return nil, fmt.Errorf("herald: %w", err)

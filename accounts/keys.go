@@ -81,29 +81,103 @@ func (s *Service) SetCompanyRate(ctx context.Context, id messaging.ID, perSecond
 	return c, nil
 }
 
-// GenerateAPIKey makes a new API key for the company, `om_` followed by 32
-// letters and digits, and returns it: it is shown once. The store keeps
-// only the key's selector (its first 12 characters after the prefix, the
-// part it is looked up by) and the SHA-256 hash of the whole key. The
-// previous key stops working.
-func (s *Service) GenerateAPIKey(ctx context.Context, companyID messaging.ID) (string, error) {
+// MaxAPIKeys is the most API keys a company may have at once.
+const MaxAPIKeys = 20
+
+// MaxAPIKeyNameLen is the most characters of an API key's name.
+const MaxAPIKeyNameLen = 100
+
+// CreateAPIKey makes a new API key for the company, `om_` followed by 32
+// letters and digits, and returns it with its description: the key is
+// shown once. The store keeps only the key's selector (its first 12
+// characters after the prefix, the part it is looked up by) and the
+// SHA-256 hash of the whole key. The company's other keys keep working, so
+// that keys can be rotated without downtime: make the new one, move the
+// clients to it, revoke the old one. name tells the keys apart (empty:
+// "default"); a company has MaxAPIKeys at most (Conflict beyond).
+func (s *Service) CreateAPIKey(ctx context.Context, companyID messaging.ID, name string) (string, messaging.APIKey, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		name = "default"
+	}
+	var fe messaging.FieldErrors
+	template.CheckField(&fe, "name", name, 1, MaxAPIKeyNameLen)
+	if err := fe.Err(); err != nil {
+		return "", messaging.APIKey{}, err
+	}
 	// A selector already taken (about one chance in 3e21 per key) is
 	// drawn again.
 	for attempt := 0; ; attempt++ {
 		key, err := s.newAPIKey()
 		if err != nil {
-			return "", err
+			return "", messaging.APIKey{}, err
 		}
-		err = s.store.SetAPIKey(ctx, companyID, keySelector(key), hashKey(key))
-		s.keys.Clear() // the previous key stops working here and now
-		if messaging.IsCode(err, messaging.Conflict) && attempt < 3 {
+		k := messaging.APIKey{CompanyID: companyID, Name: name, CreatedAt: s.clock()}
+		err = s.store.CreateAPIKey(ctx, &k, keySelector(key), hashKey(key), MaxAPIKeys)
+		if messaging.IsCode(err, messaging.Conflict) && attempt < 3 && strings.Contains(err.Error(), "selector") {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("store API key: %w", err)
+			return "", messaging.APIKey{}, fmt.Errorf("store API key: %w", err)
 		}
-		return key, nil
+		return key, k, nil
 	}
+}
+
+// GenerateAPIKey makes a new API key for the company, named "default",
+// and revokes every other key of the company: after it, only the key it
+// returns works. CreateAPIKey adds a key instead.
+func (s *Service) GenerateAPIKey(ctx context.Context, companyID messaging.ID) (string, error) {
+	old, err := s.store.ListAPIKeys(ctx, companyID)
+	if err != nil {
+		return "", fmt.Errorf("generate API key: %w", err)
+	}
+	key, _, err := s.CreateAPIKey(ctx, companyID, "default")
+	if err != nil {
+		return "", err
+	}
+	for _, k := range old {
+		if err := s.store.RevokeAPIKey(ctx, companyID, k.ID); err != nil && !messaging.IsCode(err, messaging.NotFound) {
+			return "", fmt.Errorf("generate API key: revoke key %d: %w", k.ID, err)
+		}
+	}
+	s.keys.Clear() // the previous keys stop working here and now
+	return key, nil
+}
+
+// ListAPIKeys returns the company's keys (their descriptions: the keys
+// themselves are never kept), oldest first; NotFound for an unknown
+// company.
+func (s *Service) ListAPIKeys(ctx context.Context, companyID messaging.ID) ([]messaging.APIKey, error) {
+	if _, err := s.store.GetCompany(ctx, companyID); err != nil {
+		return nil, fmt.Errorf("list API keys: %w", err)
+	}
+	ks, err := s.store.ListAPIKeys(ctx, companyID)
+	if err != nil {
+		return nil, fmt.Errorf("list API keys: %w", err)
+	}
+	return ks, nil
+}
+
+// RevokeAPIKey revokes one of the company's keys: it stops working at once
+// in this process, and within Config.CacheTTL in the others sharing the
+// store.
+func (s *Service) RevokeAPIKey(ctx context.Context, companyID messaging.ID, id int64) error {
+	if err := s.store.RevokeAPIKey(ctx, companyID, id); err != nil {
+		return fmt.Errorf("revoke API key: %w", err)
+	}
+	s.keys.Clear()
+	return nil
+}
+
+// ListCompanies returns a page of the companies, by name, and how many
+// there are.
+func (s *Service) ListCompanies(ctx context.Context, page messaging.PageRequest) ([]messaging.Company, int, error) {
+	cs, total, err := s.store.ListCompanies(ctx, page)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list companies: %w", err)
+	}
+	return cs, total, nil
 }
 
 func (s *Service) newAPIKey() (string, error) {
@@ -149,7 +223,8 @@ func WellFormedAPIKey(key string) bool {
 	return true
 }
 
-// Authenticate returns the company whose current API key is key. A
+// Authenticate returns the company one of whose API keys is key, and
+// records, to the minute, that the key was used. A
 // missing key is Unauthorized ("missing or invalid"), an unknown or revoked
 // one Unauthorized ("invalid or revoked"), a company not activated
 // Unavailable. A key is looked up by its selector, then its SHA-256 hash
@@ -167,7 +242,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (messaging.Compa
 	if c, ok := s.keys.Get(cacheKey, time.Now()); ok {
 		return c, nil
 	}
-	c, stored, err := s.store.CompanyByAPIKeySelector(ctx, keySelector(key))
+	c, k, stored, err := s.store.CompanyByAPIKeySelector(ctx, keySelector(key))
 	if err == nil && subtle.ConstantTimeCompare(stored, hash) != 1 {
 		err = messaging.APIKeyNotFound()
 	}
@@ -180,6 +255,16 @@ func (s *Service) Authenticate(ctx context.Context, key string) (messaging.Compa
 	if !c.Active {
 		return messaging.Company{}, messaging.Errorf(messaging.Unavailable, messaging.NameServiceUnavailable, "Company account is not fully set up")
 	}
+	if now := s.clock(); k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= keyTouchEvery {
+		// At most one write a key a minute (the cache keeps the key a
+		// second); a failure loses nothing but the time of use.
+		if err := s.store.TouchAPIKey(ctx, k.ID, now); err != nil {
+			s.log.Warn("recording an API key's use", "key", k.ID, "err", err)
+		}
+	}
 	s.keys.Put(cacheKey, c, time.Now())
 	return c, nil
 }
+
+// keyTouchEvery is how often an API key's LastUsedAt is written, at most.
+const keyTouchEvery = time.Minute

@@ -56,6 +56,19 @@ func (s *Service) ListSMSSenders(ctx context.Context, companyID messaging.ID) ([
 	return out, nil
 }
 
+// CompanySMSSenders lists every sender of the company, approved or not:
+// the operator's view. NotFound for an unknown company.
+func (s *Service) CompanySMSSenders(ctx context.Context, companyID messaging.ID) ([]messaging.SMSSender, error) {
+	if _, err := s.store.GetCompany(ctx, companyID); err != nil {
+		return nil, fmt.Errorf("list senders: %w", err)
+	}
+	out, err := s.store.ListSMSSenders(ctx, companyID, false)
+	if err != nil {
+		return nil, fmt.Errorf("list senders: %w", err)
+	}
+	return out, nil
+}
+
 // MaxChatServiceFieldLen is the most characters of a chat service's
 // brandName and providerServiceId.
 const MaxChatServiceFieldLen = 200

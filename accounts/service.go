@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/heraldhq/herald/internal/ttlcache"
@@ -25,6 +26,9 @@ type Config struct {
 	IDs *messaging.IDGenerator
 	// Rand is the randomness of API keys. Default crypto/rand.
 	Rand io.Reader
+	// Logger receives what the service logs (a failed write of a key's
+	// last use). Default: discard.
+	Logger *slog.Logger
 	// CacheTTL is how long an authenticated API key is reused without
 	// reading the store again. What this Service changes (a new key, a
 	// company switched off) it forgets at once; changes made by another
@@ -40,6 +44,7 @@ type Service struct {
 	now   func() time.Time
 	ids   *messaging.IDGenerator
 	rand  io.Reader
+	log   *slog.Logger
 	// keys caches companies by the SHA-256 of an API key that
 	// authenticated.
 	keys ttlcache.Cache[[32]byte, messaging.Company]
@@ -50,7 +55,10 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("accounts: Config.Store is required")
 	}
-	s := &Service{store: cfg.Store, now: cfg.Now, ids: cfg.IDs, rand: cfg.Rand}
+	s := &Service{store: cfg.Store, now: cfg.Now, ids: cfg.IDs, rand: cfg.Rand, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}

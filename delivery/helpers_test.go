@@ -52,7 +52,7 @@ func newWorld(t testing.TB, s store) *world {
 	ctx := context.Background()
 	w := &world{t: t, s: s, ids: messaging.NewIDGenerator(nil)}
 	now := time.Now().UTC()
-	w.co = messaging.Company{ID: w.ids.New(), Name: "Acme", Active: true, CreatedAt: now}
+	w.co = messaging.Company{ID: w.ids.New(), Name: "Acme " + w.ids.New().String(), Active: true, CreatedAt: now}
 	require.NoError(t, s.CreateCompany(ctx, &w.co))
 	for _, p := range []*messaging.SMSSender{&w.sender, &w.fallback} {
 		name := "Herald"

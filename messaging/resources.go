@@ -1,6 +1,9 @@
 package messaging
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Company is a tenant. Every resource belongs to exactly one company and
 // is invisible to the others. A new company is inactive until an operator
@@ -14,6 +17,23 @@ type Company struct {
 	// second, SMS and chat together, for every process sharing the
 	// store; 0: none.
 	MaxPerSecond float64
+}
+
+// CompanyNameKey is the form company names are compared in: trimmed and
+// lower-cased, so that "Acme" and " acme" are one name.
+func CompanyNameKey(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
+
+// APIKey describes one of a company's API keys. The key itself is shown
+// once, when it is made; the store keeps its selector and hash only.
+type APIKey struct {
+	ID        int64
+	CompanyID ID
+	// Name tells the keys of a company apart ("production", "ci").
+	Name      string
+	CreatedAt time.Time
+	// LastUsedAt is when the key last authenticated a request, to the
+	// minute; nil: never.
+	LastUsedAt *time.Time
 }
 
 // SMSSender is an alphanumeric SMS sender name (at most 11 characters)

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -10,9 +12,10 @@ import (
 
 // companyJSON answers the company endpoints of the admin API.
 type companyJSON struct {
-	ID     messaging.ID `json:"id"`
-	Name   string       `json:"name"`
-	Active bool         `json:"active"`
+	ID        messaging.ID `json:"id"`
+	Name      string       `json:"name"`
+	Active    bool         `json:"active"`
+	CreatedAt timestamp    `json:"createdAt"`
 	// MaxPerSecond is the company's rate: messages handed to a provider a
 	// second, every process together; 0: none.
 	MaxPerSecond float64 `json:"maxPerSecond"`
@@ -20,7 +23,7 @@ type companyJSON struct {
 
 // companyOut is c as the admin API answers it.
 func companyOut(c messaging.Company) companyJSON {
-	return companyJSON{ID: c.ID, Name: c.Name, Active: c.Active, MaxPerSecond: c.MaxPerSecond}
+	return companyJSON{ID: c.ID, Name: c.Name, Active: c.Active, CreatedAt: ts(c.CreatedAt), MaxPerSecond: c.MaxPerSecond}
 }
 
 // senderJSON answers the SMS sender endpoints of the admin API. senderId
@@ -105,21 +108,163 @@ func (s *server) adminSetCompanyRate(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
-// adminAPIKey answers POST /admin/v1/companies/{id}/api-keys: 201 with
-// the key, shown this once; the previous key stops working.
+// apiKeyJSON describes an API key in the admin API; the key itself is in
+// the answer of its creation only.
+type apiKeyJSON struct {
+	ID         int64      `json:"id"`
+	Name       string     `json:"name"`
+	APIKey     string     `json:"apiKey,omitempty"`
+	CreatedAt  timestamp  `json:"createdAt"`
+	LastUsedAt *timestamp `json:"lastUsedAt"`
+}
+
+func apiKeyOut(k messaging.APIKey, key string) apiKeyJSON {
+	return apiKeyJSON{ID: k.ID, Name: k.Name, APIKey: key, CreatedAt: ts(k.CreatedAt), LastUsedAt: tsOrNull(k.LastUsedAt)}
+}
+
+// adminAPIKey answers POST /admin/v1/companies/{id}/api-keys, with an
+// optional body {"name"}: 201 with the new key, shown this once; the
+// company's other keys keep working.
 func (s *server) adminAPIKey(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
 	}
-	key, err := s.accounts.GenerateAPIKey(r.Context(), id)
+	var in struct {
+		Name string `json:"name"`
+	}
+	// The body is optional: a key without a name is "default".
+	data, err := io.ReadAll(s.body(w, r))
+	if err != nil {
+		return decodeError(err, "") // too large (413), too slow (408)
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		r.Body = io.NopCloser(bytes.NewReader(data))
+		if err := s.decodeBody(w, r, &in); err != nil {
+			return err
+		}
+	}
+	key, k, err := s.accounts.CreateAPIKey(r.Context(), id, in.Name)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	s.writeJSON(w, http.StatusCreated, struct {
-		APIKey string `json:"apiKey"`
-	}{key})
+	s.writeJSON(w, http.StatusCreated, apiKeyOut(k, key))
+	return nil
+}
+
+// adminListAPIKeys answers GET /admin/v1/companies/{id}/api-keys: the
+// keys' descriptions, oldest first.
+func (s *server) adminListAPIKeys(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	ks, err := s.accounts.ListAPIKeys(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	out := make([]apiKeyJSON, len(ks))
+	for i, k := range ks {
+		out[i] = apiKeyOut(k, "")
+	}
+	s.writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// adminRevokeAPIKey answers DELETE /admin/v1/companies/{id}/api-keys/{keyId}.
+func (s *server) adminRevokeAPIKey(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	v, err := pathVar(r, "keyId")
+	if err != nil {
+		return err
+	}
+	keyID, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || keyID <= 0 {
+		return invalidField("keyId", fmt.Sprintf("keyId %q is not a positive integer", v))
+	}
+	if err := s.accounts.RevokeAPIKey(r.Context(), id, keyID); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// adminListCompanies answers GET /admin/v1/companies: a page of the
+// companies, by name.
+func (s *server) adminListCompanies(w http.ResponseWriter, r *http.Request) error {
+	q := newQuery(r)
+	page := q.page()
+	if err := q.err(); err != nil {
+		return err
+	}
+	cs, total, err := s.accounts.ListCompanies(r.Context(), page)
+	if err != nil {
+		return err
+	}
+	out := make([]companyJSON, len(cs))
+	for i, c := range cs {
+		out[i] = companyOut(c)
+	}
+	s.writeJSON(w, http.StatusOK, struct {
+		Companies []companyJSON `json:"companies"`
+		pageJSON
+	}{out, pageOut(page, total)})
+	return nil
+}
+
+// adminListSenders answers GET /admin/v1/companies/{id}/sms-senders: every
+// sender of the company, approved or not.
+func (s *server) adminListSenders(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	sds, err := s.accounts.CompanySMSSenders(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	type senderOut struct {
+		ID        int64     `json:"id"`
+		SenderID  string    `json:"senderId"`
+		Approved  bool      `json:"approved"`
+		CreatedAt timestamp `json:"createdAt"`
+	}
+	out := make([]senderOut, len(sds))
+	for i, sd := range sds {
+		out[i] = senderOut{sd.ID, sd.SenderID, sd.Approved, ts(sd.CreatedAt)}
+	}
+	s.writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// adminListChatServices answers GET /admin/v1/companies/{id}/chat-services.
+func (s *server) adminListChatServices(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.accounts.GetCompany(r.Context(), id); err != nil {
+		return err
+	}
+	css, err := s.accounts.ListChatServices(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	type serviceOut struct {
+		ID                int64     `json:"id"`
+		BrandName         string    `json:"brandName"`
+		ProviderServiceID string    `json:"providerServiceId"`
+		CreatedAt         timestamp `json:"createdAt"`
+	}
+	out := make([]serviceOut, len(css))
+	for i, cs := range css {
+		out[i] = serviceOut{cs.ID, cs.BrandName, cs.ProviderServiceID, ts(cs.CreatedAt)}
+	}
+	s.writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

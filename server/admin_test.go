@@ -16,7 +16,7 @@ func TestAdminOnboarding(t *testing.T) {
 	r := e.do("POST", "/admin/v1/companies", map[string]any{"name": "Globex"}, admin())
 	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
 	c := r.obj()
-	requireKeys(t, c, "id", "name", "active", "maxPerSecond")
+	requireKeys(t, c, "id", "name", "active", "createdAt", "maxPerSecond")
 	require.Equal(t, "Globex", c["name"])
 	require.Equal(t, false, c["active"])
 	id := c["id"].(string)
@@ -24,7 +24,8 @@ func TestAdminOnboarding(t *testing.T) {
 	r = e.do("POST", "/admin/v1/companies/"+id+"/api-keys", nil, admin())
 	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
 	k := r.obj()
-	requireKeys(t, k, "apiKey")
+	requireKeys(t, k, "id", "name", "apiKey", "createdAt", "lastUsedAt")
+	require.Equal(t, "default", k["name"])
 	key := k["apiKey"].(string)
 	require.Regexp(t, `^om_[A-Za-z0-9]{32}$`, key)
 	require.Equal(t, "no-store", r.Header.Get("Cache-Control"))
@@ -32,7 +33,7 @@ func TestAdminOnboarding(t *testing.T) {
 	requireError(t, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)), http.StatusServiceUnavailable, "Service Unavailable", "")
 	r = e.do("POST", "/admin/v1/companies/"+id+"/activate", nil, admin())
 	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
-	require.Equal(t, map[string]any{"id": id, "name": "Globex", "active": true, "maxPerSecond": 0.0}, r.obj())
+	require.Equal(t, map[string]any{"id": id, "name": "Globex", "active": true, "createdAt": c["createdAt"], "maxPerSecond": 0.0}, r.obj())
 	require.Equal(t, http.StatusOK, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)).Code)
 
 	r = e.do("POST", "/admin/v1/companies/"+id+"/sms-senders", map[string]any{"senderId": "GLOBEX"}, admin())
@@ -64,11 +65,23 @@ func TestAdminOnboarding(t *testing.T) {
 	require.Equal(t, "pv-77", cs["providerServiceId"])
 	require.Equal(t, []any{map[string]any{"id": cs["id"], "brandName": "Globex"}}, e.do("GET", "/api/v1/chat-services", nil, withKey(key)).arr())
 
-	// A new key revokes the previous one.
-	r = e.do("POST", "/admin/v1/companies/"+id+"/api-keys", nil, admin())
+	// A new key works beside the first (a rotation without downtime);
+	// revoking the first leaves the new one.
+	r = e.do("POST", "/admin/v1/companies/"+id+"/api-keys", map[string]any{"name": "rotated"}, admin())
 	require.Equal(t, http.StatusCreated, r.Code)
+	key2 := r.obj()["apiKey"].(string)
+	require.Equal(t, http.StatusOK, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)).Code)
+	require.Equal(t, http.StatusOK, e.do("GET", "/api/v1/sms-senders", nil, withKey(key2)).Code)
+	keys := e.do("GET", "/admin/v1/companies/"+id+"/api-keys", nil, admin()).arr()
+	require.Len(t, keys, 2)
+	first := keys[0].(map[string]any)
+	require.Equal(t, k["id"], first["id"])
+	require.NotContains(t, first, "apiKey", "a key is shown once")
+	require.NotNil(t, first["lastUsedAt"], "the key's use is recorded")
+	require.Equal(t, http.StatusNoContent, e.do("DELETE", "/admin/v1/companies/"+id+"/api-keys/"+ftoa(first["id"].(float64)), nil, admin()).Code)
 	requireError(t, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)), http.StatusUnauthorized, "Unauthorized", "")
-	require.Equal(t, http.StatusOK, e.do("GET", "/api/v1/sms-senders", nil, withKey(r.obj()["apiKey"].(string))).Code)
+	require.Equal(t, http.StatusOK, e.do("GET", "/api/v1/sms-senders", nil, withKey(key2)).Code)
+	require.Len(t, e.do("GET", "/admin/v1/companies/"+id+"/api-keys", nil, admin()).arr(), 1)
 
 	r = e.do("POST", "/admin/v1/companies/"+id+"/deactivate", nil, admin())
 	require.Equal(t, http.StatusOK, r.Code)
@@ -83,7 +96,10 @@ func TestAdminCompanyRate(t *testing.T) {
 	id := e.do("POST", "/admin/v1/companies", map[string]any{"name": "Globex"}, admin()).obj()["id"].(string)
 	r := e.do("PUT", "/admin/v1/companies/"+id+"/rate-limit", map[string]any{"maxPerSecond": 40}, admin())
 	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
-	require.Equal(t, map[string]any{"id": id, "name": "Globex", "active": false, "maxPerSecond": 40.0}, r.obj())
+	got := r.obj()
+	require.NotEmpty(t, got["createdAt"])
+	delete(got, "createdAt")
+	require.Equal(t, map[string]any{"id": id, "name": "Globex", "active": false, "maxPerSecond": 40.0}, got)
 	r = e.do("GET", "/admin/v1/companies/"+id, nil, admin())
 	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
 	require.Equal(t, 40.0, r.obj()["maxPerSecond"])
@@ -103,6 +119,66 @@ func TestAdminCompanyRate(t *testing.T) {
 	r = e.do("PUT", "/admin/v1/companies/"+id+"/rate-limit", map[string]any{"maxPerSecond": 0}, admin())
 	require.Equal(t, http.StatusOK, r.Code)
 	require.Equal(t, 0.0, r.obj()["maxPerSecond"], "0 removes the limit")
+}
+
+// TestAdminReads: the operator lists companies (by name, paged), a
+// company's senders (approved or not) and chat services; company names
+// are unique whatever the case; a request without the token is a 401
+// whatever its path or method, before a 404 or a 405.
+func TestAdminReads(t *testing.T) {
+	e := newEnv(t)
+	for _, n := range []string{"zeta", "Alpha", "mu"} {
+		require.Equal(t, http.StatusCreated, e.do("POST", "/admin/v1/companies", map[string]any{"name": n}, admin()).Code)
+	}
+	requireError(t, e.do("POST", "/admin/v1/companies", map[string]any{"name": " ALPHA "}, admin()), http.StatusConflict, "Conflict", "")
+	all := e.do("GET", "/admin/v1/companies?pageSize=100", nil, admin()).obj()
+	var names []string
+	for _, c := range all["companies"].([]any) {
+		names = append(names, c.(map[string]any)["name"].(string))
+	}
+	require.Subset(t, names, []string{"Alpha", "mu", "zeta"})
+	require.Equal(t, float64(len(names)), all["totalCount"])
+	require.Equal(t, 1, strings.Count(strings.Join(names, ","), "Alpha"), "no second Alpha")
+	for i := 1; i < len(names); i++ {
+		require.LessOrEqual(t, strings.ToLower(names[i-1]), strings.ToLower(names[i]), "by name")
+	}
+	page2 := e.do("GET", "/admin/v1/companies?page=2&pageSize=2", nil, admin()).obj()
+	require.Equal(t, names[2:min(4, len(names))], func() (out []string) {
+		for _, c := range page2["companies"].([]any) {
+			out = append(out, c.(map[string]any)["name"].(string))
+		}
+		return out
+	}())
+
+	co := e.do("POST", "/admin/v1/companies", map[string]any{"name": "Senders"}, admin()).obj()["id"].(string)
+	a := e.do("POST", "/admin/v1/companies/"+co+"/sms-senders", map[string]any{"senderId": "AAA"}, admin()).obj()["id"].(float64)
+	e.do("POST", "/admin/v1/companies/"+co+"/sms-senders", map[string]any{"senderId": "BBB"}, admin())
+	e.do("POST", "/admin/v1/sms-senders/"+ftoa(a)+"/approve", nil, admin())
+	senders := e.do("GET", "/admin/v1/companies/"+co+"/sms-senders", nil, admin()).arr()
+	require.Len(t, senders, 2)
+	require.Equal(t, true, senders[0].(map[string]any)["approved"])
+	require.Equal(t, false, senders[1].(map[string]any)["approved"], "unapproved ones too")
+	e.do("POST", "/admin/v1/companies/"+co+"/chat-services", map[string]any{"brandName": "S", "providerServiceId": "s-1"}, admin())
+	services := e.do("GET", "/admin/v1/companies/"+co+"/chat-services", nil, admin()).arr()
+	require.Len(t, services, 1)
+	require.Equal(t, "s-1", services[0].(map[string]any)["providerServiceId"])
+
+	missing := "0190f5c0-0000-7000-8000-000000000000"
+	for _, path := range []string{"/sms-senders", "/chat-services", "/api-keys"} {
+		require.Equal(t, http.StatusNotFound, e.do("GET", "/admin/v1/companies/"+missing+path, nil, admin()).Code, path)
+	}
+
+	// Without the token: 401 before anything else.
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/admin/v1/companies"}, {"GET", "/admin/v1/nowhere"}, {"PATCH", "/admin/v1/companies"},
+		{"GET", "/admin/v1/companies/" + co + "/activate"}, {"DELETE", "/admin/v1/companies/" + co},
+	} {
+		r := e.do(c.method, c.path, nil)
+		require.Equal(t, http.StatusUnauthorized, r.Code, "%s %s: %s", c.method, c.path, r.Body)
+		require.Equal(t, `Bearer realm="herald-admin"`, r.Header.Get("WWW-Authenticate"))
+	}
+	require.Equal(t, http.StatusNotFound, e.do("GET", "/admin/v1/nowhere", nil, admin()).Code)
+	require.Equal(t, http.StatusMethodNotAllowed, e.do("GET", "/admin/v1/companies/"+co+"/activate", nil, admin()).Code)
 }
 
 func TestAdminErrors(t *testing.T) {

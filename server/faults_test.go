@@ -36,9 +36,9 @@ func (s *downStore) failure() error {
 	return s.err
 }
 
-func (s *downStore) CompanyByAPIKeySelector(ctx context.Context, selector string) (messaging.Company, []byte, error) {
+func (s *downStore) CompanyByAPIKeySelector(ctx context.Context, selector string) (messaging.Company, messaging.APIKey, []byte, error) {
 	if err := s.failure(); err != nil {
-		return messaging.Company{}, nil, err
+		return messaging.Company{}, messaging.APIKey{}, nil, err
 	}
 	return s.Store.CompanyByAPIKeySelector(ctx, selector)
 }

@@ -242,6 +242,23 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 	})
 	r.NotFoundHandler = notFound
 	r.MethodNotAllowedHandler = http.HandlerFunc(s.methodNotAllowed)
+	if s.adminToken != "" {
+		// Under /admin/v1 a request without the token is a 401 whatever
+		// its path and method: a caller without the token learns nothing
+		// of the routes.
+		adminFirst := func(next http.Handler) http.Handler {
+			guarded := s.adminAuth(next)
+			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				if strings.HasPrefix(req.URL.Path, "/admin/v1/") || req.URL.Path == "/admin/v1" {
+					guarded.ServeHTTP(w, req)
+					return
+				}
+				next.ServeHTTP(w, req)
+			})
+		}
+		r.NotFoundHandler = adminFirst(r.NotFoundHandler)
+		r.MethodNotAllowedHandler = adminFirst(r.MethodNotAllowedHandler)
+	}
 
 	paths := make([]string, 0, len(extra))
 	for p := range extra {
@@ -334,6 +351,14 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 		post("/companies/{id}/activate", s.adminActivate(true))
 		post("/companies/{id}/deactivate", s.adminActivate(false))
 		post("/companies/{id}/api-keys", s.adminAPIKey)
+		adminGet := func(path string, f handlerFunc) {
+			r.Handle("/admin/v1"+path, s.adminAuth(s.guard(s.limits.maxSmall, s.h(f)))).Methods(http.MethodGet)
+		}
+		adminGet("/companies", s.adminListCompanies)
+		adminGet("/companies/{id}/api-keys", s.adminListAPIKeys)
+		adminGet("/companies/{id}/sms-senders", s.adminListSenders)
+		adminGet("/companies/{id}/chat-services", s.adminListChatServices)
+		r.Handle("/admin/v1/companies/{id}/api-keys/{keyId}", s.adminAuth(s.guard(s.limits.maxSmall, s.h(s.adminRevokeAPIKey)))).Methods(http.MethodDelete)
 		post("/companies/{id}/sms-senders", s.adminRegisterSender)
 		post("/companies/{id}/sms-senders/{smsSenderId}/approve", s.adminApproveCompanySender)
 		post("/sms-senders/{smsSenderId}/approve", s.adminApproveSender)

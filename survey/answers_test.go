@@ -28,7 +28,7 @@ func newAnswerFixture(t *testing.T, st *memstore.Store, msgType messaging.Messag
 	t.Helper()
 	f := &answerFixture{st: st, now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 	f.ids = messaging.NewIDGenerator(func() time.Time { return f.now })
-	f.co = messaging.Company{ID: f.ids.New(), Name: "Acme", Active: true, CreatedAt: f.now}
+	f.co = messaging.Company{ID: f.ids.New(), Name: "Acme " + f.ids.New().String(), Active: true, CreatedAt: f.now}
 	require.NoError(t, st.CreateCompany(t.Context(), &f.co))
 	f.c = messaging.Campaign{ID: f.ids.New(), CompanyID: f.co.ID, Channel: messaging.ChannelChat, Mode: messaging.ModeTransactional,
 		Status: messaging.CampaignInProgress, MessageType: msgType, Config: cfg, CreatedAt: f.now, UpdatedAt: f.now, StartedAt: &f.now}

@@ -147,5 +147,6 @@ func testPauseThenKill(t *testing.T, bin, dbURL string) {
 	t.Logf("%d of %d submitted before the pause and kill, %d in all after the resume (duplicates: the claims the dead process left)",
 		atKill, n, accepted())
 	require.GreaterOrEqual(t, accepted(), uint64(n))
+	require.Contains(t, h.stderr.String(), "HERALD_ADMIN_TOKEN is short", "a 12-character admin token is warned about")
 	h.stop()
 }

@@ -33,6 +33,10 @@ import (
 	"github.com/heraldhq/herald/webhook"
 )
 
+// minAdminTokenLen is the length of admin token below which herald serve
+// warns: a shorter one can be guessed.
+const minAdminTokenLen = 32
+
 // serve runs herald serve until ctx ends, then shuts down in order.
 func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *slog.Logger) (err error) {
 	stopping := false
@@ -66,6 +70,9 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		}
 	}()
 	log.Info("database ready", "url", redactURL(cfg.DatabaseURL))
+	if n := len(cfg.AdminToken); n > 0 && n < minAdminTokenLen {
+		log.Warn("HERALD_ADMIN_TOKEN is short: use 32 characters or more (openssl rand -hex 16)", "length", n)
+	}
 	if sims != nil {
 		if err := setUpBackup(ctx, store, sims); err != nil {
 			return err

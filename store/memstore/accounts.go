@@ -1,8 +1,11 @@
 package memstore
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/messaging"
@@ -16,6 +19,11 @@ func (s *Store) CreateCompany(ctx context.Context, c *messaging.Company) error {
 	defer s.mu.Unlock()
 	if _, ok := s.companies[c.ID]; ok {
 		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "company %s already exists", c.ID)
+	}
+	for _, co := range s.companies {
+		if messaging.CompanyNameKey(co.c.Name) == messaging.CompanyNameKey(c.Name) {
+			return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "A company named %q exists already", c.Name)
+		}
 	}
 	s.companies[c.ID] = &company{c: *c}
 	return nil
@@ -87,40 +95,117 @@ func (s *Store) CompanyRates(ctx context.Context, since time.Time) (map[messagin
 	return rates, n, nil
 }
 
-// SetAPIKey implements accounts.Store: the previous selector stops
-// finding the company.
-func (s *Store) SetAPIKey(ctx context.Context, companyID messaging.ID, selector string, hash []byte) error {
-	if err := s.lock(ctx, "set API key"); err != nil {
+// CreateAPIKey implements accounts.Store.
+func (s *Store) CreateAPIKey(ctx context.Context, k *messaging.APIKey, selector string, hash []byte, max int) error {
+	if err := s.lock(ctx, "create API key"); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	co := s.companies[companyID]
-	if co == nil {
-		return messaging.CompanyNotFound(companyID)
+	if s.companies[k.CompanyID] == nil {
+		return messaging.CompanyNotFound(k.CompanyID)
 	}
-	if owner, ok := s.keySelectors[selector]; ok && owner != companyID {
+	if _, ok := s.apiKeys[selector]; ok {
 		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "API key selector already in use")
 	}
-	if co.keySelector != "" {
-		delete(s.keySelectors, co.keySelector)
+	n := 0
+	for _, ak := range s.apiKeys {
+		if ak.k.CompanyID == k.CompanyID {
+			n++
+		}
 	}
-	co.keySelector, co.keyHash = selector, string(hash) // a copy of the caller's bytes
-	s.keySelectors[selector] = companyID
+	if n >= max {
+		return messaging.Errorf(messaging.Conflict, messaging.NameConflict,
+			"The company has %d API keys already, the most it may have: revoke one first", n)
+	}
+	s.lastAPIKey++
+	k.ID = s.lastAPIKey
+	s.apiKeys[selector] = &apiKey{k: *k, hash: string(hash)} // a copy of the caller's bytes
+	return nil
+}
+
+// ListAPIKeys implements accounts.Store.
+func (s *Store) ListAPIKeys(ctx context.Context, companyID messaging.ID) ([]messaging.APIKey, error) {
+	if err := s.lock(ctx, "list API keys"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []messaging.APIKey
+	for _, ak := range s.apiKeys {
+		if ak.k.CompanyID == companyID {
+			out = append(out, cloneAPIKey(ak.k))
+		}
+	}
+	slices.SortFunc(out, func(a, b messaging.APIKey) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+func cloneAPIKey(k messaging.APIKey) messaging.APIKey {
+	if k.LastUsedAt != nil {
+		t := *k.LastUsedAt
+		k.LastUsedAt = &t
+	}
+	return k
+}
+
+// RevokeAPIKey implements accounts.Store.
+func (s *Store) RevokeAPIKey(ctx context.Context, companyID messaging.ID, id int64) error {
+	if err := s.lock(ctx, "revoke API key"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	for sel, ak := range s.apiKeys {
+		if ak.k.ID == id && ak.k.CompanyID == companyID {
+			delete(s.apiKeys, sel)
+			return nil
+		}
+	}
+	return messaging.Errorf(messaging.NotFound, messaging.NameNotFound, "API key %d not found", id)
+}
+
+// TouchAPIKey implements accounts.Store.
+func (s *Store) TouchAPIKey(ctx context.Context, id int64, at time.Time) error {
+	if err := s.lock(ctx, "touch API key"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	for _, ak := range s.apiKeys {
+		if ak.k.ID == id {
+			at := at
+			ak.k.LastUsedAt = &at
+		}
+	}
 	return nil
 }
 
 // CompanyByAPIKeySelector implements accounts.Store.
-func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (messaging.Company, []byte, error) {
+func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (messaging.Company, messaging.APIKey, []byte, error) {
 	if err := s.lock(ctx, "find company by API key"); err != nil {
-		return messaging.Company{}, nil, err
+		return messaging.Company{}, messaging.APIKey{}, nil, err
 	}
 	defer s.mu.Unlock()
-	id, ok := s.keySelectors[selector]
+	ak, ok := s.apiKeys[selector]
 	if !ok || selector == "" {
-		return messaging.Company{}, nil, messaging.APIKeyNotFound()
+		return messaging.Company{}, messaging.APIKey{}, nil, messaging.APIKeyNotFound()
 	}
-	co := s.companies[id]
-	return co.c, []byte(co.keyHash), nil
+	return s.companies[ak.k.CompanyID].c, cloneAPIKey(ak.k), []byte(ak.hash), nil
+}
+
+// ListCompanies implements accounts.Store.
+func (s *Store) ListCompanies(ctx context.Context, page messaging.PageRequest) ([]messaging.Company, int, error) {
+	if err := s.lock(ctx, "list companies"); err != nil {
+		return nil, 0, err
+	}
+	defer s.mu.Unlock()
+	all := make([]messaging.Company, 0, len(s.companies))
+	for _, co := range s.companies {
+		all = append(all, co.c)
+	}
+	slices.SortFunc(all, func(a, b messaging.Company) int {
+		return cmp.Or(strings.Compare(messaging.CompanyNameKey(a.Name), messaging.CompanyNameKey(b.Name)), bytes.Compare(a.ID[:], b.ID[:]))
+	})
+	from := min(page.Offset(), len(all))
+	to := min(from+page.PageSize, len(all))
+	return all[from:to], len(all), nil
 }
 
 // CreateSMSSender implements accounts.Store.

@@ -32,8 +32,9 @@ import (
 type Store struct {
 	mu sync.Mutex
 
-	companies    map[messaging.ID]*company
-	keySelectors map[string]messaging.ID // API key selector -> company
+	companies  map[messaging.ID]*company
+	apiKeys    map[string]*apiKey // by selector
+	lastAPIKey int64
 
 	senders    map[int64]messaging.SMSSender
 	lastSender int64
@@ -73,10 +74,8 @@ type Store struct {
 
 // company is a company with its current API key hash and pending count.
 type company struct {
-	c           messaging.Company
-	keySelector string
-	keyHash     string
-	pending     int
+	c       messaging.Company
+	pending int
 	// drain counts the messages that left pending lately.
 	drain drainBuckets
 }
@@ -192,7 +191,7 @@ func (x index) remove(companyID messaging.ID, v string, gone map[messaging.ID]st
 func New() *Store {
 	return &Store{
 		companies:         map[messaging.ID]*company{},
-		keySelectors:      map[string]messaging.ID{},
+		apiKeys:           map[string]*apiKey{},
 		senders:           map[int64]messaging.SMSSender{},
 		chats:             map[int64]messaging.ChatService{},
 		templates:         map[messaging.ID]*messaging.Template{},
@@ -220,6 +219,12 @@ func (s *Store) lock(ctx context.Context, op string) error {
 	}
 	s.mu.Lock()
 	return nil
+}
+
+// apiKey is a stored API key: its description and hash.
+type apiKey struct {
+	k    messaging.APIKey
+	hash string
 }
 
 // dueEntry is a Pending message of an InProgress campaign waiting in a

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/messaging"
@@ -22,8 +23,11 @@ func scanCompany(row interface{ Scan(...any) error }, extra ...any) (messaging.C
 // CreateCompany implements accounts.Store.
 func (s *Store) CreateCompany(ctx context.Context, c *messaging.Company) (err error) {
 	defer keepUnavailable(&err)
-	_, err = s.db.ExecContext(ctx, "INSERT INTO companies (id, name, active, created_at, max_per_second) VALUES (?, ?, ?, ?, ?)",
-		s.id(c.ID), c.Name, c.Active, s.ts(c.CreatedAt), c.MaxPerSecond)
+	_, err = s.db.ExecContext(ctx, "INSERT INTO companies (id, name, name_key, active, created_at, max_per_second) VALUES (?, ?, ?, ?, ?, ?)",
+		s.id(c.ID), c.Name, messaging.CompanyNameKey(c.Name), c.Active, s.ts(c.CreatedAt), c.MaxPerSecond)
+	if name, ok := uniqueViolation(err); ok && strings.Contains(name, "name_key") {
+		return &messaging.Error{Code: messaging.Conflict, Name: messaging.NameConflict, Message: fmt.Sprintf("A company named %q exists already", c.Name), Err: err}
+	}
 	if err != nil {
 		return fmt.Errorf("create company: %w", duplicate(err, "company "+c.ID.String()))
 	}
@@ -88,32 +92,119 @@ func (s *Store) CompanyRates(ctx context.Context, since time.Time) (_ map[messag
 	return rates, n, nil
 }
 
-// SetAPIKey implements accounts.Store.
-func (s *Store) SetAPIKey(ctx context.Context, companyID messaging.ID, selector string, hash []byte) (err error) {
+// CreateAPIKey implements accounts.Store.
+func (s *Store) CreateAPIKey(ctx context.Context, k *messaging.APIKey, selector string, hash []byte, max int) (err error) {
 	defer keepUnavailable(&err)
-	res, err := s.db.ExecContext(ctx, "UPDATE companies SET api_key_selector = ?, api_key_hash = ? WHERE id = ?",
-		selector, append([]byte(nil), hash...), s.id(companyID))
-	if _, ok := uniqueViolation(err); ok {
-		return &messaging.Error{Code: messaging.Conflict, Name: messaging.NameConflict, Message: "API key selector already in use", Err: err}
+	lock := ""
+	if s.dialect == dialectPostgres {
+		lock = " FOR UPDATE" // one count-then-insert at a time per company
 	}
-	return updatedOne(res, err, "set API key", func() error { return messaging.CompanyNotFound(companyID) })
+	return s.write(ctx, "create API key", func(tx *txn) error {
+		var one int
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM companies WHERE id = ?"+lock, s.id(k.CompanyID)).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return messaging.CompanyNotFound(k.CompanyID)
+		}
+		if err != nil {
+			return fmt.Errorf("create API key: %w", err)
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM api_keys WHERE company_id = ?", s.id(k.CompanyID)).Scan(&n); err != nil {
+			return fmt.Errorf("create API key: %w", err)
+		}
+		if n >= max {
+			return messaging.Errorf(messaging.Conflict, messaging.NameConflict,
+				"The company has %d API keys already, the most it may have: revoke one first", n)
+		}
+		err = tx.QueryRowContext(ctx, "INSERT INTO api_keys (company_id, name, selector, hash, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+			s.id(k.CompanyID), k.Name, selector, append([]byte(nil), hash...), s.ts(k.CreatedAt)).Scan(&k.ID)
+		if _, ok := uniqueViolation(err); ok {
+			return &messaging.Error{Code: messaging.Conflict, Name: messaging.NameConflict, Message: "API key selector already in use", Err: err}
+		}
+		if err != nil {
+			return fmt.Errorf("create API key: %w", err)
+		}
+		return nil
+	})
+}
+
+const apiKeyColumns = "id, company_id, name, created_at, last_used_at"
+
+func scanAPIKey(row interface{ Scan(...any) error }) (messaging.APIKey, error) {
+	var k messaging.APIKey
+	err := row.Scan(&k.ID, &k.CompanyID, &k.Name, timeDst{&k.CreatedAt}, timePtrDst{&k.LastUsedAt})
+	return k, err
+}
+
+// ListAPIKeys implements accounts.Store.
+func (s *Store) ListAPIKeys(ctx context.Context, companyID messaging.ID) (_ []messaging.APIKey, err error) {
+	defer keepUnavailable(&err)
+	rows, err := s.read.QueryContext(ctx, "SELECT "+apiKeyColumns+" FROM api_keys WHERE company_id = ? ORDER BY id", s.id(companyID))
+	if err != nil {
+		return nil, fmt.Errorf("list API keys: %w", err)
+	}
+	out, err := collect(rows, scanAPIKey)
+	if err != nil {
+		return nil, fmt.Errorf("list API keys: %w", err)
+	}
+	return out, nil
+}
+
+// RevokeAPIKey implements accounts.Store.
+func (s *Store) RevokeAPIKey(ctx context.Context, companyID messaging.ID, id int64) (err error) {
+	defer keepUnavailable(&err)
+	res, err := s.db.ExecContext(ctx, "DELETE FROM api_keys WHERE id = ? AND company_id = ?", id, s.id(companyID))
+	return updatedOne(res, err, "revoke API key", func() error {
+		return messaging.Errorf(messaging.NotFound, messaging.NameNotFound, "API key %d not found", id)
+	})
+}
+
+// TouchAPIKey implements accounts.Store.
+func (s *Store) TouchAPIKey(ctx context.Context, id int64, at time.Time) (err error) {
+	defer keepUnavailable(&err)
+	if _, err := s.db.ExecContext(ctx, "UPDATE api_keys SET last_used_at = ? WHERE id = ?", s.ts(at), id); err != nil {
+		return fmt.Errorf("touch API key: %w", err)
+	}
+	return nil
 }
 
 // CompanyByAPIKeySelector implements accounts.Store.
-func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (_ messaging.Company, _ []byte, err error) {
+func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (_ messaging.Company, _ messaging.APIKey, _ []byte, err error) {
 	defer keepUnavailable(&err)
 	if selector == "" {
-		return messaging.Company{}, nil, messaging.APIKeyNotFound()
+		return messaging.Company{}, messaging.APIKey{}, nil, messaging.APIKeyNotFound()
 	}
 	var hash []byte
-	c, err := scanCompany(s.readRow(ctx, "SELECT "+companyColumns+", api_key_hash FROM companies WHERE api_key_selector = ?", selector), &hash)
+	var k messaging.APIKey
+	c, err := scanCompany(s.readRow(ctx, "SELECT c.id, c.name, c.active, c.created_at, c.max_per_second, k.id, k.name, k.created_at, k.last_used_at, k.hash "+
+		"FROM api_keys k JOIN companies c ON c.id = k.company_id WHERE k.selector = ?", selector),
+		&k.ID, &k.Name, timeDst{&k.CreatedAt}, timePtrDst{&k.LastUsedAt}, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
-		return messaging.Company{}, nil, messaging.APIKeyNotFound()
+		return messaging.Company{}, messaging.APIKey{}, nil, messaging.APIKeyNotFound()
 	}
 	if err != nil {
-		return messaging.Company{}, nil, fmt.Errorf("company by API key: %w", err)
+		return messaging.Company{}, messaging.APIKey{}, nil, fmt.Errorf("company by API key: %w", err)
 	}
-	return c, hash, nil
+	k.CompanyID = c.ID
+	return c, k, hash, nil
+}
+
+// ListCompanies implements accounts.Store.
+func (s *Store) ListCompanies(ctx context.Context, page messaging.PageRequest) (_ []messaging.Company, _ int, err error) {
+	defer keepUnavailable(&err)
+	var total int
+	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM companies").Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("list companies: %w", err)
+	}
+	rows, err := s.read.QueryContext(ctx, "SELECT "+companyColumns+" FROM companies ORDER BY name_key, id LIMIT ? OFFSET ?", page.PageSize, page.Offset())
+	if err != nil {
+		return nil, 0, fmt.Errorf("list companies: %w", err)
+	}
+	out, err := collect(rows, func(row interface{ Scan(...any) error }) (messaging.Company, error) { return scanCompany(row) })
+	if err != nil {
+		return nil, 0, fmt.Errorf("list companies: %w", err)
+	}
+	return out, total, nil
 }
 
 // CreateSMSSender implements accounts.Store.

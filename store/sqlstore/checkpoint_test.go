@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ func TestSQLiteCheckpointsInBackground(t *testing.T) {
 
 	ids := messaging.NewIDGenerator(nil)
 	for i := range 2000 {
-		c := messaging.Company{ID: ids.New(), Name: strings.Repeat("x", 200) + string(rune('a'+i%26)), CreatedAt: time.Now()}
+		c := messaging.Company{ID: ids.New(), Name: fmt.Sprintf("%s%05d", strings.Repeat("x", 190), i), CreatedAt: time.Now()}
 		require.NoError(t, s.CreateCompany(ctx, &c))
 	}
 	require.Eventually(t, func() bool { return size() > before+200*2000/2 },

@@ -155,7 +155,7 @@ func TestPostgresUnavailable(t *testing.T) {
 		got, err := s.GetCompany(t.Context(), co.ID)
 		require.NoError(t, err, "after %s", mode)
 		require.Equal(t, "Up", got.Name)
-		back := messaging.Company{ID: ids.New(), Name: "Back", CreatedAt: now}
+		back := messaging.Company{ID: ids.New(), Name: "Back " + mode, CreatedAt: now}
 		require.NoError(t, s.CreateCompany(t.Context(), &back), "after %s", mode)
 	}
 }

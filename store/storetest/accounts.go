@@ -40,74 +40,136 @@ func testCompanies(f *fixture) {
 	requireNotFound(t, f.s.SetCompanyActive(f.ctx, f.id(), true))
 }
 
-// testAPIKeys: a key hash finds its company; a new hash revokes the old
-// one; unknown hashes and companies are NotFound; the store keeps its own
-// copy of the hash.
+// testAPIKeys: a company has several keys, each found by its selector
+// with its hash; a selector is taken once across companies; a company has
+// max keys at most; a revoked key stops working and its selector is free
+// again; the last use is recorded; the store keeps its own copy of the
+// hash; unknown companies and keys are NotFound.
 func testAPIKeys(f *fixture) {
 	t := f.t
 	a, b := f.company("A"), f.company("B")
 	h1, h2, h3 := hash("om_key1"), hash("om_key2"), hash("om_key3")
-	find := func(selector string) (messaging.Company, []byte, error) {
+	find := func(selector string) (messaging.Company, messaging.APIKey, []byte, error) {
 		return f.s.CompanyByAPIKeySelector(f.ctx, selector)
 	}
+	create := func(company messaging.ID, name, selector string, h []byte, max int) (messaging.APIKey, error) {
+		k := messaging.APIKey{CompanyID: company, Name: name, CreatedAt: at(int(f.phone))}
+		f.phone++
+		err := f.s.CreateAPIKey(f.ctx, &k, selector, h, max)
+		return k, err
+	}
 
-	_, _, err := find("sel1")
+	_, _, _, err := find("sel1")
 	requireNotFound(t, err)
-	_, _, err = find("")
+	_, _, _, err = find("")
 	requireNotFound(t, err)
 
-	require.NoError(t, f.s.SetAPIKey(f.ctx, a.ID, "sel1", h1))
-	require.NoError(t, f.s.SetAPIKey(f.ctx, b.ID, "sel2", h2))
-	got, gotHash, err := find("sel1")
+	k1, err := create(a.ID, "production", "sel1", h1, 3)
+	require.NoError(t, err)
+	require.Positive(t, k1.ID)
+	h2copy := append([]byte(nil), h2...)
+	k2, err := create(a.ID, "ci", "sel2", h2, 3)
+	require.NoError(t, err)
+	h2[0] ^= 0xff // the caller's slice is not the store's
+	require.Greater(t, k2.ID, k1.ID)
+	kb, err := create(b.ID, "default", "selB", h3, 3)
+	require.NoError(t, err)
+
+	got, key, gotHash, err := find("sel1")
 	require.NoError(t, err)
 	requireSame(t, a, got)
 	require.Equal(t, h1, gotHash)
-	got, gotHash, err = find("sel2")
+	require.Equal(t, k1.ID, key.ID)
+	require.Equal(t, "production", key.Name)
+	require.Equal(t, a.ID, key.CompanyID)
+	require.Nil(t, key.LastUsedAt)
+	got, _, gotHash, err = find("sel2")
 	require.NoError(t, err)
-	requireSame(t, b, got)
-	require.Equal(t, h2, gotHash)
-	_, _, err = find("SEL1")
+	require.Equal(t, a.ID, got.ID, "both keys of A work")
+	require.Equal(t, h2copy, gotHash)
+	_, _, _, err = find("SEL1")
 	requireNotFound(t, err, "selectors are compared exactly")
 
-	// A selector another company's key holds is a Conflict and changes
-	// nothing.
-	requireCode(t, f.s.SetAPIKey(f.ctx, b.ID, "sel1", h3), messaging.Conflict)
-	got, gotHash, err = find("sel1")
-	require.NoError(t, err)
-	require.Equal(t, a.ID, got.ID)
-	require.Equal(t, h1, gotHash)
-	got, _, err = find("sel2")
-	require.NoError(t, err)
-	require.Equal(t, b.ID, got.ID)
+	// A selector any key holds is a Conflict and changes nothing; so is a
+	// key beyond the most a company may have.
+	_, err = create(b.ID, "x", "sel1", h3, 3)
+	requireCode(t, err, messaging.Conflict)
+	_, err = create(a.ID, "third", "sel3", h3, 2)
+	requireCode(t, err, messaging.Conflict)
+	_, _, _, err = find("sel3")
+	requireNotFound(t, err)
+	_, err = create(f.id(), "x", "sel4", h3, 3)
+	requireNotFound(t, err)
 
-	// Replacing the key revokes the previous one.
-	h3copy := append([]byte(nil), h3...)
-	require.NoError(t, f.s.SetAPIKey(f.ctx, a.ID, "sel3", h3))
-	h3[0] ^= 0xff // the caller's slice is not the store's
-	_, _, err = find("sel1")
-	requireNotFound(t, err, "the replaced key must stop working")
-	got, gotHash, err = find("sel3")
+	keys, err := f.s.ListAPIKeys(f.ctx, a.ID)
+	require.NoError(t, err)
+	require.Len(t, keys, 2)
+	require.Equal(t, []int64{k1.ID, k2.ID}, []int64{keys[0].ID, keys[1].ID}, "oldest first")
+	require.Equal(t, []string{"production", "ci"}, []string{keys[0].Name, keys[1].Name})
+	require.True(t, k1.CreatedAt.Equal(keys[0].CreatedAt))
+	keys, err = f.s.ListAPIKeys(f.ctx, f.id())
+	require.NoError(t, err)
+	require.Empty(t, keys)
+
+	require.NoError(t, f.s.TouchAPIKey(f.ctx, k2.ID, at(500)))
+	_, key, _, err = find("sel2")
+	require.NoError(t, err)
+	require.NotNil(t, key.LastUsedAt)
+	require.True(t, at(500).Equal(*key.LastUsedAt))
+
+	// Revoking one key leaves the others; another company's key id is
+	// NotFound.
+	requireNotFound(t, f.s.RevokeAPIKey(f.ctx, b.ID, k1.ID))
+	require.NoError(t, f.s.RevokeAPIKey(f.ctx, a.ID, k1.ID))
+	requireNotFound(t, f.s.RevokeAPIKey(f.ctx, a.ID, k1.ID))
+	_, _, _, err = find("sel1")
+	requireNotFound(t, err, "a revoked key stops working")
+	got, _, _, err = find("sel2")
 	require.NoError(t, err)
 	require.Equal(t, a.ID, got.ID)
-	require.Equal(t, h3copy, gotHash)
-	got, _, err = find("sel2")
+	got, _, _, err = find("selB")
 	require.NoError(t, err)
 	require.Equal(t, b.ID, got.ID, "another company's key is untouched")
-	// The freed selector can be taken again.
-	require.NoError(t, f.s.SetAPIKey(f.ctx, b.ID, "sel1", h1))
-	got, _, err = find("sel1")
+	_, err = create(b.ID, "again", "sel1", h1, 3)
+	require.NoError(t, err, "a revoked key's selector can be taken again")
+	keys, err = f.s.ListAPIKeys(f.ctx, b.ID)
 	require.NoError(t, err)
-	require.Equal(t, b.ID, got.ID)
+	require.Len(t, keys, 2)
+	require.Equal(t, kb.ID, keys[0].ID)
 
 	// The company found carries its current state.
 	require.NoError(t, f.s.SetCompanyActive(f.ctx, b.ID, false))
-	got, _, err = find("sel1")
+	got, _, _, err = find("sel1")
 	require.NoError(t, err)
 	require.False(t, got.Active)
+}
 
-	requireNotFound(t, f.s.SetAPIKey(f.ctx, f.id(), "sel4", hash("om_key4")))
-	_, _, err = find("sel4")
-	requireNotFound(t, err)
+// testCompanyNames: names are unique, compared trimmed and case-blind;
+// companies are listed by name, a page at a time.
+func testCompanyNames(f *fixture) {
+	t := f.t
+	names := []string{"beta", "Alpha", "gamma", "Delta"}
+	for _, n := range names {
+		f.company(n)
+	}
+	dup := messaging.Company{ID: f.id(), Name: "ALPHA", CreatedAt: base}
+	requireCode(t, f.s.CreateCompany(f.ctx, &dup), messaging.Conflict)
+	_, err := f.s.GetCompany(f.ctx, dup.ID)
+	requireNotFound(t, err, "nothing stored")
+
+	page1, total, err := f.s.ListCompanies(f.ctx, messaging.PageRequest{Page: 1, PageSize: 3})
+	require.NoError(t, err)
+	require.Equal(t, 4, total)
+	page2, _, err := f.s.ListCompanies(f.ctx, messaging.PageRequest{Page: 2, PageSize: 3})
+	require.NoError(t, err)
+	var got []string
+	for _, c := range append(page1, page2...) {
+		got = append(got, c.Name)
+	}
+	require.Equal(t, []string{"Alpha", "beta", "Delta", "gamma"}, got, "by name, case-blind")
+	page3, _, err := f.s.ListCompanies(f.ctx, messaging.PageRequest{Page: 3, PageSize: 3})
+	require.NoError(t, err)
+	require.Empty(t, page3)
 }
 
 // testSMSSenders: increasing ids, approval, approvedOnly lists, tenant

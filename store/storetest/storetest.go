@@ -136,6 +136,7 @@ func cases() []testCase {
 		{"ClaimDueConcurrent", testClaimDueConcurrent},
 		{"ClaimPriorityAndQuotas", testClaimPriorityAndQuotas},
 		{"CompanyRates", testCompanyRates},
+		{"CompanyNames", testCompanyNames},
 		{"ApplyUpdatesRules", testApplyUpdatesRules},
 		{"ApplyUpdatesModel", testApplyUpdatesModel},
 		{"ApplyUpdatesConcurrent", testApplyUpdatesConcurrent},
