@@ -176,7 +176,8 @@ type company struct {
 func (c *client) provision(name string) company {
 	c.t.Helper()
 	var co struct{ ID string }
-	c.admin("POST", "/companies", fmt.Sprintf(`{"name":%q}`, name), http.StatusCreated, &co)
+	// Company names are unique: scenarios sharing a database each get one.
+	c.admin("POST", "/companies", fmt.Sprintf(`{"name":%q}`, fmt.Sprintf("%s %d", name, time.Now().UnixNano())), http.StatusCreated, &co)
 	var key struct{ APIKey string }
 	c.admin("POST", "/companies/"+co.ID+"/api-keys", "", http.StatusCreated, &key)
 	c.key = key.APIKey
