@@ -227,7 +227,9 @@ func (c *Client) NewCompany(ctx context.Context, adminToken string) (string, err
 	var company struct {
 		ID string `json:"id"`
 	}
-	if err := c.Do(ctx, "POST", "/admin/v1/companies", admin, []byte(`{"name":"Load test"}`), http.StatusCreated, &company); err != nil {
+	// Company names are unique: each run (and each company of a run) has its own.
+	name := fmt.Appendf(nil, `{"name":"Load test %d"}`, time.Now().UnixNano())
+	if err := c.Do(ctx, "POST", "/admin/v1/companies", admin, name, http.StatusCreated, &company); err != nil {
 		return "", err
 	}
 	if err := c.Do(ctx, "POST", "/admin/v1/companies/"+company.ID+"/activate", admin, nil, http.StatusOK, nil); err != nil {
