@@ -281,16 +281,16 @@ func (d *Dispatcher) complete(ctx context.Context) {
 	sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
 	defer cancel()
 	start := time.Now()
-	n, err := d.store.CompleteDrained(sctx, d.cfg.Now())
-	d.obs.Batch("complete", n, time.Since(start), err)
-	switch {
-	case err != nil:
+	done, err := d.store.CompleteDrained(sctx, d.cfg.Now())
+	d.obs.Batch("complete", len(done), time.Since(start), err)
+	if err != nil {
 		d.changed.Store(true)
 		if ctx.Err() == nil {
 			d.log.Error("completing drained campaigns", "err", err)
 		}
-	case n > 0:
-		d.log.Info("campaigns completed", "count", n)
+	}
+	for _, c := range done {
+		d.log.Info("campaign completed", "campaign", c.ID, "name", c.Name, "company", c.CompanyID)
 	}
 }
 

@@ -41,8 +41,8 @@ type Store interface {
 	RecoverClaims(ctx context.Context, r Recovery) (int, error)
 	// CompleteDrained moves InProgress bulk campaigns none of whose
 	// messages (fallback SMS included) is Pending or Sending to Completed
-	// and returns how many it moved.
-	CompleteDrained(ctx context.Context, now time.Time) (int, error)
+	// and returns those it moved.
+	CompleteDrained(ctx context.Context, now time.Time) ([]Completed, error)
 	// Backlog returns, by channel, how many messages of InProgress
 	// campaigns are not handed to a provider yet (Pending or Sending): the
 	// queue the dispatcher works through. Fallback SMS count as SMS.
@@ -409,4 +409,10 @@ func PartsUpdate(id messaging.ID, partCount int, recorded []PartReceipt, last Pa
 		}
 	}
 	return StatusUpdate{}, false
+}
+
+// Completed names a campaign that Store.CompleteDrained completed.
+type Completed struct {
+	ID, CompanyID messaging.ID
+	Name          string
 }

@@ -286,6 +286,7 @@ func TestAccessLog(t *testing.T) {
 	require.Equal(t, "/api/v1/templates/sms", found["path"])
 	require.Equal(t, float64(201), found["status"])
 	require.Contains(t, found, "duration")
+	require.Equal(t, "DEBUG", found["level"], "requests that went well are logged at debug")
 }
 
 func TestRequestIDs(t *testing.T) {

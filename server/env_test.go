@@ -438,4 +438,6 @@ func (e *env) lastCampaign(t testing.TB) string {
 }
 
 // loggerTo returns a JSON logger writing to w.
-func loggerTo(w io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(w, nil)) }
+func loggerTo(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}

@@ -151,7 +151,13 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				s.writeError(ex, r, err)
 			}
 		}
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "http request",
+		// Every request at debug; those that failed on the server's side
+		// at warn, so that they show at the default level.
+		level := slog.LevelDebug
+		if ex.status >= http.StatusInternalServerError {
+			level = slog.LevelWarn
+		}
+		s.log.LogAttrs(r.Context(), level, "http request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.Int("status", ex.status), slog.Duration("duration", time.Since(start)),
 			slog.String("requestId", ex.requestID))

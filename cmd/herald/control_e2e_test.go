@@ -148,5 +148,8 @@ func testPauseThenKill(t *testing.T, bin, dbURL string) {
 		atKill, n, accepted())
 	require.GreaterOrEqual(t, accepted(), uint64(n))
 	require.Contains(t, h.stderr.String(), "HERALD_ADMIN_TOKEN is short", "a 12-character admin token is warned about")
+	require.Contains(t, h.stderr.String(), `"msg":"campaign completed","campaign":"`+sent.CampaignID+`","name":"promo `,
+		"the log names the campaign completed")
+	require.NotContains(t, h.stderr.String(), `"msg":"http request"`, "requests are logged at debug only")
 	h.stop()
 }

@@ -219,22 +219,22 @@ func (s *Store) Backlog(ctx context.Context) (map[messaging.Channel]int, error) 
 }
 
 // CompleteDrained implements delivery.Store.
-func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (int, error) {
+func (s *Store) CompleteDrained(ctx context.Context, now time.Time) ([]delivery.Completed, error) {
 	if err := s.lock(ctx, "complete drained campaigns"); err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer s.mu.Unlock()
-	n := 0
+	var done []delivery.Completed
 	for _, cr := range s.campaigns {
 		c := &cr.c
 		if c.Status == messaging.CampaignInProgress && c.Mode == messaging.ModeBulk &&
 			c.Counts.Unsent() == 0 && c.FallbackCounts.Unsent() == 0 {
 			c.Status, c.UpdatedAt, c.CompletedAt = messaging.CampaignCompleted, now, cloneTime(&now)
 			s.emitCampaignStatus(c, now)
-			n++
+			done = append(done, delivery.Completed{ID: c.ID, CompanyID: c.CompanyID, Name: c.Name})
 		}
 	}
-	return n, nil
+	return done, nil
 }
 
 // Features implements delivery.Store: one write at a time, under the

@@ -647,24 +647,26 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, 
 }
 
 // CompleteDrained implements delivery.Store, from the campaigns' counters.
-func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (_ int, err error) {
+func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (_ []delivery.Completed, err error) {
 	defer keepUnavailable(&err)
-	var n int
+	var done []delivery.Completed
 	err = s.write(ctx, "complete drained campaigns", func(tx *txn) error {
+		done = done[:0]
 		rows, err := tx.QueryContext(ctx, "UPDATE campaigns SET status = 'Completed', completed_at = ?, updated_at = ? "+
-			"WHERE status = 'InProgress' AND mode = 'Bulk' AND pending + sending + fb_pending + fb_sending = 0 RETURNING id, company_id",
+			"WHERE status = 'InProgress' AND mode = 'Bulk' AND pending + sending + fb_pending + fb_sending = 0 RETURNING id, company_id, name",
 			s.ts(now), s.ts(now))
 		if err != nil {
 			return fmt.Errorf("complete: %w", err)
 		}
 		var ids, companies []messaging.ID
 		for rows.Next() {
-			var id, company messaging.ID
-			if err := rows.Scan(&id, &company); err != nil {
+			var c delivery.Completed
+			if err := rows.Scan(&c.ID, &c.CompanyID, &c.Name); err != nil {
 				rows.Close()
 				return fmt.Errorf("complete: %w", err)
 			}
-			ids, companies = append(ids, id), append(companies, company)
+			done = append(done, c)
+			ids, companies = append(ids, c.ID), append(companies, c.CompanyID)
 		}
 		if err := rows.Close(); err != nil {
 			return fmt.Errorf("complete: %w", err)
@@ -672,13 +674,15 @@ func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (_ int, err 
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("complete: %w", err)
 		}
-		n = len(ids)
-		if n == 0 {
+		if len(ids) == 0 {
 			return nil
 		}
 		return s.emitCampaignStatus(ctx, tx, ids, slices.Compact(slices.SortedFunc(slices.Values(companies), compareIDs)), now)
 	})
-	return n, err
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
 }
 
 // Backlog implements delivery.Store, from the counters of the InProgress

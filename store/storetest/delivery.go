@@ -473,9 +473,14 @@ func testCompleteDrained(f *fixture) {
 	status := func(c messaging.Campaign) messaging.CampaignStatus { return f.getCampaign(co.ID, c.ID).Status }
 	complete := func(sec, want int) {
 		t.Helper()
-		n, err := f.s.CompleteDrained(f.ctx, at(sec))
+		done, err := f.s.CompleteDrained(f.ctx, at(sec))
 		require.NoError(t, err)
-		require.Equal(t, want, n, "campaigns completed at %d", sec)
+		require.Len(t, done, want, "campaigns completed at %d", sec)
+		for _, c := range done {
+			got := f.getCampaign(c.CompanyID, c.ID)
+			require.Equal(t, messaging.CampaignCompleted, got.Status, "the campaign named is the one completed")
+			require.Equal(t, got.Name, c.Name)
+		}
 	}
 
 	complete(9, 1)
@@ -528,9 +533,9 @@ func testLateFallback(f *fixture) {
 		delivery.StatusUpdate{MessageID: msgs[0].ID, Status: messaging.StatusSent, At: at(2)},
 		delivery.StatusUpdate{MessageID: msgs[1].ID, Status: messaging.StatusSent, At: at(2)},
 	))
-	n, err := f.s.CompleteDrained(f.ctx, at(3))
+	done, err := f.s.CompleteDrained(f.ctx, at(3))
 	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	require.Len(t, done, 1)
 
 	fb := f.fallbackFor(msgs[1], at(4))
 	f.admit(co.ID, fb)

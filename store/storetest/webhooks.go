@@ -388,9 +388,9 @@ func testCampaignStatusEvents(f *fixture) {
 	failed := f.createCampaign(f.newCampaign(a.ID, messaging.ChannelSMS, messaging.ModeBulk, messaging.CampaignQueuing, 5, at(4)))
 	require.NoError(t, f.s.TransitionCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: failed.ID,
 		From: []messaging.CampaignStatus{messaging.CampaignQueuing}, To: messaging.CampaignFailed, At: at(5), Reason: "preparation stopped"}))
-	n, err := f.s.CompleteDrained(f.ctx, at(6))
+	completed, err := f.s.CompleteDrained(f.ctx, at(6))
 	require.NoError(t, err)
-	require.Equal(t, 1, n, "A's campaign is drained; B's message is still Sending")
+	require.Len(t, completed, 1, "A's campaign is drained; B's message is still Sending")
 
 	got := f.campaignEvents(hook.ID)
 	require.Len(t, got, 4)
