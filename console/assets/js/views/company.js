@@ -1,0 +1,299 @@
+// Operator: one company: activation, rate, API keys, SMS senders and
+// their approval, chat services.
+
+import {h, replace} from '../dom.js';
+import {get, post, put, del, enc, isUnavailable} from '../api.js';
+import {num, dateTime} from '../format.js';
+import {unavailable, busy, toast, confirmDialog, copyButton, table, row, emptyState, loading, errorState} from '../ui.js';
+import {field, formError, clearErrors, showErrors} from '../forms.js';
+import {memo} from '../session.js';
+import {activeBadge} from './companies.js';
+
+function section(id, title, ...children) {
+  return h('section', {class: 'card', id, 'aria-labelledby': id + '-title'}, h('h2', {id: id + '-title'}, title), children);
+}
+
+export async function render(ctx) {
+  const id = ctx.params.id;
+  let co = await get('/admin/v1/companies/' + enc(id), {signal: ctx.signal});
+  memo.put('companies', {id: co.id, name: co.name});
+  ctx.setTitle(co.name);
+
+  const title = h('h1', {tabindex: '-1', id: 'page-title'}, co.name);
+  const statusEl = h('span', {id: 'company-status'});
+  const toggle = h('button', {type: 'button', class: 'btn', id: 'company-toggle'});
+  const facts = h('p', {class: 'muted small'});
+  const showCompany = () => {
+    replace(title, co.name);
+    replace(statusEl, activeBadge(co.active));
+    toggle.textContent = co.active ? 'Deactivate' : 'Activate';
+    toggle.className = 'btn ' + (co.active ? 'btn-danger-outline' : 'btn-primary');
+    replace(facts, h('span', {class: 'mono'}, co.id), co.createdAt ? ` · created ${dateTime(co.createdAt)}` : '',
+      ` · ${co.maxPerSecond ? num(co.maxPerSecond) + ' messages a second' : 'no rate limit'}`);
+  };
+  toggle.addEventListener('click', async () => {
+    if (co.active) {
+      const ok = await confirmDialog({title: `Deactivate ${co.name}?`, text: 'Its API keys are refused (503) until it is activated again. Messages already accepted are still sent.', confirm: 'Deactivate', danger: true});
+      if (!ok) {
+        toggle.focus();
+        return;
+      }
+    }
+    await busy(toggle, co.active ? 'Deactivating…' : 'Activating…', async () => {
+      try {
+        co = await post(`/admin/v1/companies/${enc(id)}/${co.active ? 'deactivate' : 'activate'}`);
+        toast(co.active ? `${co.name} is active.` : `${co.name} is inactive.`);
+      } catch (err) {
+        toast(err.message, 'error');
+      }
+    });
+    showCompany();
+    toggle.focus();
+  });
+
+  // Rate limit.
+  const rate = field({label: 'Messages a second', name: 'maxPerSecond', type: 'number', value: co.maxPerSecond || 0, id: 'rate-input',
+    hint: 'SMS and chat together, for every Herald process sharing the database. 0: no limit.', attrs: {min: '0', step: 'any', inputmode: 'decimal'}});
+  const rateBtn = h('button', {type: 'submit', class: 'btn btn-secondary', id: 'rate-save'}, 'Save rate');
+  const rateForm = h('form', {class: 'form', id: 'rate-form', novalidate: true}, formError(), h('div', {class: 'inline-row'}, rate.wrap, rateBtn));
+  rateForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearErrors(rateForm);
+    const v = Number(rate.input.value);
+    if (rate.input.value.trim() === '' || !isFinite(v) || v < 0) {
+      rate.setError('Enter 0 or a positive number.');
+      rate.input.focus();
+      return;
+    }
+    await busy(rateBtn, 'Saving…', async () => {
+      try {
+        co = await put(`/admin/v1/companies/${enc(id)}/rate-limit`, {maxPerSecond: v});
+        showCompany();
+        toast('Rate saved.');
+      } catch (err) {
+        showErrors(rateForm, err);
+      }
+    });
+  });
+
+  const keys = section('api-keys', 'API keys', loading());
+  const senders = section('sms-senders', 'SMS senders', loading());
+  const chats = section('chat-services', 'Chat services', loading());
+
+  replace(ctx.main,
+    h('div', {class: 'breadcrumb'}, h('a', {href: '#/operator/companies'}, '← Companies')),
+    h('div', {class: 'page-header'}, h('div', null, h('div', {class: 'title-row'}, title, statusEl), facts), h('div', {class: 'page-actions'}, toggle)),
+    h('div', {class: 'grid-2'}, section('rate', 'Rate limit', rateForm), keys),
+    h('div', {class: 'grid-2'}, senders, chats));
+  showCompany();
+  await Promise.all([renderKeys(ctx, id, keys), renderSenders(ctx, id, senders), renderChats(ctx, id, chats)]);
+}
+
+async function listOrNull(path, signal) {
+  try {
+    const r = await get(path, {signal});
+    return Array.isArray(r) ? r : [];
+  } catch (err) {
+    if (isUnavailable(err)) return null;
+    throw err;
+  }
+}
+
+async function renderKeys(ctx, id, box) {
+  let list;
+  try {
+    list = await listOrNull(`/admin/v1/companies/${enc(id)}/api-keys`, ctx.signal);
+  } catch (err) {
+    replace(box, h('h2', {id: 'api-keys-title'}, 'API keys'), errorState(err));
+    return;
+  }
+  const keyName = field({label: 'Key name', name: 'name', id: 'key-name', placeholder: 'production', hint: 'What the key is for, to tell keys apart.', attrs: {autocomplete: 'off', maxlength: '100'}});
+  const createBtn = h('button', {type: 'submit', class: 'btn btn-primary', id: 'key-create'}, 'Create API key');
+  const reveal = h('div', {id: 'new-key', 'aria-live': 'polite'});
+  const form = h('form', {class: 'form', id: 'key-form', novalidate: true}, formError(), h('div', {class: 'inline-row'}, keyName.wrap, createBtn));
+  const legacy = list === null;
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearErrors(form);
+    if (legacy) {
+      const ok = await confirmDialog({title: 'Replace the company’s key?', text: 'On this server a new API key revokes the previous one: programs using it stop working at once.', confirm: 'Create a new key', danger: true});
+      if (!ok) return;
+    }
+    await busy(createBtn, 'Creating…', async () => {
+      try {
+        const r = await post(`/admin/v1/companies/${enc(id)}/api-keys`, {name: keyName.input.value.trim() || undefined});
+        keyName.input.value = '';
+        const secret = r.apiKey;
+        const code = h('code', {class: 'secret', id: 'new-key-value'}, secret);
+        replace(reveal, h('div', {class: 'notice notice-success secret-box'},
+          h('p', null, h('strong', null, 'Copy this key now: '), 'it is shown once, and only its hash is kept.'),
+          h('div', {class: 'secret-row'}, code, copyButton(() => secret)),
+          h('button', {type: 'button', class: 'btn btn-ghost btn-small', onclick: () => replace(reveal)}, 'I have copied it')));
+        if (!legacy) await renderKeyList();
+      } catch (err) {
+        showErrors(form, err);
+      }
+    });
+  });
+  const listEl = h('div', {id: 'key-list'});
+  const renderKeyList = async () => {
+    if (legacy) {
+      replace(listEl, unavailable('Listing keys', 'This server cannot list or revoke single keys yet; creating a key replaces the previous one.'));
+      return;
+    }
+    const items = await listOrNull(`/admin/v1/companies/${enc(id)}/api-keys`, ctx.signal);
+    const cols = [{label: 'Name'}, {label: 'Created'}, {label: 'Last used'}, {label: 'Actions', class: 'col-actions'}];
+    replace(listEl, items && items.length ? table(cols, items.map((k) => {
+      const b = h('button', {type: 'button', class: 'btn btn-ghost btn-small btn-danger-text', 'aria-label': `Revoke key ${k.name || k.id}`}, 'Revoke');
+      b.addEventListener('click', async () => {
+        const ok = await confirmDialog({title: `Revoke “${k.name || 'this key'}”?`, text: 'Programs using it are refused at once. This cannot be undone.', confirm: 'Revoke key', danger: true});
+        if (!ok) {
+          b.focus();
+          return;
+        }
+        try {
+          await del(`/admin/v1/companies/${enc(id)}/api-keys/${enc(k.id)}`);
+          toast('Key revoked.');
+          await renderKeyList();
+        } catch (err) {
+          toast(err.message, 'error');
+        }
+      });
+      return row(cols, [k.name || h('em', null, 'unnamed'), dateTime(k.createdAt), k.lastUsedAt ? dateTime(k.lastUsedAt) : 'never', b]);
+    }), {id: 'keys-table', caption: 'API keys'}) : emptyState('No API key', 'Create one to let the company use the API.'));
+  };
+  replace(box, h('h2', {id: 'api-keys-title'}, 'API keys'), listEl, form, reveal);
+  await renderKeyList();
+}
+
+async function renderSenders(ctx, id, box) {
+  let list;
+  try {
+    list = await listOrNull(`/admin/v1/companies/${enc(id)}/sms-senders`, ctx.signal);
+  } catch (err) {
+    replace(box, h('h2', {id: 'sms-senders-title'}, 'SMS senders'), errorState(err));
+    return;
+  }
+  const legacy = list === null;
+  const memoName = 'senders.' + id;
+  const listEl = h('div', {id: 'sender-list'});
+  const approve = async (s, button) => {
+    await busy(button, 'Approving…', async () => {
+      try {
+        const r = await post(`/admin/v1/companies/${enc(id)}/sms-senders/${enc(s.id)}/approve`);
+        memo.put(memoName, {id: r.id, senderId: r.senderId || s.senderId, approved: true});
+        toast(`Sender ${r.senderId || s.senderId} approved.`);
+      } catch (err) {
+        toast(err.message, 'error');
+      }
+    });
+    await draw();
+  };
+  const draw = async () => {
+    const items = legacy ? memo.list(memoName) : await listOrNull(`/admin/v1/companies/${enc(id)}/sms-senders`, ctx.signal) || [];
+    const cols = [{label: 'Sender id'}, {label: 'Status'}, {label: 'Actions', class: 'col-actions'}];
+    replace(listEl,
+      legacy ? unavailable('Listing senders', 'This server cannot list a company’s senders yet: those registered in this tab are shown, and any other can be approved by its number.') : null,
+      items.length ? table(cols, items.map((s) => {
+        const b = s.approved ? null : h('button', {type: 'button', class: 'btn btn-primary btn-small', 'aria-label': `Approve ${s.senderId}`, dataset: {senderId: s.senderId}}, 'Approve');
+        if (b) b.addEventListener('click', () => approve(s, b));
+        return row(cols, [h('span', {class: 'mono'}, s.senderId || `#${s.id}`),
+          h('span', {class: 'badge ' + (s.approved ? 'badge-completed' : 'badge-queuing'), dataset: {approved: String(!!s.approved)}}, s.approved ? 'Approved' : 'Waiting for approval'), b]);
+      }), {id: 'senders-table', caption: 'SMS senders'}) : emptyState('No SMS sender', 'Register the sender id the company’s SMS come from.'));
+  };
+  const sid = field({label: 'Sender id', name: 'senderId', id: 'sender-id', hint: 'Up to 11 letters and digits, or a phone number.', attrs: {autocomplete: 'off', maxlength: '16'}});
+  const regBtn = h('button', {type: 'submit', class: 'btn btn-secondary', id: 'sender-register'}, 'Register sender');
+  const form = h('form', {class: 'form', id: 'sender-form', novalidate: true}, formError(), h('div', {class: 'inline-row'}, sid.wrap, regBtn));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearErrors(form);
+    if (!sid.input.value.trim()) {
+      sid.setError('Enter the sender id.');
+      sid.input.focus();
+      return;
+    }
+    await busy(regBtn, 'Registering…', async () => {
+      try {
+        const r = await post(`/admin/v1/companies/${enc(id)}/sms-senders`, {senderId: sid.input.value.trim()});
+        memo.put(memoName, {id: r.id, senderId: r.senderId || sid.input.value.trim(), approved: !!r.approved});
+        toast(`Sender ${r.senderId} registered; approve it to let the company use it.`);
+        sid.input.value = '';
+      } catch (err) {
+        showErrors(form, err);
+      }
+    });
+    await draw();
+  });
+  let byNumber = null;
+  if (legacy) {
+    const num2 = field({label: 'Sender number', name: 'smsSenderId', type: 'number', id: 'approve-number', hint: 'The id answered when the sender was registered.', attrs: {min: '1', inputmode: 'numeric'}});
+    const b = h('button', {type: 'submit', class: 'btn btn-secondary'}, 'Approve');
+    byNumber = h('form', {class: 'form', id: 'approve-form', novalidate: true}, formError(), h('div', {class: 'inline-row'}, num2.wrap, b));
+    byNumber.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      clearErrors(byNumber);
+      const n = num2.input.value.trim();
+      if (!n) {
+        num2.setError('Enter the sender’s number.');
+        return;
+      }
+      await busy(b, 'Approving…', async () => {
+        try {
+          const r = await post(`/admin/v1/companies/${enc(id)}/sms-senders/${enc(n)}/approve`);
+          memo.put(memoName, {id: r.id, senderId: r.senderId || `#${r.id}`, approved: true});
+          toast('Sender approved.');
+          num2.input.value = '';
+        } catch (err) {
+          showErrors(byNumber, err);
+        }
+      });
+      await draw();
+    });
+  }
+  replace(box, h('h2', {id: 'sms-senders-title'}, 'SMS senders'), listEl, form, byNumber ? h('details', {class: 'more'}, h('summary', null, 'Approve a sender by its number'), byNumber) : null);
+  await draw();
+}
+
+async function renderChats(ctx, id, box) {
+  let list;
+  try {
+    list = await listOrNull(`/admin/v1/companies/${enc(id)}/chat-services`, ctx.signal);
+  } catch (err) {
+    replace(box, h('h2', {id: 'chat-services-title'}, 'Chat services'), errorState(err));
+    return;
+  }
+  const legacy = list === null;
+  const memoName = 'chat.' + id;
+  const listEl = h('div', {id: 'chat-list'});
+  const draw = async () => {
+    const items = legacy ? memo.list(memoName) : await listOrNull(`/admin/v1/companies/${enc(id)}/chat-services`, ctx.signal) || [];
+    const cols = [{label: 'Brand'}, {label: 'Provider service id'}, {label: 'Added'}];
+    replace(listEl,
+      legacy ? unavailable('Listing chat services', 'This server cannot list a company’s chat services yet: those added in this tab are shown.') : null,
+      items.length ? table(cols, items.map((c) => row(cols, [c.brandName, h('span', {class: 'mono'}, c.providerServiceId || ''), c.createdAt ? dateTime(c.createdAt) : '–'])), {id: 'chat-table', caption: 'Chat services'})
+        : emptyState('No chat service', 'Add the company’s service at the chat provider to send chat messages.'));
+  };
+  const brand = field({label: 'Brand name', name: 'brandName', id: 'chat-brand', attrs: {autocomplete: 'off'}});
+  const svc = field({label: 'Provider service id', name: 'providerServiceId', id: 'chat-service-id', attrs: {autocomplete: 'off'}});
+  const addBtn = h('button', {type: 'submit', class: 'btn btn-secondary', id: 'chat-add'}, 'Add chat service');
+  const form = h('form', {class: 'form', id: 'chat-form', novalidate: true}, formError(), h('div', {class: 'form-grid form-grid-2'}, brand.wrap, svc.wrap), h('div', {class: 'form-actions'}, addBtn));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearErrors(form);
+    await busy(addBtn, 'Adding…', async () => {
+      try {
+        const r = await post(`/admin/v1/companies/${enc(id)}/chat-services`, {brandName: brand.input.value.trim(), providerServiceId: svc.input.value.trim()});
+        memo.put(memoName, r);
+        toast(`Chat service ${r.brandName} added.`);
+        brand.input.value = '';
+        svc.input.value = '';
+      } catch (err) {
+        showErrors(form, err);
+      }
+    });
+    await draw();
+  });
+  replace(box, h('h2', {id: 'chat-services-title'}, 'Chat services'), listEl, form);
+  await draw();
+}
+
