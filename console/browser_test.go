@@ -14,7 +14,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -31,11 +30,24 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/heraldhq/herald/client"
 )
 
 // demo is a running herald serve --demo.
 type demo struct {
 	base, apiKey, adminToken string
+}
+
+// client is a Go client of the demo's API, with its key: the tests set up
+// what the pages do not show through it.
+func (d *demo) client(t *testing.T) *client.Client {
+	t.Helper()
+	c, err := client.New(d.base, d.apiKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func repoRoot(t *testing.T) string {
@@ -165,44 +177,6 @@ func tail(b []byte, n int) []byte {
 		return b[len(b)-n:]
 	}
 	return b
-}
-
-// api calls the HTTP API with the demo's key (or token for /admin/).
-func (d *demo) api(t *testing.T, method, path string, in, out any) int {
-	t.Helper()
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, d.base+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if strings.HasPrefix(path, "/admin/") {
-		req.Header.Set("Authorization", "Bearer "+d.adminToken)
-	} else {
-		req.Header.Set("X-API-Key", d.apiKey)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode >= 300 {
-		t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s %s: %v: %s", method, path, err, b)
-		}
-	}
-	return res.StatusCode
 }
 
 // status answers the status code of a request, without failing.
@@ -486,8 +460,11 @@ func (d *demo) waitCampaign(t *testing.T, id string, ok func(campaign) bool) cam
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var c campaign
-		d.api(t, http.MethodGet, "/api/v1/campaigns/"+id, nil, &c)
+		got, err := d.client(t).GetCampaign(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := campaign{Status: string(got.Status), DeliveredCount: got.DeliveredCount, FailedCount: got.FailedCount, PendingCount: got.PendingCount}
 		if ok(c) {
 			return c
 		}
@@ -644,8 +621,7 @@ func TestBrowser(t *testing.T) {
 		// A page load of the campaign's own address keeps the session.
 		b.do("load the campaign's address", 20*time.Second, chromedp.Navigate(d.base+"/console/campaigns/"+bulkID))
 		b.waitFor("the campaign page again", `location.hash === '#/campaigns/`+bulkID+`' && document.querySelector('#campaign-status .badge')?.dataset.status === 'Completed'`, 10*time.Second)
-		var c campaign
-		d.api(t, http.MethodGet, "/api/v1/campaigns/"+bulkID, nil, &c)
+		c := d.waitCampaign(t, bulkID, func(campaign) bool { return true })
 		if c.Status != "Completed" || c.DeliveredCount != 3 || c.FailedCount != 2 {
 			t.Errorf("campaign %+v", c)
 		}
@@ -659,16 +635,18 @@ func TestBrowser(t *testing.T) {
 		// A campaign whose send window opens in two hours: its messages wait.
 		from := time.Now().UTC().Add(2 * time.Hour)
 		to := from.Add(time.Hour)
-		var r struct {
-			CampaignID string `json:"campaignId"`
+		r, err := d.client(t).SendSMSPromotional(t.Context(), client.BulkSend{
+			TemplateID: templateID, Placeholders: map[string]string{"name": "friend"},
+			Recipients: []client.Recipient{{PhoneNumber: "+447700900601"}, {PhoneNumber: "+447700900602"}},
+			SendWindow: &client.SendWindow{From: from.Format("15") + ":00", To: to.Format("15") + ":00", TimeZone: "UTC"},
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		d.api(t, http.MethodPost, "/api/v1/sms/promotional", map[string]any{
-			"templateId": templateID, "placeholders": map[string]string{"name": "friend"},
-			"recipients": []map[string]string{{"phoneNumber": "+447700900601"}, {"phoneNumber": "+447700900602"}},
-			"sendWindow": map[string]string{"from": from.Format("15") + ":00", "to": to.Format("15") + ":00", "timeZone": "UTC"},
-		}, &r)
 		d.waitCampaign(t, r.CampaignID, func(c campaign) bool { return c.Status == "Ready" })
-		d.api(t, http.MethodPost, "/api/v1/campaigns/"+r.CampaignID+"/start", nil, nil)
+		if _, err := d.client(t).StartCampaign(t.Context(), r.CampaignID); err != nil {
+			t.Fatal(err)
+		}
 		// The list shows it in progress, with its bar, and keeps asking.
 		b.open("#/campaigns")
 		b.waitFor("the live campaign", `document.querySelector('tr[data-campaign-id="`+r.CampaignID+`"]')?.dataset.status === 'InProgress'`, 10*time.Second)
@@ -723,23 +701,24 @@ func TestBrowser(t *testing.T) {
 
 	if !t.Run("SurveyChart", func(t *testing.T) {
 		b.t = t
-		var tpl struct {
-			ID string `json:"id"`
+		hc := d.client(t)
+		tpl, err := hc.CreateChatTemplate(t.Context(), client.ChatTemplateInput{
+			Name: "feedback-" + suffix, MessageType: client.TypeSurvey, TemplateContent: "How was your visit, {{name}}?", ChatServiceID: 1,
+			TypeSpecificConfig: &client.ChatConfig{Options: []client.SurveyOption{
+				{OptionText: "Great", OptionValue: "great"}, {OptionText: "Fine", OptionValue: "fine"}, {OptionText: "Poor", OptionValue: "poor"}}},
+			SMSFallbackEnabled: true, SMSFallbackTemplateContent: "How was your visit, {{name}}? Reply GREAT, FINE or POOR", SMSFallbackSenderID: 1,
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		d.api(t, http.MethodPost, "/api/v1/templates/chat", map[string]any{
-			"name": "feedback-" + suffix, "messageType": 6, "templateContent": "How was your visit, {{name}}?", "chatServiceId": 1,
-			"typeSpecificConfig": map[string]any{"options": []map[string]string{
-				{"optionText": "Great", "optionValue": "great"}, {"optionText": "Fine", "optionValue": "fine"}, {"optionText": "Poor", "optionValue": "poor"}}},
-			"smsFallbackEnabled": true, "smsFallbackTemplateContent": "How was your visit, {{name}}? Reply GREAT, FINE or POOR", "smsFallbackSenderId": 1,
-		}, &tpl)
-		var r struct {
-			CampaignID string `json:"campaignId"`
+		r, err := hc.SendChatBulk(t.Context(), client.BulkSend{
+			TemplateID: tpl.ID, Placeholders: map[string]string{"name": "friend"},
+			Recipients: []client.Recipient{{PhoneNumber: "+447700900004"}, {PhoneNumber: "+447700900005"},
+				{PhoneNumber: "+447700900007", Placeholders: map[string]string{"name": "Ada"}}, {PhoneNumber: "+447700900009"}},
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		d.api(t, http.MethodPost, "/api/v1/chat/send", map[string]any{
-			"templateId": tpl.ID, "placeholders": map[string]string{"name": "friend"},
-			"recipients": []map[string]any{{"phoneNumber": "+447700900004"}, {"phoneNumber": "+447700900005"},
-				{"phoneNumber": "+447700900007", "placeholders": map[string]string{"name": "Ada"}}, {"phoneNumber": "+447700900009"}},
-		}, &r)
 		d.waitCampaign(t, r.CampaignID, func(c campaign) bool { return c.Status == "Ready" })
 		b.open("#/campaigns/" + r.CampaignID)
 		b.visible("#action-start")
@@ -761,10 +740,10 @@ func TestBrowser(t *testing.T) {
 		b.typeIn("#tpl-description", "After each visit")
 		b.click("#template-save")
 		b.waitFor("the saved template", `document.querySelector('#flash')?.textContent.includes('saved')`, 10*time.Second)
-		var saved struct {
-			Description string `json:"description"`
+		saved, err := hc.GetTemplate(t.Context(), tpl.ID)
+		if err != nil {
+			t.Fatal(err)
 		}
-		d.api(t, http.MethodGet, "/api/v1/templates/"+tpl.ID, nil, &saved)
 		if saved.Description != "After each visit" {
 			t.Errorf("description %q after the edit", saved.Description)
 		}
@@ -845,9 +824,11 @@ func TestBrowser(t *testing.T) {
 		key := b.text("#new-key-value")
 		// The key works for the new company.
 		kd := &demo{base: d.base, apiKey: key}
-		var senders []map[string]any
-		kd.api(t, http.MethodGet, "/api/v1/sms-senders", nil, &senders)
-		if len(senders) != 1 || senders[0]["senderId"] != "ACME" {
+		senders, err := kd.client(t).ListSMSSenders(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(senders) != 1 || senders[0].SenderID != "ACME" {
 			t.Errorf("the new company's senders: %v", senders)
 		}
 		b.shot("operator-company.png")
