@@ -192,6 +192,7 @@ func setUpDemo(ctx context.Context, acc *accounts.Service, store *sqlstore.Store
 	api := baseURL + "/api/v1"
 	fmt.Fprintf(w, `
 Herald demo is running at %[1]s
+  console              %[1]s/console/ (sign in with the API key, or the admin token as the operator)
   API key (X-API-Key)  %[2]s
   admin token          %[3]s
   SMS sender           id %[4]d, %[5]q (approved)

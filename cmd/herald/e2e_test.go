@@ -125,6 +125,7 @@ func testDemo(t *testing.T, bin, dbURL string) {
 	env := heraldEnv("HERALD_DATABASE_URL="+dbURL, "HERALD_ADMIN_TOKEN=admin-secret")
 	h := startHerald(t, bin, env, "serve", "--demo")
 	require.Contains(t, h.stdout.String(), "admin token          (HERALD_ADMIN_TOKEN)")
+	require.Contains(t, h.stdout.String(), "console              "+h.base+"/console/")
 	require.NotContains(t, h.stdout.String(), "admin-secret")
 	api := h.client(h.key)
 	var ready readyAnswer
