@@ -92,22 +92,7 @@ func (p *pacer) wait(ctx context.Context, done <-chan struct{}, prio bool) (uint
 		}
 	}
 	t := &turn{ch: make(chan uint64, 1), prio: prio}
-	var el *list.Element
-	switch {
-	case !prio:
-		el = p.queue.PushBack(t)
-	case p.nprio == 0:
-		el = p.queue.PushFront(t)
-	default:
-		last := p.queue.Front()
-		for range p.nprio - 1 {
-			last = last.Next()
-		}
-		el = p.queue.InsertAfter(t, last)
-	}
-	if prio {
-		p.nprio++
-	}
+	el := pushInTurn(&p.queue, t, prio, &p.nprio)
 	p.grantLocked(now)
 	p.mu.Unlock()
 
@@ -206,4 +191,26 @@ func (p *pacer) fire() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.grantLocked(time.Now())
+}
+
+// pushInTurn queues v in l, whose first *nprio elements are the priority
+// ones: behind them when prio (counting it in), else at the back.
+func pushInTurn(l *list.List, v any, prio bool, nprio *int) *list.Element {
+	var el *list.Element
+	switch {
+	case !prio:
+		el = l.PushBack(v)
+	case *nprio == 0:
+		el = l.PushFront(v)
+	default:
+		last := l.Front()
+		for range *nprio - 1 {
+			last = last.Next()
+		}
+		el = l.InsertAfter(v, last)
+	}
+	if prio {
+		*nprio++
+	}
+	return el
 }

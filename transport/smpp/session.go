@@ -203,22 +203,7 @@ func (c *Client) acquire(ctx context.Context, id messaging.ID, ep uint64, prio b
 		}
 	}
 	w := &waiter{ch: make(chan slot, 1), ep: ep, prio: prio, avoid: avoid}
-	var el *list.Element
-	switch {
-	case !prio:
-		el = c.waiters.PushBack(w)
-	case c.nprio == 0:
-		el = c.waiters.PushFront(w)
-	default:
-		last := c.waiters.Front()
-		for range c.nprio - 1 {
-			last = last.Next()
-		}
-		el = c.waiters.InsertAfter(w, last)
-	}
-	if prio {
-		c.nprio++
-	}
+	el := pushInTurn(&c.waiters, w, prio, &c.nprio)
 	c.grantLocked()
 	c.mu.Unlock()
 
