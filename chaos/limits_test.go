@@ -229,7 +229,7 @@ func waitBindsUp(t *testing.T, c *client, name string, binds int) {
 // Sizes of the company rate scenario.
 const (
 	companyRate     = 150
-	companyMessages = 3600
+	companyMessages = 4500
 	freeMessages    = 3000
 )
 
@@ -276,7 +276,14 @@ func TestCompanyRateAcrossProcesses(t *testing.T) {
 	free.start(idB)
 	free.completed(idB, 2*time.Minute)
 	freeTook := time.Since(started)
-	time.Sleep(time.Until(started.Add(8 * time.Second)))
+	// The kill comes 8 s in, and at least 3 s after the other company's
+	// campaign is done (a slower machine takes longer over it), so that
+	// some seconds of the capped campaign alone come before it.
+	killAt := started.Add(8 * time.Second)
+	if done := started.Add(freeTook + 3*time.Second); done.After(killAt) {
+		killAt = done
+	}
+	time.Sleep(time.Until(killAt))
 	hs[2].kill()
 	killed := time.Now()
 	capped.completed(idA, 3*time.Minute)
