@@ -15,7 +15,10 @@
 //	survey      recording survey answers, their list and summary
 //	store       Store adapters: memstore (in-memory), sqlstore (SQLite, Postgres), storetest
 //	transport   provider adapters: SMPP, chat over HTTP, media probing, simulators
+//	routing     SMPP connectors and the routes SMS take through them
 //	server      the HTTP API v1 and the admin API, built from the façade
+//	console     Herald Console, the web pages served under /console/
+//	client      a Go client of a remote Herald's API (client/admin: of its admin API)
 //	cmd/herald  the binary: configuration, adapters, New, serve
 //	examples    programs that embed the library
 //
