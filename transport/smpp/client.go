@@ -123,10 +123,13 @@ func New(cfg Config) (*Client, error) {
 	c.eff = c.maxRate
 	c.pace = newPacer(c.eff)
 	c.hctx, c.hcancel = context.WithCancel(context.Background())
-	var runs sync.WaitGroup
+	// Every session exists before the first runs: a running session reads
+	// them all (the Client's rate is the sum of theirs).
 	for i := range cfg.Binds {
-		s := &session{idx: i, log: c.log.With("session", i)}
-		c.sessions = append(c.sessions, s)
+		c.sessions = append(c.sessions, &session{idx: i, log: c.log.With("session", i)})
+	}
+	var runs sync.WaitGroup
+	for _, s := range c.sessions {
 		runs.Go(func() { c.run(s) })
 	}
 	go func() { runs.Wait(); close(c.runDone) }()
