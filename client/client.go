@@ -74,6 +74,7 @@ func config(opts []Option) rest.Config {
 			o(&cfg)
 		}
 	}
+	cfg.NewError = asError
 	return cfg
 }
 

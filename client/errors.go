@@ -12,12 +12,6 @@ import (
 	"github.com/heraldhq/herald/client/internal/rest"
 )
 
-func init() {
-	// Package admin shares this error type: it builds its requests with
-	// the same plumbing.
-	rest.NewError = func(f *rest.Failure) error { return newError(f) }
-}
-
 // Error is an answer of the API that is not a success: every method of
 // Client (and of package admin) returns a *Error for those, so that
 //
@@ -87,9 +81,20 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// newError decodes a failed answer. A body that is not the API's JSON
-// error (a proxy's page, say) gives the HTTP phrase as Name and the start
-// of the body as Message.
+// ErrorFromAnswer decodes a failed answer of a Herald API (status, headers
+// and body) to the request method path, as the methods of Client and of
+// package admin return it; for code that calls the API by other means. A
+// body that is not the API's JSON error (a proxy's page, say) gives the
+// HTTP phrase as Name and the start of the body as Message.
+func ErrorFromAnswer(method, path string, status int, header http.Header, body []byte) *Error {
+	return newError(&rest.Failure{Method: method, Path: path, Status: status, Header: header, Body: body,
+		RetryAfter: rest.RetryAfter(header, body, time.Now())})
+}
+
+// asError is the Config.NewError of the Callers of this module.
+func asError(f *rest.Failure) error { return newError(f) }
+
+// newError decodes a failed answer (see ErrorFromAnswer).
 func newError(f *rest.Failure) *Error {
 	e := &Error{StatusCode: f.Status, RetryAfter: f.RetryAfter, RequestID: f.Header.Get("X-Request-Id"), Method: f.Method, Path: f.Path}
 	var body struct {

@@ -53,6 +53,9 @@ func New(baseURL, token string, opts ...client.Option) (*Client, error) {
 			o(&cfg)
 		}
 	}
+	cfg.NewError = func(f *rest.Failure) error {
+		return client.ErrorFromAnswer(f.Method, f.Path, f.Status, f.Header, f.Body)
+	}
 	rc, err := rest.New(baseURL, "/admin/v1", http.Header{"Authorization": {"Bearer " + token}}, cfg)
 	if err != nil {
 		return nil, err

@@ -38,6 +38,9 @@ type Config struct {
 	// MaxRetryWait is the longest wait before a retry; a 429 asking for
 	// longer is returned. 0: no limit but the context's deadline.
 	MaxRetryWait time.Duration
+	// NewError turns a failure into the error callers get: packages
+	// client and admin make it a *client.Error. Nil: the *Failure itself.
+	NewError func(*Failure) error
 }
 
 // Failure is an answer that is not a success, as received.
@@ -51,17 +54,11 @@ type Failure struct {
 	RetryAfter time.Duration
 }
 
-// Error implements error; package client and admin return a *client.Error
-// instead (see NewError).
+// Error implements error; packages client and admin return a
+// *client.Error instead (see Config.NewError).
 func (f *Failure) Error() string {
 	return fmt.Sprintf("herald: %s %s: %d %s", f.Method, f.Path, f.Status, http.StatusText(f.Status))
 }
-
-// NewError turns a failure into the error callers get. Package client sets
-// it, when it is initialised, to build a *client.Error; package admin
-// imports package client, so it is set before any request of either is
-// made.
-var NewError = func(f *Failure) error { return f }
 
 // idempotencyKey is the context key of an Idempotency-Key.
 type idempotencyKey struct{}
@@ -112,6 +109,9 @@ func New(baseURL, prefix string, header http.Header, cfg Config) (*Caller, error
 	if cfg.Retries < 0 {
 		cfg.Retries = 0
 	}
+	if cfg.NewError == nil {
+		cfg.NewError = func(f *Failure) error { return f }
+	}
 	return &Caller{base: base, root: root, header: header.Clone(), cfg: cfg}, nil
 }
 
@@ -119,7 +119,7 @@ func New(baseURL, prefix string, header http.Header, cfg Config) (*Caller, error
 // when in is not nil, in as its JSON body, and decodes a success's JSON
 // body into out when out is not nil. It returns the status of the answer.
 // A 429 is retried as the Config says; an answer that is not a success is
-// returned as NewError of its Failure; a transport error is wrapped with
+// returned as Config.NewError of its Failure; a transport error is wrapped with
 // the method and path.
 func (c *Caller) Do(ctx context.Context, method, path string, query url.Values, in, out any) (int, error) {
 	resp, err := c.send(ctx, method, path, query, in, "application/json")
@@ -176,7 +176,7 @@ func (c *Caller) send(ctx context.Context, method, path string, query url.Values
 		drain(resp.Body)
 		f := &Failure{Method: method, Path: path, Status: resp.StatusCode, Header: resp.Header, Body: raw,
 			RetryAfter: retryAfter(resp.Header, raw, time.Now())}
-		apiErr := NewError(f)
+		apiErr := c.cfg.NewError(f)
 		if resp.StatusCode != http.StatusTooManyRequests || attempt >= c.cfg.Retries {
 			return nil, apiErr
 		}
@@ -236,9 +236,13 @@ func (c *Caller) request(ctx context.Context, method, target string, body []byte
 	return req, nil
 }
 
-// retryAfter reads the wait an answer asks for: its Retry-After header (in
-// seconds or as an HTTP date), else the retryAfterSeconds field of its
-// JSON body; 0 when neither.
+// RetryAfter reads the wait an answer asks for: its Retry-After header (in
+// seconds or as an HTTP date, counted from now), else the
+// retryAfterSeconds field of its JSON body; 0 when neither.
+func RetryAfter(h http.Header, body []byte, now time.Time) time.Duration {
+	return retryAfter(h, body, now)
+}
+
 func retryAfter(h http.Header, body []byte, now time.Time) time.Duration {
 	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
 		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
