@@ -69,6 +69,15 @@ func (s *Service) CompanySMSSenders(ctx context.Context, companyID messaging.ID)
 	return out, nil
 }
 
+// CompanyChatServices lists the company's chat services: the operator's
+// view. NotFound for an unknown company.
+func (s *Service) CompanyChatServices(ctx context.Context, companyID messaging.ID) ([]messaging.ChatService, error) {
+	if _, err := s.store.GetCompany(ctx, companyID); err != nil {
+		return nil, fmt.Errorf("list chat services: %w", err)
+	}
+	return s.ListChatServices(ctx, companyID)
+}
+
 // MaxChatServiceFieldLen is the most characters of a chat service's
 // brandName and providerServiceId.
 const MaxChatServiceFieldLen = 200

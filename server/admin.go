@@ -247,10 +247,7 @@ func (s *server) adminListChatServices(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	if _, err := s.accounts.GetCompany(r.Context(), id); err != nil {
-		return err
-	}
-	css, err := s.accounts.ListChatServices(r.Context(), id)
+	css, err := s.accounts.CompanyChatServices(r.Context(), id)
 	if err != nil {
 		return err
 	}

@@ -364,15 +364,7 @@ func (s *server) previewTemplate(w http.ResponseWriter, r *http.Request) error {
 	out.RenderedText = t.Render(in.Placeholders, nil)
 	seg := template.Segment(out.RenderedText)
 	out.Encoding, out.Characters, out.Segments = string(seg.Encoding), seg.Units, seg.Segments
-	single, part := template.GSM7SingleSeptets, template.GSM7PartSeptets
-	if seg.Encoding == template.EncodingUCS2 {
-		single, part = template.UCS2SingleUnits, template.UCS2PartUnits
-	}
-	out.CharactersPerSegment = single
-	if seg.Segments > 1 {
-		out.CharactersPerSegment = part
-	}
-	out.CharactersLeft = out.CharactersPerSegment - template.Segment(seg.Parts[len(seg.Parts)-1]).Units
+	out.CharactersPerSegment, out.CharactersLeft = seg.PerSegment(), seg.Left()
 	s.writeJSON(w, http.StatusOK, out)
 	return nil
 }

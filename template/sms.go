@@ -71,6 +71,33 @@ func Segment(text string) Segmentation {
 	return Segmentation{Encoding: enc, Units: units, Segments: len(parts), Parts: parts}
 }
 
+// PerSegment is how many septets (GSM-7) or UTF-16 units (UCS-2) one of
+// the segments holds: 160 or 70 for a text that fits one, 153 or 67 for
+// the parts of a longer one.
+func (s Segmentation) PerSegment() int {
+	switch {
+	case s.Encoding == EncodingUCS2 && s.Segments > 1:
+		return UCS2PartUnits
+	case s.Encoding == EncodingUCS2:
+		return UCS2SingleUnits
+	case s.Segments > 1:
+		return GSM7PartSeptets
+	}
+	return GSM7SingleSeptets
+}
+
+// Left is the room left in the last segment, in the text's own units,
+// before another segment is needed.
+func (s Segmentation) Left() int {
+	used := 0
+	if len(s.Parts) > 0 {
+		for _, r := range s.Parts[len(s.Parts)-1] {
+			used += unitWidth(s.Encoding, r)
+		}
+	}
+	return s.PerSegment() - used
+}
+
 // CountSegments returns the encoding and the number of segments of text,
 // as Segment does, without allocating.
 func CountSegments(text string) (Encoding, int) {

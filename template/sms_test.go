@@ -236,3 +236,26 @@ func ExampleSegment() {
 	// UCS-2, 13 units, 1 segment(s): 13 characters
 	// GSM-7, 162 units, 2 segment(s): 152 9 characters
 }
+
+// TestSegmentationRoom: the room of a segment and what is left in the last
+// one, in the text's own units: a GSM-7 extension character counts two in
+// a GSM-7 text and one in a UCS-2 text, whose last part may hold only
+// GSM-7 characters.
+func TestSegmentationRoom(t *testing.T) {
+	for _, c := range []struct {
+		text      string
+		per, left int
+	}{
+		{"", 160, 160},
+		{strings.Repeat("a", 160), 160, 0},
+		{strings.Repeat("a", 161), 153, 145},
+		{strings.Repeat("€", 81), 153, 143}, // 76 in the first part, 5 (10 septets) in the last
+		{"Привет", 70, 64},
+		{strings.Repeat("ж", 67) + "{{}}", 67, 63}, // the braces are one unit each in UCS-2
+	} {
+		seg := template.Segment(c.text)
+		if seg.PerSegment() != c.per || seg.Left() != c.left {
+			t.Errorf("%q: PerSegment %d, Left %d; want %d, %d", c.text, seg.PerSegment(), seg.Left(), c.per, c.left)
+		}
+	}
+}
