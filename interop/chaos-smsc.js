@@ -26,22 +26,50 @@
 //   drop     destroy every open connection (no unbind)
 //   stats    only report the counts
 //
-// Every command is answered with a "done" line carrying the counts: submits,
-// receipts sent and acknowledged, and first and last, the times (ms since
-// the epoch) of the first and the latest submit. The load program of
-// bench/product runs it with "quiet", which leaves the submit lines out
-// (it reads the counts only).
+//   seconds  report the counts and, per wall-clock second, the submits
+//            accepted and throttled: "seconds": [[start ms, accepted,
+//            throttled], ...]
 //
-// Usage: node chaos-smsc.js <port> [host] [receipt delay in ms] [quiet]
+// Every command is answered with a "done" line carrying the counts: submits
+// (accepted), throttled, receipts sent and acknowledged, and first and last,
+// the times (ms since the epoch) of the first and the latest accepted
+// submit. The load program of bench/product runs it with "quiet", which
+// leaves the submit lines out (it reads the counts only).
+//
+// With bind-rate=N each bound session may submit N submit_sm a second, as
+// SMSCs limit each bind: beyond, a submit_sm is answered ESME_RTHROTTLED
+// (0x58), not accepted and not logged as a submit. limit=fixed (the
+// default) counts in fixed one-second windows of the wall clock, so a
+// burst at the start of a window is throttled once N are in, even when
+// the average is below N; limit=sliding counts the submits accepted in the
+// last second.
+//
+// Usage: node chaos-smsc.js <port> [host] [receipt delay in ms] [quiet] [bind-rate=N] [limit=fixed|sliding]
 const fs = require('fs');
 const smpp = require('smpp');
 
-const port = Number(process.argv[2]);
-const host = process.argv[3] || '127.0.0.1';
-const receiptDelay = Number(process.argv[4] || 5);
-const quiet = process.argv[5] === 'quiet';
-if (!Number.isInteger(port) || port < 0 || !Number.isFinite(receiptDelay)) {
-  process.stderr.write('usage: node chaos-smsc.js <port> [host] [receipt delay in ms] [quiet]\n');
+const usage = 'usage: node chaos-smsc.js <port> [host] [receipt delay in ms] [quiet] [bind-rate=N] [limit=fixed|sliding]\n';
+const positional = [];
+let quiet = false;
+let bindRate = 0;
+let limitKind = 'fixed';
+for (const arg of process.argv.slice(2)) {
+  if (arg === 'quiet') {
+    quiet = true;
+  } else if (arg.startsWith('bind-rate=')) {
+    bindRate = Number(arg.slice('bind-rate='.length));
+  } else if (arg.startsWith('limit=')) {
+    limitKind = arg.slice('limit='.length);
+  } else {
+    positional.push(arg);
+  }
+}
+const port = Number(positional[0]);
+const host = positional[1] || '127.0.0.1';
+const receiptDelay = Number(positional[2] || 5);
+if (!Number.isInteger(port) || port < 0 || !Number.isFinite(receiptDelay) ||
+  !Number.isInteger(bindRate) || bindRate < 0 || !['fixed', 'sliding'].includes(limitKind)) {
+  process.stderr.write(usage);
   process.exit(2);
 }
 
@@ -75,16 +103,68 @@ const held = []; // [session, pdu] of the submits held while stalled
 const sessions = new Set(); // open sessions
 const bound = new Set(); // bound sessions, in bind order
 const receipts = []; // receipts waiting for a bound session
-let counts = { submits: 0, receipts: 0, acks: 0, held: 0, first: 0, last: 0 };
+let counts = { submits: 0, throttled: 0, receipts: 0, acks: 0, held: 0, first: 0, last: 0 };
+const seconds = []; // [start ms, accepted, throttled], in time order
+
+// countSecond counts one submit answered now, accepted or throttled.
+function countSecond(now, accepted) {
+  const start = now - (now % 1000);
+  let s = seconds[seconds.length - 1];
+  if (!s || s[0] !== start) {
+    s = [start, 0, 0];
+    seconds.push(s);
+    if (seconds.length > 86400) {
+      seconds.shift();
+    }
+  }
+  s[accepted ? 1 : 2]++;
+}
+
+// allowed reports whether session may submit one more now under bind-rate,
+// and counts it when it may.
+function allowed(session, now) {
+  if (bindRate === 0) {
+    return true;
+  }
+  if (limitKind === 'fixed') {
+    const start = now - (now % 1000);
+    if (session.windowStart !== start) {
+      session.windowStart = start;
+      session.windowCount = 0;
+    }
+    if (session.windowCount >= bindRate) {
+      return false;
+    }
+    session.windowCount++;
+    return true;
+  }
+  const recent = session.recent; // times of the accepted submits, oldest first
+  while (recent.length > 0 && recent[0] <= now - 1000) {
+    recent.shift();
+  }
+  if (recent.length >= bindRate) {
+    return false;
+  }
+  recent.push(now);
+  return true;
+}
 
 // accept logs a submit and answers it, then schedules its receipt.
 function accept(session, pdu) {
   if (!sessions.has(session)) {
     return; // its connection is gone: the ESME will retry it
   }
+  const now = Date.now();
+  if (!allowed(session, now)) {
+    counts.throttled++;
+    countSecond(now, false);
+    session.send(pdu.response({ command_status: smpp.ESME_RTHROTTLED }));
+    return;
+  }
+  countSecond(now, true);
   const id = nextId++;
   counts.submits++;
-  counts.last = Date.now();
+  counts.last = now;
   if (counts.first === 0) {
     counts.first = counts.last;
   }
@@ -136,6 +216,7 @@ function flush() {
 const server = smpp.createServer(function (session) {
   session.herald = nextSession++;
   session.unacked = new Set();
+  session.recent = [];
   sessions.add(session);
   session.on('error', (e) => emit({ event: 'error', session: session.herald, message: String(e) }));
   session.on('close', () => {
@@ -193,6 +274,9 @@ process.stdin.on('data', (chunk) => {
       for (const session of Array.from(sessions)) {
         session.destroy();
       }
+    } else if (cmd === 'seconds') {
+      emit({ event: 'done', command: cmd, held: held.length, counts: counts, seconds: seconds });
+      continue;
     } else if (cmd !== '' && cmd !== 'stats') {
       emit({ event: 'error', message: 'unknown command ' + JSON.stringify(cmd) });
       continue;

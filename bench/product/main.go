@@ -50,6 +50,15 @@
 //
 //	go run ./bench/product -purge 1000000 -messages 100000
 //
+// With -bind-rate N the SMSC limits each bind to N submit_sm a second and
+// answers ESME_RTHROTTLED beyond (npm: fixed one-second windows, or a
+// sliding second with -limit sliding; sim: its token bucket); -binds sets
+// Herald's binds. The bare client, which does not slow down, is left out,
+// and each run reports the throttled answers and their share of the
+// submit_sm.
+//
+//	go run ./bench/product -smsc npm -bind-rate 200 -binds 1 -messages 2000
+//
 // Without -herald it builds ./cmd/herald into a temporary directory. A
 // Postgres database is used as it is: give it an empty one.
 package main
@@ -79,6 +88,9 @@ type options struct {
 	interop      string
 	messages     int
 	window       int
+	binds        int
+	bindRate     int
+	limit        string
 	receiptDelay time.Duration
 	bare         bool
 	timeout      time.Duration
@@ -97,6 +109,9 @@ func main() {
 	flag.StringVar(&o.interop, "interop", "interop", "directory of chaos-smsc.js and its node_modules")
 	flag.IntVar(&o.messages, "messages", 100_000, "messages of the campaign (and submits of the bare client)")
 	flag.IntVar(&o.window, "window", 100, "SMPP window of Herald and of the bare client")
+	flag.IntVar(&o.binds, "binds", 1, "SMPP binds of Herald")
+	flag.IntVar(&o.bindRate, "bind-rate", 0, "when positive: the SMSC takes this many submit_sm a second on each bind and throttles the rest (the bare client is left out)")
+	flag.StringVar(&o.limit, "limit", "fixed", `npm SMSC with -bind-rate: "fixed" one-second windows or a "sliding" second`)
 	flag.DurationVar(&o.receiptDelay, "receipt-delay", 50*time.Millisecond, "time between a submit_sm_resp and its receipt")
 	flag.BoolVar(&o.bare, "bare", true, "time the bare SMPP client first, as the baseline")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "bound on any one phase")
@@ -128,8 +143,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.smsc == "both" {
 		kinds = []string{"npm", "sim"}
 	}
-	fmt.Fprintf(out, "%d messages, window %d, receipts %v after the submit, herald %s on %s\n",
-		o.messages, o.window, o.receiptDelay, o.herald, drive.Redact(o.db))
+	fmt.Fprintf(out, "%d messages, window %d, %d bind(s), receipts %v after the submit, herald %s on %s\n",
+		o.messages, o.window, o.binds, o.receiptDelay, o.herald, drive.Redact(o.db))
+	if o.bindRate > 0 {
+		fmt.Fprintf(out, "the SMSC takes %d submit_sm a second on each bind (%s), throttles the rest\n", o.bindRate, o.limitName())
+		o.bare = false
+	}
 	for i, kind := range kinds {
 		var base result
 		if o.bare {
@@ -198,6 +217,17 @@ func runChats(ctx context.Context, o options, dir string, out io.Writer) error {
 	return nil
 }
 
+// limitName names the SMSC's limit on each bind.
+func (o options) limitName() string {
+	if o.smsc == "sim" {
+		return "token bucket"
+	}
+	if o.smsc == "both" {
+		return "npm: " + o.limit + " window; sim: token bucket"
+	}
+	return o.limit + " window"
+}
+
 // runModes reads a flag of off, on or both: the runs without and with the
 // thing it switches, in that order.
 func runModes(flag, v string) ([]bool, error) {
@@ -211,7 +241,8 @@ func runModes(flag, v string) ([]bool, error) {
 // result is what one run measured.
 type result struct {
 	messages   int
-	submitRate float64       // submit_sm per second at the SMSC
+	submitRate float64       // submit_sm accepted per second at the SMSC
+	throttled  int           // submit_sm the SMSC throttled (-bind-rate)
 	finalRate  float64       // final statuses per second
 	elapsed    time.Duration // from the start to the last final status
 	cpu        time.Duration // of the sender (bare client or herald)
@@ -239,6 +270,9 @@ func (r result) print(w io.Writer, who, smsc string, base result) {
 	fmt.Fprintf(w, "%-18s smsc=%s: %d final in %v: %.0f submits/s at the SMSC, %.0f final/s; CPU per message %.1f µs (SMSC %.1f µs); delivered %d, failed %d",
 		who, smsc, r.messages, r.elapsed.Round(time.Millisecond), r.submitRate, r.finalRate,
 		perMessage(r.cpu, r.messages), perMessage(r.smscCPU, r.messages), r.delivered, r.failed)
+	if r.throttled > 0 {
+		fmt.Fprintf(w, "; %d throttled (%.1f %% of the submit_sm)", r.throttled, 100*float64(r.throttled)/float64(r.throttled+r.delivered+r.failed))
+	}
 	if base.finalRate > 0 {
 		fmt.Fprintf(w, "; %.2f x the bare client's final/s, %.2f x its submits/s", r.finalRate/base.finalRate, r.submitRate/base.submitRate)
 	}
@@ -277,7 +311,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string, withHooks b
 	}
 	srv, err := drive.StartHerald(ctx, o.herald, dbURL, dir, []string{
 		"HERALD_SMPP_ADDR=" + sm.addr, "HERALD_SMPP_SYSTEM_ID=herald", "HERALD_SMPP_PASSWORD=secret",
-		fmt.Sprintf("HERALD_SMPP_WINDOW=%d", o.window), "HERALD_WEBHOOK_ALLOW=loopback",
+		fmt.Sprintf("HERALD_SMPP_WINDOW=%d", o.window), fmt.Sprintf("HERALD_SMPP_BINDS=%d", max(o.binds, 1)), "HERALD_WEBHOOK_ALLOW=loopback",
 	}, o.timeout)
 	if err != nil {
 		return result{}, err
@@ -324,7 +358,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string, withHooks b
 		return result{}, err
 	}
 	res := result{
-		messages: o.messages, submitRate: st.rate(), finalRate: float64(o.messages) / elapsed.Seconds(), elapsed: elapsed,
+		messages: o.messages, submitRate: st.rate(), throttled: st.throttled, finalRate: float64(o.messages) / elapsed.Seconds(), elapsed: elapsed,
 		cpu: after[0] - before[0], smscCPU: after[1] - before[1], delivered: delivered, failed: failed,
 	}
 	if rc != nil {

@@ -23,7 +23,8 @@ type smsc struct {
 
 // smscStats is what an SMSC counted.
 type smscStats struct {
-	submits     int
+	submits     int // accepted
+	throttled   int
 	first, last time.Time
 }
 
@@ -54,11 +55,16 @@ func startSMSC(ctx context.Context, o options, kind, dir string) (*smsc, error) 
 		if err != nil {
 			return nil, fmt.Errorf("chaos-smsc.js: %w", err)
 		}
-		cmd = exec.CommandContext(ctx, "node", script, port, host, fmt.Sprint(o.receiptDelay.Milliseconds()), "quiet")
+		args := []string{script, port, host, fmt.Sprint(o.receiptDelay.Milliseconds()), "quiet"}
+		if o.bindRate > 0 {
+			args = append(args, fmt.Sprintf("bind-rate=%d", o.bindRate), "limit="+o.limit)
+		}
+		cmd = exec.CommandContext(ctx, "node", args...)
 		cmd.Dir = o.interop
 		ready = `"event":"listening"`
 	case "sim":
-		cmd = exec.CommandContext(ctx, o.herald, "simulate", "smsc", "-addr", addr, "-receipt-delay", o.receiptDelay.String())
+		cmd = exec.CommandContext(ctx, o.herald, "simulate", "smsc", "-addr", addr, "-receipt-delay", o.receiptDelay.String(),
+			"-bind-rate", fmt.Sprint(o.bindRate))
 		ready = "SMSC simulator listening"
 	default:
 		return nil, fmt.Errorf("unknown SMSC %q: want npm, sim or both", kind)
@@ -84,13 +90,14 @@ func (s *smsc) stats() (smscStats, error) {
 		var ev struct {
 			Counts struct {
 				Submits     int   `json:"submits"`
+				Throttled   int   `json:"throttled"`
 				First, Last int64 // ms since the epoch
 			} `json:"counts"`
 		}
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			return smscStats{}, fmt.Errorf("SMSC counts %q: %w", line, err)
 		}
-		return smscStats{submits: ev.Counts.Submits, first: time.UnixMilli(ev.Counts.First), last: time.UnixMilli(ev.Counts.Last)}, nil
+		return smscStats{submits: ev.Counts.Submits, throttled: ev.Counts.Throttled, first: time.UnixMilli(ev.Counts.First), last: time.UnixMilli(ev.Counts.Last)}, nil
 	default:
 		_ = s.Cmd.Process.Signal(syscall.SIGTERM)
 		line, err := s.WaitLine("SMSC simulator stopped: ", 30*time.Second)
@@ -99,12 +106,12 @@ func (s *smsc) stats() (smscStats, error) {
 		}
 		_, js, _ := strings.Cut(line, "SMSC simulator stopped: ")
 		var st struct {
-			Submits                 int
+			Accepted, Throttled     int
 			FirstSubmit, LastSubmit time.Time
 		}
 		if err := json.Unmarshal([]byte(js), &st); err != nil {
 			return smscStats{}, fmt.Errorf("simulator counts %q: %w", js, err)
 		}
-		return smscStats{submits: st.Submits, first: st.FirstSubmit, last: st.LastSubmit}, nil
+		return smscStats{submits: st.Accepted, throttled: st.Throttled, first: st.FirstSubmit, last: st.LastSubmit}, nil
 	}
 }
