@@ -231,13 +231,14 @@ type apiKey struct {
 // channel's heap. Entries are checked when popped: one whose message has
 // moved on since (claimed, failed, deleted, re-dated) is dropped.
 type dueEntry struct {
-	bulk bool // of a bulk campaign
+	bulk bool // of a visible bulk campaign (a direct send's goes first, with the transactional ones)
 	due  time.Time
 	id   messaging.ID
 }
 
-// dueHeap orders entries of transactional campaigns before those of bulk
-// ones, then by due time, then id: oldest first.
+// dueHeap orders entries of transactional campaigns and direct sends
+// before those of visible bulk campaigns, then by due time, then id:
+// oldest first.
 type dueHeap []dueEntry
 
 func (h dueHeap) Len() int { return len(h) }
@@ -267,7 +268,7 @@ func (s *Store) pushDue(m *messaging.Message) {
 		s.due[m.Channel] = h
 	}
 	cr := s.campaigns[m.CampaignID]
-	heap.Push(h, dueEntry{bulk: cr != nil && cr.c.Mode == messaging.ModeBulk, due: m.DueAt, id: m.ID})
+	heap.Push(h, dueEntry{bulk: cr != nil && cr.c.Mode == messaging.ModeBulk && !cr.c.Hidden, due: m.DueAt, id: m.ID})
 }
 
 // claimable reports whether entry e still stands for a Pending message of

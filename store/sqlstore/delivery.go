@@ -171,14 +171,14 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]m
 	type source struct {
 		id      []byte
 		company messaging.ID
-		bulk    bool
+		bulk    bool // a visible bulk campaign: a direct send goes first
 		most    int
 	}
 	var campaigns []source
 	// Campaigns in progress, and completed ones that got a fallback SMS
 	// after they completed (a late failed chat callback): a completed
 	// campaign's only Pending messages are such fallbacks.
-	rows, err := tx.QueryContext(ctx, "SELECT id, company_id, mode = 'Bulk' FROM campaigns WHERE (status = 'InProgress' AND pending + fb_pending > 0) "+
+	rows, err := tx.QueryContext(ctx, "SELECT id, company_id, mode = 'Bulk' AND NOT hidden FROM campaigns WHERE (status = 'InProgress' AND pending + fb_pending > 0) "+
 		"OR (status = 'Completed' AND fb_pending > 0)")
 	if err != nil {
 		return nil, fmt.Errorf("claim: campaigns in progress: %w", err)

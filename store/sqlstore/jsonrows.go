@@ -367,14 +367,14 @@ func (s *Store) queries() *deliveryQueries {
 				"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? " +
 				"ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED) m " +
 				"WHERE ((c.status = 'InProgress' AND c.pending + c.fb_pending > 0) OR (c.status = 'Completed' AND c.fb_pending > 0)) " +
-				"ORDER BY c.mode = 'Bulk', m.due_at, m.id LIMIT ?) " +
+				"ORDER BY (c.mode = 'Bulk' AND NOT c.hidden), m.due_at, m.id LIMIT ?) " +
 				pgClaimUpdate(),
 			// The same with quotas: a capped company's campaigns give at
 			// most its quota each, and its messages are numbered to keep
 			// the first of them up to the quota.
 			claimPostgresQuotas: "WITH q AS (SELECT * FROM json_to_recordset(?::json) AS q(company uuid, quota int)), " +
-				"cand AS (SELECT m.id, m.due_at, c.mode = 'Bulk' AS bulk, q.quota, " +
-				"row_number() OVER (PARTITION BY c.company_id ORDER BY c.mode = 'Bulk', m.due_at, m.id) AS n " +
+				"cand AS (SELECT m.id, m.due_at, (c.mode = 'Bulk' AND NOT c.hidden) AS bulk, q.quota, " +
+				"row_number() OVER (PARTITION BY c.company_id ORDER BY (c.mode = 'Bulk' AND NOT c.hidden), m.due_at, m.id) AS n " +
 				"FROM campaigns c LEFT JOIN q ON q.company = c.company_id CROSS JOIN LATERAL (" +
 				"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? " +
 				"ORDER BY due_at, id LIMIT least(?, coalesce(q.quota, ?)) FOR UPDATE SKIP LOCKED) m " +

@@ -736,3 +736,28 @@ func testClaimPriorityAndQuotas(f *fixture) {
 	f.requireCounts(a.ID, bulkA.ID, messaging.StatusCounts{Pending: 2, Sending: 4}, messaging.StatusCounts{})
 	f.requireReconciled()
 }
+
+// testClaimDirectFirst: the messages of a direct send (a hidden campaign,
+// of mode Bulk so that it completes) are claimed with the transactional
+// ones, before older messages of visible bulk campaigns, with quotas or
+// without.
+func testClaimDirectFirst(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	_, bulkMsgs := f.bulk(a.ID, messaging.ChannelSMS, 4, at(1), messaging.CampaignInProgress)
+	direct := f.newCampaign(b.ID, messaging.ChannelSMS, messaging.ModeBulk, messaging.CampaignQueuing, 2, at(5))
+	direct.Hidden = true
+	direct = f.createCampaign(direct)
+	directMsgs := f.newMessages(direct, 2, at(5))
+	require.NoError(t, f.s.InsertMessages(f.ctx, directMsgs))
+	f.transition(direct, messaging.CampaignQueuing, messaging.CampaignInProgress, at(5))
+
+	got := f.claim(messaging.ChannelSMS, at(10), at(70), 1)
+	require.Equal(t, idsOf(directMsgs[:1]), ids(got), "the direct send's message before the older bulk ones")
+	got, err := f.s.ClaimDue(f.ctx, delivery.Claim{Channel: messaging.ChannelSMS, Now: at(10), LeaseUntil: at(70), Limit: 2,
+		Quotas: map[messaging.ID]int{a.ID: 5}})
+	require.NoError(t, err)
+	require.ElementsMatch(t, idsOf([]*messaging.Message{directMsgs[1], bulkMsgs[0]}), ids(got),
+		"with quotas too: the direct one first, then the oldest bulk one")
+	f.requireReconciled()
+}

@@ -135,6 +135,7 @@ func cases() []testCase {
 		{"ClaimDue", testClaimDue},
 		{"ClaimDueConcurrent", testClaimDueConcurrent},
 		{"ClaimPriorityAndQuotas", testClaimPriorityAndQuotas},
+		{"ClaimDirectFirst", testClaimDirectFirst},
 		{"CompanyRates", testCompanyRates},
 		{"CompanyNames", testCompanyNames},
 		{"ApplyUpdatesRules", testApplyUpdatesRules},
