@@ -18,8 +18,10 @@ var errDrift = errors.New("counters differ from the rows")
 // check runs herald check: it recomputes every campaign's counters and
 // each company's pending count from the message rows of the database and
 // prints where the stored ones differ. It returns errDrift when any does.
-// It opens the database as herald serve does (migrating it if needed) and
-// only reads; it may run beside serving processes.
+// It opens an existing Herald database read-only, with no migration (a
+// missing file, a database that is not Herald's or one older than this
+// binary fails, naming the database), and may run beside serving
+// processes.
 func check(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -40,7 +42,7 @@ func check(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	store, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Config{MaxOpenConns: 2})
+	store, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Config{MaxOpenConns: 2, ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("open the database: %w", err)
 	}

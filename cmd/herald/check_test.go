@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"database/sql"
 	"fmt"
+	"net"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore"
+	"github.com/heraldhq/herald/store/sqlstore/pgtest"
 )
 
 // TestCheck: herald check exits 0 on a database whose counters agree with
@@ -64,4 +67,104 @@ func TestCheck(t *testing.T) {
 		{"companyId":%[1]q,"campaignId":%[2]q,"counter":"pending","stored":3,"counted":2}]`, co.ID.String(), c.ID.String()), out.String())
 
 	require.Equal(t, 2, run(t.Context(), []string{"check", "extra"}, env(nil), &out, &errOut))
+}
+
+// TestCheckNeedsAHeraldDatabase: herald check opens an existing database
+// read-only. A mistyped path fails, naming it, and creates nothing; so do
+// a SQLite file that is not Herald's and one with a migration missing. A
+// good database is left as it was: check writes nothing.
+func TestCheckNeedsAHeraldDatabase(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nonexist.db")
+	var out, errOut bytes.Buffer
+	require.Equal(t, 1, run(t.Context(), []string{"check", "--database-url", "sqlite://" + missing}, env(nil), &out, &errOut))
+	require.Contains(t, errOut.String(), "sqlite://"+missing)
+	require.Contains(t, errOut.String(), "no database file")
+	require.Empty(t, out.String())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "check created a file")
+
+	other := filepath.Join(dir, "other.db")
+	db, err := sql.Open("sqlite", other)
+	require.NoError(t, err)
+	_, err = db.ExecContext(t.Context(), "CREATE TABLE notes (body TEXT)")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	errOut.Reset()
+	require.Equal(t, 1, run(t.Context(), []string{"check", "--database-url", "sqlite://" + other}, env(nil), &out, &errOut))
+	require.Contains(t, errOut.String(), "sqlite://"+other)
+	require.Contains(t, errOut.String(), "not a Herald database")
+	db, err = sql.Open("sqlite", other)
+	require.NoError(t, err)
+	var tables int
+	require.NoError(t, db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'").Scan(&tables))
+	require.NoError(t, db.Close())
+	require.Equal(t, 1, tables, "check migrated a database that is not Herald's")
+
+	good := filepath.Join(dir, "herald.db")
+	s, err := sqlstore.Open(t.Context(), "sqlite://"+good, sqlstore.Config{})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	before, err := os.ReadFile(good)
+	require.NoError(t, err)
+	errOut.Reset()
+	require.Equal(t, 0, run(t.Context(), []string{"check", "--database-url", "sqlite://" + good}, env(nil), &out, &errOut), errOut.String())
+	after, err := os.ReadFile(good)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "check changed the database file")
+
+	db, err = sql.Open("sqlite", good)
+	require.NoError(t, err)
+	_, err = db.ExecContext(t.Context(), "DELETE FROM herald_migrations WHERE id = (SELECT MAX(id) FROM herald_migrations)")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	errOut.Reset()
+	require.Equal(t, 1, run(t.Context(), []string{"check", "--database-url", "sqlite://" + good}, env(nil), &out, &errOut))
+	require.Contains(t, errOut.String(), "lacks 1 migrations")
+}
+
+// TestCheckPostgresReadOnly: on Postgres, herald check migrates nothing:
+// an empty schema is refused as not a Herald database and stays empty.
+func TestCheckPostgresReadOnly(t *testing.T) {
+	url := pgtest.SchemaURL(t)
+	var out, errOut bytes.Buffer
+	require.Equal(t, 1, run(t.Context(), []string{"check", "--database-url", url}, env(nil), &out, &errOut))
+	require.Contains(t, errOut.String(), "not a Herald database")
+
+	s, err := sqlstore.Open(t.Context(), url, sqlstore.Config{})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	errOut.Reset()
+	require.Equal(t, 0, run(t.Context(), []string{"check", "--database-url", url}, env(nil), &out, &errOut), errOut.String())
+}
+
+// TestOpenErrorNamesTheDatabase: a database that cannot be opened is
+// reported with its path, or its URL with the password masked, by herald
+// serve and herald check.
+func TestOpenErrorNamesTheDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "no-such-dir", "herald.db")
+	for _, args := range [][]string{
+		{"serve", "--addr", "127.0.0.1:0", "--database-url", "sqlite://" + path},
+		{"check", "--database-url", "sqlite://" + path},
+	} {
+		var out, errOut bytes.Buffer
+		require.Equal(t, 1, run(t.Context(), args, env(nil), &out, &errOut), args[0])
+		require.Contains(t, errOut.String(), "sqlite://"+path, args[0])
+	}
+	// A port nothing listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	url := "postgres://herald:hunter2secret@" + addr + "/herald?sslmode=disable"
+	for _, args := range [][]string{
+		{"serve", "--addr", "127.0.0.1:0", "--database-url", url},
+		{"check", "--database-url", url},
+	} {
+		var out, errOut bytes.Buffer
+		require.Equal(t, 1, run(t.Context(), args, env(nil), &out, &errOut), args[0])
+		require.Contains(t, errOut.String(), "postgres://herald:xxxxx@"+addr+"/herald", args[0])
+		require.NotContains(t, errOut.String(), "hunter2secret", args[0])
+	}
 }

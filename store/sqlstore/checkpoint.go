@@ -27,7 +27,7 @@ type checkpointer struct {
 func startCheckpointer(ctx context.Context, path, pragmas string) (*checkpointer, error) {
 	db, err := sql.Open("sqlite", path+"?"+pragmas)
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: open SQLite checkpointer: %w", err)
+		return nil, fmt.Errorf("open the SQLite checkpointer: %w", err)
 	}
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
@@ -35,7 +35,7 @@ func startCheckpointer(ctx context.Context, path, pragmas string) (*checkpointer
 	db.SetConnMaxIdleTime(0)
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("sqlstore: open SQLite checkpointer: %w", err)
+		return nil, fmt.Errorf("open the SQLite checkpointer: %w", err)
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &checkpointer{db: db, cancel: cancel}

@@ -27,6 +27,14 @@
 // processes opening the same fresh database at once migrate it exactly
 // once.
 //
+// Config.ReadOnly opens an existing database for an operator's read, such
+// as herald check: no file is created, no migration runs (SQLite opens
+// the file with mode=ro; Postgres sessions start read-only transactions),
+// and a database that is not Herald's or lacks a migration is refused.
+//
+// Open's errors name the database: the path, or the URL with its password
+// masked.
+//
 // # Schema
 //
 // Identifiers are UUIDs: 16-byte blobs on SQLite, uuid on Postgres. Times

@@ -36,11 +36,11 @@ func (d dialect) migrationDir() string {
 func migrateDB(ctx context.Context, db *bun.DB, d dialect) error {
 	sub, err := fs.Sub(migrationFiles, d.migrationDir())
 	if err != nil {
-		return fmt.Errorf("sqlstore: migrations: %w", err)
+		return fmt.Errorf("migrations: %w", err)
 	}
 	ms := migrate.NewMigrations()
 	if err := ms.Discover(sub); err != nil {
-		return fmt.Errorf("sqlstore: migrations: %w", err)
+		return fmt.Errorf("migrations: %w", err)
 	}
 	m := migrate.NewMigrator(db, ms, migrate.WithMarkAppliedOnSuccess(true),
 		migrate.WithTableName("herald_migrations"), migrate.WithLocksTableName("herald_migration_locks"))
@@ -50,11 +50,11 @@ func migrateDB(ctx context.Context, db *bun.DB, d dialect) error {
 			return nil
 		}
 		if attempt == maxTxAttempts || !retryable(err) {
-			return fmt.Errorf("sqlstore: migrate: %w", err)
+			return fmt.Errorf("migrate: %w", err)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("sqlstore: migrate: %w", errors.Join(err, ctx.Err()))
+			return fmt.Errorf("migrate: %w", errors.Join(err, ctx.Err()))
 		case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
 		}
 	}
@@ -86,6 +86,57 @@ func migrateLocked(ctx context.Context, db *bun.DB, d dialect, m *migrate.Migrat
 	}
 	if _, err := db.ExecContext(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// checkSchema tells whether db holds a Herald schema with every migration
+// of this version applied: a read-only open cannot migrate, so it refuses
+// a database that is not Herald's (no migration table) or is older.
+func checkSchema(ctx context.Context, db *bun.DB, d dialect) error {
+	sub, err := fs.Sub(migrationFiles, d.migrationDir())
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	ms := migrate.NewMigrations()
+	if err := ms.Discover(sub); err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	exists := "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'herald_migrations'"
+	if d == dialectPostgres {
+		exists = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'herald_migrations'"
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, exists).Scan(&n); err != nil {
+		return fmt.Errorf("read the schema: %w", err)
+	}
+	if n == 0 {
+		return errors.New("not a Herald database (it has no herald_migrations table)")
+	}
+	rows, err := db.QueryContext(ctx, "SELECT name FROM herald_migrations")
+	if err != nil {
+		return fmt.Errorf("read the applied migrations: %w", err)
+	}
+	applied := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return fmt.Errorf("read the applied migrations: %w", err)
+		}
+		applied[name] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("read the applied migrations: %w", err)
+	}
+	missing := 0
+	for _, m := range ms.Sorted() {
+		if !applied[m.Name] {
+			missing++
+		}
+	}
+	if missing > 0 {
+		return fmt.Errorf("the schema lacks %d migrations of this version of Herald (herald serve applies them)", missing)
 	}
 	return nil
 }

@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net/url"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -29,6 +32,12 @@ type Config struct {
 	// BusyTimeout is how long a SQLite connection waits for a lock held by
 	// another process before it fails. Zero means 10 seconds.
 	BusyTimeout time.Duration
+	// ReadOnly opens an existing Herald database for reading only: no
+	// file is created and no migration runs (SQLite opens the file with
+	// mode=ro; Postgres sessions default to read-only transactions). Open
+	// fails when the database does not exist, is not a Herald database,
+	// or lacks migrations this version has. Every write fails.
+	ReadOnly bool
 }
 
 func (c Config) maxOpenConns() int {
@@ -75,15 +84,24 @@ type Store struct {
 }
 
 // Open connects to the database named by rawURL (sqlite://path or
-// postgres://...), creates or migrates its schema, and returns the store.
+// postgres://...), creates or migrates its schema (unless cfg.ReadOnly),
+// and returns the store. Its errors name the database, the password of a
+// URL masked.
 func Open(ctx context.Context, rawURL string, cfg Config) (*Store, error) {
+	var s *Store
+	var err error
 	switch {
 	case strings.HasPrefix(rawURL, "sqlite://"):
-		return openSQLite(ctx, strings.TrimPrefix(rawURL, "sqlite://"), cfg)
+		s, err = openSQLite(ctx, strings.TrimPrefix(rawURL, "sqlite://"), cfg)
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		return openPostgres(ctx, rawURL, cfg)
+		s, err = openPostgres(ctx, rawURL, cfg)
+	default:
+		return nil, fmt.Errorf("sqlstore: unsupported database URL %q: want sqlite://path or postgres://...", redact(rawURL))
 	}
-	return nil, fmt.Errorf("sqlstore: unsupported database URL %q: want sqlite://path or postgres://...", redact(rawURL))
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open %s: %w", redact(rawURL), err)
+	}
+	return s, nil
 }
 
 // Close closes every connection of the store.
@@ -116,14 +134,22 @@ func (s *Store) Ping(ctx context.Context) (err error) {
 func openSQLite(ctx context.Context, path string, cfg Config) (*Store, error) {
 	switch {
 	case path == "":
-		return nil, errors.New("sqlstore: sqlite:// needs a file path")
+		return nil, errors.New("sqlite:// needs a file path")
 	case path == ":memory:" || strings.Contains(path, "mode=memory"):
-		return nil, errors.New("sqlstore: in-memory SQLite databases are not supported (each pooled connection would get its own); use a file in a temporary directory")
+		return nil, errors.New("in-memory SQLite databases are not supported (each pooled connection would get its own); use a file in a temporary directory")
 	case strings.ContainsAny(path, "?#"):
-		return nil, fmt.Errorf("sqlstore: SQLite path %q must not contain '?' or '#'", path)
+		return nil, fmt.Errorf("the SQLite path %q must not contain '?' or '#'", path)
 	}
 	busy := strconv.FormatInt(cfg.busyTimeout().Milliseconds(), 10)
 	common := "_pragma=busy_timeout(" + busy + ")&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(0)"
+	if cfg.ReadOnly {
+		return openSQLiteReadOnly(ctx, path, common, cfg)
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("the directory %q of the database file does not exist", dir)
+		}
+	}
 
 	// The writer: one connection, IMMEDIATE transactions, a page cache of
 	// 16 MiB for bulk inserts into the message indexes (64 MiB inserted
@@ -133,7 +159,7 @@ func openSQLite(ctx context.Context, path string, cfg Config) (*Store, error) {
 	// so a commit does not also pay for copying the log.
 	wsql, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=cache_size(-16384)&_pragma=wal_autocheckpoint(0)&_txlock=immediate")
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: open SQLite writer: %w", err)
+		return nil, fmt.Errorf("open the SQLite writer: %w", err)
 	}
 	wsql.SetMaxOpenConns(1)
 	wsql.SetMaxIdleConns(1)
@@ -151,14 +177,14 @@ func openSQLite(ctx context.Context, path string, cfg Config) (*Store, error) {
 	rsql, err := sql.Open("sqlite", path+"?"+common+"&_pragma=cache_size(-8192)&_query_only=1")
 	if err != nil {
 		_ = s.db.Close()
-		return nil, fmt.Errorf("sqlstore: open SQLite readers: %w", err)
+		return nil, fmt.Errorf("open the SQLite readers: %w", err)
 	}
 	rsql.SetMaxOpenConns(n)
 	rsql.SetMaxIdleConns(n)
 	s.read = bun.NewDB(rsql, sqlitedialect.New())
 	if err := s.read.PingContext(ctx); err != nil {
 		_ = s.Close()
-		return nil, fmt.Errorf("sqlstore: open SQLite readers: %w", err)
+		return nil, fmt.Errorf("open the SQLite readers: %w", err)
 	}
 	if s.checkpointer, err = startCheckpointer(ctx, path, common); err != nil {
 		_ = s.Close()
@@ -167,10 +193,41 @@ func openSQLite(ctx context.Context, path string, cfg Config) (*Store, error) {
 	return s, nil
 }
 
+// openSQLiteReadOnly opens the existing database file at path with
+// mode=ro: SQLite creates nothing, and every connection only reads.
+func openSQLiteReadOnly(ctx context.Context, path, pragmas string, cfg Config) (*Store, error) {
+	if fi, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errors.New("no database file at this path")
+		}
+		return nil, err
+	} else if fi.IsDir() {
+		return nil, errors.New("the path is a directory, not a database file")
+	}
+	// A file: URI, so that SQLite reads mode=ro; % is its escape.
+	uri := "file:" + strings.ReplaceAll(path, "%", "%25") + "?mode=ro&" + pragmas + "&_query_only=1"
+	rsql, err := sql.Open("sqlite", uri)
+	if err != nil {
+		return nil, fmt.Errorf("open the SQLite readers: %w", err)
+	}
+	n := cfg.maxOpenConns()
+	rsql.SetMaxOpenConns(n)
+	rsql.SetMaxIdleConns(n)
+	db := bun.NewDB(rsql, sqlitedialect.New())
+	if err := checkSchema(ctx, db, dialectSQLite); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Store{dialect: dialectSQLite, db: db, read: db, idGen: messaging.NewIDGenerator(time.Now)}, nil
+}
+
 func openPostgres(ctx context.Context, rawURL string, cfg Config) (*Store, error) {
-	connector, err := pgConnector(rawURL)
+	connector, err := pgConnector(rawURL, cfg.ReadOnly)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.ReadOnly {
+		return openPostgresReadOnly(ctx, connector, cfg)
 	}
 	// Migrations run on a connection of their own: the migrator's
 	// statements and the transaction that locks them must share it.
@@ -179,7 +236,7 @@ func openPostgres(ctx context.Context, rawURL string, cfg Config) (*Store, error
 	mdb := bun.NewDB(msql, pgdialect.New())
 	err = migrateDB(ctx, mdb, dialectPostgres)
 	if cerr := mdb.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("sqlstore: close the migration connection: %w", cerr)
+		err = fmt.Errorf("close the migration connection: %w", cerr)
 	}
 	if err != nil {
 		return nil, err
@@ -192,20 +249,43 @@ func openPostgres(ctx context.Context, rawURL string, cfg Config) (*Store, error
 	db := bun.NewDB(psql, pgdialect.New())
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("sqlstore: connect to Postgres: %w", err)
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	return &Store{dialect: dialectPostgres, db: db, read: db, idGen: messaging.NewIDGenerator(time.Now)}, nil
+}
+
+// openPostgresReadOnly opens a pool whose sessions begin read-only
+// transactions, without migrating.
+func openPostgresReadOnly(ctx context.Context, connector *pgdriver.Connector, cfg Config) (*Store, error) {
+	n := cfg.maxOpenConns()
+	psql := sql.OpenDB(unavailableConnector{connector})
+	psql.SetMaxOpenConns(n)
+	psql.SetMaxIdleConns(n)
+	db := bun.NewDB(psql, pgdialect.New())
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	if err := checkSchema(ctx, db, dialectPostgres); err != nil {
+		_ = db.Close()
+		return nil, err
 	}
 	return &Store{dialect: dialectPostgres, db: db, read: db, idGen: messaging.NewIDGenerator(time.Now)}, nil
 }
 
 // pgConnector parses a Postgres URL; pgdriver panics on a malformed one.
-func pgConnector(rawURL string) (c *pgdriver.Connector, err error) {
+// A read-only connector's sessions default to read-only transactions.
+func pgConnector(rawURL string, readOnly bool) (c *pgdriver.Connector, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("sqlstore: invalid Postgres URL %q: %v", redact(rawURL), r)
+			err = fmt.Errorf("invalid Postgres URL: %v", r)
 		}
 	}()
 	opts := []pgdriver.Option{pgdriver.WithDSN(rawURL), pgdriver.WithTracing(false), withCustomPlans,
 		pgdriver.WithResetSessionFunc(pgConnAlive)}
+	if readOnly {
+		opts = append(opts, withReadOnly)
+	}
 	return pgdriver.NewConnector(append(opts, withIOTimeouts(rawURL)...)...), nil
 }
 
@@ -251,6 +331,15 @@ func withCustomPlans(c *pgdriver.Config) {
 	params := make(map[string]any, len(c.ConnParams)+1)
 	maps.Copy(params, c.ConnParams)
 	params["plan_cache_mode"] = "force_custom_plan"
+	c.ConnParams = params
+}
+
+// withReadOnly makes every transaction of the session read-only by
+// default (default_transaction_read_only).
+func withReadOnly(c *pgdriver.Config) {
+	params := make(map[string]any, len(c.ConnParams)+1)
+	maps.Copy(params, c.ConnParams)
+	params["default_transaction_read_only"] = "on"
 	c.ConnParams = params
 }
 
