@@ -62,4 +62,14 @@
 // write a message over its limit; during a bulk preparation such a
 // failure, which the request-time check makes unexpected, fails the
 // campaign.
+//
+// # Missing values
+//
+// A placeholder without a value, neither the recipient's nor the
+// request's, stays in the message as written. A bulk send counts the
+// recipients lacking each placeholder at request time, after the other
+// skips (SendResult.MissingPlaceholders); with SkipMissing it leaves them
+// out, listed by their numbers as sent in
+// SendResult.MissingPlaceholderPhoneNumbers. An add-message names what
+// it lacks (Added.MissingPlaceholders), or is Invalid with SkipMissing.
 package campaign

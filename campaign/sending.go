@@ -57,7 +57,8 @@ type SendResult struct {
 	// each.
 	MessageCount int
 	// SkippedCount is the number of recipients skipped:
-	// len(InvalidPhoneNumbers) + len(ContentTooLong) + len(OptedOutPhoneNumbers).
+	// len(InvalidPhoneNumbers) + len(ContentTooLong) +
+	// len(OptedOutPhoneNumbers) + len(MissingPlaceholderPhoneNumbers).
 	SkippedCount int
 	// OptedOutPhoneNumbers are the numbers (digits only) a bulk send
 	// skipped because they opted out of the company's messages of its
@@ -74,7 +75,19 @@ type SendResult struct {
 	// Never nil on a bulk send; nil on a direct one (direct sends have no
 	// placeholders: their texts are checked as a whole).
 	ContentTooLong []string
-	QueuedAt       time.Time
+	// MissingPlaceholders are the template's placeholders that some
+	// recipients have no value for, neither their own nor a request-level
+	// one, with how many recipients lack each: counted among the
+	// recipients left after the other skips (invalid numbers, messages too
+	// long, opt-outs), before those skipped for a missing value. Never nil
+	// on a bulk send; nil on a direct one (no template).
+	MissingPlaceholders []MissingPlaceholder
+	// MissingPlaceholderPhoneNumbers are the phone numbers, as they were
+	// sent and in request order, of the bulk recipients skipped because
+	// they lack a value and the send asked SkipMissing. Never nil on a
+	// bulk send; nil on a direct one.
+	MissingPlaceholderPhoneNumbers []string
+	QueuedAt                       time.Time
 }
 
 // NewCampaign is a transactional campaign to create.
@@ -117,15 +130,35 @@ func (s *Service) CreateTransactional(ctx context.Context, companyID messaging.I
 }
 
 // AddMessage queues one message on a transactional campaign of channel ch,
-// rendered from the campaign's template as it is now.
+// rendered from the campaign's template as it is now; a placeholder r has
+// no value for stays as written (see AddMessageTo).
 func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch messaging.Channel, campaignID messaging.ID, r Recipient) (messaging.Message, error) {
+	a, err := s.AddMessageTo(ctx, companyID, ch, campaignID, r, KeepMissing)
+	return a.Message, err
+}
+
+// Added is the answer to an add-message.
+type Added struct {
+	// Message is the message queued.
+	Message messaging.Message
+	// MissingPlaceholders are the template's placeholders the recipient
+	// has no value for (Recipients 1 each), left as written in the
+	// message; never nil.
+	MissingPlaceholders []MissingPlaceholder
+}
+
+// AddMessageTo is AddMessage with a policy for the placeholders r has no
+// value for: KeepMissing queues the message with them as written and
+// reports them; SkipMissing makes the request Invalid on
+// "placeholders.<name>" and queues nothing.
+func (s *Service) AddMessageTo(ctx context.Context, companyID messaging.ID, ch messaging.Channel, campaignID messaging.ID, r Recipient, policy MissingPolicy) (Added, error) {
 	tg, err := s.target(ctx, companyID, campaignID)
 	if err != nil {
-		return messaging.Message{}, err
+		return Added{}, err
 	}
 	c := tg.campaign
 	if err := CanAddMessages(c, ch); err != nil {
-		return messaging.Message{}, err
+		return Added{}, err
 	}
 	phone, ok := messaging.NormalizePhone(r.Phone)
 	var fe messaging.FieldErrors
@@ -136,15 +169,19 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 	checkPlaceholders(&fe, "placeholders", r.Placeholders.All())
 	checkValidity(&fe, r.ValidityPeriod)
 	if err := fe.Err(); err != nil {
-		return messaging.Message{}, err
+		return Added{}, err
 	}
 	if tg.compiled == nil {
-		return messaging.Message{}, messaging.Errorf(messaging.Invalid, messaging.NameBadRequest, "The campaign's template %s no longer exists", c.TemplateID)
+		return Added{}, messaging.Errorf(messaging.Invalid, messaging.NameBadRequest, "The campaign's template %s no longer exists", c.TemplateID)
+	}
+	missing, err := lackedBy(tg.compiled, r, policy)
+	if err != nil {
+		return Added{}, err
 	}
 	now := s.clock()
 	rendered, err := tg.compiled.Render(r.Placeholders.Map(nil), nil)
 	if err != nil {
-		return messaging.Message{}, tooLong(err, "")
+		return Added{}, tooLong(err, "")
 	}
 	m := &messaging.Message{
 		ID: s.ids.New(), CompanyID: companyID, CampaignID: c.ID, Channel: c.Channel,
@@ -158,16 +195,16 @@ func (s *Service) AddMessage(ctx context.Context, companyID messaging.ID, ch mes
 	}
 	out, err := s.optedOut(ctx, companyID, c.Channel, []Recipient{{Phone: phone}})
 	if err != nil {
-		return messaging.Message{}, err
+		return Added{}, err
 	}
 	if out[phone] {
 		m.Status, m.Details = messaging.StatusFailed, DetailsOptedOut
 	}
 	if err := s.admit(ctx, companyID, m); err != nil {
-		return messaging.Message{}, s.retryHint(ctx, companyID, fmt.Errorf("add message: %w", err))
+		return Added{}, s.retryHint(ctx, companyID, fmt.Errorf("add message: %w", err))
 	}
 	s.notifyQueued()
-	return *m, nil
+	return Added{Message: *m, MissingPlaceholders: missing}, nil
 }
 
 // targetKey names a campaign of a company.
@@ -227,6 +264,10 @@ type BulkSend struct {
 	// Window, when set, keeps each message to a part of the day in its
 	// recipient's local time (messaging.ParseSendWindow checks it).
 	Window *messaging.SendWindow
+	// Missing says what to do with the recipients lacking a value for a
+	// placeholder of the template: KeepMissing (the zero value) or
+	// SkipMissing. Either way SendResult.MissingPlaceholders counts them.
+	Missing MissingPolicy
 }
 
 // SendBulk accepts a bulk send from one of the company's templates: it
@@ -253,11 +294,15 @@ func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, b BulkSe
 	if err != nil {
 		return SendResult{}, err
 	}
-	bound := template.CompileTemplate(&t).Bind(placeholders)
-	if valid, err = fit(bound, recipients, valid, index, &res); err != nil {
+	compiled := template.CompileTemplate(&t)
+	bound := compiled.Bind(placeholders)
+	if valid, index, err = fit(bound, recipients, valid, index, &res); err != nil {
 		return SendResult{}, err
 	}
-	if valid, err = s.skipOptedOut(ctx, companyID, ch, valid, &res); err != nil {
+	if valid, index, err = s.skipOptedOut(ctx, companyID, ch, valid, index, &res); err != nil {
+		return SendResult{}, err
+	}
+	if valid, _, err = lacking(unfilled(compiled, placeholders), recipients, valid, index, b.Missing, &res); err != nil {
 		return SendResult{}, err
 	}
 	status, err := Next("", EventCreateBulk)
@@ -397,29 +442,32 @@ func (s *Service) directCampaign(companyID messaging.ID, ch messaging.Channel, n
 
 // skipOptedOut drops the recipients of a bulk send whose number opted out
 // of the company's messages of channel ch, listing them in res. When none
-// is left the send is Invalid.
-func (s *Service) skipOptedOut(ctx context.Context, companyID messaging.ID, ch messaging.Channel, valid []Recipient, res *SendResult) ([]Recipient, error) {
+// is left the send is Invalid. valid[j] is recipients[index[j]]: both are
+// compacted alike.
+func (s *Service) skipOptedOut(ctx context.Context, companyID messaging.ID, ch messaging.Channel, valid []Recipient, index []int32, res *SendResult) ([]Recipient, []int32, error) {
 	res.OptedOutPhoneNumbers = []string{}
 	out, err := s.optedOut(ctx, companyID, ch, valid)
 	if err != nil || len(out) == 0 {
-		return valid, err
+		return valid, index, err
 	}
 	kept := valid[:0]
-	for _, r := range valid {
+	keptIndex := index[:0]
+	for j, r := range valid {
 		if out[r.Phone] {
 			res.OptedOutPhoneNumbers = append(res.OptedOutPhoneNumbers, r.Phone)
 			continue
 		}
 		kept = append(kept, r)
+		keptIndex = append(keptIndex, index[j])
 	}
 	clear(valid[len(kept):])
 	res.SkippedCount += len(res.OptedOutPhoneNumbers)
 	res.MessageCount = len(kept)
 	if len(kept) == 0 {
-		return nil, messaging.Errorf(messaging.Invalid, messaging.NameNoValidPhoneNumbers,
+		return nil, nil, messaging.Errorf(messaging.Invalid, messaging.NameNoValidPhoneNumbers,
 			"Every recipient has opted out of the company's %s messages", ch)
 	}
-	return kept, nil
+	return kept, keptIndex, nil
 }
 
 // optedOut reads which of the recipients' numbers opted out of channel ch.
@@ -636,15 +684,18 @@ func checkRecipient(i int, r Recipient, maxExternal int) error {
 // in res.ContentTooLong by their numbers as sent. valid[j] is
 // recipients[index[j]]. When none fits, the send is Invalid, on the
 // placeholder that takes the most room in the first recipient's message.
-// It renders nothing: the lengths are computed (see template.Bound).
-func fit(b *template.Bound, recipients, valid []Recipient, index []int32, res *SendResult) ([]Recipient, error) {
+// It renders nothing: the lengths are computed (see template.Bound). The
+// recipients kept are returned with their indexes in recipients.
+func fit(b *template.Bound, recipients, valid []Recipient, index []int32, res *SendResult) ([]Recipient, []int32, error) {
 	res.ContentTooLong = []string{}
 	kept := valid[:0]
+	keptIndex := index[:0]
 	first := -1
 	values := map[string]string{}
 	for j, r := range valid {
 		if b.Fits(r.Placeholders.Map(values)) {
 			kept = append(kept, r)
+			keptIndex = append(keptIndex, index[j])
 			continue
 		}
 		if first < 0 {
@@ -653,12 +704,12 @@ func fit(b *template.Bound, recipients, valid []Recipient, index []int32, res *S
 		res.ContentTooLong = append(res.ContentTooLong, recipients[index[j]].Phone)
 	}
 	if len(kept) == 0 { // nothing was moved: valid[first] is as it was
-		return nil, tooLong(b.Check(valid[first].Placeholders.Map(values)), "recipients["+strconv.Itoa(int(index[first]))+"].")
+		return nil, nil, tooLong(b.Check(valid[first].Placeholders.Map(values)), "recipients["+strconv.Itoa(int(index[first]))+"].")
 	}
 	clear(valid[len(kept):]) // let go of the skipped recipients' values
 	res.SkippedCount += len(res.ContentTooLong)
 	res.MessageCount = len(kept)
-	return kept, nil
+	return kept, keptIndex, nil
 }
 
 // tooLong turns a *template.TooLongError into the Invalid error of a send,

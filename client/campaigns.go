@@ -39,6 +39,29 @@ type MessageInput struct {
 	// ValidityPeriod, in seconds from now (60 to 604800), overrides the
 	// template's; 0: the template's.
 	ValidityPeriod int `json:"validityPeriod,omitempty"`
+	// MissingPlaceholders says what to do when Placeholders lack a value
+	// the template uses: MissingKeep (or "") sends the placeholder as
+	// written and names it in MessageQueued.MissingPlaceholders;
+	// MissingSkip refuses the message (a 400 on placeholders.<name>).
+	MissingPlaceholders string `json:"missingPlaceholders,omitempty"`
+}
+
+// The values of MissingPlaceholders in BulkSend and MessageInput.
+const (
+	// MissingKeep sends a placeholder without a value as written: the
+	// default.
+	MissingKeep = "keep"
+	// MissingSkip leaves out the recipients without a value.
+	MissingSkip = "skip"
+)
+
+// MissingPlaceholder is a placeholder of the template that some
+// recipients of a send have no value for.
+type MissingPlaceholder struct {
+	// Name is the placeholder's name, without braces.
+	Name string `json:"name"`
+	// Recipients counts the recipients without a value for it.
+	Recipients int `json:"recipients"`
 }
 
 // MessageQueued answers a message added to a transactional campaign.
@@ -49,9 +72,12 @@ type MessageQueued struct {
 	PhoneNumber string `json:"phoneNumber"`
 	// Status is Pending, or Failed (Details OPTED_OUT) when the number
 	// opted out of the company's messages of the channel.
-	Status   MessageStatus `json:"status"`
-	Details  string        `json:"details"`
-	QueuedAt time.Time     `json:"queuedAt"`
+	Status  MessageStatus `json:"status"`
+	Details string        `json:"details"`
+	// MissingPlaceholders are the template's placeholders the message has
+	// no value for, left as written in it (Recipients 1 each).
+	MissingPlaceholders []MissingPlaceholder `json:"missingPlaceholders"`
+	QueuedAt            time.Time            `json:"queuedAt"`
 }
 
 // Recipient is one addressee of a bulk send.
@@ -96,6 +122,11 @@ type BulkSend struct {
 	ValidityPeriod int `json:"validityPeriod,omitempty"`
 	// SendWindow keeps the messages to a part of the day.
 	SendWindow *SendWindow `json:"sendWindow,omitempty"`
+	// MissingPlaceholders says what to do with the recipients lacking a
+	// value for a placeholder of the template: MissingKeep (or "") sends
+	// their message with the placeholder as written, MissingSkip leaves
+	// them out. SendResult.MissingPlaceholders counts them either way.
+	MissingPlaceholders string `json:"missingPlaceholders,omitempty"`
 }
 
 // DirectSMS sends a raw text, without template or placeholders, at once
@@ -134,7 +165,7 @@ type SendResult struct {
 	CampaignID string `json:"campaignId"`
 	// MessageCount is the recipients accepted, one message each.
 	MessageCount int `json:"messageCount"`
-	// SkippedCount is the recipients skipped: the three lists together.
+	// SkippedCount is the recipients skipped: the four lists together.
 	SkippedCount int `json:"skippedCount"`
 	// InvalidPhoneNumbers and ContentTooLong list skipped numbers as they
 	// were sent; OptedOutPhoneNumbers (bulk sends only) those skipped
@@ -142,6 +173,12 @@ type SendResult struct {
 	InvalidPhoneNumbers  []string `json:"invalidPhoneNumbers"`
 	ContentTooLong       []string `json:"contentTooLong"`
 	OptedOutPhoneNumbers []string `json:"optedOutPhoneNumbers"`
+	// MissingPlaceholders (bulk sends only) are the template's
+	// placeholders that some recipients have no value for, with how many
+	// lack each; MissingPlaceholderPhoneNumbers the numbers, as sent,
+	// skipped for that with MissingSkip.
+	MissingPlaceholders            []MissingPlaceholder `json:"missingPlaceholders"`
+	MissingPlaceholderPhoneNumbers []string             `json:"missingPlaceholderPhoneNumbers"`
 	// Status is "Queuing" for bulk sends (start the campaign once it is
 	// Ready) and "Pending" for direct sends.
 	Status   string    `json:"status"`
@@ -165,12 +202,15 @@ type Campaign struct {
 	// DeliveredCount counts Delivered and Seen messages, SeenCount the
 	// Seen ones; PendingCount those not settled; UnconfirmedCount the SMS
 	// whose receipt did not come in time.
-	DeliveredCount   int       `json:"deliveredCount"`
-	FailedCount      int       `json:"failedCount"`
-	PendingCount     int       `json:"pendingCount"`
-	SeenCount        int       `json:"seenCount"`
-	UnconfirmedCount int       `json:"unconfirmedCount"`
-	CreatedAt        time.Time `json:"createdAt"`
+	DeliveredCount   int `json:"deliveredCount"`
+	FailedCount      int `json:"failedCount"`
+	PendingCount     int `json:"pendingCount"`
+	SeenCount        int `json:"seenCount"`
+	UnconfirmedCount int `json:"unconfirmedCount"`
+	// CancelledAt is set when the campaign was cancelled (its Status is
+	// then Completed); zero otherwise.
+	CancelledAt time.Time `json:"cancelledAt"`
+	CreatedAt   time.Time `json:"createdAt"`
 }
 
 // CampaignDetail is a campaign as GetCampaign (and pause, resume and
@@ -182,7 +222,6 @@ type CampaignDetail struct {
 	TemplateName  string    `json:"templateName"`
 	StartedAt     time.Time `json:"startedAt"`
 	CompletedAt   time.Time `json:"completedAt"`
-	CancelledAt   time.Time `json:"cancelledAt"`
 	// ScheduledAt is the sendAt the campaign was scheduled for.
 	ScheduledAt   time.Time `json:"scheduledAt"`
 	FailureReason string    `json:"failureReason"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/campaign"
@@ -63,6 +64,8 @@ type messageInput struct {
 	ExternalUserID string                `json:"externalUserId"`
 	Placeholders   recipientPlaceholders `json:"placeholders"`
 	ValidityPeriod int                   `json:"validityPeriod"`
+	// MissingPlaceholders is "keep" (the default) or "skip".
+	MissingPlaceholders string `json:"missingPlaceholders"`
 }
 
 // messageQueuedJSON answers an add-message.
@@ -72,7 +75,25 @@ type messageQueuedJSON struct {
 	PhoneNumber string                  `json:"phoneNumber"`
 	Status      messaging.MessageStatus `json:"status"`
 	Details     string                  `json:"details,omitempty"` // OPTED_OUT on a Failed message
-	QueuedAt    timestamp               `json:"queuedAt"`
+	// MissingPlaceholders are the template's placeholders the message has
+	// no value for, left as written.
+	MissingPlaceholders []missingJSON `json:"missingPlaceholders"`
+	QueuedAt            timestamp     `json:"queuedAt"`
+}
+
+// missingJSON is a placeholder some recipients of a send have no value
+// for, and how many.
+type missingJSON struct {
+	Name       string `json:"name"`
+	Recipients int    `json:"recipients"`
+}
+
+func missingOut(ms []campaign.MissingPlaceholder) []missingJSON {
+	out := make([]missingJSON, len(ms))
+	for i, m := range ms {
+		out[i] = missingJSON{Name: m.Name, Recipients: m.Recipients}
+	}
+	return out
 }
 
 func (s *server) addSMSMessage(w http.ResponseWriter, r *http.Request) error {
@@ -93,14 +114,19 @@ func (s *server) addMessage(w http.ResponseWriter, r *http.Request, ch messaging
 	if err := s.decodeBody(w, r, &in); err != nil {
 		return err
 	}
-	m, err := s.campaigns.AddMessage(r.Context(), companyOf(r), ch, id,
-		campaign.Recipient{Phone: in.PhoneNumber, ExternalUserID: in.ExternalUserID, Placeholders: campaign.PlaceholdersOf(in.Placeholders),
-			ValidityPeriod: in.ValidityPeriod})
+	policy, err := campaign.ParseMissingPolicy(in.MissingPlaceholders)
 	if err != nil {
 		return err
 	}
+	a, err := s.campaigns.AddMessageTo(r.Context(), companyOf(r), ch, id,
+		campaign.Recipient{Phone: in.PhoneNumber, ExternalUserID: in.ExternalUserID, Placeholders: campaign.PlaceholdersOf(in.Placeholders),
+			ValidityPeriod: in.ValidityPeriod}, policy)
+	if err != nil {
+		return err
+	}
+	m := a.Message
 	s.writeJSON(w, http.StatusAccepted, messageQueuedJSON{MessageID: m.ID, CampaignID: m.CampaignID,
-		PhoneNumber: m.Phone, Status: m.Status, Details: m.Details, QueuedAt: ts(m.CreatedAt)})
+		PhoneNumber: m.Phone, Status: m.Status, Details: m.Details, MissingPlaceholders: missingOut(a.MissingPlaceholders), QueuedAt: ts(m.CreatedAt)})
 	return nil
 }
 
@@ -114,22 +140,31 @@ type sendJSON struct {
 	// OptedOutPhoneNumbers (bulk sends only) lists the numbers skipped
 	// because they opted out.
 	OptedOutPhoneNumbers *[]string `json:"optedOutPhoneNumbers,omitempty"`
-	Status               string    `json:"status"`
-	QueuedAt             timestamp `json:"queuedAt"`
-	Message              string    `json:"message"`
+	// MissingPlaceholders (bulk sends only) counts the recipients without
+	// a value for each placeholder of the template.
+	MissingPlaceholders *[]missingJSON `json:"missingPlaceholders,omitempty"`
+	// MissingPlaceholderPhoneNumbers (bulk sends only) lists the numbers
+	// skipped for a missing value, with missingPlaceholders "skip".
+	MissingPlaceholderPhoneNumbers *[]string `json:"missingPlaceholderPhoneNumbers,omitempty"`
+	Status                         string    `json:"status"`
+	QueuedAt                       timestamp `json:"queuedAt"`
+	Message                        string    `json:"message"`
 }
 
 // skippedNote tells how many recipients were skipped, and why.
-func skippedNote(invalid, tooLong, optedOut int) string {
+func skippedNote(invalid, tooLong, optedOut, missing int) string {
 	note := skippedFor(invalid, tooLong)
-	if optedOut == 0 {
-		return note
+	more := []string{}
+	if optedOut > 0 {
+		more = append(more, plural(optedOut, "recipient")+" who opted out (see optedOutPhoneNumbers) skipped")
 	}
-	out := plural(optedOut, "recipient") + " who opted out (see optedOutPhoneNumbers) skipped"
-	if invalid == 0 && tooLong == 0 {
-		return out
+	if missing > 0 {
+		more = append(more, plural(missing, "recipient")+" without a value for a placeholder (see missingPlaceholderPhoneNumbers) skipped")
 	}
-	return note + "; " + out
+	if invalid == 0 && tooLong == 0 && len(more) > 0 {
+		return strings.Join(more, "; ")
+	}
+	return strings.Join(append([]string{note}, more...), "; ")
 }
 
 // skippedFor tells how many recipients were skipped for an invalid number
@@ -166,13 +201,21 @@ func sendOut(res campaign.SendResult, bulk bool) sendJSON {
 		out.ContentTooLong = []string{}
 	}
 	optedOut := res.OptedOutPhoneNumbers
+	var missing []missingJSON
+	skippedMissing := res.MissingPlaceholderPhoneNumbers
 	if bulk {
 		if optedOut == nil {
 			optedOut = []string{}
 		}
 		out.OptedOutPhoneNumbers = &optedOut
+		missing = missingOut(res.MissingPlaceholders)
+		out.MissingPlaceholders = &missing
+		if skippedMissing == nil {
+			skippedMissing = []string{}
+		}
+		out.MissingPlaceholderPhoneNumbers = &skippedMissing
 	}
-	skipped := skippedNote(len(out.InvalidPhoneNumbers), len(out.ContentTooLong), len(optedOut))
+	skipped := skippedNote(len(out.InvalidPhoneNumbers), len(out.ContentTooLong), len(optedOut), len(skippedMissing))
 	id := res.Campaign.ID.String()
 	if bulk {
 		out.Status = string(messaging.CampaignQueuing)
@@ -180,8 +223,8 @@ func sendOut(res campaign.SendResult, bulk bool) sendJSON {
 		if res.MessageCount == 1 {
 			verb = "is"
 		}
-		out.Message = fmt.Sprintf("Campaign accepted: %s %s being prepared; %s. Poll GET /api/v1/campaigns/%s until its status is Ready, then start it with POST /api/v1/campaigns/%s/start.",
-			plural(res.MessageCount, "message"), verb, skipped, id, id)
+		out.Message = fmt.Sprintf("Campaign accepted: %s %s being prepared; %s.%s Poll GET /api/v1/campaigns/%s until its status is Ready, then start it with POST /api/v1/campaigns/%s/start.",
+			plural(res.MessageCount, "message"), verb, skipped, missingNote(missing, len(skippedMissing) > 0), id, id)
 	} else {
 		out.Status = string(messaging.StatusPending)
 		out.Message = fmt.Sprintf("%s queued for sending; %s. Follow them with GET /api/v1/campaigns/%s.",
@@ -190,10 +233,25 @@ func sendOut(res campaign.SendResult, bulk bool) sendJSON {
 	return out
 }
 
+// missingNote tells, when some recipients lack a placeholder's value and
+// were not skipped, that their messages show it as written.
+func missingNote(missing []missingJSON, skipped bool) string {
+	if len(missing) == 0 || skipped {
+		return ""
+	}
+	names := make([]string, len(missing))
+	for i, m := range missing {
+		names[i] = "{{" + m.Name + "}}"
+	}
+	return " Some recipients have no value for " + strings.Join(names, ", ") +
+		" (see missingPlaceholders): their messages show it as written; send missingPlaceholders \"skip\" to leave them out."
+}
+
 // bulkInput holds the fields of a bulk send beside recipients.
 type bulkInput struct {
-	TemplateID   string
-	Placeholders placeholderValues
+	TemplateID          string
+	Placeholders        placeholderValues
+	MissingPlaceholders string
 }
 
 func (s *server) sendSMSBulk(w http.ResponseWriter, r *http.Request) error {
@@ -210,12 +268,16 @@ func (s *server) sendBulk(w http.ResponseWriter, r *http.Request, ch messaging.C
 	var validity int
 	var window *windowJSON
 	recipients, err := s.decodeSend(w, r, sendFields{"templateId": &in.TemplateID, "placeholders": &in.Placeholders, "validityPeriod": &validity,
-		"sendWindow": &window}, false)
+		"sendWindow": &window, "missingPlaceholders": &in.MissingPlaceholders}, false)
 	if err != nil {
 		return err
 	}
 	var fe messaging.FieldErrors
 	tid := bodyID(&fe, "templateId", in.TemplateID)
+	policy, err := campaign.ParseMissingPolicy(in.MissingPlaceholders)
+	if err != nil {
+		return err
+	}
 	var sw *messaging.SendWindow
 	if window != nil {
 		v, err := messaging.ParseSendWindow(window.From, window.To, window.TimeZone)
@@ -228,7 +290,7 @@ func (s *server) sendBulk(w http.ResponseWriter, r *http.Request, ch messaging.C
 		return err
 	}
 	res, err := s.campaigns.SendBulk(r.Context(), companyOf(r), campaign.BulkSend{Channel: ch, TemplateID: tid, Recipients: recipients, Placeholders: in.Placeholders,
-		ValidityPeriod: validity, Window: sw})
+		ValidityPeriod: validity, Window: sw, Missing: policy})
 	if err != nil {
 		return err
 	}
@@ -301,8 +363,11 @@ type campaignJSON struct {
 	SeenCount      int `json:"seenCount"`
 	// UnconfirmedCount counts the SMS whose receipt did not come within
 	// the receipt timeout.
-	UnconfirmedCount int       `json:"unconfirmedCount"`
-	CreatedAt        timestamp `json:"createdAt"`
+	UnconfirmedCount int `json:"unconfirmedCount"`
+	// CancelledAt tells a cancelled campaign (status Completed) from one
+	// that ran to its end.
+	CancelledAt *timestamp `json:"cancelledAt,omitempty"`
+	CreatedAt   timestamp  `json:"createdAt"`
 }
 
 // campaignDetailJSON is a campaign of GET /campaigns/{id}.
@@ -313,7 +378,6 @@ type campaignDetailJSON struct {
 	TemplateName              *string       `json:"templateName"`
 	StartedAt                 *timestamp    `json:"startedAt"`
 	CompletedAt               *timestamp    `json:"completedAt"`
-	CancelledAt               *timestamp    `json:"cancelledAt,omitempty"`
 	ScheduledAt               *timestamp    `json:"scheduledAt,omitempty"`
 	ValidityPeriod            *int          `json:"validityPeriod"`
 	SendWindow                *windowJSON   `json:"sendWindow"`
@@ -328,13 +392,13 @@ type campaignDetailJSON struct {
 func campaignOut(c *messaging.Campaign, st campaign.Stats) campaignJSON {
 	return campaignJSON{CampaignID: c.ID, Name: c.Name, Description: strOrNull(c.Description), Status: c.Status,
 		Channel: c.Channel, SendingMode: c.Mode, TotalMessages: st.TotalMessages, PreparedCount: st.Prepared, DeliveredCount: st.Delivered,
-		FailedCount: st.Failed, PendingCount: st.Pending, SeenCount: st.Seen, UnconfirmedCount: st.Unconfirmed, CreatedAt: ts(c.CreatedAt)}
+		FailedCount: st.Failed, PendingCount: st.Pending, SeenCount: st.Seen, UnconfirmedCount: st.Unconfirmed, CancelledAt: tsOrNull(c.CancelledAt), CreatedAt: ts(c.CreatedAt)}
 }
 
 func campaignDetailOut(c *messaging.Campaign) campaignDetailJSON {
 	st := campaign.StatsOf(*c)
 	out := campaignDetailJSON{campaignJSON: campaignOut(c, st), ChatServiceID: idOrNull(c.ChatServiceID),
-		StartedAt: tsOrNull(c.StartedAt), CompletedAt: tsOrNull(c.CompletedAt), CancelledAt: tsOrNull(c.CancelledAt), ScheduledAt: tsOrNull(c.ScheduledAt), FailureReason: strOrNull(c.FailureReason),
+		StartedAt: tsOrNull(c.StartedAt), CompletedAt: tsOrNull(c.CompletedAt), ScheduledAt: tsOrNull(c.ScheduledAt), FailureReason: strOrNull(c.FailureReason),
 		SMSFallbackCount: st.FallbackCount, SMSFallbackDeliveredCount: st.FallbackDelivered,
 		SMSFallbackFailedCount: st.FallbackFailed, OverallDeliveryRate: st.OverallDeliveryRate}
 	if c.ValidFor > 0 {

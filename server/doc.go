@@ -105,6 +105,11 @@
 //     bulk recipients skipped because their rendered message would exceed
 //     the template's limits; skippedCount counts both lists. A direct send
 //     or add-message whose message would be too long is a 400 instead.
+//   - Bulk send answers carry missingPlaceholders (the template's
+//     placeholders some recipients have no value for, with counts) and
+//     missingPlaceholderPhoneNumbers (those skipped for it when the
+//     request says "missingPlaceholders": "skip"); an add-message answers
+//     missingPlaceholders too.
 //   - Campaigns carry unconfirmedCount: SMS still Sent whose delivery
 //     receipt did not come within the receipt timeout. pendingCount leaves
 //     them out.

@@ -21,7 +21,7 @@ import (
 
 var (
 	sendKeys           = []string{"campaignId", "messageCount", "skippedCount", "invalidPhoneNumbers", "contentTooLong", "status", "queuedAt", "message"}
-	bulkSendKeys       = append(append([]string(nil), sendKeys...), "optedOutPhoneNumbers")
+	bulkSendKeys       = append(append([]string(nil), sendKeys...), "optedOutPhoneNumbers", "missingPlaceholders", "missingPlaceholderPhoneNumbers")
 	campaignListKeys   = []string{"campaignId", "name", "description", "status", "channel", "sendingMode", "totalMessages", "preparedCount", "deliveredCount", "failedCount", "pendingCount", "seenCount", "unconfirmedCount", "createdAt"}
 	campaignDetailKeys = append(append([]string(nil), campaignListKeys...), "chatServiceId", "templateId", "templateName", "startedAt",
 		"completedAt", "failureReason", "smsFallbackCount", "smsFallbackDeliveredCount", "smsFallbackFailedCount", "overallDeliveryRate", "validityPeriod", "sendWindow", "waitingForWindowCount")
@@ -52,7 +52,7 @@ func TestTransactionalCampaign(t *testing.T) {
 				"externalUserId": "user-1", "placeholders": map[string]any{"code": 1234}})
 			require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
 			msg := r.obj()
-			requireKeys(t, msg, "messageId", "campaignId", "phoneNumber", "status", "queuedAt")
+			requireKeys(t, msg, "messageId", "campaignId", "phoneNumber", "status", "missingPlaceholders", "queuedAt")
 			require.Equal(t, id, msg["campaignId"])
 			require.Equal(t, "447700900123", msg["phoneNumber"])
 			require.Equal(t, "Pending", msg["status"])

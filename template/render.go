@@ -136,6 +136,16 @@ func CompileTemplate(t *messaging.Template) *Compiled {
 // another.
 func (c *Compiled) HasPlaceholders() bool { return len(c.uses) > 0 }
 
+// Names returns the placeholder names of the rendered fields, each once,
+// in order of first appearance (templateContent first).
+func (c *Compiled) Names() []string {
+	names := make([]string, len(c.uses))
+	for i, u := range c.uses {
+		names[i] = u.name
+	}
+	return names
+}
+
 // Render renders one message, as Bind(request).Render(recipient) does.
 // Values come from recipient first, then from request; a name in neither
 // stays as written (see Text.Render). Values put into a URL are escaped as
