@@ -361,8 +361,8 @@ func (h *Herald) SMSSender() delivery.SMSSender { return h.sms }
 
 // Run recovers what a stopped process left behind (it recounts pending
 // capacity and fails the campaigns whose preparation was interrupted),
-// then sends due messages and records what providers report until ctx
-// ends, looking for interrupted preparations every Config.RecoverEvery.
+// then sends due messages, records what providers report and hears the
+// key changes of other processes (accounts.Service.Run) until ctx ends, looking for interrupted preparations every Config.RecoverEvery.
 // When ctx ends it waits for the bulk preparations under way (up to
 // Config.Delivery.DrainTimeout), then lets the dispatcher drain its sends
 // in flight, and returns. It may be called once.
@@ -393,6 +393,7 @@ func (h *Herald) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { h.startScheduled(runCtx) })
 	wg.Go(func() { h.purgeKeys(runCtx) })
+	wg.Go(func() { _ = h.accounts.Run(runCtx) }) // other processes' key changes
 	t := time.NewTicker(h.cfg.RecoverEvery)
 	defer t.Stop()
 loop:

@@ -81,27 +81,41 @@ func (s *Service) SetCompanyRate(ctx context.Context, id messaging.ID, perSecond
 	return c, nil
 }
 
-// MaxAPIKeys is the most API keys a company may have at once.
+// MaxAPIKeys is the most API keys a company may have at once: the new
+// key and those still in their grace period. Expired keys do not count.
 const MaxAPIKeys = 20
 
 // MaxAPIKeyNameLen is the most characters of an API key's name.
 const MaxAPIKeyNameLen = 100
 
+// MaxKeyGrace is the longest grace period a new key may give the
+// company's other keys: 7 days.
+const MaxKeyGrace = 7 * 24 * time.Hour
+
 // CreateAPIKey makes a new API key for the company, `om_` followed by 32
 // letters and digits, and returns it with its description: the key is
 // shown once. The store keeps only the key's selector (its first 12
 // characters after the prefix, the part it is looked up by) and the
-// SHA-256 hash of the whole key. The company's other keys keep working, so
-// that keys can be rotated without downtime: make the new one, move the
-// clients to it, revoke the old one. name tells the keys apart (empty:
-// "default"); a company has MaxAPIKeys at most (Conflict beyond).
-func (s *Service) CreateAPIKey(ctx context.Context, companyID messaging.ID, name string) (string, messaging.APIKey, error) {
+// SHA-256 hash of the whole key.
+//
+// The new key replaces the company's other keys. With a zero grace they
+// are revoked at once. With a grace (at most MaxKeyGrace) they keep
+// working until it runs out, so that clients can move to the new key
+// without downtime; a key whose grace runs out sooner keeps its own. Then
+// they stop working on their own, in every process. name tells the keys
+// apart (empty: "default"). A company has MaxAPIKeys at most, counting
+// the keys in their grace period: Conflict beyond (a new key with no grace
+// always fits).
+func (s *Service) CreateAPIKey(ctx context.Context, companyID messaging.ID, name string, grace time.Duration) (string, messaging.APIKey, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		name = "default"
 	}
 	var fe messaging.FieldErrors
 	template.CheckField(&fe, "name", name, 1, MaxAPIKeyNameLen)
+	if grace < 0 || grace > MaxKeyGrace {
+		fe.Add("previousKeysExpireIn", "previousKeysExpireIn must be between 0 (at once) and %d seconds (7 days)", int(MaxKeyGrace/time.Second))
+	}
 	if err := fe.Err(); err != nil {
 		return "", messaging.APIKey{}, err
 	}
@@ -112,42 +126,34 @@ func (s *Service) CreateAPIKey(ctx context.Context, companyID messaging.ID, name
 		if err != nil {
 			return "", messaging.APIKey{}, err
 		}
-		k := messaging.APIKey{CompanyID: companyID, Name: name, CreatedAt: s.clock()}
-		err = s.store.CreateAPIKey(ctx, &k, keySelector(key), hashKey(key), MaxAPIKeys)
+		now := s.clock()
+		k := messaging.APIKey{CompanyID: companyID, Name: name, CreatedAt: now}
+		err = s.store.CreateAPIKey(ctx, &k, keySelector(key), hashKey(key), MaxAPIKeys, now.Add(grace))
 		if messaging.IsCode(err, messaging.Conflict) && attempt < 3 && strings.Contains(err.Error(), "selector") {
 			continue
 		}
 		if err != nil {
 			return "", messaging.APIKey{}, fmt.Errorf("store API key: %w", err)
 		}
+		s.keys.Clear() // the other keys stop working (or expire sooner) here and now
 		return key, k, nil
 	}
 }
 
 // GenerateAPIKey makes a new API key for the company, named "default",
-// and revokes every other key of the company: after it, only the key it
-// returns works. CreateAPIKey adds a key instead.
+// and revokes every other key of the company at once: after it, only the
+// key it returns works. It is CreateAPIKey without a grace period.
 func (s *Service) GenerateAPIKey(ctx context.Context, companyID messaging.ID) (string, error) {
-	old, err := s.store.ListAPIKeys(ctx, companyID)
+	key, _, err := s.CreateAPIKey(ctx, companyID, "default", 0)
 	if err != nil {
 		return "", fmt.Errorf("generate API key: %w", err)
 	}
-	key, _, err := s.CreateAPIKey(ctx, companyID, "default")
-	if err != nil {
-		return "", err
-	}
-	for _, k := range old {
-		if err := s.store.RevokeAPIKey(ctx, companyID, k.ID); err != nil && !messaging.IsCode(err, messaging.NotFound) {
-			return "", fmt.Errorf("generate API key: revoke key %d: %w", k.ID, err)
-		}
-	}
-	s.keys.Clear() // the previous keys stop working here and now
 	return key, nil
 }
 
-// ListAPIKeys returns the company's keys (their descriptions: the keys
-// themselves are never kept), oldest first; NotFound for an unknown
-// company.
+// ListAPIKeys returns the company's keys that still work (their
+// descriptions: the keys themselves are never kept), oldest first;
+// NotFound for an unknown company.
 func (s *Service) ListAPIKeys(ctx context.Context, companyID messaging.ID) ([]messaging.APIKey, error) {
 	if _, err := s.store.GetCompany(ctx, companyID); err != nil {
 		return nil, fmt.Errorf("list API keys: %w", err)
@@ -156,12 +162,23 @@ func (s *Service) ListAPIKeys(ctx context.Context, companyID messaging.ID) ([]me
 	if err != nil {
 		return nil, fmt.Errorf("list API keys: %w", err)
 	}
-	return ks, nil
+	now := s.clock()
+	out := ks[:0]
+	for _, k := range ks {
+		if !expired(k, now) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
 
-// RevokeAPIKey revokes one of the company's keys: it stops working at once
-// in this process, and within Config.CacheTTL in the others sharing the
-// store.
+// expired reports whether k has stopped working at now.
+func expired(k messaging.APIKey, now time.Time) bool {
+	return k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)
+}
+
+// RevokeAPIKey revokes one of the company's keys: it stops working at
+// once, in this process and (see Run) in the others sharing the store.
 func (s *Service) RevokeAPIKey(ctx context.Context, companyID messaging.ID, id int64) error {
 	if err := s.store.RevokeAPIKey(ctx, companyID, id); err != nil {
 		return fmt.Errorf("revoke API key: %w", err)
@@ -226,7 +243,8 @@ func WellFormedAPIKey(key string) bool {
 // Authenticate returns the company one of whose API keys is key, and
 // records, to the minute, that the key was used. A
 // missing key is Unauthorized ("missing or invalid"), an unknown or revoked
-// one Unauthorized ("invalid or revoked"), a company not activated
+// one Unauthorized ("invalid or revoked"), an expired one Unauthorized
+// ("expired"), a company not activated
 // Unavailable. A key is looked up by its selector, then its SHA-256 hash
 // is compared with the stored one in constant time, so the time an answer
 // takes tells nothing about how close a guess was.
@@ -239,9 +257,13 @@ func (s *Service) Authenticate(ctx context.Context, key string) (messaging.Compa
 	}
 	hash := hashKey(key)
 	cacheKey := [32]byte(hash)
-	if c, ok := s.keys.Get(cacheKey, time.Now()); ok {
-		return c, nil
+	cached := s.cacheOn()
+	if ck, ok := s.keys.Get(cacheKey, time.Now()); ok && cached && (ck.expiresAt.IsZero() || s.clock().Before(ck.expiresAt)) {
+		return ck.company, nil
 	}
+	// A revocation seen while the key is read must not be undone by
+	// caching what was read before it.
+	epoch := s.keys.Epoch()
 	c, k, stored, err := s.store.CompanyByAPIKeySelector(ctx, keySelector(key))
 	if err == nil && subtle.ConstantTimeCompare(stored, hash) != 1 {
 		err = messaging.APIKeyNotFound()
@@ -252,17 +274,29 @@ func (s *Service) Authenticate(ctx context.Context, key string) (messaging.Compa
 	if err != nil {
 		return messaging.Company{}, fmt.Errorf("authenticate: %w", err)
 	}
+	now := s.clock()
+	if expired(k, now) {
+		return messaging.Company{}, messaging.Errorf(messaging.Unauthorized, messaging.NameUnauthorized,
+			"API key expired: a newer key of the company replaced it")
+	}
 	if !c.Active {
 		return messaging.Company{}, messaging.Errorf(messaging.Unavailable, messaging.NameServiceUnavailable, "Company account is not fully set up")
 	}
-	if now := s.clock(); k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= keyTouchEvery {
+	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= keyTouchEvery {
 		// At most one write a key a minute (the cache keeps the key a
 		// second); a failure loses nothing but the time of use.
 		if err := s.store.TouchAPIKey(ctx, k.ID, now); err != nil {
 			s.log.Warn("recording an API key's use", "key", k.ID, "err", err)
 		}
 	}
-	s.keys.Put(cacheKey, c, time.Now())
+	if cached {
+		ttl, ck := s.keys.TTL, cachedKey{company: c}
+		if k.ExpiresAt != nil {
+			ttl = min(ttl, k.ExpiresAt.Sub(now)) // never past the key's expiry
+			ck.expiresAt = *k.ExpiresAt
+		}
+		s.keys.PutSince(epoch, cacheKey, ck, time.Now(), ttl)
+	}
 	return c, nil
 }
 

@@ -29,13 +29,17 @@ type Store interface {
 	SetCompanyRate(ctx context.Context, id messaging.ID, perSecond float64) error
 	// CreateAPIKey stores a new key of company k.CompanyID, as its
 	// selector (the public part a key is looked up by) and the hash of the
-	// whole key, and sets k.ID; the company's other keys keep working.
-	// NotFound when the company is unknown; Conflict when any key has the
-	// same selector, or when the company has max keys already (nothing is
-	// changed then).
-	CreateAPIKey(ctx context.Context, k *messaging.APIKey, selector string, hash []byte, max int) error
-	// ListAPIKeys returns the company's keys, oldest first (none for an
-	// unknown company).
+	// whole key, and sets k.ID. In the same transaction it deals with the
+	// company's other keys, taking k.CreatedAt as the present: keys
+	// expired by then are removed; when othersExpireAt is not after
+	// k.CreatedAt every other key is removed (revoked at once); otherwise
+	// each other key expires at othersExpireAt, or at its own ExpiresAt
+	// when that is sooner. NotFound when the company is unknown; Conflict
+	// when any key has the same selector, or when the company would keep
+	// max keys besides the new one (nothing is changed then).
+	CreateAPIKey(ctx context.Context, k *messaging.APIKey, selector string, hash []byte, max int, othersExpireAt time.Time) error
+	// ListAPIKeys returns the company's keys, oldest first, expired ones
+	// included (none for an unknown company).
 	ListAPIKeys(ctx context.Context, companyID messaging.ID) ([]messaging.APIKey, error)
 	// RevokeAPIKey removes one of the company's keys: it stops
 	// authenticating. NotFound when the company has no key with that id.
@@ -43,7 +47,8 @@ type Store interface {
 	// TouchAPIKey records that key id authenticated a request at at.
 	TouchAPIKey(ctx context.Context, id int64, at time.Time) error
 	// CompanyByAPIKeySelector finds the key with this selector and returns
-	// its company, the key and its stored hash; NotFound when none.
+	// its company, the key (with its ExpiresAt: the caller refuses an
+	// expired key) and its stored hash; NotFound when none.
 	CompanyByAPIKeySelector(ctx context.Context, selector string) (messaging.Company, messaging.APIKey, []byte, error)
 
 	// CreateSMSSender inserts s and sets its ID.
@@ -62,6 +67,21 @@ type Store interface {
 	// service id, the first registered when several companies have it;
 	// NotFound when none.
 	ChatServiceByProviderID(ctx context.Context, providerServiceID string) (messaging.ChatService, error)
+}
+
+// KeyWatcher is implemented by a store that several processes may share.
+// It tells a Service when another process revoked a key, let one expire
+// sooner or switched a company off, so that the key stops working here at
+// once rather than when the cache forgets it.
+type KeyWatcher interface {
+	// SharedKeys reports whether other processes may change the keys
+	// (Postgres: yes; a single-process database: no).
+	SharedKeys() bool
+	// WatchAPIKeys listens for such changes, made by any process sharing
+	// the store, until ctx ends or the listening fails, and returns the
+	// error (nil when ctx ended). It calls changed once it listens (what
+	// happened before is unknown), then after every change.
+	WatchAPIKeys(ctx context.Context, changed func()) error
 }
 
 // Lookup reads a company's SMS senders and chat services: the part of the

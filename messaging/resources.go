@@ -34,6 +34,9 @@ type APIKey struct {
 	// LastUsedAt is when the key last authenticated a request, to the
 	// minute; nil: never.
 	LastUsedAt *time.Time
+	// ExpiresAt is when the key stops working on its own: a newer key
+	// gave it a grace period. Nil: never.
+	ExpiresAt *time.Time
 }
 
 // SMSSender is an alphanumeric SMS sender name (at most 11 characters)

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -116,22 +118,30 @@ type apiKeyJSON struct {
 	APIKey     string     `json:"apiKey,omitempty"`
 	CreatedAt  timestamp  `json:"createdAt"`
 	LastUsedAt *timestamp `json:"lastUsedAt"`
+	// ExpiresAt is when the key stops working on its own (a newer key
+	// gave it a grace period); null: never.
+	ExpiresAt *timestamp `json:"expiresAt"`
 }
 
 func apiKeyOut(k messaging.APIKey, key string) apiKeyJSON {
-	return apiKeyJSON{ID: k.ID, Name: k.Name, APIKey: key, CreatedAt: ts(k.CreatedAt), LastUsedAt: tsOrNull(k.LastUsedAt)}
+	return apiKeyJSON{ID: k.ID, Name: k.Name, APIKey: key, CreatedAt: ts(k.CreatedAt), LastUsedAt: tsOrNull(k.LastUsedAt), ExpiresAt: tsOrNull(k.ExpiresAt)}
 }
 
+// maxKeyGraceSeconds is the most previousKeysExpireIn may be.
+const maxKeyGraceSeconds = int64(accounts.MaxKeyGrace / time.Second)
+
 // adminAPIKey answers POST /admin/v1/companies/{id}/api-keys, with an
-// optional body {"name"}: 201 with the new key, shown this once; the
-// company's other keys keep working.
+// optional body {"name", "previousKeysExpireIn"}: 201 with the new key,
+// shown this once. The company's other keys are revoked at once, or
+// expire after previousKeysExpireIn seconds (at most 7 days).
 func (s *server) adminAPIKey(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in struct {
-		Name string `json:"name"`
+		Name                 string `json:"name"`
+		PreviousKeysExpireIn *int64 `json:"previousKeysExpireIn"`
 	}
 	// The body is optional: a key without a name is "default".
 	data, err := io.ReadAll(s.body(w, r))
@@ -144,7 +154,15 @@ func (s *server) adminAPIKey(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	key, k, err := s.accounts.CreateAPIKey(r.Context(), id, in.Name)
+	var grace time.Duration
+	if in.PreviousKeysExpireIn != nil {
+		if n := *in.PreviousKeysExpireIn; n < 0 || n > maxKeyGraceSeconds {
+			return invalidField("previousKeysExpireIn", fmt.Sprintf(
+				"previousKeysExpireIn must be between 0 (revoke the other keys at once) and %d seconds (7 days)", maxKeyGraceSeconds))
+		}
+		grace = time.Duration(*in.PreviousKeysExpireIn) * time.Second
+	}
+	key, k, err := s.accounts.CreateAPIKey(r.Context(), id, in.Name, grace)
 	if err != nil {
 		return err
 	}

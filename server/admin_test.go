@@ -1,10 +1,12 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +26,8 @@ func TestAdminOnboarding(t *testing.T) {
 	r = e.do("POST", "/admin/v1/companies/"+id+"/api-keys", nil, admin())
 	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
 	k := r.obj()
-	requireKeys(t, k, "id", "name", "apiKey", "createdAt", "lastUsedAt")
+	requireKeys(t, k, "id", "name", "apiKey", "createdAt", "lastUsedAt", "expiresAt")
+	require.Nil(t, k["expiresAt"])
 	require.Equal(t, "default", k["name"])
 	key := k["apiKey"].(string)
 	require.Regexp(t, `^om_[A-Za-z0-9]{32}$`, key)
@@ -65,9 +68,9 @@ func TestAdminOnboarding(t *testing.T) {
 	require.Equal(t, "pv-77", cs["providerServiceId"])
 	require.Equal(t, []any{map[string]any{"id": cs["id"], "brandName": "Globex"}}, e.do("GET", "/api/v1/chat-services", nil, withKey(key)).arr())
 
-	// A new key works beside the first (a rotation without downtime);
-	// revoking the first leaves the new one.
-	r = e.do("POST", "/admin/v1/companies/"+id+"/api-keys", map[string]any{"name": "rotated"}, admin())
+	// A new key with a grace works beside the first (a rotation without
+	// downtime); revoking the first leaves the new one.
+	r = e.do("POST", "/admin/v1/companies/"+id+"/api-keys", map[string]any{"name": "rotated", "previousKeysExpireIn": 3600}, admin())
 	require.Equal(t, http.StatusCreated, r.Code)
 	key2 := r.obj()["apiKey"].(string)
 	require.Equal(t, http.StatusOK, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)).Code)
@@ -78,6 +81,7 @@ func TestAdminOnboarding(t *testing.T) {
 	require.Equal(t, k["id"], first["id"])
 	require.NotContains(t, first, "apiKey", "a key is shown once")
 	require.NotNil(t, first["lastUsedAt"], "the key's use is recorded")
+	require.NotNil(t, first["expiresAt"], "the first key is in its grace")
 	require.Equal(t, http.StatusNoContent, e.do("DELETE", "/admin/v1/companies/"+id+"/api-keys/"+ftoa(first["id"].(float64)), nil, admin()).Code)
 	requireError(t, e.do("GET", "/api/v1/sms-senders", nil, withKey(key)), http.StatusUnauthorized, "Unauthorized", "")
 	require.Equal(t, http.StatusOK, e.do("GET", "/api/v1/sms-senders", nil, withKey(key2)).Code)
@@ -86,6 +90,73 @@ func TestAdminOnboarding(t *testing.T) {
 	r = e.do("POST", "/admin/v1/companies/"+id+"/deactivate", nil, admin())
 	require.Equal(t, http.StatusOK, r.Code)
 	require.Equal(t, false, r.obj()["active"])
+}
+
+// TestAdminKeyRotation: a new key revokes the company's other keys at
+// once, or after the grace previousKeysExpireIn gives them (listed as
+// expiresAt); a grace out of range is a 400 naming the field and changes
+// nothing; keys in their grace count towards the 20 a company may have.
+func TestAdminKeyRotation(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	e := newEnv(t, withClock(clk))
+	id := e.do("POST", "/admin/v1/companies", map[string]any{"name": "Globex"}, admin()).obj()["id"].(string)
+	require.Equal(t, http.StatusOK, e.do("POST", "/admin/v1/companies/"+id+"/activate", nil, admin()).Code)
+	newKey := func(body any) string {
+		t.Helper()
+		r := e.do("POST", "/admin/v1/companies/"+id+"/api-keys", body, admin())
+		require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+		require.Nil(t, r.obj()["expiresAt"], "a new key does not expire")
+		return r.obj()["apiKey"].(string)
+	}
+	works := func(key string) int { return e.do("GET", "/api/v1/sms-senders", nil, withKey(key)).Code }
+	list := func() []any { return e.do("GET", "/admin/v1/companies/"+id+"/api-keys", nil, admin()).arr() }
+
+	k1 := newKey(nil)
+	k2 := newKey(map[string]any{"name": "second"})
+	require.Equal(t, http.StatusUnauthorized, works(k1), "a new key revokes the previous one at once")
+	require.Equal(t, http.StatusOK, works(k2))
+	k3 := newKey(map[string]any{"name": "third", "previousKeysExpireIn": 0})
+	require.Equal(t, http.StatusUnauthorized, works(k2), "0 is at once")
+	require.Len(t, list(), 1)
+
+	for _, bad := range []any{
+		map[string]any{"previousKeysExpireIn": -1},
+		map[string]any{"previousKeysExpireIn": 604801},
+		map[string]any{"previousKeysExpireIn": 1 << 62},
+		map[string]any{"previousKeysExpireIn": 1.5},
+		map[string]any{"previousKeysExpireIn": "1h"},
+	} {
+		requireError(t, e.do("POST", "/admin/v1/companies/"+id+"/api-keys", bad, admin()), http.StatusBadRequest, "Bad Request", "previousKeysExpireIn")
+	}
+	require.Equal(t, http.StatusOK, works(k3), "a refused key changes nothing")
+	require.Len(t, list(), 1)
+
+	k4 := newKey(map[string]any{"name": "fourth", "previousKeysExpireIn": 604800})
+	require.Equal(t, http.StatusOK, works(k3), "the previous key works during its grace")
+	require.Equal(t, http.StatusOK, works(k4))
+	keys := list()
+	require.Len(t, keys, 2)
+	require.Equal(t, "2026-03-09T09:00:00.000Z", keys[0].(map[string]any)["expiresAt"])
+	require.Nil(t, keys[1].(map[string]any)["expiresAt"])
+
+	clk.t = clk.t.Add(7*24*time.Hour - time.Second)
+	require.Equal(t, http.StatusOK, works(k3))
+	clk.t = clk.t.Add(time.Second)
+	requireError(t, e.do("GET", "/api/v1/sms-senders", nil, withKey(k3)), http.StatusUnauthorized, "Unauthorized", "")
+	require.Len(t, list(), 1, "an expired key is not listed")
+
+	// Keys in their grace count towards the 20; a key without a grace
+	// always fits.
+	for i := range 19 {
+		newKey(map[string]any{"name": fmt.Sprintf("k%d", i), "previousKeysExpireIn": 3600})
+	}
+	require.Len(t, list(), 20)
+	requireError(t, e.do("POST", "/admin/v1/companies/"+id+"/api-keys", map[string]any{"previousKeysExpireIn": 3600}, admin()), http.StatusConflict, "Conflict", "")
+	require.Len(t, list(), 20, "nothing changed")
+	last := newKey(nil)
+	require.Len(t, list(), 1)
+	require.Equal(t, http.StatusOK, works(last))
+	require.Equal(t, http.StatusUnauthorized, works(k4))
 }
 
 // TestAdminCompanyRate: a company's rate is set, read back and removed

@@ -98,6 +98,9 @@ type APIKey struct {
 	// LastUsedAt is when the key last authenticated a request, to the
 	// minute; zero: never.
 	LastUsedAt time.Time `json:"lastUsedAt"`
+	// ExpiresAt is when the key stops working on its own, a newer key
+	// having given it a grace period (RollAPIKey); zero: never.
+	ExpiresAt time.Time `json:"expiresAt"`
 }
 
 // SMSSender is a company's SMS sender (an alphanumeric originator).
@@ -212,15 +215,38 @@ func (c *Client) AllCompanies(ctx context.Context, opts client.PageOptions) iter
 	})
 }
 
-// CreateAPIKey gives a company one more API key (POST
-// /companies/{id}/api-keys), named name ("": "default"); its other keys
-// keep working. The answer's APIKey is the key, shown this once.
+// CreateAPIKey makes a new API key for a company (POST
+// /companies/{id}/api-keys), named name ("": "default"), and revokes the
+// company's other keys at once. The answer's APIKey is the key, shown
+// this once. RollAPIKey lets the other keys work a while longer.
 func (c *Client) CreateAPIKey(ctx context.Context, companyID, name string) (*APIKey, error) {
+	return c.RollAPIKey(ctx, companyID, name, 0)
+}
+
+// MaxKeyGrace is the longest grace RollAPIKey may give: 7 days.
+const MaxKeyGrace = 7 * 24 * time.Hour
+
+// RollAPIKey makes a new API key for a company, named name ("":
+// "default"), and gives the company's other keys grace, rounded up to
+// whole seconds and at most MaxKeyGrace: they keep working that long
+// (or less, when an earlier roll gave them less), then stop on their own
+// in every server process. Zero revokes them at once, as CreateAPIKey
+// does. The answer's APIKey is the key, shown this once; ListAPIKeys
+// shows when the others expire.
+func (c *Client) RollAPIKey(ctx context.Context, companyID, name string, grace time.Duration) (*APIKey, error) {
 	var body any
-	if name != "" {
-		body = struct {
-			Name string `json:"name"`
-		}{name}
+	if name != "" || grace != 0 {
+		in := struct {
+			Name                 string `json:"name,omitempty"`
+			PreviousKeysExpireIn int64  `json:"previousKeysExpireIn,omitempty"`
+		}{Name: name}
+		if grace != 0 {
+			in.PreviousKeysExpireIn = int64((grace + time.Second - 1) / time.Second)
+			if grace < 0 {
+				in.PreviousKeysExpireIn = -1 // the server says why
+			}
+		}
+		body = in
 	}
 	var out APIKey
 	if err := c.do(ctx, http.MethodPost, "/companies/"+seg(companyID)+"/api-keys", body, &out); err != nil {
@@ -229,8 +255,8 @@ func (c *Client) CreateAPIKey(ctx context.Context, companyID, name string) (*API
 	return &out, nil
 }
 
-// ListAPIKeys returns a company's API keys, oldest first, without the
-// keys themselves (GET /companies/{id}/api-keys).
+// ListAPIKeys returns a company's API keys that still work, oldest
+// first, without the keys themselves (GET /companies/{id}/api-keys).
 func (c *Client) ListAPIKeys(ctx context.Context, companyID string) ([]APIKey, error) {
 	var out []APIKey
 	if err := c.do(ctx, http.MethodGet, "/companies/"+seg(companyID)+"/api-keys", nil, &out); err != nil {

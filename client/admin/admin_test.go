@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -165,23 +166,41 @@ func TestOnboarding(t *testing.T) {
 	_, err = e.a.ActivateCompany(ctx, co.ID)
 	require.NoError(t, err)
 
-	// A second key, then the first revoked.
-	crm, err := e.a.CreateAPIKey(ctx, co.ID, "crm")
+	// A second key with a grace: the first keeps working until it
+	// expires; then the first revoked by hand.
+	crm, err := e.a.RollAPIKey(ctx, co.ID, "crm", time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, "crm", crm.Name)
+	require.True(t, crm.ExpiresAt.IsZero(), "the new key does not expire")
 	_, err = c.ListSMSSenders(ctx)
-	require.NoError(t, err, "the first key keeps working")
+	require.NoError(t, err, "the first key keeps working during its grace")
 	keys, err := e.a.ListAPIKeys(ctx, co.ID)
 	require.NoError(t, err)
 	require.Len(t, keys, 2)
 	require.Equal(t, []int64{key.ID, crm.ID}, []int64{keys[0].ID, keys[1].ID}, "oldest first")
 	require.Empty(t, keys[0].APIKey, "never the keys themselves")
 	require.False(t, keys[0].LastUsedAt.IsZero(), "the first key was used")
+	require.WithinDuration(t, time.Now().Add(time.Hour), keys[0].ExpiresAt, time.Minute, "the first key expires in an hour")
+	require.True(t, keys[1].ExpiresAt.IsZero())
+	_, err = e.a.RollAPIKey(ctx, co.ID, "x", 7*24*time.Hour+time.Second)
+	invalid(t, err, "previousKeysExpireIn")
 	require.NoError(t, e.a.RevokeAPIKey(ctx, co.ID, key.ID))
 	_, err = c.ListSMSSenders(ctx)
 	require.True(t, client.IsUnauthorized(err), "a revoked key: %v", err)
 	err = e.a.RevokeAPIKey(ctx, co.ID, key.ID)
 	require.True(t, client.IsNotFound(err), "revoked already: %v", err)
+
+	// A new key without grace revokes the others at once.
+	next, err := e.a.CreateAPIKey(ctx, co.ID, "next")
+	require.NoError(t, err)
+	crmClient, err := client.New(e.URL, crm.APIKey, client.WithRetries(0), client.WithHTTPClient(e.hc))
+	require.NoError(t, err)
+	_, err = crmClient.ListSMSSenders(ctx)
+	require.True(t, client.IsUnauthorized(err), "the key replaced at once: %v", err)
+	keys, err = e.a.ListAPIKeys(ctx, co.ID)
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	require.Equal(t, next.ID, keys[0].ID)
 	_, err = e.a.ListAPIKeys(ctx, missing)
 	require.True(t, client.IsNotFound(err))
 

@@ -20,6 +20,8 @@ type Cache[K comparable, V any] struct {
 
 	mu sync.Mutex
 	m  map[K]entry[V]
+	// epoch counts the Clears.
+	epoch uint64
 }
 
 type entry[V any] struct {
@@ -44,15 +46,39 @@ func (c *Cache[K, V]) Get(k K, now time.Time) (V, bool) {
 
 // Put keeps v for k from now on.
 func (c *Cache[K, V]) Put(k K, v V, now time.Time) {
-	if c.TTL <= 0 {
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.put(k, v, now, c.TTL)
+}
+
+// Epoch returns a number that changes with every Clear. A value read
+// from its source after Epoch is put with PutSince, so that a Clear made
+// while it was read is not undone by it.
+func (c *Cache[K, V]) Epoch() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.epoch
+}
+
+// PutSince keeps v for k from now on, for TTL or ttl, whichever is
+// shorter, unless the cache was cleared since epoch (a value of Epoch).
+func (c *Cache[K, V]) PutSince(epoch uint64, k K, v V, now time.Time, ttl time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.epoch != epoch {
+		return
+	}
+	c.put(k, v, now, min(ttl, c.TTL))
+}
+
+func (c *Cache[K, V]) put(k K, v V, now time.Time, ttl time.Duration) {
+	if ttl <= 0 {
+		return
+	}
 	if c.m == nil || len(c.m) >= MaxEntries {
 		c.m = make(map[K]entry[V])
 	}
-	c.m[k] = entry[V]{v: v, expires: now.Add(c.TTL)}
+	c.m[k] = entry[V]{v: v, expires: now.Add(ttl)}
 }
 
 // Clear forgets everything.
@@ -60,4 +86,5 @@ func (c *Cache[K, V]) Clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.m = nil
+	c.epoch++
 }

@@ -39,3 +39,26 @@ func TestCache(t *testing.T) {
 	_, ok = full.Get(ttlcache.MaxEntries, t0)
 	require.True(t, ok)
 }
+
+func TestCachePutSince(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := ttlcache.Cache[string, int]{TTL: time.Second}
+	e := c.Epoch()
+	c.PutSince(e, "a", 1, t0, 100*time.Millisecond)
+	_, ok := c.Get("a", t0.Add(99*time.Millisecond))
+	require.True(t, ok)
+	_, ok = c.Get("a", t0.Add(100*time.Millisecond))
+	require.False(t, ok, "kept for the shorter of TTL and ttl")
+	c.PutSince(e, "b", 2, t0, time.Hour)
+	_, ok = c.Get("b", t0.Add(time.Second))
+	require.False(t, ok, "never beyond TTL")
+
+	e = c.Epoch()
+	c.Clear() // e.g. a key revoked while it was being read
+	c.PutSince(e, "c", 3, t0, time.Hour)
+	_, ok = c.Get("c", t0)
+	require.False(t, ok, "a value read before a Clear is not kept after it")
+	c.PutSince(c.Epoch(), "c", 3, t0, time.Hour)
+	_, ok = c.Get("c", t0)
+	require.True(t, ok)
+}

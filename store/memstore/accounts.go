@@ -96,7 +96,7 @@ func (s *Store) CompanyRates(ctx context.Context, since time.Time) (map[messagin
 }
 
 // CreateAPIKey implements accounts.Store.
-func (s *Store) CreateAPIKey(ctx context.Context, k *messaging.APIKey, selector string, hash []byte, max int) error {
+func (s *Store) CreateAPIKey(ctx context.Context, k *messaging.APIKey, selector string, hash []byte, max int, othersExpireAt time.Time) error {
 	if err := s.lock(ctx, "create API key"); err != nil {
 		return err
 	}
@@ -107,15 +107,26 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *messaging.APIKey, selector 
 	if _, ok := s.apiKeys[selector]; ok {
 		return messaging.Errorf(messaging.Conflict, messaging.NameConflict, "API key selector already in use")
 	}
+	now, atOnce := k.CreatedAt, !othersExpireAt.After(k.CreatedAt)
 	n := 0
 	for _, ak := range s.apiKeys {
-		if ak.k.CompanyID == k.CompanyID {
+		if ak.k.CompanyID == k.CompanyID && !atOnce && (ak.k.ExpiresAt == nil || ak.k.ExpiresAt.After(now)) {
 			n++
 		}
 	}
 	if n >= max {
 		return messaging.Errorf(messaging.Conflict, messaging.NameConflict,
-			"The company has %d API keys already, the most it may have: revoke one first", n)
+			"The company has %d API keys in use already, the most it may have: revoke one, or give the others no grace period", n)
+	}
+	for sel, ak := range s.apiKeys {
+		switch {
+		case ak.k.CompanyID != k.CompanyID:
+		case atOnce || (ak.k.ExpiresAt != nil && !ak.k.ExpiresAt.After(now)):
+			delete(s.apiKeys, sel)
+		case ak.k.ExpiresAt == nil || othersExpireAt.Before(*ak.k.ExpiresAt):
+			at := othersExpireAt
+			ak.k.ExpiresAt = &at
+		}
 	}
 	s.lastAPIKey++
 	k.ID = s.lastAPIKey
@@ -143,6 +154,10 @@ func cloneAPIKey(k messaging.APIKey) messaging.APIKey {
 	if k.LastUsedAt != nil {
 		t := *k.LastUsedAt
 		k.LastUsedAt = &t
+	}
+	if k.ExpiresAt != nil {
+		t := *k.ExpiresAt
+		k.ExpiresAt = &t
 	}
 	return k
 }

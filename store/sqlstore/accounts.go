@@ -47,11 +47,17 @@ func (s *Store) GetCompany(ctx context.Context, id messaging.ID) (_ messaging.Co
 	return c, nil
 }
 
-// SetCompanyActive implements accounts.Store.
+// SetCompanyActive implements accounts.Store. On Postgres it tells the
+// other processes (see WatchAPIKeys).
 func (s *Store) SetCompanyActive(ctx context.Context, id messaging.ID, active bool) (err error) {
 	defer keepUnavailable(&err)
-	res, err := s.db.ExecContext(ctx, "UPDATE companies SET active = ? WHERE id = ?", active, s.id(id))
-	return updatedOne(res, err, "set company active", func() error { return messaging.CompanyNotFound(id) })
+	return s.write(ctx, "set company active", func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, "UPDATE companies SET active = ? WHERE id = ?", active, s.id(id))
+		if err := updatedOne(res, err, "set company active", func() error { return messaging.CompanyNotFound(id) }); err != nil {
+			return err
+		}
+		return s.notifyKeys(ctx, tx)
+	})
 }
 
 // SetCompanyRate implements accounts.Store.
@@ -92,47 +98,65 @@ func (s *Store) CompanyRates(ctx context.Context, since time.Time) (_ map[messag
 	return rates, n, nil
 }
 
-// CreateAPIKey implements accounts.Store.
-func (s *Store) CreateAPIKey(ctx context.Context, k *messaging.APIKey, selector string, hash []byte, max int) (err error) {
+// CreateAPIKey implements accounts.Store. On Postgres it tells the other
+// processes (see WatchAPIKeys).
+func (s *Store) CreateAPIKey(ctx context.Context, k *messaging.APIKey, selector string, hash []byte, max int, othersExpireAt time.Time) (err error) {
 	defer keepUnavailable(&err)
 	lock := ""
 	if s.dialect == dialectPostgres {
 		lock = " FOR UPDATE" // one count-then-insert at a time per company
 	}
+	company, now := s.id(k.CompanyID), s.ts(k.CreatedAt)
+	atOnce := !othersExpireAt.After(k.CreatedAt)
 	return s.write(ctx, "create API key", func(tx *txn) error {
 		var one int
-		err := tx.QueryRowContext(ctx, "SELECT 1 FROM companies WHERE id = ?"+lock, s.id(k.CompanyID)).Scan(&one)
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM companies WHERE id = ?"+lock, company).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return messaging.CompanyNotFound(k.CompanyID)
 		}
 		if err != nil {
 			return fmt.Errorf("create API key: %w", err)
 		}
+		if atOnce {
+			_, err = tx.ExecContext(ctx, "DELETE FROM api_keys WHERE company_id = ?", company)
+		} else {
+			_, err = tx.ExecContext(ctx, "DELETE FROM api_keys WHERE company_id = ? AND expires_at <= ?", company, now)
+		}
+		if err != nil {
+			return fmt.Errorf("create API key: revoke the other keys: %w", err)
+		}
 		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM api_keys WHERE company_id = ?", s.id(k.CompanyID)).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM api_keys WHERE company_id = ?", company).Scan(&n); err != nil {
 			return fmt.Errorf("create API key: %w", err)
 		}
 		if n >= max {
 			return messaging.Errorf(messaging.Conflict, messaging.NameConflict,
-				"The company has %d API keys already, the most it may have: revoke one first", n)
+				"The company has %d API keys in use already, the most it may have: revoke one, or give the others no grace period", n)
+		}
+		if n > 0 {
+			until := s.ts(othersExpireAt)
+			if _, err := tx.ExecContext(ctx, "UPDATE api_keys SET expires_at = ? WHERE company_id = ? AND (expires_at IS NULL OR expires_at > ?)",
+				until, company, until); err != nil {
+				return fmt.Errorf("create API key: give the other keys their grace: %w", err)
+			}
 		}
 		err = tx.QueryRowContext(ctx, "INSERT INTO api_keys (company_id, name, selector, hash, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
-			s.id(k.CompanyID), k.Name, selector, append([]byte(nil), hash...), s.ts(k.CreatedAt)).Scan(&k.ID)
+			company, k.Name, selector, append([]byte(nil), hash...), now).Scan(&k.ID)
 		if _, ok := uniqueViolation(err); ok {
 			return &messaging.Error{Code: messaging.Conflict, Name: messaging.NameConflict, Message: "API key selector already in use", Err: err}
 		}
 		if err != nil {
 			return fmt.Errorf("create API key: %w", err)
 		}
-		return nil
+		return s.notifyKeys(ctx, tx)
 	})
 }
 
-const apiKeyColumns = "id, company_id, name, created_at, last_used_at"
+const apiKeyColumns = "id, company_id, name, created_at, last_used_at, expires_at"
 
 func scanAPIKey(row interface{ Scan(...any) error }) (messaging.APIKey, error) {
 	var k messaging.APIKey
-	err := row.Scan(&k.ID, &k.CompanyID, &k.Name, timeDst{&k.CreatedAt}, timePtrDst{&k.LastUsedAt})
+	err := row.Scan(&k.ID, &k.CompanyID, &k.Name, timeDst{&k.CreatedAt}, timePtrDst{&k.LastUsedAt}, timePtrDst{&k.ExpiresAt})
 	return k, err
 }
 
@@ -150,12 +174,18 @@ func (s *Store) ListAPIKeys(ctx context.Context, companyID messaging.ID) (_ []me
 	return out, nil
 }
 
-// RevokeAPIKey implements accounts.Store.
+// RevokeAPIKey implements accounts.Store. On Postgres it tells the other
+// processes (see WatchAPIKeys).
 func (s *Store) RevokeAPIKey(ctx context.Context, companyID messaging.ID, id int64) (err error) {
 	defer keepUnavailable(&err)
-	res, err := s.db.ExecContext(ctx, "DELETE FROM api_keys WHERE id = ? AND company_id = ?", id, s.id(companyID))
-	return updatedOne(res, err, "revoke API key", func() error {
-		return messaging.Errorf(messaging.NotFound, messaging.NameNotFound, "API key %d not found", id)
+	return s.write(ctx, "revoke API key", func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM api_keys WHERE id = ? AND company_id = ?", id, s.id(companyID))
+		if err := updatedOne(res, err, "revoke API key", func() error {
+			return messaging.Errorf(messaging.NotFound, messaging.NameNotFound, "API key %d not found", id)
+		}); err != nil {
+			return err
+		}
+		return s.notifyKeys(ctx, tx)
 	})
 }
 
@@ -176,9 +206,9 @@ func (s *Store) CompanyByAPIKeySelector(ctx context.Context, selector string) (_
 	}
 	var hash []byte
 	var k messaging.APIKey
-	c, err := scanCompany(s.readRow(ctx, "SELECT c.id, c.name, c.active, c.created_at, c.max_per_second, k.id, k.name, k.created_at, k.last_used_at, k.hash "+
+	c, err := scanCompany(s.readRow(ctx, "SELECT c.id, c.name, c.active, c.created_at, c.max_per_second, k.id, k.name, k.created_at, k.last_used_at, k.expires_at, k.hash "+
 		"FROM api_keys k JOIN companies c ON c.id = k.company_id WHERE k.selector = ?", selector),
-		&k.ID, &k.Name, timeDst{&k.CreatedAt}, timePtrDst{&k.LastUsedAt}, &hash)
+		&k.ID, &k.Name, timeDst{&k.CreatedAt}, timePtrDst{&k.LastUsedAt}, timePtrDst{&k.ExpiresAt}, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return messaging.Company{}, messaging.APIKey{}, nil, messaging.APIKeyNotFound()
 	}

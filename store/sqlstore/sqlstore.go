@@ -81,6 +81,12 @@ type Store struct {
 	readStmts readStmts
 	// ids makes the ids of webhook events and deliveries.
 	idGen *messaging.IDGenerator
+	// pg connects to Postgres (nil on SQLite): the listener of key
+	// changes opens its own connection with it.
+	pg *pgdriver.Connector
+	// keyChannel is the Postgres channel key changes are notified on, one
+	// per database and schema.
+	keyChannel string
 }
 
 // Open connects to the database named by rawURL (sqlite://path or
@@ -270,7 +276,12 @@ func openPostgresReadOnly(ctx context.Context, connector *pgdriver.Connector, cf
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{dialect: dialectPostgres, db: db, read: db, idGen: messaging.NewIDGenerator(time.Now)}, nil
+	s := &Store{dialect: dialectPostgres, db: db, read: db, idGen: messaging.NewIDGenerator(time.Now), pg: connector}
+	if err := db.QueryRowContext(ctx, keyChannelQuery).Scan(&s.keyChannel); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlstore: connect to Postgres: name the key channel: %w", err)
+	}
+	return s, nil
 }
 
 // pgConnector parses a Postgres URL; pgdriver panics on a malformed one.

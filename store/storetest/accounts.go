@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -40,11 +41,12 @@ func testCompanies(f *fixture) {
 	requireNotFound(t, f.s.SetCompanyActive(f.ctx, f.id(), true))
 }
 
-// testAPIKeys: a company has several keys, each found by its selector
-// with its hash; a selector is taken once across companies; a company has
-// max keys at most; a revoked key stops working and its selector is free
-// again; the last use is recorded; the store keeps its own copy of the
-// hash; unknown companies and keys are NotFound.
+// testAPIKeys: a company has several keys (each new one giving the
+// others a long grace), each found by its selector with its hash; a
+// selector is taken once across companies; a company has max keys at
+// most; a revoked key stops working and its selector is free again; the
+// last use is recorded; the store keeps its own copy of the hash; unknown
+// companies and keys are NotFound.
 func testAPIKeys(f *fixture) {
 	t := f.t
 	a, b := f.company("A"), f.company("B")
@@ -55,7 +57,7 @@ func testAPIKeys(f *fixture) {
 	create := func(company messaging.ID, name, selector string, h []byte, max int) (messaging.APIKey, error) {
 		k := messaging.APIKey{CompanyID: company, Name: name, CreatedAt: at(int(f.phone))}
 		f.phone++
-		err := f.s.CreateAPIKey(f.ctx, &k, selector, h, max)
+		err := f.s.CreateAPIKey(f.ctx, &k, selector, h, max, at(1_000_000))
 		return k, err
 	}
 
@@ -142,6 +144,97 @@ func testAPIKeys(f *fixture) {
 	got, _, _, err = find("sel1")
 	require.NoError(t, err)
 	require.False(t, got.Active)
+}
+
+// testAPIKeyRotation: a new key revokes the company's other keys at
+// once, or gives them a grace (never longer than the one they have);
+// expired keys are removed by the next key and do not count towards the
+// most a company may have; another company's keys are untouched.
+func testAPIKeyRotation(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	n := 0
+	create := func(company messaging.ID, now, othersExpireAt time.Time, max int) (messaging.APIKey, string, error) {
+		n++
+		sel := fmt.Sprintf("rot%d", n)
+		k := messaging.APIKey{CompanyID: company, Name: sel, CreatedAt: now}
+		err := f.s.CreateAPIKey(f.ctx, &k, sel, hash("om_"+sel), max, othersExpireAt)
+		return k, sel, err
+	}
+	expiry := func(sel string) *time.Time {
+		t.Helper()
+		_, k, _, err := f.s.CompanyByAPIKeySelector(f.ctx, sel)
+		require.NoError(t, err)
+		return k.ExpiresAt
+	}
+	ids := func(company messaging.ID) []int64 {
+		t.Helper()
+		ks, err := f.s.ListAPIKeys(f.ctx, company)
+		require.NoError(t, err)
+		var out []int64
+		for _, k := range ks {
+			out = append(out, k.ID)
+		}
+		return out
+	}
+
+	_, selB, err := create(b.ID, at(0), at(0), 20)
+	require.NoError(t, err)
+	_, sel1, err := create(a.ID, at(0), at(0), 20)
+	require.NoError(t, err)
+	require.Nil(t, expiry(sel1), "a first key does not expire")
+
+	// A grace: the previous key expires then, the new one never.
+	_, sel2, err := create(a.ID, at(10), at(3610), 20)
+	require.NoError(t, err)
+	require.NotNil(t, expiry(sel1))
+	require.True(t, at(3610).Equal(*expiry(sel1)), "%v", expiry(sel1))
+	require.Nil(t, expiry(sel2))
+	keys, err := f.s.ListAPIKeys(f.ctx, a.ID)
+	require.NoError(t, err)
+	require.Len(t, keys, 2)
+	require.NotNil(t, keys[0].ExpiresAt, "listing shows the expiry")
+	require.True(t, at(3610).Equal(*keys[0].ExpiresAt))
+	require.Nil(t, keys[1].ExpiresAt)
+
+	// A longer grace later does not lengthen one given before; a
+	// shorter one shortens it.
+	_, sel3, err := create(a.ID, at(20), at(7200), 20)
+	require.NoError(t, err)
+	require.True(t, at(3610).Equal(*expiry(sel1)), "never longer than the grace it had")
+	require.True(t, at(7200).Equal(*expiry(sel2)))
+	_, sel4, err := create(a.ID, at(30), at(100), 20)
+	require.NoError(t, err)
+	require.True(t, at(100).Equal(*expiry(sel1)))
+	require.True(t, at(100).Equal(*expiry(sel2)))
+	require.True(t, at(100).Equal(*expiry(sel3)))
+	require.Len(t, ids(a.ID), 4)
+
+	// The keys in their grace count towards the most a company may have;
+	// once expired, they count no more and the next key removes them.
+	_, _, err = create(a.ID, at(40), at(200), 4)
+	requireCode(t, err, messaging.Conflict)
+	require.Len(t, ids(a.ID), 4, "nothing changed")
+	require.True(t, at(100).Equal(*expiry(sel1)), "nothing changed")
+	_, sel5, err := create(a.ID, at(100), at(200), 2)
+	require.NoError(t, err)
+	require.Len(t, ids(a.ID), 2, "the expired keys are gone")
+	for _, sel := range []string{sel1, sel2, sel3} {
+		_, _, _, err := f.s.CompanyByAPIKeySelector(f.ctx, sel)
+		requireNotFound(t, err)
+	}
+	require.True(t, at(200).Equal(*expiry(sel4)))
+
+	// No grace: every other key is revoked at once, and the new one
+	// always fits.
+	k6, _, err := create(a.ID, at(150), at(150), 1)
+	require.NoError(t, err)
+	require.Equal(t, []int64{k6.ID}, ids(a.ID))
+	_, _, _, err = f.s.CompanyByAPIKeySelector(f.ctx, sel5)
+	requireNotFound(t, err)
+	_, _, _, err = f.s.CompanyByAPIKeySelector(f.ctx, selB)
+	require.NoError(t, err, "another company's key is untouched")
+	require.Len(t, ids(b.ID), 1)
 }
 
 // testCompanyNames: names are unique, compared trimmed and case-blind;

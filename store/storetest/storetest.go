@@ -110,6 +110,7 @@ func cases() []testCase {
 	return []testCase{
 		{"Companies", testCompanies},
 		{"APIKeys", testAPIKeys},
+		{"APIKeyRotation", testAPIKeyRotation},
 		{"SMSSenders", testSMSSenders},
 		{"ChatServices", testChatServices},
 		{"TemplateCRUD", testTemplateCRUD},
