@@ -64,15 +64,16 @@ func allowed(dir, p string) (bool, string) {
 	rel := strings.TrimPrefix(p, module+"/")
 	domain := map[string][]string{
 		"messaging":            {},
+		"egress":               {},
 		"internal/ttlcache":    {},
 		"internal/groupcommit": {},
 		"internal/pace":        {},
-		"template":             {"messaging"},
+		"template":             {"messaging", "egress"},
 		"accounts":             {"messaging", "template", "internal/ttlcache"},
 		"campaign":             {"messaging", "template", "accounts", "internal/ttlcache"},
 		"delivery":             {"messaging", "accounts", "campaign", "internal/groupcommit", "internal/ttlcache", "internal/pace"},
 		"survey":               {"messaging", "campaign", "internal/groupcommit"},
-		"webhook":              {"messaging", "campaign", "internal/pace"},
+		"webhook":              {"messaging", "campaign", "internal/pace", "egress"},
 		"inbound":              {"messaging", "delivery"},
 		"optout":               {"messaging"},
 		"idempotency":          {"messaging"},
@@ -163,6 +164,8 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{".", module + "/store/memstore"},
 		{".", module + "/transport/smpp"},
 		{".", "net/http"},
+		{"egress", "net/http"},
+		{"egress", module + "/messaging"},
 	}
 	for _, b := range bad {
 		ok, _ := allowed(b[0], b[1])
@@ -170,6 +173,8 @@ func TestImportRulesCatchViolations(t *testing.T) {
 	}
 	good := [][2]string{
 		{"campaign", module + "/template"},
+		{"webhook", module + "/egress"},
+		{"template", module + "/egress"},
 		{"campaign", module + "/accounts"},
 		{"delivery", module + "/campaign"},
 		{"campaign", "context"},

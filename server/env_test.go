@@ -3,12 +3,14 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"sort"
 	"sync"
 	"testing"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/idempotency"
 	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/messaging"
@@ -412,13 +415,19 @@ func (e *env) messageCount(id messaging.ID, phone string) int {
 
 // withMediaServer serves the media URLs of chat templates from h, over
 // HTTPS on loopback, and has the service probe them with the HTTP prober
-// of transport/media (trusting the test server's certificate). It returns
+// of transport/media (trusting the test server's certificate, and allowed
+// to connect to that server alone). It returns
 // the option and the server's base URL.
 func withMediaServer(t testing.TB, h http.Handler) (func(*envConfig), string) {
 	t.Helper()
 	srv := httptest.NewTLSServer(h)
 	t.Cleanup(srv.Close)
-	p := media.New(media.Config{Client: srv.Client(), Timeout: 5 * time.Second})
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	// The test server's address and port only: any other service on this
+	// machine stays refused, as every non-public address is in production.
+	only := egress.Policy{AllowAddrs: []netip.AddrPort{netip.MustParseAddrPort(srv.Listener.Addr().String())}}
+	p := media.New(media.Config{RootCAs: roots, Addresses: only, Timeout: 5 * time.Second})
 	return func(c *envConfig) { c.media = p }, srv.URL
 }
 

@@ -265,7 +265,7 @@ func TestMediaURLsAreProbed(t *testing.T) {
 	}{
 		{"not found", base + "/missing.png", "404"},
 		{"over 1 MB", base + "/huge.png", "larger than 1 MB"},
-		{"nothing listening", "https://127.0.0.1:1/logo.png", "not reachable"},
+		{"another service on this machine", "https://127.0.0.1:1/logo.png", "must point at a public internet address"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

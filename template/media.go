@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -30,7 +31,9 @@ type MediaProber interface {
 	// Probe sends a HEAD request to rawURL (https only) and reports the
 	// final response. It returns an error when no response was obtained:
 	// a refused URL, a network failure, a timeout, too many redirects. A
-	// response with any status is not an error.
+	// response with any status is not an error. An address the prober may
+	// not connect to (egress) is refused before any connection, with an
+	// error wrapping egress.ErrNotAllowed.
 	Probe(ctx context.Context, rawURL string) (MediaInfo, error)
 }
 
@@ -75,7 +78,8 @@ func mediaTargets(t *messaging.Template) []mediaTarget {
 
 // ValidateMedia probes every media URL of a chat template through p, at
 // the same time, and returns nil or an Invalid *messaging.Error with one
-// field per failing URL: not HTTPS, unreachable, a non-2xx answer, or a
+// field per failing URL: not HTTPS, an address that is not allowed
+// (egress.ErrNotAllowed from the prober), unreachable, a non-2xx answer, or a
 // Content-Length over the limit of its kind (image and thumbnail 1 MB,
 // video and file 200 MB; 1 MB = 1,048,576 bytes). A size the server does
 // not give is not checked. The probe errors are wrapped in the returned
@@ -161,6 +165,9 @@ func checkMedia(ctx context.Context, p MediaProber, t *messaging.Template) (mess
 		}
 		r, name := results[i], FieldName(tg.field)
 		switch {
+		case errors.Is(r.err, egress.ErrNotAllowed):
+			fe.Add(tg.field, "%s must point at a public internet address", name)
+			causes = append(causes, fmt.Errorf("%s: %w", tg.field, r.err))
 		case r.err != nil:
 			fe.Add(tg.field, "%s is not reachable", name)
 			causes = append(causes, fmt.Errorf("%s: %w", tg.field, r.err))

@@ -3,6 +3,7 @@ package template_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/template"
 )
@@ -136,6 +138,18 @@ func TestValidateMedia(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An address the prober refused says so, and tells nothing more.
+func TestValidateMediaAddressNotAllowed(t *testing.T) {
+	tm := chatTemplate(messaging.TypeImageOnly)
+	tm.Config.ImageURL = imgURL
+	refused := fmt.Errorf("dial tcp 10.0.0.1:443: %w: 10.0.0.1 is private-use", egress.ErrNotAllowed)
+	err := template.ValidateMedia(context.Background(), &fakeProber{errs: map[string]error{imgURL: refused}}, tm)
+	var e *messaging.Error
+	require.True(t, errors.As(err, &e), "got %v", err)
+	require.Equal(t, "imageUrl must point at a public internet address", e.Fields["typeSpecificConfig.imageUrl"])
+	require.ErrorIs(t, err, egress.ErrNotAllowed)
 }
 
 func sortedItemURLs(n int) []string {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -80,16 +81,23 @@ func (e Endpoint) Subscribes(t EventType) bool {
 }
 
 // URLPolicy says which URLs endpoints may have. The zero value allows
-// https URLs to public addresses only.
+// https URLs to globally reachable addresses only (egress.Public).
 type URLPolicy struct {
 	// AllowLoopbackHTTP allows http:// (and https://) URLs whose host is
 	// localhost or a loopback address: for development.
 	AllowLoopbackHTTP bool
-	// AllowPrivate allows hosts that are private, loopback, link-local or
-	// unspecified addresses (the operator's own network). Without it such
-	// addresses are refused when written in the URL and, by the sender,
-	// when a host name resolves to one.
+	// AllowPrivate allows hosts in private networks (private-use,
+	// unique-local, shared address space) and loopback: the operator's own
+	// network. Link-local, unspecified and the other special-purpose ranges
+	// stay refused. Without it such addresses are refused when written in
+	// the URL and, by the sender, when a host name resolves to one.
 	AllowPrivate bool
+}
+
+// Egress returns the addresses the policy lets requests connect to: the
+// rule the sender's dialer applies.
+func (p URLPolicy) Egress() egress.Policy {
+	return egress.Policy{AllowLoopback: p.AllowLoopbackHTTP, AllowPrivate: p.AllowPrivate}
 }
 
 // CheckURL returns the URL normalised, or an Invalid error on field "url"
@@ -120,7 +128,8 @@ func (p URLPolicy) CheckURL(raw string) (string, error) {
 	loopback := host == "localhost" || strings.HasSuffix(host, ".localhost")
 	addr, isIP := parseHost(host)
 	if isIP {
-		loopback = addr.IsLoopback()
+		c, _ := egress.Classify(addr)
+		loopback = c == egress.Loopback
 	}
 	switch u.Scheme {
 	case "https":
@@ -131,11 +140,12 @@ func (p URLPolicy) CheckURL(raw string) (string, error) {
 	default:
 		return bad("url must use https")
 	}
-	if isIP && !p.AllowPrivate && !(p.AllowLoopbackHTTP && loopback) && !Public(addr) {
-		return bad("url must not point at a private, loopback or link-local address")
+	if isIP && !p.Egress().AllowsAddr(addr) {
+		_, name := egress.Classify(addr)
+		return bad("url must point at a public internet address: %s is %s", addr, name)
 	}
 	if loopback && !isIP && !p.AllowPrivate && !p.AllowLoopbackHTTP {
-		return bad("url must not point at a private, loopback or link-local address")
+		return bad("url must point at a public internet address: %s is loopback", host)
 	}
 	return u.String(), nil
 }
@@ -149,22 +159,10 @@ func parseHost(host string) (netip.Addr, bool) {
 	return a.Unmap(), true
 }
 
-// Public reports whether a is an address of the public internet: not
-// private, loopback, link-local, unspecified, multicast, or in the shared
-// address space of carrier-grade NAT (100.64.0.0/10). The sender checks
-// every address it connects to with it.
-func Public(a netip.Addr) bool {
-	a = a.Unmap()
-	switch {
-	case !a.IsValid(), a.IsUnspecified(), a.IsLoopback(), a.IsPrivate(), a.IsLinkLocalUnicast(),
-		a.IsLinkLocalMulticast(), a.IsInterfaceLocalMulticast(), a.IsMulticast():
-		return false
-	}
-	return !cgnat.Contains(a)
-}
-
-// cgnat is the shared address space of RFC 6598.
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+// Public reports whether a is globally reachable: egress.Public, the rule
+// of the IANA special-purpose address registries that the sender's
+// dialer applies to every address it connects to.
+func Public(a netip.Addr) bool { return egress.Public(a) }
 
 // CheckEvents returns the event types named, without repetition and in
 // the order of EventTypes, or an Invalid error on field "events".

@@ -85,7 +85,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	// provider down leaves messages waiting, the API still takes them).
 	checks := []server.Check{{Name: "database", Check: store.Ping}}
 	hcfg := herald.Config{
-		Store: store, Media: media.New(media.Config{}), Logger: log, Observer: m,
+		Store: store, Media: media.New(media.Config{Addresses: cfg.WebhookURLs.Egress()}), Logger: log, Observer: m,
 		Limits: campaign.Limits{MaxPending: cfg.MaxPending},
 		Delivery: delivery.Config{DrainTimeout: cfg.ShutdownTimeout, Instance: cfg.instanceName(os.Hostname),
 			ClaimLease: cfg.ClaimLease, ReceiptTimeout: cfg.ReceiptTimeout},

@@ -7,21 +7,29 @@
 // that refuses HEAD (405 Method Not Allowed or 501 Not Implemented) is
 // asked again with GET, whose body is closed unread.
 //
-// The prober requests whatever host a template names, private and loopback
-// addresses included. A deployment that must not reach its internal
-// network from template creation should inject a Client whose transport
-// dials through a filtering net.Dialer (Control) or an egress proxy.
+// A template's URLs are a tenant's choice, so every connection goes
+// through the egress guard: an address the policy does not allow
+// (Config.Addresses; by default every address that is not globally
+// reachable) is refused before any packet is sent, whether the URL names
+// it, a host name resolves to it, or a redirect leads to it. The error
+// then wraps egress.ErrNotAllowed. No proxy is used.
 package media
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/template"
 )
 
@@ -48,17 +56,17 @@ type Config struct {
 	// MaxRedirects is how many redirects one probe follows. Zero means
 	// DefaultMaxRedirects (5); a negative value follows none.
 	MaxRedirects int
-	// Client sends the requests. Nil means a client of the prober's own
-	// on a clone of http.DefaultTransport. An injected client is copied,
-	// not modified: the copy gets the prober's redirect policy, and the
-	// client's own Timeout, when set, still applies.
-	Client *http.Client
+	// Addresses says which addresses probes may connect to. The zero
+	// value allows globally reachable addresses only.
+	Addresses egress.Policy
+	// RootCAs verifies the servers' certificates. Nil means the system's
+	// roots.
+	RootCAs *x509.CertPool
 	// UserAgent is sent with every request. Empty means DefaultUserAgent.
 	UserAgent string
 }
 
-// WithDefaults returns c with its zero fields set to the defaults (Client
-// excepted: New makes it).
+// WithDefaults returns c with its zero fields set to the defaults.
 func (c Config) WithDefaults() Config {
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
@@ -78,6 +86,7 @@ func (c Config) WithDefaults() Config {
 // Prober probes media URLs over HTTP. It is safe for concurrent use.
 type Prober struct {
 	client    *http.Client
+	addresses egress.Policy
 	timeout   time.Duration
 	userAgent string
 }
@@ -87,23 +96,27 @@ var _ template.MediaProber = (*Prober)(nil)
 // New returns a Prober configured by cfg.
 func New(cfg Config) *Prober {
 	cfg = cfg.WithDefaults()
-	var client http.Client
-	if cfg.Client != nil {
-		client = *cfg.Client
-	} else {
-		client.Transport = http.DefaultTransport.(*http.Transport).Clone()
-	}
+	dialer := cfg.Addresses.Dialer(net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second})
+	client := &http.Client{Transport: &http.Transport{
+		DialContext:         dialer.DialContext,
+		Proxy:               nil, // a proxy would be checked instead of the media host
+		TLSClientConfig:     &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout: cfg.Timeout,
+		ForceAttemptHTTP2:   true,
+		DisableKeepAlives:   true, // probes are rare and go to many hosts
+	}}
+	p := &Prober{client: client, addresses: cfg.Addresses, timeout: cfg.Timeout, userAgent: cfg.UserAgent}
 	maxRedirects := cfg.MaxRedirects
 	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) > maxRedirects {
 			return fmt.Errorf("after %d: %w", maxRedirects, ErrTooManyRedirects)
 		}
-		if err := checkURL(req.URL); err != nil {
+		if err := p.checkURL(req.URL); err != nil {
 			return fmt.Errorf("redirect to %s: %w", redact(req.URL), err)
 		}
 		return nil
 	}
-	return &Prober{client: &client, timeout: cfg.Timeout, userAgent: cfg.UserAgent}
+	return p
 }
 
 // Probe sends a HEAD request to rawURL and reports the final response's
@@ -116,7 +129,7 @@ func (p *Prober) Probe(ctx context.Context, rawURL string) (template.MediaInfo, 
 	if err != nil {
 		return template.MediaInfo{}, fmt.Errorf("probe media: %w: %v", ErrNotHTTPS, err)
 	}
-	if err := checkURL(u); err != nil {
+	if err := p.checkURL(u); err != nil {
 		return template.MediaInfo{}, fmt.Errorf("probe media %s: %w", redact(u), err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
@@ -156,10 +169,27 @@ func (p *Prober) do(ctx context.Context, method string, u *url.URL) (template.Me
 	}, nil
 }
 
-// checkURL accepts absolute https URLs with a host.
-func checkURL(u *url.URL) error {
+// checkURL accepts absolute https URLs with a host, and refuses at once a
+// host written as an address the policy does not allow (host names are
+// checked by the dialer, once resolved).
+func (p *Prober) checkURL(u *url.URL) error {
 	if !strings.EqualFold(u.Scheme, "https") || u.Host == "" {
 		return ErrNotHTTPS
+	}
+	a, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		return nil
+	}
+	port := uint16(443)
+	if ps := u.Port(); ps != "" {
+		n, err := strconv.ParseUint(ps, 10, 16)
+		if err != nil {
+			return ErrNotHTTPS
+		}
+		port = uint16(n)
+	}
+	if err := p.addresses.Check(netip.AddrPortFrom(a, port)); err != nil {
+		return fmt.Errorf("host: %w", err)
 	}
 	return nil
 }

@@ -2,12 +2,14 @@ package media_test
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/template"
 	"github.com/heraldhq/herald/transport/media"
@@ -32,6 +35,7 @@ import (
 //	/no-head    405 to HEAD, 200 with 777 bytes to GET
 type server struct {
 	*httptest.Server
+	conns   atomic.Int64 // TCP connections accepted
 	hits    atomic.Int64
 	methods chan string
 	agents  chan string
@@ -93,15 +97,33 @@ func newServer(t *testing.T) *server {
 		mux.ServeHTTP(w, r)
 	}))
 	s.Config.ErrorLog = log.New(io.Discard, "", 0) // cancelled probes make the server log
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
 	s.StartTLS()
 	t.Cleanup(s.Close)
 	t.Cleanup(func() { close(stop) }) // runs first: Close waits for handlers
 	return s
 }
 
+// only allows the server's own address and port, and nothing else on
+// this machine.
+func (s *server) only() egress.Policy {
+	return egress.Policy{AllowAddrs: []netip.AddrPort{netip.MustParseAddrPort(s.Listener.Addr().String())}}
+}
+
+// roots trusts the server's certificate.
+func (s *server) roots() *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(s.Certificate())
+	return pool
+}
+
 func TestProbe(t *testing.T) {
 	srv := newServer(t)
-	p := media.New(media.Config{Client: srv.Client(), MaxRedirects: 3})
+	p := media.New(media.Config{Addresses: srv.only(), RootCAs: srv.roots(), MaxRedirects: 3})
 	cases := []struct {
 		name    string
 		path    string
@@ -136,14 +158,14 @@ func TestProbe(t *testing.T) {
 
 func TestProbeSendsHEAD(t *testing.T) {
 	srv := newServer(t)
-	p := media.New(media.Config{Client: srv.Client(), UserAgent: "test-agent"})
+	p := media.New(media.Config{Addresses: srv.only(), RootCAs: srv.roots(), UserAgent: "test-agent"})
 	_, err := p.Probe(context.Background(), srv.URL+"/image.png")
 	require.NoError(t, err)
 	require.Equal(t, http.MethodHead, <-srv.methods)
 	require.Equal(t, "test-agent", <-srv.agents)
 	require.EqualValues(t, 1, srv.hits.Load())
 
-	p = media.New(media.Config{Client: srv.Client()})
+	p = media.New(media.Config{Addresses: srv.only(), RootCAs: srv.roots()})
 	_, err = p.Probe(context.Background(), srv.URL+"/image.png")
 	require.NoError(t, err)
 	<-srv.methods
@@ -152,7 +174,7 @@ func TestProbeSendsHEAD(t *testing.T) {
 
 func TestProbeTimeout(t *testing.T) {
 	srv := newServer(t)
-	p := media.New(media.Config{Client: srv.Client(), Timeout: 150 * time.Millisecond})
+	p := media.New(media.Config{Addresses: srv.only(), RootCAs: srv.roots(), Timeout: 150 * time.Millisecond})
 	start := time.Now()
 	_, err := p.Probe(context.Background(), srv.URL+"/slow")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -162,7 +184,7 @@ func TestProbeTimeout(t *testing.T) {
 
 func TestProbeCallerCancels(t *testing.T) {
 	srv := newServer(t)
-	p := media.New(media.Config{Client: srv.Client()})
+	p := media.New(media.Config{Addresses: srv.only(), RootCAs: srv.roots()})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	_, err := p.Probe(ctx, srv.URL+"/slow")
@@ -173,7 +195,7 @@ func TestProbeRefusesNonHTTPSWithoutRequest(t *testing.T) {
 	var hits atomic.Int64
 	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	defer plain.Close()
-	p := media.New(media.Config{Client: plain.Client()})
+	p := media.New(media.Config{Addresses: egress.Policy{AllowLoopback: true}})
 	for _, u := range []string{plain.URL + "/image.png", "ftp://" + strings.TrimPrefix(plain.URL, "http://") + "/a", "//host/a", "https:///a", "::bad"} {
 		_, err := p.Probe(context.Background(), u)
 		require.ErrorIs(t, err, media.ErrNotHTTPS, u)
@@ -187,7 +209,7 @@ func TestProbeUnreachable(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 
-	p := media.New(media.Config{Timeout: 2 * time.Second})
+	p := media.New(media.Config{Timeout: 2 * time.Second, Addresses: egress.Policy{AllowLoopback: true}})
 	_, err = p.Probe(context.Background(), "https://"+addr+"/image.png")
 	require.Error(t, err)
 	require.False(t, errors.Is(err, media.ErrNotHTTPS))
@@ -196,18 +218,11 @@ func TestProbeUnreachable(t *testing.T) {
 
 func TestProbeErrorsHideQuery(t *testing.T) {
 	srv := newServer(t)
-	p := media.New(media.Config{Client: srv.Client(), Timeout: 50 * time.Millisecond})
+	p := media.New(media.Config{Addresses: srv.only(), RootCAs: srv.roots(), Timeout: 50 * time.Millisecond})
 	_, err := p.Probe(context.Background(), srv.URL+"/slow?signature=secret")
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "secret")
 	require.Contains(t, err.Error(), "/slow")
-}
-
-func TestProbeLeavesInjectedClientAlone(t *testing.T) {
-	srv := newServer(t)
-	c := srv.Client()
-	media.New(media.Config{Client: c})
-	require.Nil(t, c.CheckRedirect)
 }
 
 func TestConfigDefaults(t *testing.T) {
@@ -222,7 +237,7 @@ func TestConfigDefaults(t *testing.T) {
 
 func TestNoRedirectsWhenNegative(t *testing.T) {
 	srv := newServer(t)
-	p := media.New(media.Config{Client: srv.Client(), MaxRedirects: -1})
+	p := media.New(media.Config{Addresses: srv.only(), RootCAs: srv.roots(), MaxRedirects: -1})
 	_, err := p.Probe(context.Background(), srv.URL+"/redirect/0")
 	require.ErrorIs(t, err, media.ErrTooManyRedirects)
 }
@@ -231,7 +246,7 @@ func TestNoRedirectsWhenNegative(t *testing.T) {
 // real prober.
 func TestValidateMediaOverHTTP(t *testing.T) {
 	srv := newServer(t)
-	p := media.New(media.Config{Client: srv.Client()})
+	p := media.New(media.Config{Addresses: srv.only(), RootCAs: srv.roots()})
 	tm := &messaging.Template{Name: "v", Channel: messaging.ChannelChat, MessageType: messaging.TypeVideo, ChatServiceID: 1,
 		Config: &messaging.ChatConfig{VideoURL: srv.URL + "/image.png", ThumbnailURL: srv.URL + "/missing", Duration: 12}}
 	err := template.ValidateMedia(context.Background(), p, tm)
@@ -251,4 +266,58 @@ func keys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// With the production policy, a media server on this machine gets no
+// connection, whether the URL names its address or a host name that
+// resolves to it; the error says the address is not allowed.
+func TestProbeRefusesNonPublicAddressesWithoutConnecting(t *testing.T) {
+	srv := newServer(t)
+	p := media.New(media.Config{RootCAs: srv.roots()})
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	for _, u := range []string{srv.URL + "/image.png", "https://localhost:" + port + "/image.png", "https://[::ffff:127.0.0.1]:" + port + "/image.png"} {
+		_, err := p.Probe(context.Background(), u)
+		require.ErrorIs(t, err, egress.ErrNotAllowed, u)
+	}
+	require.Zero(t, srv.conns.Load(), "no TCP connection reached the server")
+	require.Zero(t, srv.hits.Load())
+}
+
+// The special-purpose ranges found accepted before are refused at once,
+// before any packet is sent (nothing answers at most of them).
+func TestProbeRefusesSpecialRanges(t *testing.T) {
+	p := media.New(media.Config{Timeout: 5 * time.Second, Addresses: egress.Policy{AllowPrivate: true}})
+	for _, host := range []string{"[64:ff9b::a00:1]", "[64:ff9b::a9fe:a9fe]", "[2002:a00:1::]", "[::10.0.0.1]", "[::ffff:0:a00:1]",
+		"[fec0::1]", "255.255.255.255", "0.1.2.3", "240.0.0.1", "198.18.0.1", "169.254.169.254", "[fe80::1]", "203.0.113.9"} {
+		start := time.Now()
+		_, err := p.Probe(context.Background(), "https://"+host+"/a.png")
+		require.ErrorIs(t, err, egress.ErrNotAllowed, host)
+		require.Less(t, time.Since(start), time.Second, host)
+	}
+}
+
+// A redirect from the one allowed server to another service on the same
+// machine is refused: the other service sees no connection, whether the
+// redirect names its address or a host name.
+func TestProbeRedirectToLoopbackReachesNothing(t *testing.T) {
+	internal := newServer(t)
+	_, port, _ := net.SplitHostPort(internal.Listener.Addr().String())
+	targets := []string{internal.URL + "/image.png", "https://localhost:" + port + "/image.png"}
+	var next atomic.Int64
+	outside := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, targets[int(next.Add(1)-1)%len(targets)], http.StatusFound)
+	}))
+	outside.Config.ErrorLog = log.New(io.Discard, "", 0)
+	outside.StartTLS()
+	t.Cleanup(outside.Close)
+	pool := internal.roots()
+	pool.AddCert(outside.Certificate())
+	p := media.New(media.Config{RootCAs: pool,
+		Addresses: egress.Policy{AllowAddrs: []netip.AddrPort{netip.MustParseAddrPort(outside.Listener.Addr().String())}}})
+	for range targets {
+		_, err := p.Probe(context.Background(), outside.URL+"/admin.png")
+		require.ErrorIs(t, err, egress.ErrNotAllowed)
+	}
+	require.EqualValues(t, len(targets), next.Load(), "the allowed server was asked each time")
+	require.Zero(t, internal.conns.Load(), "the internal service saw no connection")
 }

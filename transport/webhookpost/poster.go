@@ -1,23 +1,22 @@
 // Package webhookpost sends Herald's webhook requests over HTTP: the
-// webhook.Poster of herald serve. Its dialer checks every address it
-// connects to against the URL policy, so a host name that resolves to
-// the server's own network (or is changed to later) is refused at
-// sending time as it is at registration. Redirects are not followed: a
-// 3xx answer is a failed attempt, tried again later.
+// webhook.Poster of herald serve. It dials through the egress guard with
+// the URL policy's addresses (URLPolicy.Egress), so a host name that
+// resolves to the server's own network (or is changed to later) is
+// refused at sending time, before any connection, as it is at
+// registration. No proxy is used. Redirects are not followed: a 3xx
+// answer is a failed attempt, tried again later.
 package webhookpost
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
-	"syscall"
 	"time"
 
+	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/webhook"
 )
 
@@ -41,28 +40,15 @@ type Poster struct {
 const maxAnswer = 64 << 10
 
 // ErrForbiddenAddress means a request's host resolved to an address the
-// policy does not allow.
-var ErrForbiddenAddress = errors.New("webhookpost: address not allowed")
+// policy does not allow. It is egress.ErrNotAllowed.
+var ErrForbiddenAddress = egress.ErrNotAllowed
 
 // New returns a Poster for cfg.
 func New(cfg Config) *Poster {
 	if cfg.MaxConnsPerHost <= 0 {
 		cfg.MaxConnsPerHost = 64
 	}
-	dialer := &net.Dialer{
-		Timeout:   10 * time.Second,
-		KeepAlive: 30 * time.Second,
-		Control: func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil {
-				return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
-			}
-			if !allowed(cfg.URLs, ap.Addr()) {
-				return fmt.Errorf("%w: %s", ErrForbiddenAddress, ap.Addr())
-			}
-			return nil
-		},
-	}
+	dialer := cfg.URLs.Egress().Dialer(net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second})
 	tr := &http.Transport{
 		DialContext:         dialer.DialContext,
 		ForceAttemptHTTP2:   true,
@@ -81,20 +67,6 @@ func New(cfg Config) *Poster {
 			return http.ErrUseLastResponse
 		},
 	}}
-}
-
-// allowed reports whether the policy lets a request connect to a.
-func allowed(p webhook.URLPolicy, a netip.Addr) bool {
-	a = a.Unmap()
-	switch {
-	case webhook.Public(a):
-		return true
-	case p.AllowPrivate:
-		return true
-	case p.AllowLoopbackHTTP:
-		return a.IsLoopback()
-	}
-	return false
 }
 
 // Post implements webhook.Poster.

@@ -3,9 +3,11 @@ package webhookpost_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,4 +94,41 @@ func TestPostSlowAndUnreadingEndpoints(t *testing.T) {
 	status, err = p.Post(context.Background(), rude.URL, nil, []byte(`{"pad":"`+strings.Repeat("x", 4<<10)+`"}`))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
+}
+
+// Addresses of special-purpose ranges are refused when dialing, at once,
+// whatever the URL's form.
+func TestPostRefusesSpecialRanges(t *testing.T) {
+	p := webhookpost.New(webhookpost.Config{URLs: webhook.URLPolicy{AllowLoopbackHTTP: true, AllowPrivate: true}})
+	defer p.Close()
+	for _, host := range []string{"[64:ff9b::a00:1]", "[64:ff9b::a9fe:a9fe]", "[2002:a00:1::]", "[::10.0.0.1]", "[::ffff:0:a00:1]",
+		"[fec0::1]", "255.255.255.255", "0.1.2.3", "240.0.0.1", "198.18.0.1", "169.254.169.254", "[fe80::1]", "0.0.0.0"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		start := time.Now()
+		status, err := p.Post(ctx, "https://"+host+"/hook", nil, []byte(`{}`))
+		cancel()
+		require.ErrorIs(t, err, webhookpost.ErrForbiddenAddress, host)
+		require.Zero(t, status)
+		require.Less(t, time.Since(start), time.Second, "%s is refused before connecting", host)
+	}
+}
+
+// A redirect to another service on the machine is not followed: the
+// other listener sees no connection.
+func TestPostRedirectToLoopbackReachesNothing(t *testing.T) {
+	var inner atomic.Int64
+	internal := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	internal.Config.ConnState = func(net.Conn, http.ConnState) { inner.Add(1) }
+	internal.Start()
+	defer internal.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, internal.URL+"/admin", http.StatusFound)
+	}))
+	defer srv.Close()
+	p := webhookpost.New(webhookpost.Config{URLs: webhook.URLPolicy{AllowLoopbackHTTP: true}})
+	defer p.Close()
+	status, err := p.Post(context.Background(), srv.URL+"/hook", nil, []byte(`{}`))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusFound, status)
+	require.Zero(t, inner.Load())
 }
