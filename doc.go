@@ -8,6 +8,7 @@
 // The module is shaped library first, with adapters at the edge:
 //
 //	messaging   the vocabulary: IDs, channels, statuses, resources, the error type
+//	egress      the addresses Herald may connect to for a tenant, and the dialer that checks them
 //	template    template validation, placeholders, GSM-7/UCS-2 segmentation (pure)
 //	accounts    companies, API keys and authentication, senders, chat services
 //	campaign    templates, campaign state machine, admission, sending use cases

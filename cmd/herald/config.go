@@ -47,8 +47,8 @@ type config struct {
 	ReceiptTimeout time.Duration // HERALD_RECEIPT_TIMEOUT
 	Retention      time.Duration // HERALD_RETENTION; 0: off
 
-	// HERALD_WEBHOOK_ALLOW: which webhook URLs besides https to public
-	// addresses companies may register.
+	// HERALD_WEBHOOK_ALLOW: which addresses besides public ones webhooks
+	// and media checks may reach (egress).
 	WebhookURLs webhook.URLPolicy
 }
 
@@ -84,7 +84,7 @@ func envVars() []envVar {
 		{"HERALD_INSTANCE", "host name and HERALD_ADDR", "name of this process among those sharing the database: a restart under the same name takes back at once the messages the previous run left Sending; two running processes must not share one (with port 0 in HERALD_ADDR the default is a random name)"},
 		{"HERALD_CLAIM_LEASE", "10s", "how long after a process's last heartbeat (written every quarter of it) the other processes take back the messages it left Sending"},
 		{"HERALD_RETENTION", "empty: kept for ever", "how long the messages and survey answers of a finished campaign are kept, as 90d or 36h (at least 1m); older ones are purged in the background, a thousand at a time, and the campaign and its counters stay"},
-		{"HERALD_WEBHOOK_ALLOW", "empty: https to public addresses only (loopback in demo mode)", "webhook URLs allowed besides those, comma-separated: loopback (http or https to this machine, for development), private (https to private, link-local and loopback addresses: the operator's own network)"},
+		{"HERALD_WEBHOOK_ALLOW", "empty: https to public addresses only (loopback in demo mode)", "addresses webhooks and media checks may reach besides those, comma-separated: loopback (http or https to this machine, for development), private (https to private-use, unique-local, shared and loopback addresses: the operator's own network; link-local stays refused)"},
 	}
 }
 
