@@ -18,6 +18,7 @@ require (
 	github.com/uptrace/bun/driver/pgdriver v1.2.18
 	golang.org/x/time v0.16.0
 	modernc.org/sqlite v1.61.1
+	pgregory.net/rapid v1.3.0
 )
 
 require (
