@@ -362,7 +362,8 @@ func (h *Herald) SMSSender() delivery.SMSSender { return h.sms }
 // Run recovers what a stopped process left behind (it recounts pending
 // capacity and fails the campaigns whose preparation was interrupted),
 // then sends due messages, records what providers report and hears the
-// key changes of other processes (accounts.Service.Run) until ctx ends, looking for interrupted preparations every Config.RecoverEvery.
+// key changes of other processes (accounts.Service.Run) until ctx ends,
+// looking for interrupted preparations every Config.RecoverEvery.
 // When ctx ends it waits for the bulk preparations under way (up to
 // Config.Delivery.DrainTimeout), then lets the dispatcher drain its sends
 // in flight, and returns. It may be called once.
