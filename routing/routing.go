@@ -173,9 +173,15 @@ type Route struct {
 	UpdatedAt  time.Time
 }
 
+// MaxPosition is the highest Position a route may have; the lowest is 0.
+const MaxPosition = 1_000_000
+
 // Check checks r and fills its defaults (strategy failover, weights 1).
 func (r *Route) Check() error {
 	var fe messaging.FieldErrors
+	if r.Position < 0 || r.Position > MaxPosition {
+		fe.Add("position", "position must be between 0 and %d", MaxPosition)
+	}
 	for i, p := range r.Prefixes {
 		if p == "" || len(p) > 15 || strings.Trim(p, "0123456789") != "" {
 			fe.Add(fmt.Sprintf("prefixes[%d]", i), "a prefix is 1 to 15 digits")

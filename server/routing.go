@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -83,6 +84,19 @@ type stateJSON struct {
 	LastErrorAt      *timestamp `json:"lastErrorAt"`
 }
 
+// maxEnquireLinkSeconds is the longest enquire_link interval.
+const maxEnquireLinkSeconds = 3600
+
+// check refuses what would not survive the conversion to the connector:
+// an interval so large that it overflows a time.Duration could wrap into
+// the range routing accepts.
+func (in *connectorInput) check() error {
+	if in.EnquireLinkSeconds < 0 || in.EnquireLinkSeconds > maxEnquireLinkSeconds {
+		return invalidField("enquireLinkSeconds", fmt.Sprintf("enquireLinkSeconds must be between 1 and %d (0 or left out: the default)", maxEnquireLinkSeconds))
+	}
+	return nil
+}
+
 func (s *server) connectorOut(c *routing.Connector) connectorJSON {
 	out := connectorJSON{Name: c.Name, Addr: c.Addr, SystemID: c.SystemID, PasswordSet: c.Password != "", SystemType: c.SystemType,
 		BindType: c.BindType, Binds: c.Binds, Window: c.Window, MaxPerSecond: c.MaxPerSecond, TLS: c.TLS, CACert: strOrNull(c.CACert),
@@ -106,6 +120,9 @@ func (s *server) connectorOut(c *routing.Connector) connectorJSON {
 func (s *server) adminCreateConnector(w http.ResponseWriter, r *http.Request) error {
 	var in connectorInput
 	if err := s.decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	if err := in.check(); err != nil {
 		return err
 	}
 	c, err := s.routing.CreateConnector(r.Context(), in.connector())
@@ -158,6 +175,9 @@ func (s *server) adminUpdateConnector(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	in.Name = name
+	if err := in.check(); err != nil {
+		return err
+	}
 	c, err := s.routing.UpdateConnector(r.Context(), in.connector(), in.Password == nil)
 	if err != nil {
 		return err

@@ -65,6 +65,18 @@ func TestAdminConnectorsAndRoutes(t *testing.T) {
 		http.StatusBadRequest, "Bad Request", "prefixes[0]")
 	requireError(t, e.do("POST", "/admin/v1/routes", map[string]any{"strategy": "random", "connectors": []any{map[string]any{"name": "backup"}}}, admin()),
 		http.StatusBadRequest, "Bad Request", "strategy")
+	// Integers beyond what a route or a connector takes are a 400 on the
+	// field, on every store (Postgres's integer columns would fail with a
+	// 500, SQLite would keep them).
+	for _, pos := range []int64{1 << 31, -1, 1_000_001, 1 << 62} {
+		requireError(t, e.do("POST", "/admin/v1/routes", map[string]any{"position": pos, "connectors": []any{map[string]any{"name": "backup"}}}, admin()),
+			http.StatusBadRequest, "Bad Request", "position")
+	}
+	for _, secs := range []int64{1 << 62, 9_223_372_037, -1} {
+		requireError(t, e.do("POST", "/admin/v1/smpp-connectors", map[string]any{"name": "wrap", "addr": "smsc.example:2775", "systemId": "x", "password": "y",
+			"enquireLinkSeconds": secs}, admin()), http.StatusBadRequest, "Bad Request", "enquireLinkSeconds")
+	}
+	requireError(t, e.do("GET", "/admin/v1/smpp-connectors/wrap", nil, admin()), http.StatusNotFound, "Not Found", "")
 	r = e.do("POST", "/admin/v1/routes", map[string]any{"position": 10, "prefixes": []string{"44"}, "companyIds": []string{e.id.String()},
 		"strategy": "failover", "connectors": []any{map[string]any{"name": "eu-main"}, map[string]any{"name": "backup"}}}, admin())
 	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
