@@ -10,6 +10,7 @@ package webhookpost
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -79,6 +80,11 @@ func (p *Poster) Post(ctx context.Context, url string, header map[string]string,
 		req.Header.Set(k, v)
 	}
 	res, err := p.client.Do(req)
+	if errors.Is(err, ErrForbiddenAddress) {
+		// The company reads attempts' errors: it learns that the host is
+		// refused, not which internal address its name resolves to.
+		return 0, fmt.Errorf("webhook request: %w: the host is not a public internet address", ErrForbiddenAddress)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("webhook request: %w", err)
 	}

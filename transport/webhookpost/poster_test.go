@@ -51,6 +51,7 @@ func TestPostRefusesForbiddenAddresses(t *testing.T) {
 	for _, u := range []string{srv.URL, strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)} {
 		status, err := p.Post(context.Background(), u, nil, []byte(`{}`))
 		require.ErrorIs(t, err, webhookpost.ErrForbiddenAddress, u)
+		require.NotContains(t, err.Error(), "127.0.0.1", "the error, shown to the company, keeps the resolved address to itself")
 		require.Zero(t, status)
 	}
 	require.Empty(t, hit, "the endpoint got nothing")
