@@ -38,9 +38,6 @@ type Dispatcher struct {
 	running atomic.Bool
 	// beatFailed is when a heartbeat last failed (UnixNano; 0: never).
 	beatFailed atomic.Int64
-	// changed says that messages may have left Pending or Sending since
-	// the last CompleteDrained.
-	changed atomic.Bool
 
 	// sendCtx carries the sends of Run; it ends when Run gives up
 	// draining.
@@ -87,7 +84,6 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Chat != nil {
 		d.lanes = append(d.lanes, newLane(d, messaging.ChannelChat, cfg.ChatConcurrency, cfg.Chat, d.sendChat))
 	}
-	d.changed.Store(true)
 	return d, nil
 }
 
@@ -273,18 +269,18 @@ func (d *Dispatcher) recoverClaims(ctx context.Context, own string) {
 	}
 }
 
-// complete completes the drained bulk campaigns, when messages moved.
+// complete completes the drained bulk campaigns. It asks the store every
+// time rather than after the moves this process made: the last message of
+// a campaign may be made final by anything (the validity sweep of a paused
+// campaign then resumed, a cancel, an opt-out, a chat callback, another
+// process), and completion follows from the counters alone.
 func (d *Dispatcher) complete(ctx context.Context) {
-	if !d.changed.Swap(false) {
-		return
-	}
 	sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
 	defer cancel()
 	start := time.Now()
 	done, err := d.store.CompleteDrained(sctx, d.cfg.Now())
 	d.obs.Batch("complete", len(done), time.Since(start), err)
 	if err != nil {
-		d.changed.Store(true)
 		if ctx.Err() == nil {
 			d.log.Error("completing drained campaigns", "err", err)
 		}
@@ -363,7 +359,6 @@ func (d *Dispatcher) expireMessages(ctx context.Context) {
 		}
 	}
 	if total > 0 {
-		d.changed.Store(true) // campaigns may have drained
 		d.log.Info("messages past their validity failed", "count", total, "details", messaging.DetailsExpired)
 	}
 }
@@ -427,9 +422,6 @@ func (d *Dispatcher) writeResults(rs []result) ([]resultOut, error) {
 		cancel()
 		d.obs.Batch("results", len(rs), time.Since(start), err)
 		if err == nil {
-			if len(updates) > 0 {
-				d.changed.Store(true)
-			}
 			out := make([]resultOut, len(rs))
 			u, r := 0, 0
 			for i, res := range rs {

@@ -40,9 +40,12 @@
 // service, fallback sender name, chat type and extras) comes from the
 // Directory, cached per campaign for Config.RouteTTL. A fallback SMS
 // (Message.FallbackFor set) goes through the SMS lane with the campaign's
-// fallback sender. Every Config.CompleteInterval, after messages moved,
-// InProgress bulk campaigns none of whose messages is Pending or Sending are
-// completed (Store.CompleteDrained); transactional campaigns never are.
+// fallback sender. Every Config.CompleteInterval, InProgress bulk campaigns
+// none of whose messages is Pending or Sending are completed
+// (Store.CompleteDrained), whatever made their last message final: a send
+// result, the validity sweep (also while the campaign was paused), an
+// opt-out, a chat callback or another process. Transactional campaigns
+// never complete.
 //
 // # Validity and send windows
 //

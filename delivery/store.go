@@ -41,7 +41,9 @@ type Store interface {
 	RecoverClaims(ctx context.Context, r Recovery) (int, error)
 	// CompleteDrained moves InProgress bulk campaigns none of whose
 	// messages (fallback SMS included) is Pending or Sending to Completed
-	// and returns those it moved.
+	// and returns those it moved. The dispatcher calls it every
+	// Config.CompleteInterval, so it should cost little when no campaign
+	// is drained.
 	CompleteDrained(ctx context.Context, now time.Time) ([]Completed, error)
 	// Backlog returns, by channel, how many messages of InProgress
 	// campaigns are not handed to a provider yet (Pending or Sending): the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -646,15 +647,28 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, 
 	return n, err
 }
 
+// drainedCampaigns is the condition of the InProgress bulk campaigns that
+// CompleteDrained completes; the partial index of InProgress campaigns
+// finds them.
+const drainedCampaigns = "status = 'InProgress' AND mode = 'Bulk' AND pending + sending + fb_pending + fb_sending = 0"
+
 // CompleteDrained implements delivery.Store, from the campaigns' counters.
+// It looks first without taking the writer: most calls find nothing.
 func (s *Store) CompleteDrained(ctx context.Context, now time.Time) (_ []delivery.Completed, err error) {
 	defer keepUnavailable(&err)
+	var one int
+	err = s.read.QueryRowContext(ctx, "SELECT 1 FROM campaigns WHERE "+drainedCampaigns+" LIMIT 1").Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("complete drained campaigns: %w", err)
+	}
 	var done []delivery.Completed
 	err = s.write(ctx, "complete drained campaigns", func(tx *txn) error {
 		done = done[:0]
 		rows, err := tx.QueryContext(ctx, "UPDATE campaigns SET status = 'Completed', completed_at = ?, updated_at = ? "+
-			"WHERE status = 'InProgress' AND mode = 'Bulk' AND pending + sending + fb_pending + fb_sending = 0 RETURNING id, company_id, name",
-			s.ts(now), s.ts(now))
+			"WHERE "+drainedCampaigns+" RETURNING id, company_id, name", s.ts(now), s.ts(now))
 		if err != nil {
 			return fmt.Errorf("complete: %w", err)
 		}
