@@ -19,8 +19,9 @@ type inboundKey struct {
 	ref, count  int
 }
 
-// inboundState holds the parts waiting for the rest of their message and
-// the messages stored, in the order stored.
+// inboundState holds the parts of the messages of several parts received
+// in the last day (waiting for the others, or assembled) and the messages
+// stored, in the order stored.
 type inboundState struct {
 	parts    map[inboundKey]map[int]delivery.InboundPart
 	messages []messaging.InboundMessage
@@ -49,13 +50,23 @@ func (s *Store) RecordInboundPart(ctx context.Context, p delivery.InboundPart, i
 		}
 		k := inboundKey{p.From, p.To, p.Ref, p.Count}
 		ps := s.inbound.parts[k]
+		if len(ps) >= p.Count {
+			// Assembled already: the same part again is the SMSC
+			// resending it; another text, a new message reusing the
+			// reference.
+			if q, ok := ps[p.Seq]; ok && q.Text == p.Text {
+				return nil, nil
+			}
+			ps = nil
+		}
 		if ps == nil {
 			ps = map[int]delivery.InboundPart{}
 			s.inbound.parts[k] = ps
 		}
-		if _, ok := ps[p.Seq]; !ok {
-			ps[p.Seq] = p
+		if _, ok := ps[p.Seq]; ok {
+			return nil, nil
 		}
+		ps[p.Seq] = p
 		if len(ps) < p.Count {
 			return nil, nil
 		}
@@ -63,7 +74,8 @@ func (s *Store) RecordInboundPart(ctx context.Context, p delivery.InboundPart, i
 		for seq := 1; seq <= p.Count; seq++ {
 			b.WriteString(ps[seq].Text)
 		}
-		delete(s.inbound.parts, k)
+		// The parts stay, so that one sent again is recognised, until
+		// they are a day old.
 		text, parts = b.String(), p.Count
 	}
 	m := messaging.InboundMessage{ID: id, Phone: p.From, To: p.To, Text: text, Parts: parts, ReceivedAt: p.At}

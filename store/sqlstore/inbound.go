@@ -18,7 +18,13 @@ import (
 // for the others.
 const partsKept = 24 * time.Hour
 
-// RecordInboundPart implements inbound.Store.
+// RecordInboundPart implements inbound.Store. The parts of one message
+// are recorded one transaction at a time: on Postgres, whose read
+// committed transactions do not see each other's parts, a transaction
+// level advisory lock keyed by the message's reference serialises them
+// (SQLite has one writer). The parts of an assembled message are kept,
+// so that a part the SMSC sends again after the others is recognised,
+// until they are partsKept old.
 func (s *Store) RecordInboundPart(ctx context.Context, p delivery.InboundPart, id messaging.ID) (_ *messaging.InboundMessage, err error) {
 	defer keepUnavailable(&err)
 	var out *messaging.InboundMessage
@@ -26,38 +32,12 @@ func (s *Store) RecordInboundPart(ctx context.Context, p delivery.InboundPart, i
 		out = nil
 		text, parts := p.Text, 1
 		if p.Count > 1 {
-			if _, err := tx.ExecContext(ctx, "DELETE FROM inbound_parts WHERE received_at < ?", s.ts(p.At.Add(-partsKept))); err != nil {
-				return fmt.Errorf("drop stale inbound parts: %w", err)
+			var ok bool
+			var err error
+			if text, ok, err = s.assembleInbound(ctx, tx, p); err != nil || !ok {
+				return err
 			}
-			if _, err := tx.ExecContext(ctx, "INSERT INTO inbound_parts (phone, dest, ref, count, seq, text, received_at) VALUES (?, ?, ?, ?, ?, ?, ?) "+
-				"ON CONFLICT DO NOTHING", p.From, p.To, p.Ref, p.Count, p.Seq, p.Text, s.ts(p.At)); err != nil {
-				return fmt.Errorf("store an inbound part: %w", err)
-			}
-			rows, err := tx.QueryContext(ctx, "SELECT text FROM inbound_parts WHERE phone = ? AND dest = ? AND ref = ? AND count = ? ORDER BY seq",
-				p.From, p.To, p.Ref, p.Count)
-			if err != nil {
-				return fmt.Errorf("read inbound parts: %w", err)
-			}
-			var texts []string
-			for rows.Next() {
-				var t string
-				if err := rows.Scan(&t); err != nil {
-					rows.Close()
-					return fmt.Errorf("read inbound parts: %w", err)
-				}
-				texts = append(texts, t)
-			}
-			if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-				return fmt.Errorf("read inbound parts: %w", err)
-			}
-			if len(texts) < p.Count {
-				return nil
-			}
-			if _, err := tx.ExecContext(ctx, "DELETE FROM inbound_parts WHERE phone = ? AND dest = ? AND ref = ? AND count = ?",
-				p.From, p.To, p.Ref, p.Count); err != nil {
-				return fmt.Errorf("drop inbound parts: %w", err)
-			}
-			text, parts = strings.Join(texts, ""), p.Count
+			parts = p.Count
 		}
 		m := &messaging.InboundMessage{ID: id, Phone: p.From, To: p.To, Text: text, Parts: parts, ReceivedAt: p.At}
 		err := tx.QueryRowContext(ctx, "SELECT company_id FROM sms_senders WHERE sender_id = ? AND approved ORDER BY id LIMIT 1", p.To).Scan(&m.CompanyID)
@@ -86,6 +66,68 @@ func (s *Store) RecordInboundPart(ctx context.Context, p delivery.InboundPart, i
 		return nil
 	})
 	return out, err
+}
+
+// assembleInbound records part p of a message of several parts and,
+// when the message has them all with it, returns its text and true. A
+// part recorded before is ignored. A part whose message was assembled
+// already is the SMSC sending it again when its text is the one recorded;
+// with another text, the handset reused the reference for a new message,
+// which starts afresh.
+func (s *Store) assembleInbound(ctx context.Context, tx *txn, p delivery.InboundPart) (string, bool, error) {
+	if s.dialect == dialectPostgres {
+		key := fmt.Sprintf("herald.inbound.%d.%d.%s.%s", p.Ref, p.Count, p.From, p.To)
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", key); err != nil {
+			return "", false, fmt.Errorf("lock the inbound message's parts: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM inbound_parts WHERE received_at < ?", s.ts(p.At.Add(-partsKept))); err != nil {
+		return "", false, fmt.Errorf("drop stale inbound parts: %w", err)
+	}
+	group := " FROM inbound_parts WHERE phone = ? AND dest = ? AND ref = ? AND count = ?"
+	args := []any{p.From, p.To, p.Ref, p.Count}
+	rows, err := tx.QueryContext(ctx, "SELECT seq, text"+group+" ORDER BY seq", args...)
+	if err != nil {
+		return "", false, fmt.Errorf("read inbound parts: %w", err)
+	}
+	texts := map[int]string{}
+	for rows.Next() {
+		var seq int
+		var t string
+		if err := rows.Scan(&seq, &t); err != nil {
+			rows.Close()
+			return "", false, fmt.Errorf("read inbound parts: %w", err)
+		}
+		texts[seq] = t
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return "", false, fmt.Errorf("read inbound parts: %w", err)
+	}
+	if len(texts) >= p.Count {
+		if t, ok := texts[p.Seq]; ok && t == p.Text {
+			return "", false, nil
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE"+group, args...); err != nil {
+			return "", false, fmt.Errorf("drop an assembled message's parts: %w", err)
+		}
+		clear(texts)
+	}
+	if _, ok := texts[p.Seq]; ok {
+		return "", false, nil
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO inbound_parts (phone, dest, ref, count, seq, text, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		p.From, p.To, p.Ref, p.Count, p.Seq, p.Text, s.ts(p.At)); err != nil {
+		return "", false, fmt.Errorf("store an inbound part: %w", err)
+	}
+	texts[p.Seq] = p.Text
+	if len(texts) < p.Count {
+		return "", false, nil
+	}
+	var b strings.Builder
+	for seq := 1; seq <= p.Count; seq++ {
+		b.WriteString(texts[seq])
+	}
+	return b.String(), true, nil
 }
 
 const inboundColumns = "id, company_id, phone, dest, text, parts, received_at"

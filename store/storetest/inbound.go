@@ -2,7 +2,12 @@ package storetest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/stretchr/testify/require"
 
@@ -90,4 +95,110 @@ func testInbound(f *fixture) {
 		texts = append(texts, fmt.Sprintf("%s %s %s", data.PhoneNumber, data.To, data.Text))
 	}
 	require.Equal(t, []string{"447700900001 ACME STOP", "447700900002 ACME Hello big world"}, texts)
+}
+
+// testInboundResent: a part the SMSC sends again after its message was
+// assembled is ignored, whichever part it is; a handset reusing the
+// reference for a new message (other texts) gets it assembled too.
+func testInboundResent(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	f.sender(a.ID, "ACME", true)
+	rec := func(p delivery.InboundPart) *messaging.InboundMessage {
+		t.Helper()
+		m, err := f.s.RecordInboundPart(f.ctx, p, f.id())
+		require.NoError(t, err)
+		return m
+	}
+	first := []delivery.InboundPart{
+		part("447700900002", "ACME", "Привет, ", 9, 3, 1, 1),
+		part("447700900002", "ACME", "как ", 9, 3, 2, 1),
+		part("447700900002", "ACME", "дела?", 9, 3, 3, 2),
+	}
+	require.Nil(t, rec(first[0]))
+	require.Nil(t, rec(first[1]))
+	m := rec(first[2])
+	require.NotNil(t, m)
+	require.Equal(t, "Привет, как дела?", m.Text)
+	for _, p := range []delivery.InboundPart{first[2], first[0], first[1], first[2]} {
+		p.At = at(30)
+		require.Nil(t, rec(p), "part %d sent again", p.Seq)
+	}
+	require.Nil(t, rec(part("447700900002", "ACME", "Second ", 9, 3, 1, 60)))
+	require.Nil(t, rec(part("447700900002", "ACME", "message ", 9, 3, 2, 61)))
+	again := rec(part("447700900002", "ACME", "here", 9, 3, 3, 62))
+	require.NotNil(t, again, "a new message with the reference")
+	require.Equal(t, "Second message here", again.Text)
+	_, total, err := f.s.ListInbound(f.ctx, a.ID, messaging.InboundFilter{PageRequest: messaging.PageRequest{Page: 1, PageSize: 10}})
+	require.NoError(t, err)
+	require.Equal(t, 2, total)
+}
+
+// testInboundConcurrent: the parts of many messages, each part sent
+// twice, arriving at once in any order from many goroutines, make exactly
+// one message each, with its text; the same parts all sent again make
+// none.
+func testInboundConcurrent(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	f.sender(a.ID, "ACME", true)
+	const messages, count, workers = 200, 3, 16
+	type key struct {
+		phone string
+		ref   int
+	}
+	want := map[key]string{}
+	var parts []delivery.InboundPart
+	for i := range messages {
+		// 20 numbers, each sending 10 messages; numbers share references.
+		k := key{fmt.Sprintf("4477009%05d", i/10), i % 10}
+		texts := []string{fmt.Sprintf("Сообщение %d: ", i), "всё хорошо, ", fmt.Sprintf("спасибо 👍 %d", i)}
+		want[k] = strings.Join(texts, "")
+		for seq, text := range texts {
+			p := part(k.phone, "ACME", text, k.ref, count, seq+1, 10)
+			parts = append(parts, p, p)
+		}
+	}
+	deliver := func(seed uint64) map[key][]string {
+		rng := rand.New(rand.NewPCG(seed, seed))
+		order := slices.Clone(parts)
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		feed := make(chan delivery.InboundPart)
+		var mu sync.Mutex
+		got := map[key][]string{}
+		var errs []error
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for p := range feed {
+					m, err := f.s.RecordInboundPart(f.ctx, p, f.id())
+					mu.Lock()
+					switch {
+					case err != nil:
+						errs = append(errs, err)
+					case m != nil:
+						k := key{p.From, p.Ref}
+						got[k] = append(got[k], m.Text)
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		for _, p := range order {
+			feed <- p
+		}
+		close(feed)
+		wg.Wait()
+		require.NoError(t, errors.Join(errs...), "seed %d", seed)
+		return got
+	}
+	got := deliver(1)
+	require.Len(t, got, messages, "every message assembled (seed 1)")
+	for k, text := range want {
+		require.Equal(t, []string{text}, got[k], "message %v assembled once (seed 1)", k)
+	}
+	require.Empty(t, deliver(2), "parts sent again make no message (seed 2)")
+	_, total, err := f.s.ListInbound(f.ctx, a.ID, messaging.InboundFilter{PageRequest: messaging.PageRequest{Page: 1, PageSize: 10}})
+	require.NoError(t, err)
+	require.Equal(t, messages, total)
 }

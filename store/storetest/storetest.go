@@ -183,6 +183,8 @@ func cases() []testCase {
 		{"CampaignStatusEvents", testCampaignStatusEvents},
 		{"SurveyAnsweredEvents", testSurveyAnsweredEvents},
 		{"Inbound", testInbound},
+		{"InboundResent", testInboundResent},
+		{"InboundConcurrent", testInboundConcurrent},
 		{"OptOuts", testOptOuts},
 		{"OptOutKeywords", testOptOutKeywords},
 		{"OptOutFailsPending", testOptOutFailsPending},
