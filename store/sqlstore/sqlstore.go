@@ -257,7 +257,12 @@ func openPostgres(ctx context.Context, rawURL string, cfg Config) (*Store, error
 		_ = db.Close()
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	return &Store{dialect: dialectPostgres, db: db, read: db, idGen: messaging.NewIDGenerator(time.Now)}, nil
+	s := &Store{dialect: dialectPostgres, db: db, read: db, idGen: messaging.NewIDGenerator(time.Now), pg: connector}
+	if err := db.QueryRowContext(ctx, keyChannelQuery).Scan(&s.keyChannel); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlstore: connect to Postgres: name the key channel: %w", err)
+	}
+	return s, nil
 }
 
 // openPostgresReadOnly opens a pool whose sessions begin read-only
