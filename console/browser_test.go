@@ -607,11 +607,24 @@ func TestBrowser(t *testing.T) {
 		if rows := b.text("#invalid-table"); !strings.Contains(rows, "12-34") || !strings.Contains(rows, "missing") {
 			t.Errorf("invalid rows: %s", rows)
 		}
+		// The row without a name is told before sending, with its count,
+		// and can be left out.
+		b.visible("#missing-placeholders")
+		if n := b.js(`document.querySelector('#missing-placeholders li[data-placeholder="name"]')?.dataset.rows || ''`); n != "1" {
+			t.Errorf("rows without {{name}}: %q, want 1", n)
+		}
+		if w := b.text("#missing-placeholders"); !strings.Contains(w, "{{name}}: 1 row without a value") || !strings.Contains(w, "as written") {
+			t.Errorf("missing placeholders warning: %s", w)
+		}
+		b.click("#bulk-skip-missing")
+		b.waitFor("one row fewer to send", `document.querySelector('#csv-valid')?.textContent === '4' && document.querySelector('#missing-placeholders')?.textContent.includes('left out')`, 5*time.Second)
+		b.click("#bulk-skip-missing")
+		b.waitFor("every row again", `document.querySelector('#csv-valid')?.textContent === '5'`, 5*time.Second)
 		b.shot("csv-upload.png")
 		b.click("#bulk-send")
 		b.waitFor("the campaign page", `/^#\/campaigns\/[0-9a-f-]{36}$/.test(location.hash)`, 15*time.Second)
 		bulkID = strings.TrimPrefix(b.js(`location.hash`), "#/campaigns/")
-		if f := b.text("#flash"); !strings.Contains(f, "5 messages") || !strings.Contains(f, "2 invalid rows") {
+		if f := b.text("#flash"); !strings.Contains(f, "5 messages") || !strings.Contains(f, "2 invalid rows") || !strings.Contains(f, "1 without {{name}}") {
 			t.Errorf("flash %q", f)
 		}
 		b.visible("#action-start")
@@ -659,7 +672,6 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(b.text("#live-note"), "every 2 seconds") {
 			t.Errorf("the list does not say it refreshes")
 		}
-		b.shot("campaigns.png")
 		b.open("#/campaigns/" + r.CampaignID)
 		b.visible("#action-pause")
 		b.click("#action-pause")
@@ -677,7 +689,29 @@ func TestBrowser(t *testing.T) {
 		b.click("#action-cancel")
 		b.visible("dialog[open] #confirm-ok")
 		b.click("dialog[open] #confirm-ok")
-		b.waitFor("the cancelled campaign", `document.querySelector('#campaign-status .badge')?.dataset.status === 'Completed' && document.querySelector('#count-failed dd')?.textContent === '2'`, 10*time.Second)
+		// Cancelled, not Completed: its own badge, and a bar of what was
+		// cancelled rather than a full green one.
+		b.waitFor("the cancelled campaign", `document.querySelector('#campaign-status .badge')?.dataset.status === 'Cancelled' && document.querySelector('#count-failed dd')?.textContent.startsWith('2')`, 10*time.Second)
+		if label := b.text("#campaign-status .badge"); label != "Cancelled" {
+			t.Errorf("badge %q, want Cancelled", label)
+		}
+		b.waitFor("the cancelled part of the bar", `document.querySelector('.progress.progress-cancelled [data-part="cancelled"]')?.dataset.value === '2'`, 15*time.Second)
+		if green := b.js(`String(document.querySelectorAll('.progress-done, .progress.progress-cancelled [data-part="delivered"]').length)`); green != "0" {
+			t.Errorf("the cancelled campaign shows %s green bars", green)
+		}
+		if note := b.text("#count-failed"); !strings.Contains(note, "2 cancelled") {
+			t.Errorf("failed counter: %q", note)
+		}
+		b.open("#/campaigns")
+		row := `tr[data-campaign-id="` + r.CampaignID + `"]`
+		b.waitFor("the cancelled campaign in the list", `document.querySelector('`+row+` .badge')?.dataset.status === 'Cancelled'`, 10*time.Second)
+		if label := b.text(row + " .badge"); label != "Cancelled" {
+			t.Errorf("list badge %q, want Cancelled", label)
+		}
+		if b.js(`String(!!document.querySelector('`+row+` .progress-cancelled [data-part="cancelled"]') && !document.querySelector('`+row+` .progress-done'))`) != "true" {
+			t.Errorf("the list shows the cancelled campaign's bar as done")
+		}
+		b.shot("campaigns.png")
 		b.checkProblems()
 	}) {
 		return
@@ -734,6 +768,21 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("survey chart: %s", got)
 		}
 		b.waitFor("the chat counters", `document.querySelector('#count-fallback dd')?.textContent.startsWith('1') && document.querySelector('#count-rate dd')?.textContent.startsWith('100%')`, 20*time.Second)
+		// The chart counts as the counters do: chat deliveries apart from
+		// the fallback SMS, each series labelled.
+		final, err := hc.GetCampaign(t.Context(), r.CampaignID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf(`{"delivered":%d,"failed":%d,"fallbackDelivered":%d}`, final.DeliveredCount, final.FailedCount, final.SMSFallbackDeliveredCount)
+		b.waitFor("the chart's totals", `(() => { const d = document.querySelector('#delivery-chart figure')?.dataset.totals; if (!d) return false; const x = JSON.parse(d);
+			return JSON.stringify({delivered: x.delivered, failed: x.failed, fallbackDelivered: x.fallbackDelivered}) === `+strconv.Quote(want)+`; })()`, 20*time.Second)
+		if got, counter := b.js(`String(JSON.parse(document.querySelector('#delivery-chart figure').dataset.totals).delivered)`), b.text("#count-delivered dd"); !strings.HasPrefix(counter, got) {
+			t.Errorf("chart delivered %s, counter %q", got, counter)
+		}
+		if legend := b.text("#delivery-chart .legend"); !strings.Contains(legend, "SMS fallback delivered") {
+			t.Errorf("chart legend: %q", legend)
+		}
 		b.shot("survey.png")
 		// The chat template's preview, drawn in the browser.
 		b.open("#/templates/" + tpl.ID)

@@ -74,6 +74,8 @@ export function bucketize(events, seriesNames, from, maxBuckets = 40) {
 // timeChart draws stacked bars per time bucket. series: [{key, label,
 // class}].
 export function timeChart({buckets, size, series, title, unit = 'messages'}) {
+  const totals = {};
+  for (const se of series) totals[se.key] = buckets.reduce((a, b) => a + b[se.key], 0);
   const svgWrap = h('div', {class: 'chart-svg'});
   const legend = h('ul', {class: 'legend', 'aria-hidden': 'true'}, series.map((se) => h('li', null, h('span', {class: 'swatch ' + se.class}), se.label)));
   const tableEl = h('details', {class: 'chart-data'},
@@ -82,8 +84,9 @@ export function timeChart({buckets, size, series, title, unit = 'messages'}) {
       h('caption', {class: 'sr-only'}, title),
       h('thead', null, h('tr', null, h('th', {scope: 'col'}, `From (${duration(size)} each)`), series.map((se) => h('th', {scope: 'col'}, se.label)))),
       h('tbody', null, buckets.filter((b) => series.some((se) => b[se.key] > 0)).map((b) => h('tr', null,
-        h('th', {scope: 'row'}, time(new Date(b.t), size < 1000)), series.map((se) => h('td', null, num(b[se.key])))))))));
-  const fig = h('figure', {class: 'chart', 'aria-label': title}, legend, svgWrap, tableEl);
+        h('th', {scope: 'row'}, time(new Date(b.t), size < 1000)), series.map((se) => h('td', null, num(b[se.key])))))),
+      h('tfoot', null, h('tr', null, h('th', {scope: 'row'}, 'Total'), series.map((se) => h('td', {dataset: {series: se.key}}, num(totals[se.key]))))))));
+  const fig = h('figure', {class: 'chart', 'aria-label': title, dataset: {totals: JSON.stringify(totals)}}, legend, svgWrap, tableEl);
   const scale = niceScale(Math.max(1, ...buckets.map((b) => series.reduce((a, se) => a + b[se.key], 0))));
   const maxV = scale.max;
   responsive(svgWrap, (width) => {

@@ -40,9 +40,15 @@ export function ago(iso) {
 }
 
 export const STATUS_LABEL = {
-  Draft: 'Draft', Queuing: 'Queuing', Ready: 'Ready', InProgress: 'In progress', Paused: 'Paused', Completed: 'Completed', Failed: 'Failed',
+  Draft: 'Draft', Queuing: 'Queuing', Ready: 'Ready', InProgress: 'In progress', Paused: 'Paused', Completed: 'Completed', Cancelled: 'Cancelled', Failed: 'Failed',
   Pending: 'Pending', Sending: 'Sending', Sent: 'Sent', Delivered: 'Delivered', Seen: 'Seen',
 };
+
+// campaignStatus is the status a campaign is shown with: the API answers a
+// cancelled campaign Completed with cancelledAt, shown as Cancelled.
+export function campaignStatus(c) {
+  return c && c.status === 'Completed' && c.cancelledAt ? 'Cancelled' : c && c.status;
+}
 
 export const CHANNEL_LABEL = {Smpp: 'SMS', Chat: 'Chat'};
 

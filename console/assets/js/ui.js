@@ -2,10 +2,16 @@
 // states, notices, pagination, a confirmation dialog and toasts.
 
 import {h, replace, nextId} from './dom.js';
-import {STATUS_LABEL, num, pct} from './format.js';
+import {STATUS_LABEL, num, pct, campaignStatus} from './format.js';
 
 export function badge(status) {
   return h('span', {class: 'badge badge-' + String(status).toLowerCase(), dataset: {status}}, STATUS_LABEL[status] || status);
+}
+
+// campaignBadge is a campaign's badge: Cancelled for a cancelled one (the
+// API answers it Completed, with cancelledAt).
+export function campaignBadge(c) {
+  return badge(campaignStatus(c));
 }
 
 export function pageHeader(title, ...actions) {
@@ -36,7 +42,9 @@ export function unavailable(what, detail) {
     h('strong', null, `${what}: not available on this server.`), ' ', detail || 'This version of Herald does not offer it yet.');
 }
 
-// progress returns a bar and its setter: set(done, total, label).
+// progress returns a bar and its setter: set(done, total, label, kind,
+// parts). parts, when given, split the bar into segments [{key, label,
+// value}] (each a class progress-part-<key>), in place of one fill.
 export function progress() {
   const fill = h('div', {class: 'progress-fill'});
   const bar = h('div', {class: 'progress', role: 'progressbar', 'aria-valuemin': '0', 'aria-valuemax': '100'}, fill);
@@ -44,24 +52,49 @@ export function progress() {
   const el = h('div', {class: 'progress-wrap'}, bar, text);
   return {
     el,
-    set(done, total, label, kind) {
+    set(done, total, label, kind, parts) {
       const p = total > 0 ? Math.min(100, (done / total) * 100) : 0;
-      fill.style.width = p.toFixed(2) + '%';
       bar.className = 'progress' + (kind ? ' progress-' + kind : '');
       bar.setAttribute('aria-valuenow', p.toFixed(0));
-      bar.setAttribute('aria-label', label || 'Progress');
+      if (parts) {
+        const shown = parts.filter((x) => x.value > 0);
+        replace(bar, shown.map((x) => {
+          const seg = h('div', {class: 'progress-part progress-part-' + x.key, dataset: {part: x.key, value: String(x.value)}, title: `${x.label}: ${num(x.value)}`});
+          seg.style.width = (total > 0 ? Math.min(100, (x.value / total) * 100) : 0).toFixed(2) + '%'; // CSSOM: no inline style attribute under the CSP
+          return seg;
+        }));
+        bar.setAttribute('aria-label', `${label || 'Progress'}: ` + shown.map((x) => `${num(x.value)} ${x.label.toLowerCase()}`).join(', '));
+      } else {
+        if (fill.parentNode !== bar) replace(bar, fill);
+        fill.style.width = p.toFixed(2) + '%';
+        bar.setAttribute('aria-label', label || 'Progress');
+      }
       replace(text, `${num(done)} / ${num(total)}`, total > 0 ? ` · ${pct(p, 0)}` : '');
     },
   };
 }
 
 // campaignProgress is what a progress bar shows of a campaign: messages
-// written while it is Queuing, final messages (delivered, failed or
-// unconfirmed) afterwards.
-export function campaignProgress(c) {
+// written while it is Queuing, final messages afterwards, in parts:
+// delivered, unconfirmed and failed. A cancelled campaign's bar shows its
+// cancelled messages apart: the API counts them in failedCount; cancelled,
+// when known (from the campaign's export), splits them out, else the part
+// not delivered is shown as "failed or cancelled".
+export function campaignProgress(c, cancelled) {
   if (c.status === 'Queuing') return {done: c.preparedCount || 0, total: c.totalMessages || 0, label: 'Messages prepared', kind: 'preparing'};
   const done = (c.deliveredCount || 0) + (c.failedCount || 0) + (c.unconfirmedCount || 0);
-  return {done, total: c.totalMessages || 0, label: 'Messages delivered or failed', kind: c.status === 'Failed' ? 'failed' : c.status === 'Completed' ? 'done' : ''};
+  const total = c.totalMessages || 0;
+  const parts = [{key: 'delivered', label: 'Delivered', value: c.deliveredCount || 0}, {key: 'unconfirmed', label: 'Unconfirmed', value: c.unconfirmedCount || 0}];
+  if (campaignStatus(c) === 'Cancelled') {
+    if (typeof cancelled === 'number') {
+      parts.push({key: 'failed', label: 'Failed', value: Math.max(0, (c.failedCount || 0) - cancelled)}, {key: 'cancelled', label: 'Cancelled', value: cancelled});
+    } else {
+      parts.push({key: 'cancelled', label: 'Failed or cancelled', value: c.failedCount || 0});
+    }
+    return {done, total, label: 'Messages of the cancelled campaign', kind: 'cancelled', parts};
+  }
+  parts.push({key: 'failed', label: 'Failed', value: c.failedCount || 0});
+  return {done, total, label: 'Messages delivered or failed', kind: c.status === 'Failed' ? 'failed' : c.status === 'Completed' ? 'done' : '', parts};
 }
 
 // pager renders Previous / Next links for a list answer.

@@ -66,6 +66,9 @@ export async function render(ctx) {
   const validity = field({label: 'Validity', name: 'validityPeriod', type: 'number', optional: true, id: 'bulk-validity',
     hint: 'Seconds from the start (60 to 604800); overrides the template’s.', attrs: {min: '60', max: '604800', inputmode: 'numeric'}});
   const summary = h('div', {id: 'csv-summary', 'aria-live': 'polite'});
+  // skipMissing: leave out the rows without a value for a placeholder
+  // (missingPlaceholders "skip"); kept across redraws of the summary.
+  const skipMissing = h('input', {type: 'checkbox', id: 'bulk-skip-missing', name: 'missingPlaceholders'});
   const send = h('button', {type: 'submit', class: 'btn btn-primary', id: 'bulk-send', disabled: true}, 'Create campaign');
   const form = h('form', {class: 'form', id: 'bulk-form', novalidate: true},
     h('section', {class: 'card'}, h('h2', null, '1. Template'), formError(), tplWrap, tplInfo),
@@ -110,8 +113,33 @@ export async function render(ctx) {
       h('a', {href: '#/templates/' + enc(t.id), class: 'small'}, 'Open the template')));
   };
 
+  // lacking counts the rows without a value for each placeholder of the
+  // template: no cell (an empty cell is sent as no value) and no value for
+  // everyone. It returns [{name, rows}] and the rows lacking any.
+  const lacking = () => {
+    const t = chosen();
+    if (!t || !parsed || parsed.error) return {names: [], rows: []};
+    const hasDefault = (n) => defaults.get(n) && defaults.get(n).value !== '';
+    const names = templatePlaceholders(t).filter((n) => !hasDefault(n)).map((n) => ({name: n, rows: []}));
+    const rows = [];
+    for (const v of parsed.valid) {
+      let lacks = false;
+      for (const m of names) {
+        if (!(v.recipient.placeholders && v.recipient.placeholders[m.name] !== undefined)) {
+          m.rows.push(v.line);
+          lacks = true;
+        }
+      }
+      if (lacks) rows.push(v);
+    }
+    return {names: names.filter((m) => m.rows.length), rows};
+  };
+
   const updateSummary = () => {
-    send.disabled = !(parsed && !parsed.error && parsed.valid.length && chosen());
+    const miss = lacking();
+    const skipping = skipMissing.checked && miss.rows.length > 0;
+    const sending = parsed && !parsed.error ? parsed.valid.length - (skipping ? miss.rows.length : 0) : 0;
+    send.disabled = !(parsed && !parsed.error && sending > 0 && chosen());
     if (!parsed) {
       replace(summary);
       return;
@@ -127,7 +155,7 @@ export async function render(ctx) {
     const parts = [
       h('dl', {class: 'counters counters-small', id: 'csv-counts'},
         h('div', {class: 'counter'}, h('dt', null, 'Rows'), h('dd', null, num(parsed.rowCount))),
-        h('div', {class: 'counter counter-good'}, h('dt', null, 'Will be sent'), h('dd', {id: 'csv-valid'}, num(parsed.valid.length))),
+        h('div', {class: 'counter counter-good'}, h('dt', null, 'Will be sent'), h('dd', {id: 'csv-valid'}, num(sending))),
         h('div', {class: 'counter' + (parsed.invalid.length ? ' counter-bad' : '')}, h('dt', null, 'Invalid'), h('dd', {id: 'csv-invalid'}, num(parsed.invalid.length)))),
       h('p', {class: 'small muted'}, `${fileName}: columns `, parsed.columns.map((c, i) => [i ? ', ' : '', h('code', null, c)]), '.'),
     ];
@@ -149,15 +177,18 @@ export async function render(ctx) {
           Object.assign(values, v.recipient.placeholders || {});
           return h('div', {class: 'sample-message'}, h('span', {class: 'mono small'}, v.recipient.phoneNumber), h('p', {class: 'message-text'}, fill(t.templateContent, values)));
         })));
-      const hasDefault = (n) => defaults.get(n) && defaults.get(n).value;
-      const missing = names.filter((n) => !cols.has(n) && !hasDefault(n));
-      if (missing.length) parts.push(notice('warning', `No value for ${missing.map((m) => '{{' + m + '}}').join(', ')}: add a column or a value for every recipient.`));
-      const gaps = names.filter((n) => cols.has(n) && !hasDefault(n)).map((n) => ({n, rows: parsed.valid.filter((v) => !(v.recipient.placeholders && v.recipient.placeholders[n] !== undefined))}))
-        .filter((g) => g.rows.length);
-      for (const g of gaps) {
-        const lines = g.rows.slice(0, 10).map((r) => r.line).join(', ');
-        parts.push(notice('warning', `${num(g.rows.length)} row${g.rows.length === 1 ? ' has' : 's have'} no value for {{${g.n}}} (line${g.rows.length === 1 ? '' : 's'} ${lines}${g.rows.length > 10 ? ', …' : ''}): their message shows it as written.`));
-      }
+    }
+    if (miss.names.length) {
+      const all = parsed.valid.length;
+      parts.push(h('div', {class: 'notice notice-warning missing-placeholders', id: 'missing-placeholders', role: 'status'},
+        h('strong', null, `${num(miss.rows.length)} of ${num(all)} row${all === 1 ? '' : 's'} lack${miss.rows.length === 1 ? 's' : ''} a placeholder value`),
+        h('ul', {class: 'missing-list'}, miss.names.map((m) => h('li', {dataset: {placeholder: m.name, rows: String(m.rows.length)}},
+          h('code', null, `{{${m.name}}}`), `: ${num(m.rows.length)} row${m.rows.length === 1 ? '' : 's'} without a value`,
+          m.rows.length === all ? (cols.has(m.name) ? ' (the column is empty)' : ' (not a column of the file: add one, or a value for everyone below)')
+            : ` (line${m.rows.length === 1 ? '' : 's'} ${m.rows.slice(0, 10).join(', ')}${m.rows.length > 10 ? ', …' : ''})`))),
+        h('p', null, skipping ? 'Those rows will be left out.' : 'Their messages will show the placeholder as written, braces included.'),
+        h('div', {class: 'field field-check'}, skipMissing, h('label', {for: 'bulk-skip-missing'},
+          `Skip those recipients (${num(miss.rows.length)} row${miss.rows.length === 1 ? '' : 's'})`))));
     }
     replace(summary, parts);
   };
@@ -168,6 +199,11 @@ export async function render(ctx) {
     updateInfo();
     updateDefaults();
     updateSummary();
+  });
+  skipMissing.addEventListener('change', () => {
+    idemKey = idempotencyKey();
+    updateSummary();
+    skipMissing.focus();
   });
   defaultsBox.addEventListener('input', () => {
     idemKey = idempotencyKey();
@@ -220,6 +256,7 @@ export async function render(ctx) {
     if (Object.keys(ph).length) body.placeholders = ph;
     const v = validity.input.value.trim();
     if (v) body.validityPeriod = Number(v);
+    if (skipMissing.checked && lacking().rows.length) body.missingPlaceholders = 'skip';
     const path = t.channelType === 'Chat' ? '/api/v1/chat/send' : '/api/v1/sms/promotional';
     await busy(send, 'Sending…', async () => {
       try {
@@ -229,6 +266,11 @@ export async function render(ctx) {
         if (r.invalidPhoneNumbers && r.invalidPhoneNumbers.length) skipped.push(`${num(r.invalidPhoneNumbers.length)} refused by the server as invalid (${r.invalidPhoneNumbers.slice(0, 5).join(', ')})`);
         if (r.contentTooLong && r.contentTooLong.length) skipped.push(`${num(r.contentTooLong.length)} whose message would be too long`);
         if (r.optedOutPhoneNumbers && r.optedOutPhoneNumbers.length) skipped.push(`${num(r.optedOutPhoneNumbers.length)} opted out`);
+        const skippedMissing = r.missingPlaceholderPhoneNumbers || [];
+        if (skippedMissing.length) skipped.push(`${num(skippedMissing.length)} without a value for a placeholder`);
+        else if (r.missingPlaceholders && r.missingPlaceholders.length) {
+          skipped.push(`${r.missingPlaceholders.map((m) => `${num(m.recipients)} without {{${m.name}}}`).join(', ')}: shown as written`);
+        }
         ctx.flash(`Campaign created with ${num(r.messageCount)} message${r.messageCount === 1 ? '' : 's'}${skipped.length ? '; ' + skipped.join('; ') : ''}. Start it once it is Ready.`, skipped.length ? 'warning' : 'success');
         ctx.navigate('/campaigns/' + enc(r.campaignId));
       } catch (err) {

@@ -4,8 +4,8 @@
 
 import {h, replace, icon} from '../dom.js';
 import {get, post, enc, ApiError} from '../api.js';
-import {num, pct, dateTime, ago, CHANNEL_LABEL, STATUS_LABEL} from '../format.js';
-import {badge, pageHeader, progress, campaignProgress, notice, confirmDialog, toast, busy, keepPolling, loading, emptyState, table, row, errorState} from '../ui.js';
+import {num, pct, dateTime, ago, CHANNEL_LABEL, STATUS_LABEL, campaignStatus} from '../format.js';
+import {badge, campaignBadge, pageHeader, progress, campaignProgress, notice, confirmDialog, toast, busy, keepPolling, loading, emptyState, table, row, errorState} from '../ui.js';
 import {parseCSV} from '../csv.js';
 import {bucketize, timeChart, barChart} from '../charts.js';
 
@@ -16,11 +16,13 @@ function counter(label, value, id, note) {
   return h('div', {class: 'counter', id}, h('dt', null, label), h('dd', null, value, note ? h('span', {class: 'counter-note'}, note) : null));
 }
 
-function counters(c) {
+// counters shows the campaign's counters as the API answers them;
+// cancelled, when known, says how many of the failed were cancelled.
+function counters(c, cancelled) {
   const items = [
     counter('Messages', num(c.totalMessages), 'count-total'),
-    counter('Delivered', num(c.deliveredCount), 'count-delivered'),
-    counter('Failed', num(c.failedCount), 'count-failed'),
+    counter('Delivered', num(c.deliveredCount), 'count-delivered', c.channel === 'Chat' ? 'by chat' : null),
+    counter('Failed', num(c.failedCount), 'count-failed', cancelled ? `${num(cancelled)} cancelled` : null),
     counter('Pending', num(c.pendingCount), 'count-pending', c.waitingForWindowCount ? `${num(c.waitingForWindowCount)} waiting for the send window` : null),
     counter('Unconfirmed', num(c.unconfirmedCount), 'count-unconfirmed', 'sent, no receipt'),
   ];
@@ -52,28 +54,47 @@ function meta(c) {
   return h('dl', {class: 'meta'}, items.map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, v))));
 }
 
-// chartEvents reads the CSV export into delivery events.
+// CHART_SERIES are the series of the delivery chart, counted as the
+// counters above it count: a campaign's own messages (delivered, failed,
+// cancelled: the last two together are failedCount) apart from the SMS
+// sent in place of chat messages (smsFallbackDeliveredCount and
+// smsFallbackFailedCount).
+const CHART_SERIES = [
+  {key: 'delivered', label: 'Delivered', class: 'series-delivered'},
+  {key: 'failed', label: 'Failed', class: 'series-failed'},
+  {key: 'cancelled', label: 'Cancelled', class: 'series-cancelled'},
+  {key: 'fallbackDelivered', label: 'SMS fallback delivered', class: 'series-fallback-delivered'},
+  {key: 'fallbackFailed', label: 'SMS fallback failed', class: 'series-fallback-failed'},
+];
+
+// chartEvents reads the CSV export into delivery events, and counts the
+// cancelled messages (failed with details CANCELLED).
 function chartEvents(text) {
   const {rows} = parseCSV(text, ',');
-  if (rows.length < 2) return [];
+  const out = {events: [], cancelled: 0};
+  if (rows.length < 2) return out;
   const head = rows[0];
   const col = (n) => head.indexOf(n);
   const iStatus = col('status');
+  const iDetails = col('details');
+  const iFallback = col('fallbackFor');
   const iDelivered = col('deliveredAt');
   const iUpdated = col('updatedAt');
-  const events = [];
   for (let r = 1; r < rows.length; r++) {
     const x = rows[r];
+    const fallback = iFallback >= 0 && !!x[iFallback];
+    const cancelled = x[iStatus] === 'Failed' && x[iDetails] === 'CANCELLED';
+    if (cancelled && !fallback) out.cancelled++;
     const d = x[iDelivered];
     if (d) {
       const t = Date.parse(d);
-      if (!isNaN(t)) events.push({t, series: 'delivered'});
+      if (!isNaN(t)) out.events.push({t, series: fallback ? 'fallbackDelivered' : 'delivered'});
     } else if (x[iStatus] === 'Failed' && x[iUpdated]) {
       const t = Date.parse(x[iUpdated]);
-      if (!isNaN(t)) events.push({t, series: 'failed'});
+      if (!isNaN(t)) out.events.push({t, series: fallback ? 'fallbackFailed' : cancelled ? 'cancelled' : 'failed'});
     }
   }
-  return events;
+  return out;
 }
 
 async function downloadCSV(c, button) {
@@ -129,12 +150,14 @@ export async function render(ctx) {
       messagesBody));
 
   // Chart: loaded when the final counts move, at most every 4 seconds.
+  // It also counts a cancelled campaign's cancelled messages.
+  let cancelledCount;
   let chartFinal = -1;
   let chartAt = 0;
   let chartLoading = false;
   const loadChart = async (force) => {
     if (chartLoading) return;
-    const final = c.deliveredCount + c.failedCount;
+    const final = c.deliveredCount + c.failedCount + (c.smsFallbackDeliveredCount || 0) + (c.smsFallbackFailedCount || 0);
     if (!force && (final === chartFinal || Date.now() - chartAt < 4000)) return;
     if (!force && c.totalMessages > CHART_AUTO_LIMIT && chartFinal >= 0) return;
     chartLoading = true;
@@ -142,14 +165,19 @@ export async function render(ctx) {
     try {
       const text = await get(`/api/v1/campaigns/${enc(id)}/messages.csv`, {text: true, signal: ctx.signal});
       chartFinal = final;
-      const events = chartEvents(text);
+      const {events, cancelled} = chartEvents(text);
+      if (campaignStatus(c) === 'Cancelled' && cancelled !== cancelledCount) {
+        cancelledCount = cancelled;
+        show();
+      }
       if (!events.length) {
         replace(chartBody, emptyState('Nothing delivered yet', c.status === 'Ready' ? 'Start the campaign to send its messages.' : 'Deliveries appear here as the receipts come in.'));
       } else {
-        const {buckets, size} = bucketize(events, ['delivered', 'failed'], c.startedAt ? Date.parse(c.startedAt) : undefined);
-        replace(chartBody, timeChart({buckets, size, title: 'Deliveries over time', series: [
-          {key: 'delivered', label: 'Delivered', class: 'series-delivered'},
-          {key: 'failed', label: 'Failed', class: 'series-failed'}]}));
+        const present = new Set(events.map((e) => e.series));
+        const series = CHART_SERIES.filter((se) => se.key === 'delivered' || se.key === 'failed' || present.has(se.key));
+        const {buckets, size} = bucketize(events, series.map((se) => se.key), c.startedAt ? Date.parse(c.startedAt) : undefined);
+        replace(chartBody, timeChart({buckets, size, title: 'Deliveries over time', series}),
+          c.channel === 'Chat' ? h('p', {class: 'muted small', id: 'chart-note'}, 'Chat messages and the SMS sent in their place are counted apart, as in the counters above.') : null);
       }
     } catch (err) {
       if (!ctx.signal.aborted) replace(chartBody, errorState(err));
@@ -223,7 +251,9 @@ export async function render(ctx) {
         await post(`/api/v1/campaigns/${enc(id)}/${path}`);
         c = await get(`/api/v1/campaigns/${enc(id)}`, {signal: ctx.signal});
         show();
-        toast(`Campaign ${STATUS_LABEL[c.status] ? STATUS_LABEL[c.status].toLowerCase() : c.status}.`);
+        loadChart(true); // a cancel fails messages at once: the chart and the bar follow
+        const shown = campaignStatus(c);
+        toast(`Campaign ${STATUS_LABEL[shown] ? STATUS_LABEL[shown].toLowerCase() : shown}.`);
         startPolling();
       } catch (err) {
         if (ctx.signal.aborted) return;
@@ -264,11 +294,12 @@ export async function render(ctx) {
 
   const show = () => {
     replace(title, c.name);
-    replace(statusEl, badge(c.status));
+    replace(statusEl, campaignBadge(c));
     renderActions();
-    const p = campaignProgress(c);
-    bar.set(p.done, p.total, p.label, p.kind);
-    replace(countersEl, counters(c));
+    const cancelled = campaignStatus(c) === 'Cancelled' ? cancelledCount : undefined;
+    const p = campaignProgress(c, cancelled);
+    bar.set(p.done, p.total, p.label, p.kind, p.parts);
+    replace(countersEl, counters(c, cancelled));
     replace(metaEl, meta(c));
     let note = null;
     if (c.status === 'Queuing') note = notice('info', `Preparing the messages: ${num(c.preparedCount)} of ${num(c.totalMessages)} written. You can start the campaign once it is Ready.`);
@@ -276,6 +307,7 @@ export async function render(ctx) {
     else if (c.status === 'Ready') note = notice('info', 'Every message is written. Nothing is sent until you start the campaign.');
     else if (c.status === 'Paused') note = notice('warning', 'Paused: nothing more is sent until you resume it.');
     else if (c.status === 'Failed') note = notice('error', c.failureReason || 'The campaign failed.');
+    else if (campaignStatus(c) === 'Cancelled') note = notice('info', `Cancelled ${dateTime(c.cancelledAt)}: the messages not handed to a provider by then were not sent${typeof cancelled === 'number' ? ` (${num(cancelled)})` : ''}; they count as failed, with details CANCELLED.`);
     else if (c.status === 'Completed' && c.pendingCount > 0) note = notice('info', `Every message was sent; ${num(c.pendingCount)} still wait for their delivery report.`);
     if (note) note.dataset.status = c.status;
     replace(stateNote, note);

@@ -4,8 +4,8 @@
 
 import {h, replace} from '../dom.js';
 import {get} from '../api.js';
-import {num, dateTime, CHANNEL_LABEL} from '../format.js';
-import {badge, pageHeader, emptyState, pager, progress, campaignProgress, table, row, keepPolling} from '../ui.js';
+import {num, dateTime, CHANNEL_LABEL, campaignStatus} from '../format.js';
+import {campaignBadge, pageHeader, emptyState, pager, progress, campaignProgress, table, row, keepPolling} from '../ui.js';
 
 const LIVE = new Set(['Queuing', 'InProgress']);
 const STATUSES = ['Queuing', 'Ready', 'InProgress', 'Paused', 'Completed', 'Failed'];
@@ -62,12 +62,13 @@ export async function render(ctx) {
               h('div', {class: 'muted small'}, CHANNEL_LABEL[c.channel] || c.channel, ' · ', c.sendingMode)),
             statusCell, bar.el, delivered, failed, dateTime(c.createdAt)], {dataset: {campaignId: c.campaignId}});
           const update = (x) => {
-            replace(statusCell, badge(x.status));
+            replace(statusCell, campaignBadge(x));
             const p = campaignProgress(x);
-            bar.set(p.done, p.total, p.label, p.kind);
+            bar.set(p.done, p.total, p.label, p.kind, p.parts);
             replace(delivered, num(x.deliveredCount));
             replace(failed, num(x.failedCount));
             tr.dataset.status = x.status;
+            tr.dataset.shownStatus = campaignStatus(x);
           };
           update(c);
           rows.set(c.campaignId, update);
