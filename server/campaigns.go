@@ -482,6 +482,9 @@ func (s *server) startCampaign(w http.ResponseWriter, r *http.Request) error {
 		return decodeError(err, "")
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
+		if err := checkText(body); err != nil {
+			return err
+		}
 		dec := json.NewDecoder(bytes.NewReader(body))
 		if err := dec.Decode(&in); err != nil {
 			return decodeError(err, "")

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gorilla/mux"
@@ -80,6 +81,9 @@ func decodeError(err error, prefix string) error {
 		fErr    *fieldError
 		mErr    *messaging.Error
 	)
+	if te := textError(err, prefix); te != nil {
+		return te
+	}
 	switch {
 	case errors.As(err, &he): // the body timed out, or found no room in the budget
 		return he
@@ -109,6 +113,63 @@ func decodeError(err error, prefix string) error {
 	return badRequest("The request body could not be read: %v", err)
 }
 
+// checkText refuses a JSON body holding a string or a member name that
+// is not valid text: invalid UTF-8, or a \u escape of a lone surrogate
+// (U+D800 to U+DFFF). encoding/json would replace either with U+FFFD and
+// the request would store a text the caller never sent. The answer is a
+// 400 naming the field. Other malformations are left to the decoder,
+// which reports them as it does.
+func checkText(data []byte) error {
+	if utf8.Valid(data) && !bytes.Contains(data, []byte(`\u`)) {
+		return nil // nothing to find: no escapes, no invalid bytes
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true))
+	for {
+		if _, err := dec.ReadToken(); err != nil {
+			return textError(err, "")
+		}
+	}
+}
+
+// textError is the 400 naming the field of a string of err, an error of
+// jsontext, that is not valid text; nil for any other error.
+func textError(err error, prefix string) error {
+	var synErr *jsontext.SyntacticError
+	if !errors.As(err, &synErr) || synErr.Err == nil {
+		return nil
+	}
+	if msg := synErr.Err.Error(); msg != "invalid UTF-8" && !strings.Contains(msg, "surrogate") {
+		return nil
+	}
+	// The pointer is from the start of the body when the decoder read
+	// the whole body (the streaming routes), relative to prefix otherwise.
+	field := pointerPath(synErr.JSONPointer)
+	if !strings.HasPrefix(field, prefix) {
+		field = joinPath(prefix, field)
+	}
+	if field == "" {
+		field = "body" // a member name of the body itself
+	}
+	return invalidField(field, fmt.Sprintf("%s must be valid text: it holds invalid UTF-8 or an escaped lone surrogate (\\ud800 to \\udfff)", field))
+}
+
+// pointerPath turns a JSON pointer into the path the API names fields by:
+// "/recipients/0/name" is "recipients[0].name".
+func pointerPath(p jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		switch {
+		case tok != "" && strings.Trim(tok, "0123456789") == "":
+			b.WriteString("[" + tok + "]")
+		case b.Len() == 0:
+			b.WriteString(tok)
+		default:
+			b.WriteString("." + tok)
+		}
+	}
+	return b.String()
+}
+
 // errNoBody answers a request without the body it needs.
 func errNoBody() error { return badRequest("A JSON object is required as the request body") }
 
@@ -116,9 +177,17 @@ func errNoBody() error { return badRequest("A JSON object is required as the req
 func (s *server) body(_ http.ResponseWriter, r *http.Request) io.Reader { return r.Body }
 
 // decodeBody decodes the request body, one JSON object, into v. Unknown
-// fields are ignored; anything after the object is an error.
+// fields are ignored; anything after the object is an error; so is a
+// string that is not valid text (checkText).
 func (s *server) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(s.body(w, r))
+	data, err := io.ReadAll(s.body(w, r))
+	if err != nil {
+		return decodeError(err, "") // too large (413), too slow (408)
+	}
+	if err := checkText(data); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
 			return errNoBody()

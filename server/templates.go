@@ -70,6 +70,9 @@ func (c *configInput) UnmarshalJSON(b []byte) error {
 			return nil
 		}
 		b = []byte(inner)
+		if checkText(b) != nil { // the outer string's escapes may hide one
+			return &fieldError{field: field, msg: "typeSpecificConfig must be valid text: it holds invalid UTF-8 or an escaped lone surrogate"}
+		}
 	case !strings.HasPrefix(s, "{"):
 		return &fieldError{field: field, msg: "typeSpecificConfig must be a JSON object or a string holding one"}
 	}
