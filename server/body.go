@@ -162,10 +162,12 @@ func errBusy() error {
 		message: "The server is receiving too many request bodies at once; retry shortly", retryAfter: budgetRetryAfter}
 }
 
-// errBodyTimeout answers a body that did not arrive in time.
+// errBodyTimeout answers a body that did not arrive in time. It is
+// os.ErrDeadlineExceeded to errors.Is, so that a handler mounted with
+// Config.Extra can answer 408 too.
 func errBodyTimeout() error {
 	return &httpError{status: http.StatusRequestTimeout, name: nameRequestTimeout,
-		message: "The request body did not arrive in time"}
+		message: "The request body did not arrive in time", cause: os.ErrDeadlineExceeded}
 }
 
 // errTooLarge answers a body over limit bytes.

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,23 +20,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/server"
+	"github.com/heraldhq/herald/transport/chat"
 )
 
 // guardLimit bounds every wait of these tests on the server, so that a
 // regression fails instead of hanging; no test asserts a duration.
 const guardLimit = 30 * time.Second
 
-// readAll is a stand-in for a handler mounted with Config.Extra (the chat
-// callbacks): it reads the whole body, then answers 200, or 400 when the
-// body could not be read.
-var readAll = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	if _, err := io.ReadAll(r.Body); err != nil {
-		http.Error(w, "unreadable body", http.StatusBadRequest)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
-})
+// chatCallbacks is the chat callback endpoint, mounted with Config.Extra
+// as herald serve mounts it.
+var chatCallbacks = chat.CallbackHandler(chat.CallbackConfig{Secret: "callback-secret",
+	Handler: func(context.Context, delivery.ChatEvent) error { return nil }})
 
 // rawConn is a client connection that writes requests byte by byte as the
 // test says, and reads the answers.
@@ -105,7 +102,7 @@ func TestStalledBodiesTimeOut(t *testing.T) {
 		c.quiet = true
 		c.tune = func(sc *server.Config) {
 			sc.BodyReadTimeout = 200 * time.Millisecond
-			sc.Extra = map[string]http.Handler{"/callbacks/": readAll}
+			sc.Extra = map[string]http.Handler{"/callbacks/": chatCallbacks}
 		}
 	})
 	srv := httptest.NewServer(e.h)
@@ -125,8 +122,8 @@ func TestStalledBodiesTimeOut(t *testing.T) {
 		{"template", "/api/v1/templates/sms", []string{key, "Content-Length: 100"}, `{"name":`, 408, "Request Timeout"},
 		{"add message", "/api/v1/sms/campaigns/0190f5c0-0000-7000-8000-000000000000/messages", []string{key, "Content-Length: 100"}, `{`, 408, "Request Timeout"},
 		{"admin", "/admin/v1/companies", []string{"Authorization: Bearer " + adminToken, "Content-Length: 100"}, `{"na`, 408, "Request Timeout"},
-		{"callback, no key needed", "/callbacks/chat", []string{"Content-Length: 1000"}, `{"event":`, 400, ""},
-		{"callback, chunked", "/callbacks/chat", []string{"Transfer-Encoding: chunked"}, "3\r\n{\"e\r\n", 400, ""},
+		{"callback, no key needed", "/callbacks/chat", []string{"Content-Length: 1000"}, `{"event":`, 408, "Request Timeout"},
+		{"callback, chunked", "/callbacks/chat", []string{"Transfer-Encoding: chunked"}, "3\r\n{\"e\r\n", 408, "Request Timeout"},
 		{"no key: refused unread", "/api/v1/sms/promotional", []string{"Content-Length: 1000"}, `{"templateId":"`, 401, "Unauthorized"},
 		{"no key, small body", "/api/v1/templates/sms", []string{"Content-Length: 100"}, `{"n`, 401, "Unauthorized"},
 	}
@@ -153,7 +150,7 @@ func TestStalledBodiesLeaveNoGoroutines(t *testing.T) {
 		c.quiet = true
 		c.tune = func(sc *server.Config) {
 			sc.BodyReadTimeout = 200 * time.Millisecond
-			sc.Extra = map[string]http.Handler{"/callbacks/": readAll}
+			sc.Extra = map[string]http.Handler{"/callbacks/": chatCallbacks}
 		}
 	})
 	srv := httptest.NewServer(e.h)
@@ -183,11 +180,7 @@ func TestStalledBodiesLeaveNoGoroutines(t *testing.T) {
 	}
 	wg.Wait()
 	for i, st := range statuses {
-		want := http.StatusRequestTimeout
-		if paths[i%len(paths)] == "/callbacks/chat" {
-			want = http.StatusBadRequest
-		}
-		require.Equal(t, want, st, "connection %d to %s", i, paths[i%len(paths)])
+		require.Equal(t, http.StatusRequestTimeout, st, "connection %d to %s", i, paths[i%len(paths)])
 	}
 	// The server's goroutines end after the answers; wait for them.
 	var now int

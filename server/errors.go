@@ -74,9 +74,16 @@ type httpError struct {
 	message string
 	// retryAfter, when set, is sent as Retry-After.
 	retryAfter time.Duration
+	// cause is what the error stands for, for handlers mounted with
+	// Config.Extra, which cannot know this type: a body that timed out is
+	// os.ErrDeadlineExceeded.
+	cause error
 }
 
 func (e *httpError) Error() string { return e.name + ": " + e.message }
+
+// Unwrap returns the cause.
+func (e *httpError) Unwrap() error { return e.cause }
 
 // badRequest returns a 400 "Bad Request" with a message and no field.
 func badRequest(format string, args ...any) error {

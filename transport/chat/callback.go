@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"hash"
 	"log/slog"
+	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -63,7 +65,8 @@ type callbackHandler struct {
 //
 //   - answers 405 to any method but POST;
 //   - reads the body through http.MaxBytesReader: 413 past
-//     cfg.MaxBodyBytes;
+//     cfg.MaxBodyBytes, 408 when it does not arrive in time (its read
+//     deadline passed), so that the provider sends it again;
 //   - checks X-Content-Signature, the hex HMAC-SHA256 of the raw body keyed
 //     with cfg.Secret, in constant time before parsing anything: 401 when
 //     missing or wrong;
@@ -124,6 +127,14 @@ type callbackSurvey struct {
 	OptionValue string `json:"option_value"`
 }
 
+// timedOut reports whether a read of the body failed on its deadline:
+// os.ErrDeadlineExceeded (which Herald's server reports for a body too
+// slow) or a network timeout.
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
 // ServeHTTP implements http.Handler.
 func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -143,6 +154,12 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &tooLarge) {
 			writeError(w, http.StatusRequestEntityTooLarge, "Payload Too Large",
 				fmt.Sprintf("a callback body is at most %d bytes", h.limit))
+			return
+		}
+		if timedOut(err) {
+			// Not the provider's fault for good: a 4xx it may treat as
+			// final would lose the event, so the answer says to retry.
+			writeError(w, http.StatusRequestTimeout, "Request Timeout", "the body did not arrive in time; send the callback again")
 			return
 		}
 		writeError(w, http.StatusBadRequest, "Bad Request", "could not read the body")

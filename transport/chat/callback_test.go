@@ -8,8 +8,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -302,4 +304,51 @@ func TestCallbackHandlerRefusedEvent(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Equal(t, "Bad Request", out["error"])
 	require.Contains(t, out["message"], "option_index 7 is outside")
+}
+
+// slowBody is a body whose read fails on its deadline after a few bytes.
+type slowBody struct {
+	sent bool
+	err  error
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, `{"event":`), nil
+	}
+	return 0, b.err
+}
+
+func (b *slowBody) Close() error { return nil }
+
+// timeoutErr is a network timeout, as a connection's read deadline gives.
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+// TestCallbackHandlerSlowBody: a body that does not arrive in time is a
+// 408, which a provider retries, not a 400 it may take as final; any
+// other failed read stays a 400.
+func TestCallbackHandlerSlowBody(t *testing.T) {
+	h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Handler: func(context.Context, delivery.ChatEvent) error { return nil }})
+	for _, c := range []struct {
+		err  error
+		code int
+	}{
+		{fmt.Errorf("the server's own: %w", os.ErrDeadlineExceeded), http.StatusRequestTimeout},
+		{timeoutErr{}, http.StatusRequestTimeout},
+		{io.ErrUnexpectedEOF, http.StatusBadRequest},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/callbacks/chat", nil)
+		r.Body = &slowBody{err: c.err}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		require.Equal(t, c.code, w.Code, "%v: %s", c.err, w.Body)
+		var out map[string]any
+		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &out))
+		require.Equal(t, http.StatusText(c.code), out["error"])
+	}
 }
