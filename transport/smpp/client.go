@@ -125,8 +125,11 @@ func New(cfg Config) (*Client, error) {
 	c.hctx, c.hcancel = context.WithCancel(context.Background())
 	// Every session exists before the first runs: a running session reads
 	// them all (the Client's rate is the sum of theirs).
+	now := time.Now()
 	for i := range cfg.Binds {
-		c.sessions = append(c.sessions, &session{idx: i, log: c.log.With("session", i)})
+		s := &session{idx: i, log: c.log.With("session", i)}
+		s.rate.start(c.maxRate, now)
+		c.sessions = append(c.sessions, s)
 	}
 	var runs sync.WaitGroup
 	for _, s := range c.sessions {

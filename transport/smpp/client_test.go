@@ -362,10 +362,15 @@ func TestBindRefused(t *testing.T) {
 	require.Zero(t, c.Stats().Binds)
 }
 
+// TestWindowNeverExceeded: a Client whose sessions are not paced (a cap
+// far above what it sends: no ramp) uses its whole window and never more.
 func TestWindowNeverExceeded(t *testing.T) {
 	srv := startSim(t, smscsim.Config{Faults: smscsim.Faults{RespDelay: 10 * time.Millisecond}})
 	rs := newSink()
-	c := newClient(t, srv.Addr(), rs.handle, func(cfg *smpp.Config) { cfg.Window = 5 })
+	c := newClient(t, srv.Addr(), rs.handle, func(cfg *smpp.Config) {
+		cfg.Window = 5
+		cfg.MaxPerSecond = 1e6
+	})
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Add(1)

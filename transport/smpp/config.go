@@ -58,12 +58,13 @@ type Config struct {
 	// the rate of the moment. Client.SetMaxPerSecond changes it while the
 	// Client runs.
 	//
-	// It is a ceiling: when the SMSC answers ESME_RTHROTTLED or
-	// ESME_RMSGQFUL, the Client paces at a lower effective rate (half
-	// what it achieved over the last second, 1/s at least) and climbs
-	// back to MaxPerSecond once the throttling stops; without a cap, it
-	// climbs back to unlimited. The throttled part is submitted again,
-	// not failed (see the package documentation, Throttling).
+	// It is a ceiling: each session finds the SMSC's limit on its own.
+	// Without a cap a session starts at 100/s and climbs quickly until
+	// the SMSC throttles it; when the SMSC answers ESME_RTHROTTLED or
+	// ESME_RMSGQFUL, the session paces at 95% of what the SMSC accepted
+	// on it over the last second and climbs slowly while it is busy. The
+	// throttled part is submitted again, not failed (see the package
+	// documentation, Throttling).
 	//
 	// A Send whose turn would come after its context's deadline fails at
 	// once, transiently, without taking a turn: keep the sends in flight

@@ -93,26 +93,46 @@
 //     0x14, wrapping why) only when its context would end before the next
 //     try (the pause, then the turn), when it ends meanwhile, when the
 //     Client closes, or when another part of the text failed already.
-//   - The session that was throttled lowers its own effective rate (an
-//     SMSC limits each bind, so the other sessions keep theirs): to half
-//     the rate it had accepted over the last second (measured since its
-//     sends began when that is shorter, over a tenth of a second at
-//     least), no more than half its effective rate, and 1/s at least. From
-//     then on it takes a submit_sm only when its token bucket (a tenth of
-//     a second's worth) has one; parts go to the sessions with room.
-//     Answers to submit_sm taken before its rate last went down tell of
-//     the old rate and lower it no further.
-//   - While every bound session is slowed down, the Client paces all its
-//     parts at the sum of their effective rates (Config.MaxPerSecond at
-//     most); turns handed out before that sum went down, to parts still
-//     waiting for a session, are taken again at the new rate.
-//   - One second after its last throttled answer, a session's effective
-//     rate climbs back: every second by a tenth of the larger of the rate
-//     it was throttled at and the effective rate, 5/s at least, and by
-//     half the way back to the rate it was throttled at when that is more.
-//     Once it reaches Config.MaxPerSecond, or without a cap once it
-//     exceeds the rate it was throttled at by half, the session is
-//     unlimited again (under the Client's cap).
+//   - Each session paces its own submit_sm (an SMSC limits each bind, so
+//     the others keep theirs). Without Config.MaxPerSecond a session
+//     starts at 100/s and, while the SMSC accepts what it sends, doubles
+//     its rate every 16 round trips (submit_sm to submit_sm_resp,
+//     smoothed; 0.1s to 2s), with at most two round trips' worth in
+//     flight; past 5,000/s it is unlimited. So the submits in flight when
+//     the SMSC first throttles are few. With a cap it starts unlimited
+//     under the cap.
+//   - A throttled answer to a submit_sm written since the session's last
+//     decision is an event: the session's rate becomes 95% of the
+//     submit_sm the SMSC accepted on it over the last second (its limit,
+//     as measured), no more than the rate it had, 1/s at least. The
+//     answers to the submits already in flight then (an SMSC counting in
+//     windows throttles them all at once) are the same event and change
+//     nothing. Measured over less than a second (the session had just
+//     begun), that count is the SMSC's quota when it counts in windows,
+//     but may be short of its rate when it refills a bucket: unless the
+//     SMSC keeps refusing, the rate doubles again, every 16 round trips,
+//     up to what the rate since the submits began suggests. A new rate
+//     under half the old one doubles every second back to that half.
+//   - After an event, and when a submit_sm written since is throttled
+//     within a second of it (the SMSC's window is spent), the session is
+//     held: it sends nothing, then one part (a probe) after 10ms, doubling
+//     to 50ms with each probe throttled, and goes on at its rate, without
+//     a burst, once a probe is accepted. The rate is not lowered again
+//     within that second.
+//   - Parts are paced evenly at the rate (a bucket of a twenty-fifth of a
+//     second's worth), so that an SMSC counting in fixed one-second
+//     windows, a sliding second or a token bucket sees no burst above
+//     the rate. Parts go to the sessions with room.
+//   - One second after its last throttled answer, a session's rate climbs
+//     while the SMSC accepts at least 70% of it: by 1% a second (1/s at
+//     least), to find a limit that was raised, and doubling every second
+//     again after 15 seconds of such climbing without a throttled answer.
+//     An idle session keeps its rate. A session whose rate reaches
+//     Config.MaxPerSecond is unlimited under the cap.
+//   - While every bound session is paced, the Client paces all its parts
+//     at the sum of their rates (Config.MaxPerSecond at most); turns
+//     handed out before that sum went down, to parts still waiting for a
+//     session, are taken again at the new rate.
 //
 // Stats and State count the throttled answers (Throttled) and the parts
 // submitted again (Retries); State shows the configured cap

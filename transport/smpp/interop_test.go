@@ -45,12 +45,14 @@ type smscEvent struct {
 	Status int    `json:"status"`
 }
 
-// TestInteropNodeSMSC runs the adapter against an independent SMSC: the
-// npm package smpp in server mode (interop/smsc.js). It skips when node or
-// interop/node_modules is missing, unless HERALD_TEST_SMPP_INTEROP=1.
-func TestInteropNodeSMSC(t *testing.T) {
+// interopNode returns the path of node and of interop/, skipping the test
+// when either or interop/node_modules is missing, unless
+// HERALD_TEST_SMPP_INTEROP=1 (then it fails).
+func interopNode(t *testing.T) (node, dir string) {
+	t.Helper()
 	required := os.Getenv("HERALD_TEST_SMPP_INTEROP") == "1"
 	missing := func(why string) {
+		t.Helper()
 		if required {
 			t.Fatalf("HERALD_TEST_SMPP_INTEROP=1 but %s (run npm ci in interop/)", why)
 		}
@@ -60,12 +62,19 @@ func TestInteropNodeSMSC(t *testing.T) {
 	if err != nil {
 		missing("node is not installed")
 	}
-	dir, err := filepath.Abs(filepath.Join("..", "..", "interop"))
+	dir, err = filepath.Abs(filepath.Join("..", "..", "interop"))
 	require.NoError(t, err)
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "smpp", "package.json")); err != nil {
 		missing("interop/node_modules/smpp is not installed")
 	}
+	return node, dir
+}
 
+// TestInteropNodeSMSC runs the adapter against an independent SMSC: the
+// npm package smpp in server mode (interop/smsc.js). It skips when node or
+// interop/node_modules is missing, unless HERALD_TEST_SMPP_INTEROP=1.
+func TestInteropNodeSMSC(t *testing.T) {
+	node, dir := interopNode(t)
 	addr := freeAddr(t)
 	_, port, _ := strings.Cut(addr, ":")
 	cmd := exec.Command(node, "smsc.js", port)

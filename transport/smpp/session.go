@@ -113,6 +113,7 @@ func (c *Client) setBound(s *session, cn *conn) bool {
 		close(c.boundCh)
 	}
 	c.updateRateLocked()
+	c.startClimbLocked()
 	c.grantLocked()
 	return true
 }
@@ -302,17 +303,22 @@ func (c *Client) grantLocked() {
 }
 
 // armRoomTimerLocked sets the timer to grant again when the first of the
-// bound sessions with room in their window has room in its rate (right
-// after pickLocked found none with both).
+// bound sessions with room in their window has room in its rate, or its
+// hold ends (right after pickLocked found none with both).
 func (c *Client) armRoomTimerLocked() {
 	var d time.Duration
 	found := false
+	now := time.Now()
 	for _, s := range c.sessions {
 		cn := s.cn
-		if cn == nil || cn.inUse >= c.cfg.Window || cn.ended() || s.rate.eff == 0 {
+		if cn == nil || cn.inUse >= c.cfg.Window || cn.ended() {
 			continue
 		}
-		if w := s.rate.untilRoom(); !found || w < d {
+		w, timed := s.rate.untilRoom(now)
+		if !timed {
+			continue // an answer to its probe grants again
+		}
+		if !found || w < d {
 			d, found = w, true
 		}
 	}
@@ -343,10 +349,10 @@ func (c *Client) pickLocked(avoid *session, now time.Time) *conn {
 	for k := range n {
 		s := c.sessions[(c.next+k)%n]
 		cn := s.cn
-		if cn == nil || cn.inUse >= c.cfg.Window || cn.ended() {
+		if cn == nil || cn.inUse >= c.cfg.Window || cn.ended() || !s.rate.inFlightRoom(cn.inUse) {
 			continue
 		}
-		if s.rate.eff > 0 {
+		if s.rate.eff > 0 || s.rate.held {
 			if now.IsZero() {
 				now = time.Now()
 			}

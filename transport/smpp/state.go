@@ -43,8 +43,9 @@ type State struct {
 	// MaxPerSecond is the configured cap on submit_sm per second
 	// (Config.MaxPerSecond, or the last SetMaxPerSecond); 0: none.
 	// EffectivePerSecond is the rate the Client paces at now: the cap, or
-	// less while every bound session is slowed down by throttling (the
-	// sum of their effective rates, the cap at most); 0: unlimited.
+	// less while every bound session is paced (ramping up, or at the rate
+	// it learned from throttling: the sum of their rates, the cap at
+	// most); 0: unlimited.
 	MaxPerSecond       float64 `json:"max_per_second"`
 	EffectivePerSecond float64 `json:"effective_per_second"`
 

@@ -229,28 +229,38 @@ func TestThrottledSendContextEnds(t *testing.T) {
 	require.Zero(t, srv.Stats().Accepted)
 }
 
-// TestThrottleRateClimbsBack: after the SMSC throttled (20 submit_sm a
-// second on the bind), the effective rate in State is below the cap (or
-// finite without one) and, once the SMSC stops throttling because the
-// sends are done, climbs back to the cap, or back to no limit.
-func TestThrottleRateClimbsBack(t *testing.T) {
+// TestThrottleRateKeptWhileIdle: after the SMSC throttled (20 submit_sm
+// a second on the bind), the rate in State is below the SMSC's limit
+// (and the cap, when there is one) and stays there while nothing is sent:
+// the rate a session learned climbs only while it is used. A second batch
+// is paced under the limit from its start: hardly a throttled answer.
+func TestThrottleRateKeptWhileIdle(t *testing.T) {
 	for _, capRate := range []float64{40, 0} {
 		t.Run(fmt.Sprintf("cap=%v", capRate), func(t *testing.T) {
 			t.Parallel()
 			srv := startSim(t, smscsim.Config{BindRate: 20})
-			c := newClient(t, srv.Addr(), nil, func(cfg *smpp.Config) { cfg.MaxPerSecond = capRate })
+			c := newClient(t, srv.Addr(), nil, func(cfg *smpp.Config) {
+				cfg.MaxPerSecond = capRate
+				cfg.SubmitTimeout = 10 * time.Second
+			})
 			require.NoError(t, c.WaitReady(ctxTimeout(t, 5*time.Second)))
-			requireNoErrors(t, sendAll(t, c, 50, time.Minute, "climb"))
+			requireNoErrors(t, sendAll(t, c, 50, time.Minute, "first"))
 			st := c.State()
 			require.Positive(t, st.Throttled)
 			require.Equal(t, capRate, st.MaxPerSecond)
-			require.Positive(t, st.EffectivePerSecond, "slowed down")
-			if capRate > 0 {
-				require.Less(t, st.EffectivePerSecond, capRate, "slowed down")
-			}
-			require.Eventually(t, func() bool { return c.State().EffectivePerSecond == capRate }, 30*time.Second, 10*time.Millisecond,
-				"back to the cap")
-			require.Equal(t, uint64(50), srv.Stats().Accepted)
+			learned := st.EffectivePerSecond
+			require.Positive(t, learned, "paced")
+			require.LessOrEqual(t, learned, 21.0, "at the SMSC's limit at most")
+
+			time.Sleep(1500 * time.Millisecond)
+			require.InDelta(t, learned, c.State().EffectivePerSecond, 0.5, "idle: the rate stays (but for the last climb of the sends)")
+
+			throttled := st.Throttled
+			requireNoErrors(t, sendAll(t, c, 40, time.Minute, "second"))
+			again := c.State().Throttled - throttled
+			t.Logf("rate learned %.1f/s; the first batch had %d throttled answers, the second %d", learned, throttled, again)
+			require.LessOrEqual(t, again, uint64(3), "the second batch is paced under the limit")
+			require.Equal(t, uint64(90), srv.Stats().Accepted)
 		})
 	}
 }

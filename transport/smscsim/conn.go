@@ -11,7 +11,6 @@ import (
 	"github.com/heraldhq/herald/transport/smppwire"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
-	"golang.org/x/time/rate"
 )
 
 // Binding types of a session.
@@ -36,7 +35,7 @@ type conn struct {
 	mu       sync.Mutex
 	bindType int
 	systemID string
-	limiter  *rate.Limiter // Config.BindRate; nil: unlimited
+	limiter  bindLimiter // Config.BindRate; nil: unlimited
 	seq      uint32
 	unacked  map[uint32]*receipt
 	acked    []*receipt // Config.ResendAcked: to send again when the connection ends
@@ -226,7 +225,7 @@ func (cn *conn) onSubmit(f smppwire.Frame) {
 	s.n.lastSubmit.Store(at)
 	fs := s.faults.Load()
 	status := data.ESME_ROK
-	if !cn.allowSubmit() {
+	if !cn.allowSubmit(arrived) {
 		status = data.ESME_RTHROTTLED
 		s.n.throttled.Add(1)
 		s.n.rateLimited.Add(1)

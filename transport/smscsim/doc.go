@@ -19,8 +19,9 @@
 //
 // Like a real SMSC it can limit its clients. Config.BindRate caps the
 // submit_sm per second of each session (a token bucket holding a tenth of
-// a second's worth): one beyond it is answered ESME_RTHROTTLED and not
-// accepted. Config.MaxBindsPerSystemID caps the sessions bound at once
+// a second's worth, or, as Config.BindLimit says, fixed one-second windows
+// of the wall clock or a sliding second): one beyond it is answered
+// ESME_RTHROTTLED and not accepted. Config.MaxBindsPerSystemID caps the sessions bound at once
 // with one system_id, and RefuseBinds refuses every bind for a while: such
 // a bind is answered ESME_RBINDFAIL and its connection closed.
 //

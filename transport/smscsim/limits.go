@@ -13,14 +13,86 @@ import (
 // (Config.MaxBindsPerSystemID), binds refused for a while (RefuseBinds),
 // and connections dropped with submit_sm in flight (DropMidWindow).
 
-// newBindLimiter is the token bucket of one session for Config.BindRate:
-// rate submit_sm per second with a burst of a tenth of a second's worth
-// (at least one), starting full; nil when rate is 0 (unlimited).
-func newBindLimiter(perSecond float64) *rate.Limiter {
+// BindLimit is how Config.BindRate counts the submit_sm of a session.
+type BindLimit int
+
+// The ways an SMSC counts a bind's submit_sm.
+const (
+	// BindBucket: a token bucket of BindRate a second holding a tenth of
+	// a second's worth (at least one), full at bind.
+	BindBucket BindLimit = iota
+	// BindFixedWindow: at most BindRate (rounded down, one at least) in
+	// each wall-clock second; a burst at the start of a second is
+	// throttled once they are in, whatever the average.
+	BindFixedWindow
+	// BindSlidingWindow: at most BindRate (rounded down, one at least)
+	// accepted over the last second.
+	BindSlidingWindow
+)
+
+// bindLimiter decides whether a session may submit one more submit_sm at
+// now, and counts it when it may.
+type bindLimiter interface {
+	allow(now time.Time) bool
+}
+
+// newBindLimiter is the limiter of one session for Config.BindRate,
+// counted as kind says; nil when rate is 0 (unlimited).
+func newBindLimiter(perSecond float64, kind BindLimit) bindLimiter {
 	if perSecond <= 0 {
 		return nil
 	}
-	return rate.NewLimiter(rate.Limit(perSecond), max(1, int(perSecond/10)))
+	n := max(1, int(perSecond))
+	switch kind {
+	case BindFixedWindow:
+		return &fixedWindow{limit: n}
+	case BindSlidingWindow:
+		return &slidingWindow{limit: n}
+	}
+	return bucket{rate.NewLimiter(rate.Limit(perSecond), max(1, int(perSecond/10)))}
+}
+
+type bucket struct{ l *rate.Limiter }
+
+func (b bucket) allow(now time.Time) bool { return b.l.AllowN(now, 1) }
+
+// fixedWindow counts in wall-clock seconds.
+type fixedWindow struct {
+	limit int
+	sec   int64 // the second counted, in Unix seconds
+	n     int
+}
+
+func (w *fixedWindow) allow(now time.Time) bool {
+	if sec := now.Unix(); sec != w.sec {
+		w.sec, w.n = sec, 0
+	}
+	if w.n >= w.limit {
+		return false
+	}
+	w.n++
+	return true
+}
+
+// slidingWindow keeps the times of the submits accepted over the last
+// second, oldest first.
+type slidingWindow struct {
+	limit int
+	times []time.Time
+}
+
+func (w *slidingWindow) allow(now time.Time) bool {
+	from := now.Add(-time.Second)
+	i := 0
+	for i < len(w.times) && !w.times[i].After(from) {
+		i++
+	}
+	w.times = w.times[i:]
+	if len(w.times) >= w.limit {
+		return false
+	}
+	w.times = append(w.times, now)
+	return true
 }
 
 // RefuseBinds answers ESME_RBINDFAIL to every bind request for d from
@@ -99,16 +171,15 @@ func (s *Server) claimBind(cn *conn, bt int, systemID string) bool {
 	}
 	cn.mu.Lock()
 	cn.bindType, cn.systemID = bt, systemID
-	cn.limiter = newBindLimiter(s.cfg.BindRate)
+	cn.limiter = newBindLimiter(s.cfg.BindRate, s.cfg.BindLimit)
 	cn.mu.Unlock()
 	return true
 }
 
-// allowSubmit takes a token from the session's Config.BindRate bucket;
-// false when it is empty.
-func (cn *conn) allowSubmit() bool {
+// allowSubmit counts a submit_sm against the session's Config.BindRate;
+// false when it is beyond.
+func (cn *conn) allowSubmit(now time.Time) bool {
 	cn.mu.Lock()
-	l := cn.limiter
-	cn.mu.Unlock()
-	return l == nil || l.Allow()
+	defer cn.mu.Unlock()
+	return cn.limiter == nil || cn.limiter.allow(now)
 }

@@ -391,3 +391,71 @@ func TestDropMidWindow(t *testing.T) {
 	require.Equal(t, []string{"before", "before", "later", "after"}, texts, "no part in flight is recorded")
 	require.Zero(t, st.ReceiptsPending, "no receipt for the dropped submits")
 }
+
+// statuses reads the answers to seqs, in order.
+func (e *esme) statuses(seqs []int32) []data.CommandStatusType {
+	e.t.Helper()
+	var got []data.CommandStatusType
+	for i := range seqs {
+		h, _ := e.read()
+		require.Equal(e.t, seqs[i], h.SequenceNumber)
+		got = append(got, h.CommandStatus)
+	}
+	return got
+}
+
+// countOK counts the ESME_ROK in sts and checks that the rest are
+// ESME_RTHROTTLED.
+func countOK(t *testing.T, sts []data.CommandStatusType) int {
+	t.Helper()
+	n := 0
+	for _, st := range sts {
+		if st == data.ESME_ROK {
+			n++
+		} else {
+			require.Equal(t, data.ESME_RTHROTTLED, st)
+		}
+	}
+	return n
+}
+
+// sleepUntilSecond sleeps until frac of the next wall-clock second.
+func sleepUntilSecond(frac time.Duration) {
+	now := time.Now()
+	time.Sleep(now.Truncate(time.Second).Add(time.Second + frac).Sub(now))
+}
+
+// TestBindLimitWindows: with fixed windows a burst gets BindRate submits
+// in a wall-clock second and the next second starts afresh; with a
+// sliding second the submits accepted in the last second count, across
+// the wall clock's seconds.
+func TestBindLimitWindows(t *testing.T) {
+	t.Run("fixed", func(t *testing.T) {
+		srv := start(t, smscsim.Config{BindRate: 50, BindLimit: smscsim.BindFixedWindow})
+		e := dial(t, srv)
+		e.bind(pdu.Transmitter, "herald", "")
+		sleepUntilSecond(10 * time.Millisecond)
+		sts := e.statuses(e.writeBatch(80, "447700900000", "x", 0))
+		require.Equal(t, 50, countOK(t, sts), "%v", sts)
+		require.Equal(t, data.ESME_ROK, sts[49], "the first 50 of the second")
+		require.Equal(t, data.ESME_RTHROTTLED, sts[50])
+		sleepUntilSecond(10 * time.Millisecond)
+		require.Equal(t, 10, countOK(t, e.statuses(e.writeBatch(10, "447700900000", "x", 0))), "a new second")
+		require.Equal(t, uint64(30), srv.Stats().RateLimited)
+	})
+	t.Run("sliding", func(t *testing.T) {
+		srv := start(t, smscsim.Config{BindRate: 50, BindLimit: smscsim.BindSlidingWindow})
+		e := dial(t, srv)
+		e.bind(pdu.Transmitter, "herald", "")
+		sleepUntilSecond(400 * time.Millisecond)
+		first := time.Now()
+		require.Equal(t, 50, countOK(t, e.statuses(e.writeBatch(60, "447700900000", "x", 0))))
+		sleepUntilSecond(50 * time.Millisecond)
+		if time.Since(first) < 900*time.Millisecond {
+			require.Zero(t, countOK(t, e.statuses(e.writeBatch(5, "447700900000", "x", 0))),
+				"a new wall-clock second, but 50 accepted within the last one")
+		}
+		time.Sleep(time.Until(first.Add(1100 * time.Millisecond)))
+		require.Equal(t, 5, countOK(t, e.statuses(e.writeBatch(5, "447700900000", "x", 0))), "a second after the burst")
+	})
+}

@@ -24,13 +24,17 @@ type Config struct {
 	// ESME_RBINDFAIL and its connection closed. Default 0: unlimited.
 	MaxBindsPerSystemID int
 	// BindRate, when above 0, is the most submit_sm per second each
-	// session may send: a token bucket per session, holding a tenth of a
-	// second's worth (at least one) and full at bind. A submit_sm beyond
+	// session may send: by default a token bucket per session, holding a
+	// tenth of a second's worth (at least one) and full at bind (see
+	// BindLimit for the others). A submit_sm beyond
 	// it is answered ESME_RTHROTTLED and not accepted (no message id, no
 	// receipt; Record keeps the part with its status, as for other
 	// refusals), and it does not count in Faults' counts. Default 0:
 	// unlimited.
 	BindRate float64
+	// BindLimit is how BindRate counts: a token bucket (the default), or
+	// fixed or sliding windows of a second, as other SMSCs count.
+	BindLimit BindLimit
 
 	// ReceiptDelay is the time between a submit_sm_resp and its receipt.
 	// Default 0: right after the response.
