@@ -35,7 +35,7 @@ const skipPromptPause = true
 // 1 is in, the completion check for the bulk campaigns one of whose
 // messages expired: today nothing completes a campaign whose last
 // messages the validity sweep failed. Set it to false once the fix landed.
-const skipCompletionAfterExpiry = true
+const skipCompletionAfterExpiry = false
 
 // statuses are the message statuses.
 var statuses = []messaging.MessageStatus{messaging.StatusPending, messaging.StatusSending, messaging.StatusSent,
