@@ -12,6 +12,18 @@ import (
 	"github.com/heraldhq/herald/messaging"
 )
 
+// adminWhoAmI answers GET /admin/v1/whoami: 200 when the admin token is
+// right, with the caller's role and the server's version. It is what a
+// client signing in as the operator checks the token with.
+func (s *server) adminWhoAmI(w http.ResponseWriter, _ *http.Request) error {
+	s.writeJSON(w, http.StatusOK, struct {
+		Role    string  `json:"role"`
+		Version *string `json:"version"`
+		Routing bool    `json:"routing"`
+	}{"operator", strOrNull(s.version), s.routing != nil})
+	return nil
+}
+
 // companyJSON answers the company endpoints of the admin API.
 type companyJSON struct {
 	ID        messaging.ID `json:"id"`

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/server"
 )
 
 func admin() reqOpt { return withHeader("Authorization", "Bearer "+adminToken) }
@@ -90,6 +92,18 @@ func TestAdminOnboarding(t *testing.T) {
 	r = e.do("POST", "/admin/v1/companies/"+id+"/deactivate", nil, admin())
 	require.Equal(t, http.StatusOK, r.Code)
 	require.Equal(t, false, r.obj()["active"])
+}
+
+// TestAdminWhoAmI: the operator's sign-in checks the token with GET
+// /admin/v1/whoami: 200 with the role and the server's version, 401
+// without the right token.
+func TestAdminWhoAmI(t *testing.T) {
+	e := newEnv(t, func(c *envConfig) { c.tune = func(sc *server.Config) { sc.Version = "v1.2.3" } })
+	r := e.do("GET", "/admin/v1/whoami", nil, admin())
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, map[string]any{"role": "operator", "version": "v1.2.3", "routing": true}, r.obj())
+	requireError(t, e.do("GET", "/admin/v1/whoami", nil, withHeader("Authorization", "Bearer wrong")), http.StatusUnauthorized, "Unauthorized", "")
+	requireError(t, e.do("GET", "/admin/v1/whoami", nil), http.StatusUnauthorized, "Unauthorized", "")
 }
 
 // TestAdminKeyRotation: a new key revokes the company's other keys at

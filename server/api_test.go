@@ -314,9 +314,21 @@ func TestExtraHandlers(t *testing.T) {
 		require.Equal(t, http.StatusTeapot, rec.Code, path)
 		require.Equal(t, want, hit)
 	}
+	// No admin token: every admin path says the admin API is off, in the
+	// API's error format, whatever the method.
+	for _, req := range [][2]string{{"GET", "/admin/v1/companies"}, {"POST", "/admin/v1/companies"}, {"GET", "/admin/v1"}, {"GET", "/admin/v1/whoami"}, {"DELETE", "/admin/v1/routes/1"}} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(req[0], req[1], strings.NewReader("{}")))
+		require.Equal(t, http.StatusNotFound, rec.Code, "no admin token: the admin API is off")
+		var body map[string]any
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+		require.Equal(t, "Admin API Disabled", body["error"], "%v", req)
+		require.Contains(t, body["message"], "HERALD_ADMIN_TOKEN")
+	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/admin/v1/companies", nil))
-	require.Equal(t, http.StatusNotFound, rec.Code, "no admin token: the admin API is off")
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/admin/v1x", nil))
+	require.Equal(t, http.StatusNotFound, rec.Code)
+	require.Contains(t, rec.Body.String(), `"Not Found"`, "only the admin API's paths")
 }
 
 func TestNewNeedsTheServices(t *testing.T) {

@@ -40,6 +40,7 @@ const (
 	nameMethodNotAllowed = "Method Not Allowed"
 	nameTooLarge         = "Request Entity Too Large"
 	nameRequestTimeout   = "Request Timeout"
+	nameAdminDisabled    = "Admin API Disabled"
 	internalMessage      = "An unexpected error occurred"
 )
 

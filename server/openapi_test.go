@@ -181,6 +181,7 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 		"/admin/v1/smpp-connectors/{name}":                           {"DELETE", "GET", "PUT"},
 		"/admin/v1/routes":                                           {"GET", "POST"},
 		"/admin/v1/routes/{id}":                                      {"DELETE", "PUT"},
+		"/admin/v1/whoami":                                           {"GET"},
 	}
 	got := map[string][]string{}
 	for path, item := range c.doc.Paths.Map() {

@@ -93,8 +93,11 @@ type Config struct {
 	// connector. Defaults to Herald's when Herald is set.
 	ConnectorStates routing.StateReader
 	// AdminToken guards the admin API (Authorization: Bearer). Empty: the
-	// admin API is off and its paths answer 404.
+	// admin API is off and its paths answer 404 "Admin API Disabled".
 	AdminToken string
+	// Version is the server's version, which GET /admin/v1/whoami
+	// reports. Empty: unknown.
+	Version string
 	// Logger receives the access log and internal errors. Default: discard.
 	Logger *slog.Logger
 	// Checks are the readiness checks of GET /readyz, answered in this
@@ -147,6 +150,7 @@ type server struct {
 	routing    *routing.Service
 	connStates routing.StateReader
 	adminToken string
+	version    string
 	log        *slog.Logger
 	checks     []Check
 	limits     bodyLimits
@@ -208,7 +212,7 @@ func New(cfg Config) (http.Handler, error) {
 		}
 		names[c.Name] = true
 	}
-	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, webhooks: cfg.Webhooks, inbound: cfg.Inbound, optOuts: cfg.OptOuts, idem: cfg.Idempotency, routing: cfg.Routing, connStates: cfg.ConnectorStates, adminToken: cfg.AdminToken,
+	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, webhooks: cfg.Webhooks, inbound: cfg.Inbound, optOuts: cfg.OptOuts, idem: cfg.Idempotency, routing: cfg.Routing, connStates: cfg.ConnectorStates, adminToken: cfg.AdminToken, version: cfg.Version,
 		log: cfg.Logger, checks: checks}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -258,6 +262,15 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 		}
 		r.NotFoundHandler = adminFirst(r.NotFoundHandler)
 		r.MethodNotAllowedHandler = adminFirst(r.MethodNotAllowedHandler)
+	} else {
+		// Without a token the admin API is off: its paths say so in the
+		// API's error format rather than as an unknown route.
+		disabled := s.h(func(http.ResponseWriter, *http.Request) error {
+			return &httpError{status: http.StatusNotFound, name: nameAdminDisabled,
+				message: "The admin API is disabled on this server until it has an admin token (herald serve: set HERALD_ADMIN_TOKEN)"}
+		})
+		r.PathPrefix("/admin/v1/").Handler(disabled)
+		r.Path("/admin/v1").Handler(disabled)
 	}
 
 	paths := make([]string, 0, len(extra))
@@ -354,6 +367,7 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 		adminGet := func(path string, f handlerFunc) {
 			r.Handle("/admin/v1"+path, s.adminAuth(s.guard(s.limits.maxSmall, s.h(f)))).Methods(http.MethodGet)
 		}
+		adminGet("/whoami", s.adminWhoAmI)
 		adminGet("/companies", s.adminListCompanies)
 		adminGet("/companies/{id}/api-keys", s.adminListAPIKeys)
 		adminGet("/companies/{id}/sms-senders", s.adminListSenders)

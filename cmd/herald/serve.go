@@ -205,7 +205,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 
 	handler, err := server.New(server.Config{
 		Herald: h, AdminToken: cfg.AdminToken, Logger: log,
-		Checks: checks, Extra: extra,
+		Checks: checks, Extra: extra, Version: mainVersion(),
 	})
 	if err != nil {
 		return err

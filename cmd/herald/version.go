@@ -40,3 +40,13 @@ func version(w io.Writer, info *debug.BuildInfo, ok bool) {
 	}
 	fmt.Fprintf(w, " %s\n", info.GoVersion)
 }
+
+// mainVersion is the binary's module version, as GET /admin/v1/whoami
+// reports it: "(devel)" for a build from a working tree.
+func mainVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok || info.Main.Version == "" {
+		return "(devel)"
+	}
+	return info.Main.Version
+}
