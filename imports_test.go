@@ -68,6 +68,7 @@ func allowed(dir, p string) (bool, string) {
 		"internal/ttlcache":    {},
 		"internal/groupcommit": {},
 		"internal/pace":        {},
+		"internal/secretbox":   {},
 		"template":             {"messaging", "egress"},
 		"accounts":             {"messaging", "template", "internal/ttlcache"},
 		"campaign":             {"messaging", "template", "accounts", "internal/ttlcache"},

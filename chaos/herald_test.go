@@ -23,6 +23,10 @@ const EnvChaos = "HERALD_TEST_CHAOS"
 // adminToken is the admin token of every herald the suite starts.
 const adminToken = "chaos-admin-token"
 
+// secretKey is the HERALD_SECRET_KEY of the suite's processes: the
+// connectors and webhooks they create have secrets to store.
+const secretKey = "6368616f732d7375697465206b6579206f6e6c792c206e6f7420612073656372"
+
 // chaosOnly skips the test unless the suite is turned on.
 func chaosOnly(t *testing.T) {
 	t.Helper()
@@ -101,7 +105,7 @@ func heraldEnv(kv ...string) []string {
 			env = append(env, e)
 		}
 	}
-	env = append(env, "HERALD_LOG_FORMAT=json", "HERALD_ADMIN_TOKEN="+adminToken, "HERALD_SHUTDOWN_TIMEOUT=10s",
+	env = append(env, "HERALD_LOG_FORMAT=json", "HERALD_ADMIN_TOKEN="+adminToken, "HERALD_SECRET_KEY="+secretKey, "HERALD_SHUTDOWN_TIMEOUT=10s",
 		"HERALD_CLAIM_LEASE="+claimLease.String())
 	return append(env, kv...)
 }

@@ -187,6 +187,19 @@ func APIKeyNotFound() *Error { return NotFoundf("No company has this API key") }
 // DefaultStoreRetryAfter is the RetryAfter of StoreUnavailable.
 const DefaultStoreRetryAfter = 5 * time.Second
 
+// NameSecretKeyMissing is the API's error string when the server has no
+// key to encrypt a secret it was asked to store.
+const NameSecretKeyMissing = "Secret key not configured"
+
+// SecretKeyMissing returns the Unavailable error of a store asked to keep
+// a secret (an SMPP password, a webhook signing secret) without a key to
+// encrypt it: nothing was stored, and a retry fails the same way until the
+// operator sets one. It carries no RetryAfter.
+func SecretKeyMissing() *Error {
+	return &Error{Code: Unavailable, Name: NameSecretKeyMissing,
+		Message: "This server stores no new secret until its operator sets a secret key (HERALD_SECRET_KEY); nothing was changed"}
+}
+
 // StoreUnavailable returns the Unavailable error of a store that cannot be
 // reached or is not accepting work yet (a database restarting, a lost
 // connection): the request changed nothing and may be sent again after

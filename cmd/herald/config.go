@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/internal/secretbox"
 	"github.com/heraldhq/herald/transport/smpp"
 	"github.com/heraldhq/herald/webhook"
 )
@@ -50,6 +51,25 @@ type config struct {
 	// HERALD_WEBHOOK_ALLOW: which addresses besides public ones webhooks
 	// and media checks may reach (egress).
 	WebhookURLs webhook.URLPolicy
+
+	// SecretKey encrypts the secrets stored in the database
+	// (HERALD_SECRET_KEY); nil: none is stored. PreviousKeys still
+	// decrypt (HERALD_SECRET_KEY_PREVIOUS).
+	SecretKey    *secretbox.Key
+	PreviousKeys []secretbox.Key
+}
+
+// secretBox returns the box of the configured keys; nil without
+// HERALD_SECRET_KEY.
+func (c config) secretBox() (*secretbox.Box, error) {
+	if c.SecretKey == nil {
+		return nil, nil
+	}
+	b, err := secretbox.New(*c.SecretKey, c.PreviousKeys...)
+	if err != nil {
+		return nil, fmt.Errorf("secret keys: %w", err)
+	}
+	return b, nil
 }
 
 // envVar documents one variable for the usage text and the README.
@@ -84,6 +104,8 @@ func envVars() []envVar {
 		{"HERALD_INSTANCE", "host name and HERALD_ADDR", "name of this process among those sharing the database: a restart under the same name takes back at once the messages the previous run left Sending; two running processes must not share one (with port 0 in HERALD_ADDR the default is a random name)"},
 		{"HERALD_CLAIM_LEASE", "10s", "how long after a process's last heartbeat (written every quarter of it) the other processes take back the messages it left Sending"},
 		{"HERALD_RETENTION", "empty: kept for ever", "how long the messages and survey answers of a finished campaign are kept, as 90d or 36h (at least 1m); older ones are purged in the background, a thousand at a time, and the campaign and its counters stay"},
+		{"HERALD_SECRET_KEY", "empty: no secret is stored", "key encrypting the SMPP connector passwords and webhook secrets stored in the database (AES-256-GCM): 32 random bytes in base64 or hex, as herald secrets new-key prints; without it creating a webhook or a connector with a password answers 503 (the demo uses a built-in key)"},
+		{"HERALD_SECRET_KEY_PREVIOUS", "empty", "earlier keys, comma-separated, that still decrypt what they encrypted, while herald secrets rotate encrypts it again under HERALD_SECRET_KEY"},
 		{"HERALD_WEBHOOK_ALLOW", "empty: https to public addresses only (loopback in demo mode)", "addresses webhooks and media checks may reach besides those, comma-separated: loopback (http or https to this machine, for development), private (https to private-use, unique-local, shared and loopback addresses: the operator's own network; link-local stays refused)"},
 	}
 }
@@ -228,6 +250,27 @@ func loadConfig(getenv func(string) string) (config, error) {
 			c.WebhookURLs.AllowPrivate = true
 		default:
 			errs = append(errs, fmt.Errorf("HERALD_WEBHOOK_ALLOW=%q: want loopback, private, or both separated by a comma", getenv("HERALD_WEBHOOK_ALLOW")))
+		}
+	}
+	// The keys' values never appear in an error.
+	if v := strings.TrimSpace(getenv("HERALD_SECRET_KEY")); v != "" {
+		if k, err := secretbox.ParseKey(v); err != nil {
+			errs = append(errs, errors.New("HERALD_SECRET_KEY: want 32 random bytes in base64 or hex (herald secrets new-key prints one)"))
+		} else {
+			c.SecretKey = &k
+		}
+	}
+	if v := strings.TrimSpace(getenv("HERALD_SECRET_KEY_PREVIOUS")); v != "" {
+		for i, part := range strings.Split(v, ",") {
+			k, err := secretbox.ParseKey(part)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("HERALD_SECRET_KEY_PREVIOUS: key %d: want 32 random bytes in base64 or hex", i+1))
+				continue
+			}
+			c.PreviousKeys = append(c.PreviousKeys, k)
+		}
+		if c.SecretKey == nil {
+			errs = append(errs, errors.New("HERALD_SECRET_KEY_PREVIOUS is set without HERALD_SECRET_KEY: set the current key too"))
 		}
 	}
 	if len(errs) > 0 {

@@ -8,11 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/internal/secretbox"
 	"github.com/heraldhq/herald/transport/smpp"
 	"github.com/heraldhq/herald/webhook"
 )
@@ -264,4 +266,52 @@ func TestPaceConcurrency(t *testing.T) {
 	for rate, want := range map[float64]int{0: 512, 1: 15, 5: 75, 0.01: 1, 34: 510, 1000: 512} {
 		require.Equal(t, want, paceConcurrency(rate), "rate %v", rate)
 	}
+}
+
+// TestSecretKeyConfig: HERALD_SECRET_KEY and HERALD_SECRET_KEY_PREVIOUS
+// take keys in base64 or hex; a malformed one is refused without its value
+// in the message, and previous keys need a current one.
+func TestSecretKeyConfig(t *testing.T) {
+	cur, err := secretbox.NewKey()
+	require.NoError(t, err)
+	prev := strings.Repeat("ab", 32)
+	cfg, err := loadConfig(env(map[string]string{"HERALD_SECRET_KEY": cur, "HERALD_SECRET_KEY_PREVIOUS": prev + ", " + cur}))
+	require.NoError(t, err)
+	box, err := cfg.secretBox()
+	require.NoError(t, err)
+	k, err := secretbox.ParseKey(cur)
+	require.NoError(t, err)
+	p, err := secretbox.ParseKey(prev)
+	require.NoError(t, err)
+	require.Equal(t, k.ID(), box.KeyID())
+	require.True(t, box.Has(p.ID()))
+
+	cfg, err = loadConfig(env(nil))
+	require.NoError(t, err)
+	box, err = cfg.secretBox()
+	require.NoError(t, err)
+	require.Nil(t, box)
+
+	_, err = loadConfig(env(map[string]string{"HERALD_SECRET_KEY": "correct-horse-battery-staple"}))
+	require.ErrorContains(t, err, "HERALD_SECRET_KEY: want 32 random bytes")
+	require.NotContains(t, err.Error(), "correct-horse")
+	_, err = loadConfig(env(map[string]string{"HERALD_SECRET_KEY": cur, "HERALD_SECRET_KEY_PREVIOUS": prev + ",tr0ub4dor"}))
+	require.ErrorContains(t, err, "HERALD_SECRET_KEY_PREVIOUS: key 2")
+	require.NotContains(t, err.Error(), "tr0ub4dor")
+	_, err = loadConfig(env(map[string]string{"HERALD_SECRET_KEY_PREVIOUS": prev}))
+	require.ErrorContains(t, err, "without HERALD_SECRET_KEY")
+}
+
+// TestSecretsNewKey: herald secrets new-key prints a new key each time,
+// one HERALD_SECRET_KEY takes.
+func TestSecretsNewKey(t *testing.T) {
+	var a, b, errOut bytes.Buffer
+	require.Equal(t, 0, run(t.Context(), []string{"secrets", "new-key"}, env(nil), &a, &errOut), errOut.String())
+	require.Equal(t, 0, run(t.Context(), []string{"secrets", "new-key"}, env(nil), &b, &errOut), errOut.String())
+	require.NotEqual(t, a.String(), b.String())
+	_, err := loadConfig(env(map[string]string{"HERALD_SECRET_KEY": a.String()}))
+	require.NoError(t, err)
+	require.Equal(t, 2, run(t.Context(), []string{"secrets", "shred"}, env(nil), &a, &errOut))
+	require.Equal(t, 1, run(t.Context(), []string{"secrets", "rotate"}, env(nil), &a, &errOut))
+	require.Contains(t, errOut.String(), "set HERALD_SECRET_KEY to the new key")
 }

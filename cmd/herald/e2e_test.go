@@ -61,6 +61,7 @@ func TestBinary(t *testing.T) {
 			t.Run("serve", func(t *testing.T) { testServe(t, bin, db.url(t)) })
 			t.Run("demo", func(t *testing.T) { testDemo(t, bin, db.url(t)) })
 			t.Run("webhooks", func(t *testing.T) { testWebhooks(t, bin, db.url(t)) })
+			t.Run("secrets", func(t *testing.T) { testSecrets(t, bin, db.url(t)) })
 			t.Run("control", func(t *testing.T) { testControl(t, bin, db.url(t)) })
 			t.Run("pause-kill", func(t *testing.T) { testPauseThenKill(t, bin, db.url(t)) })
 		})
@@ -472,8 +473,12 @@ func heraldEnv(kv ...string) []string {
 			env = append(env, e)
 		}
 	}
-	return append(append(env, "HERALD_ADDR=127.0.0.1:0", "HERALD_LOG_FORMAT=json"), kv...)
+	return append(append(env, "HERALD_ADDR=127.0.0.1:0", "HERALD_LOG_FORMAT=json", "HERALD_SECRET_KEY="+testSecretKey), kv...)
 }
+
+// testSecretKey is the HERALD_SECRET_KEY of the processes the tests start
+// (a later HERALD_SECRET_KEY= in their environment takes it away).
+const testSecretKey = "7465737473206f6e6c793a2074686973206b65792070726f7465637473206e6f"
 
 // herald is a running herald process: a server or a simulator.
 type herald struct {

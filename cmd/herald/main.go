@@ -7,6 +7,8 @@
 //	                        on loopback and a demo company ready to use
 //	herald check            recount every campaign's counters and each company's
 //	                        pending count from the rows; exit 1 when any differs
+//	herald secrets new-key  print a new key for HERALD_SECRET_KEY
+//	herald secrets rotate   encrypt every stored secret under HERALD_SECRET_KEY
 //	herald version          the version and VCS revision the binary was built from
 //	herald simulate smsc    run the SMSC simulator alone
 //	herald simulate chat    run the chat provider simulator alone
@@ -97,6 +99,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return simulate(ctx, args[1], args[2:], stdout, slog.New(slog.NewTextHandler(stderr, nil)))
 	case "check":
 		return check(ctx, args[1:], getenv, stdout)
+	case "secrets":
+		return secrets(ctx, args[1:], getenv, stdout)
 	case "version", "--version":
 		info, ok := debug.ReadBuildInfo()
 		version(stdout, info, ok)
@@ -185,6 +189,10 @@ func usage(w io.Writer) {
                             recount every campaign's counters and each company's pending
                             count from the message rows and print those that differ
                             (exit 1 when any does, 0 when none)
+  herald secrets new-key    print a new key for HERALD_SECRET_KEY (32 random bytes, base64)
+  herald secrets rotate [--database-url U]
+                            encrypt every stored secret (SMPP passwords, webhook secrets) under
+                            HERALD_SECRET_KEY, reading those under HERALD_SECRET_KEY_PREVIOUS
   herald version            print the version and the revision the binary was built from
   herald simulate smsc      run the SMSC simulator (flags: -addr -system-id -password -receipt-delay)
   herald simulate chat      run the chat provider simulator (flags: -addr -token -callback-url -callback-secret -delivered-delay)

@@ -60,7 +60,12 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		defer sims.close()
 	}
 
-	store, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Config{MaxOpenConns: cfg.DBMaxConns})
+	box, err := serveSecrets(cfg, demo, log)
+	if err != nil {
+		return err
+	}
+	// With a key, Open encrypts the secrets stored in clear.
+	store, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Config{MaxOpenConns: cfg.DBMaxConns, Secrets: box})
 	if err != nil {
 		return fmt.Errorf("open the database: %w", err)
 	}
@@ -70,6 +75,9 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		}
 	}()
 	log.Info("database ready", "url", redactURL(cfg.DatabaseURL))
+	if err := reportSecrets(ctx, store, box, log); err != nil {
+		return err
+	}
 	if n := len(cfg.AdminToken); n > 0 && n < minAdminTokenLen {
 		log.Warn("HERALD_ADMIN_TOKEN is short: use 32 characters or more (openssl rand -hex 16)", "length", n)
 	}

@@ -67,12 +67,15 @@ func (rc *receiver) final() int {
 // testWebhooks runs the demo with a webhook endpoint in the test process:
 // every message of a bulk SMS campaign reaches the endpoint as a Sent
 // event and then a Delivered or Failed one, signed with the endpoint's
-// secret, in that order.
+// secret, in that order. It runs without HERALD_SECRET_KEY: the demo has
+// its own.
 func testWebhooks(t *testing.T, bin, dbURL string) {
 	rc := newReceiver()
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
-	h := startHerald(t, bin, heraldEnv("HERALD_DATABASE_URL="+dbURL), "serve", "--demo")
+	// The demo without HERALD_SECRET_KEY stores the secret under its
+	// built-in key.
+	h := startHerald(t, bin, heraldEnv("HERALD_DATABASE_URL="+dbURL, "HERALD_SECRET_KEY="), "serve", "--demo")
 	api := h.client(h.key)
 
 	var hook struct {

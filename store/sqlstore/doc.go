@@ -121,6 +121,18 @@
 // reused, where a VALUES or IN list of the batch's size would be parsed
 // and planned again every time.
 //
+// # Secrets
+//
+// SMPP connector passwords and webhook secrets are stored sealed by the
+// Config.Secrets box (package internal/secretbox), each bound to its row.
+// Without a box the store refuses to write a secret
+// (messaging.SecretKeyMissing) and reads those stored in clear by earlier
+// versions; with one, Open seals those (SealSecrets) and fails when a
+// stored secret is sealed under a key the box lacks. SealSecrets with all
+// set re-seals under the current key what older keys sealed (herald
+// secrets rotate). On SQLite the transactions writing or deleting secrets
+// run with secure_delete on, so a replaced value is zeroed in the file.
+//
 // # Bulk inserts
 //
 // InsertMessages writes on Postgres with a binary COPY FROM STDIN (the

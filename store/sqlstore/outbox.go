@@ -194,7 +194,7 @@ func (s *Store) LeaseWebhooks(ctx context.Context, owner string, now, until time
 		if err != nil {
 			return fmt.Errorf("lease webhooks: %w", err)
 		}
-		out, err = collect(rows, scanWebhook)
+		out, err = collect(rows, s.scanWebhook)
 		if err != nil {
 			return fmt.Errorf("lease webhooks: %w", err)
 		}

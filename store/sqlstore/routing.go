@@ -35,15 +35,22 @@ type connectorSettings struct {
 	EnquireLinkMS   int64   `json:"enquireLinkMs,omitempty"`
 }
 
-func connectorJSON(c *routing.Connector) (string, error) {
-	b, err := json.Marshal(connectorSettings{Addr: c.Addr, SystemID: c.SystemID, Password: c.Password, SystemType: c.SystemType,
+// connectorJSON is the stored JSON of c, its password encrypted
+// (messaging.SecretKeyMissing without a key).
+func (s *Store) connectorJSON(c *routing.Connector) (string, error) {
+	password, err := s.sealSecret(c.Password, connectorSecretPlace(c.Name))
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(connectorSettings{Addr: c.Addr, SystemID: c.SystemID, Password: password, SystemType: c.SystemType,
 		BindType: c.BindType, Binds: c.Binds, Window: c.Window, MaxPerSecond: c.MaxPerSecond, TLS: c.TLS, CACert: c.CACert,
 		SourceTON: c.SourceTON, SourceNPI: c.SourceNPI, DestTON: c.DestTON, DestNPI: c.DestNPI,
 		SubmitIDFormat: c.SubmitIDFormat, ReceiptIDFormat: c.ReceiptIDFormat, EnquireLinkMS: c.EnquireLink.Milliseconds()})
 	return string(b), err
 }
 
-func scanConnector(row interface{ Scan(...any) error }) (routing.Connector, error) {
+// scanConnector reads a connector, its password opened.
+func (s *Store) scanConnector(row interface{ Scan(...any) error }) (routing.Connector, error) {
 	var c routing.Connector
 	var raw []byte
 	if err := row.Scan(&c.Name, &raw, timeDst{&c.CreatedAt}, timeDst{&c.UpdatedAt}); err != nil {
@@ -53,7 +60,11 @@ func scanConnector(row interface{ Scan(...any) error }) (routing.Connector, erro
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return c, fmt.Errorf("connector %s: %w", c.Name, err)
 	}
-	c.Addr, c.SystemID, c.Password, c.SystemType = st.Addr, st.SystemID, st.Password, st.SystemType
+	password, err := s.openSecret(st.Password, connectorSecretPlace(c.Name))
+	if err != nil {
+		return c, fmt.Errorf("connector %s: password: %w", c.Name, err)
+	}
+	c.Addr, c.SystemID, c.Password, c.SystemType = st.Addr, st.SystemID, password, st.SystemType
 	c.BindType, c.Binds, c.Window, c.MaxPerSecond, c.TLS, c.CACert = st.BindType, st.Binds, st.Window, st.MaxPerSecond, st.TLS, st.CACert
 	c.SourceTON, c.SourceNPI, c.DestTON, c.DestNPI = st.SourceTON, st.SourceNPI, st.DestTON, st.DestNPI
 	c.SubmitIDFormat, c.ReceiptIDFormat, c.EnquireLink = st.SubmitIDFormat, st.ReceiptIDFormat, time.Duration(st.EnquireLinkMS)*time.Millisecond
@@ -63,27 +74,29 @@ func scanConnector(row interface{ Scan(...any) error }) (routing.Connector, erro
 // CreateConnector implements routing.Store.
 func (s *Store) CreateConnector(ctx context.Context, c *routing.Connector) (err error) {
 	defer keepUnavailable(&err)
-	doc, err := connectorJSON(c)
+	doc, err := s.connectorJSON(c)
 	if err != nil {
 		return fmt.Errorf("create connector: %w", err)
 	}
-	res, err := s.db.ExecContext(ctx, "INSERT INTO smpp_connectors (name, settings, created_at, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-		c.Name, doc, s.ts(c.CreatedAt), s.ts(c.UpdatedAt))
-	if err != nil {
-		return fmt.Errorf("create connector: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("create connector: %w", err)
-	} else if n == 0 {
-		return messaging.Invalidf("name", "a connector named %q exists", c.Name)
-	}
-	return nil
+	return s.writeSecrets(ctx, "create connector", func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, "INSERT INTO smpp_connectors (name, settings, created_at, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+			c.Name, doc, s.ts(c.CreatedAt), s.ts(c.UpdatedAt))
+		if err != nil {
+			return fmt.Errorf("create connector: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("create connector: %w", err)
+		} else if n == 0 {
+			return messaging.Invalidf("name", "a connector named %q exists", c.Name)
+		}
+		return nil
+	})
 }
 
 // GetConnector implements routing.Store.
 func (s *Store) GetConnector(ctx context.Context, name string) (_ routing.Connector, err error) {
 	defer keepUnavailable(&err)
-	c, err := scanConnector(s.read.QueryRowContext(ctx, "SELECT name, settings, created_at, updated_at FROM smpp_connectors WHERE name = ?", name))
+	c, err := s.scanConnector(s.read.QueryRowContext(ctx, "SELECT name, settings, created_at, updated_at FROM smpp_connectors WHERE name = ?", name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return routing.Connector{}, routing.ConnectorNotFound(name)
 	}
@@ -100,7 +113,7 @@ func (s *Store) ListConnectors(ctx context.Context) (_ []routing.Connector, err 
 	if err != nil {
 		return nil, fmt.Errorf("list connectors: %w", err)
 	}
-	out, err := collect(rows, scanConnector)
+	out, err := collect(rows, s.scanConnector)
 	if err != nil {
 		return nil, fmt.Errorf("list connectors: %w", err)
 	}
@@ -110,19 +123,23 @@ func (s *Store) ListConnectors(ctx context.Context) (_ []routing.Connector, err 
 // UpdateConnector implements routing.Store.
 func (s *Store) UpdateConnector(ctx context.Context, c *routing.Connector) (err error) {
 	defer keepUnavailable(&err)
-	doc, err := connectorJSON(c)
+	doc, err := s.connectorJSON(c)
 	if err != nil {
 		return fmt.Errorf("update connector: %w", err)
 	}
-	res, err := s.db.ExecContext(ctx, "UPDATE smpp_connectors SET settings = ?, updated_at = ? WHERE name = ?", doc, s.ts(c.UpdatedAt), c.Name)
-	return updatedOne(res, err, "update connector", func() error { return routing.ConnectorNotFound(c.Name) })
+	return s.writeSecrets(ctx, "update connector", func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, "UPDATE smpp_connectors SET settings = ?, updated_at = ? WHERE name = ?", doc, s.ts(c.UpdatedAt), c.Name)
+		return updatedOne(res, err, "update connector", func() error { return routing.ConnectorNotFound(c.Name) })
+	})
 }
 
 // DeleteConnector implements routing.Store.
 func (s *Store) DeleteConnector(ctx context.Context, name string) (err error) {
 	defer keepUnavailable(&err)
-	res, err := s.db.ExecContext(ctx, "DELETE FROM smpp_connectors WHERE name = ?", name)
-	return updatedOne(res, err, "delete connector", func() error { return routing.ConnectorNotFound(name) })
+	return s.writeSecrets(ctx, "delete connector", func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM smpp_connectors WHERE name = ?", name)
+		return updatedOne(res, err, "delete connector", func() error { return routing.ConnectorNotFound(name) })
+	})
 }
 
 // routeSettings is the stored JSON of a route.

@@ -21,6 +21,7 @@ import (
 	"github.com/uptrace/bun/driver/pgdriver"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/heraldhq/herald/internal/secretbox"
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -38,6 +39,13 @@ type Config struct {
 	// fails when the database does not exist, is not a Herald database,
 	// or lacks migrations this version has. Every write fails.
 	ReadOnly bool
+	// Secrets encrypts the secrets the store keeps (SMPP connector
+	// passwords, webhook secrets) and decrypts them. With it, Open
+	// encrypts the secrets stored in clear by earlier versions and fails
+	// when a stored secret is sealed under a key it does not hold.
+	// Without it, the store refuses to write a secret
+	// (messaging.SecretKeyMissing) and still reads those stored in clear.
+	Secrets *secretbox.Box
 }
 
 func (c Config) maxOpenConns() int {
@@ -87,6 +95,8 @@ type Store struct {
 	// keyChannel is the Postgres channel key changes are notified on, one
 	// per database and schema.
 	keyChannel string
+	// secrets seals and opens stored secrets; nil: none is written.
+	secrets *secretbox.Box
 }
 
 // Open connects to the database named by rawURL (sqlite://path or
@@ -106,6 +116,19 @@ func Open(ctx context.Context, rawURL string, cfg Config) (*Store, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open %s: %w", redact(rawURL), err)
+	}
+	s.secrets = cfg.Secrets
+	if cfg.Secrets != nil && !cfg.ReadOnly {
+		if _, err := s.SealSecrets(ctx, false); err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("sqlstore: open %s: encrypt the secrets stored in clear: %w", redact(rawURL), err)
+		}
+	}
+	if cfg.Secrets != nil {
+		if err := s.checkSecretKeys(ctx); err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("sqlstore: open %s: %w", redact(rawURL), err)
+		}
 	}
 	return s, nil
 }

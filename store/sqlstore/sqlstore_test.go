@@ -29,10 +29,11 @@ func sqliteURL(t testing.TB) string {
 	return "sqlite://" + filepath.Join(t.TempDir(), "herald.db")
 }
 
-// open opens a store on rawURL, closed when the test ends.
+// open opens a store on rawURL, with a secret key, closed when the test
+// ends.
 func open(t testing.TB, rawURL string) *sqlstore.Store {
 	t.Helper()
-	s, err := sqlstore.Open(t.Context(), rawURL, sqlstore.Config{})
+	s, err := sqlstore.Open(t.Context(), rawURL, sqlstore.Config{Secrets: newBox(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s

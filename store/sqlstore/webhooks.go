@@ -14,7 +14,8 @@ import (
 
 const webhookColumns = "id, company_id, url, events, secret, previous_secret, previous_until, created_at, disabled_at, disabled_reason"
 
-func scanWebhook(row interface{ Scan(...any) error }) (webhook.Endpoint, error) {
+// scanWebhook reads an endpoint, its secrets opened.
+func (s *Store) scanWebhook(row interface{ Scan(...any) error }) (webhook.Endpoint, error) {
 	var e webhook.Endpoint
 	var events string
 	var prevUntil *time.Time
@@ -25,6 +26,12 @@ func scanWebhook(row interface{ Scan(...any) error }) (webhook.Endpoint, error) 
 	}
 	if prevUntil != nil {
 		e.PreviousUntil = *prevUntil
+	}
+	if e.Secret, err = s.openSecret(e.Secret, webhookSecretPlace(e.ID)); err != nil {
+		return e, fmt.Errorf("webhook %s: %w", e.ID, err)
+	}
+	if e.PreviousSecret, err = s.openSecret(e.PreviousSecret, webhookSecretPlace(e.ID)); err != nil {
+		return e, fmt.Errorf("webhook %s: previous secret: %w", e.ID, err)
 	}
 	for t := range strings.SplitSeq(events, ",") {
 		if t != "" {
@@ -44,10 +51,19 @@ func joinEvents(ts []webhook.EventType) string {
 
 // CreateWebhook implements webhook.Store. The count and the insert run in
 // one transaction, the company's row locked on Postgres, so concurrent
-// registrations cannot pass the limit together.
+// registrations cannot pass the limit together. The secrets are stored
+// encrypted (messaging.SecretKeyMissing without a key).
 func (s *Store) CreateWebhook(ctx context.Context, e *webhook.Endpoint, max int) (err error) {
 	defer keepUnavailable(&err)
-	return s.write(ctx, "create webhook", func(tx *txn) error {
+	secret, err := s.sealSecret(e.Secret, webhookSecretPlace(e.ID))
+	if err != nil {
+		return err
+	}
+	previous, err := s.sealSecret(e.PreviousSecret, webhookSecretPlace(e.ID))
+	if err != nil {
+		return err
+	}
+	return s.writeSecrets(ctx, "create webhook", func(tx *txn) error {
 		if s.dialect == dialectPostgres {
 			if _, err := tx.ExecContext(ctx, "SELECT id FROM companies WHERE id = ? FOR UPDATE", s.id(e.CompanyID)); err != nil {
 				return fmt.Errorf("create webhook: %w", err)
@@ -61,7 +77,7 @@ func (s *Store) CreateWebhook(ctx context.Context, e *webhook.Endpoint, max int)
 			return messaging.Invalidf("url", "a company may register at most %d webhook endpoints", max)
 		}
 		_, err := tx.ExecContext(ctx, "INSERT INTO webhook_endpoints ("+webhookColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			s.id(e.ID), s.id(e.CompanyID), e.URL, joinEvents(e.Events), e.Secret, e.PreviousSecret, s.nullTS(e.PreviousUntil),
+			s.id(e.ID), s.id(e.CompanyID), e.URL, joinEvents(e.Events), secret, previous, s.nullTS(e.PreviousUntil),
 			s.ts(e.CreatedAt), s.tsPtr(e.DisabledAt), e.DisabledReason)
 		if err != nil {
 			return fmt.Errorf("create webhook: %w", err)
@@ -77,7 +93,7 @@ func (s *Store) ListWebhooks(ctx context.Context, companyID messaging.ID) (_ []w
 	if err != nil {
 		return nil, fmt.Errorf("list webhooks: %w", err)
 	}
-	out, err := collect(rows, scanWebhook)
+	out, err := collect(rows, s.scanWebhook)
 	if err != nil {
 		return nil, fmt.Errorf("list webhooks: %w", err)
 	}
@@ -87,7 +103,7 @@ func (s *Store) ListWebhooks(ctx context.Context, companyID messaging.ID) (_ []w
 // GetWebhook implements webhook.Store.
 func (s *Store) GetWebhook(ctx context.Context, companyID, id messaging.ID) (_ webhook.Endpoint, err error) {
 	defer keepUnavailable(&err)
-	e, err := scanWebhook(s.read.QueryRowContext(ctx, "SELECT "+webhookColumns+" FROM webhook_endpoints WHERE id = ? AND company_id = ?",
+	e, err := s.scanWebhook(s.read.QueryRowContext(ctx, "SELECT "+webhookColumns+" FROM webhook_endpoints WHERE id = ? AND company_id = ?",
 		s.id(id), s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return webhook.Endpoint{}, webhook.NotFound(id)
@@ -101,20 +117,32 @@ func (s *Store) GetWebhook(ctx context.Context, companyID, id messaging.ID) (_ w
 // DeleteWebhook implements webhook.Store.
 func (s *Store) DeleteWebhook(ctx context.Context, companyID, id messaging.ID) (err error) {
 	defer keepUnavailable(&err)
-	res, err := s.db.ExecContext(ctx, "DELETE FROM webhook_endpoints WHERE id = ? AND company_id = ?", s.id(id), s.id(companyID))
-	return updatedOne(res, err, "delete webhook", func() error { return webhook.NotFound(id) })
+	return s.writeSecrets(ctx, "delete webhook", func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM webhook_endpoints WHERE id = ? AND company_id = ?", s.id(id), s.id(companyID))
+		return updatedOne(res, err, "delete webhook", func() error { return webhook.NotFound(id) })
+	})
 }
 
-// RotateWebhookSecret implements webhook.Store.
+// RotateWebhookSecret implements webhook.Store. The new secret is stored
+// encrypted (messaging.SecretKeyMissing without a key).
 func (s *Store) RotateWebhookSecret(ctx context.Context, companyID, id messaging.ID, secret string, previousUntil time.Time) (_ webhook.Endpoint, err error) {
 	defer keepUnavailable(&err)
-	e, err := scanWebhook(s.db.QueryRowContext(ctx, "UPDATE webhook_endpoints SET previous_secret = secret, previous_until = ?, secret = ? "+
-		"WHERE id = ? AND company_id = ? RETURNING "+webhookColumns, s.ts(previousUntil), secret, s.id(id), s.id(companyID)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return webhook.Endpoint{}, webhook.NotFound(id)
-	}
+	sealed, err := s.sealSecret(secret, webhookSecretPlace(id))
 	if err != nil {
-		return webhook.Endpoint{}, fmt.Errorf("rotate webhook secret: %w", err)
+		return webhook.Endpoint{}, err
+	}
+	var e webhook.Endpoint
+	err = s.writeSecrets(ctx, "rotate webhook secret", func(tx *txn) error {
+		var err error
+		e, err = s.scanWebhook(tx.QueryRowContext(ctx, "UPDATE webhook_endpoints SET previous_secret = secret, previous_until = ?, secret = ? "+
+			"WHERE id = ? AND company_id = ? RETURNING "+webhookColumns, s.ts(previousUntil), sealed, s.id(id), s.id(companyID)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return webhook.NotFound(id)
+		}
+		return err
+	})
+	if err != nil {
+		return webhook.Endpoint{}, err
 	}
 	return e, nil
 }
