@@ -199,6 +199,7 @@ func New(cfg Config) (*Herald, error) {
 	ccfg.Store, ccfg.Limits, ccfg.Media, ccfg.Logger = cfg.Store, cfg.Limits, cfg.Media, cfg.Logger
 	ccfg.OptOuts = cfg.Store
 	ccfg.OnQueued = h.wake
+	ccfg.OnHalted = h.halt
 	if h.campaigns, err = campaign.New(ccfg); err != nil {
 		return nil, fmt.Errorf("herald: %w", err)
 	}
@@ -286,6 +287,16 @@ func (h *Herald) wake() {
 	case <-h.built:
 		h.dispatcher.Wake()
 	default: // nothing can be due before New returned
+	}
+}
+
+// halt withdraws a paused or cancelled campaign's messages that the
+// dispatcher claimed and has not submitted yet.
+func (h *Herald) halt(campaignID messaging.ID, cancelled bool) {
+	select {
+	case <-h.built:
+		h.dispatcher.Halt(campaignID, cancelled)
+	default: // nothing is claimed before New returned
 	}
 }
 

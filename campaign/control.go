@@ -12,8 +12,15 @@ import (
 // claimed, sends in flight finish and their receipts are applied, and
 // messages added to a paused transactional campaign are refused. A paused
 // campaign never completes by itself.
+//
+// Messages claimed and not submitted yet go back to Pending (OnHalted);
+// only those already handed to a provider finish.
 func (s *Service) Pause(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error) {
-	return s.move(ctx, companyID, id, EventPause, s.store.TransitionCampaign)
+	c, err := s.move(ctx, companyID, id, EventPause, s.store.TransitionCampaign)
+	if err == nil {
+		s.notifyHalted(id, false)
+	}
+	return c, err
 }
 
 // Resume sends a paused campaign again.
@@ -28,9 +35,14 @@ func (s *Service) Resume(ctx context.Context, companyID, id messaging.ID) (messa
 // Cancel ends a Ready, InProgress or Paused campaign: it completes with
 // CancelledAt, and its messages not handed to a provider yet end Failed
 // with details DetailsCancelled, their pending capacity released at once.
-// Messages in flight finish.
+// Messages claimed and not submitted yet fail CANCELLED too (OnHalted);
+// those already handed to a provider finish.
 func (s *Service) Cancel(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error) {
-	return s.move(ctx, companyID, id, EventCancel, s.store.CancelCampaign)
+	c, err := s.move(ctx, companyID, id, EventCancel, s.store.CancelCampaign)
+	if err == nil {
+		s.notifyHalted(id, true)
+	}
+	return c, err
 }
 
 // move applies ev to the campaign through write (a compare-and-set from

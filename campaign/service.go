@@ -49,6 +49,11 @@ type Config struct {
 	// campaign started. A dispatcher's Wake fits: it looks for due
 	// messages at once instead of at its next poll. It must not block.
 	OnQueued func()
+	// OnHalted, when set, is called after a campaign was paused
+	// (cancelled false) or cancelled, once that is stored. A dispatcher's
+	// Halt fits: it withdraws the campaign's messages it claimed and has
+	// not submitted yet. It must not block.
+	OnHalted func(campaignID messaging.ID, cancelled bool)
 }
 
 // Service runs Herald's template, campaign and sending use cases for
@@ -61,6 +66,7 @@ type Service struct {
 	media  template.MediaProber
 	log    *slog.Logger
 	queued func()
+	halted func(campaignID messaging.ID, cancelled bool)
 	opts   OptOutReader
 
 	// Background preparation of bulk campaigns.
@@ -93,7 +99,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{
 		store: cfg.Store, limits: cfg.Limits.WithDefaults(), now: cfg.Now, ids: cfg.IDs, media: cfg.Media, log: cfg.Logger,
-		queued: cfg.OnQueued, opts: cfg.OptOuts,
+		queued: cfg.OnQueued, halted: cfg.OnHalted, opts: cfg.OptOuts,
 		preparing: make(map[messaging.ID]struct{}),
 	}
 	if s.now == nil {
@@ -142,6 +148,13 @@ func (s *Service) Close() {
 func (s *Service) Limits() Limits { return s.limits }
 
 func (s *Service) clock() time.Time { return s.now().UTC() }
+
+// notifyHalted calls the OnHalted hook.
+func (s *Service) notifyHalted(id messaging.ID, cancelled bool) {
+	if s.halted != nil {
+		s.halted(id, cancelled)
+	}
+}
 
 // notifyQueued calls the OnQueued hook.
 func (s *Service) notifyQueued() {

@@ -149,6 +149,11 @@ type Config struct {
 	// validity are failed (EXPIRED) though nothing claims them (a paused
 	// campaign, a provider down). Default 1 second.
 	ExpireInterval time.Duration
+	// HaltInterval is how often the campaigns with messages being sent
+	// are looked up in the store: those paused or cancelled meanwhile (by
+	// another process too) have their messages not submitted yet
+	// withdrawn (see Dispatcher.Halt). Default 150ms.
+	HaltInterval time.Duration
 	// PurgeInterval is how often older parts and receipts are purged.
 	// Default 1 hour.
 	PurgeInterval time.Duration
@@ -187,6 +192,7 @@ const (
 	DefaultReceiptSweep     = time.Minute
 	DefaultExpireInterval   = time.Second
 	DefaultPurgeInterval    = time.Hour
+	DefaultHaltInterval     = 150 * time.Millisecond
 	DefaultPurgeBatch       = 5_000
 	DefaultRouteTTL         = time.Minute
 	DefaultDrainTimeout     = 30 * time.Second
@@ -253,6 +259,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("delivery: Config.ReceiptTimeout must be shorter than Config.ReceiptRetention")
 	}
 	defD(&c.PurgeInterval, DefaultPurgeInterval)
+	defD(&c.HaltInterval, DefaultHaltInterval)
 	def(&c.PurgeBatch, DefaultPurgeBatch)
 	defD(&c.RouteTTL, DefaultRouteTTL)
 	defD(&c.DrainTimeout, DefaultDrainTimeout)

@@ -34,6 +34,7 @@ type Dispatcher struct {
 	routes  ttlcache.Cache[messaging.ID, Route] // campaigns' routes, kept RouteTTL
 	parts   recording
 	rates   companyRates // Config.Rates: the claims of capped companies
+	flights flights      // campaigns with messages being sent, for Halt
 
 	running atomic.Bool
 	// beatFailed is when a heartbeat last failed (UnixNano; 0: never).
@@ -121,6 +122,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		claimers.Go(func() { l.run(ctx, sendCtx) })
 	}
 	maint.Go(func() { d.maintain(ctx) })
+	maint.Go(func() { d.watchHalted(ctx) })
 	<-ctx.Done()
 	claimers.Wait()
 

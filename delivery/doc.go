@@ -23,6 +23,13 @@
 // one at a time probes the provider, spaced by the sender's WaitReady,
 // instead of every claimed message failing in turn.
 //
+// A campaign paused or cancelled while its messages are being sent has
+// them withdrawn (Dispatcher.Halt, called by the process that halted it;
+// the others read the halted campaigns every Config.HaltInterval): an SMS
+// still waiting in the adapter's queue, none of its parts written, gives
+// up its place (SMS.Withdraw, ErrWithdrawn) and goes back to Pending at
+// its due time, or fails CANCELLED; one already on the wire finishes.
+//
 // Results:
 //   - Sent: SMS with one provider id per part (the first is the message's
 //     ProviderMessageID, all of them are recorded for receipts); chat with

@@ -36,10 +36,11 @@ type lane struct {
 
 // job is a claimed message with what its send needs.
 type job struct {
-	m     messaging.Message
-	route Route
-	seq   int64
-	batch *sendBatch
+	m      messaging.Message
+	route  Route
+	seq    int64
+	batch  *sendBatch
+	flight *flight // of its campaign: halted by a pause or a cancel
 }
 
 // sendBatch bounds the sends of one claim by Config.SendTimeout: one
@@ -62,6 +63,9 @@ const (
 	resultSent   = "sent"
 	resultRetry  = "retry"
 	resultFailed = "failed"
+	// resultWithdrawn: its campaign was paused or cancelled before it was
+	// submitted.
+	resultWithdrawn = "withdrawn"
 )
 
 func newLane(d *Dispatcher, ch messaging.Channel, capacity int, sender any, send func(context.Context, job) (*StatusUpdate, string)) *lane {
@@ -254,6 +258,7 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		b.left.Store(int32(len(jobs)))
 		for _, j := range jobs {
 			j.batch = b
+			j.flight = d.flights.join(j.m.CampaignID)
 			l.procs.Add(1)
 			l.jobs <- j // never blocks: places were reserved
 		}
@@ -367,7 +372,14 @@ func (l *lane) process(j job) {
 	defer l.procs.Done()
 	defer l.release(1)
 	start := time.Now()
-	u, result := l.send(j.batch.ctx, j)
+	var u *StatusUpdate
+	var result string
+	if j.flight.isHalted() {
+		u, result = l.d.withdrawn(j)
+	} else {
+		u, result = l.send(j.batch.ctx, j)
+	}
+	l.d.flights.leave(j.m.CampaignID, j.flight)
 	j.batch.done()
 	l.d.obs.Send(l.ch, time.Since(start), result)
 	var queued func()
@@ -390,12 +402,15 @@ func (d *Dispatcher) sendSMS(ctx context.Context, j job) (*StatusUpdate, string)
 	if from == "" {
 		return d.fail(m, "No approved SMS sender"), resultFailed
 	}
-	sms := SMS{MessageID: m.ID, CompanyID: m.CompanyID, From: from, To: m.Phone, Text: m.Content}
+	sms := SMS{MessageID: m.ID, CompanyID: m.CompanyID, From: from, To: m.Phone, Text: m.Content, Withdraw: j.flight.halted}
 	if exp := Expiry(&m, j.route); !exp.IsZero() {
 		sms.Validity = max(time.Second, exp.Sub(d.cfg.Now()).Round(time.Second))
 	}
 	res, err := d.cfg.SMS.Send(ctx, sms)
 	if err != nil {
+		if isWithdrawn(err) {
+			return d.withdrawn(j)
+		}
 		return d.failure(m, err)
 	}
 	u := &StatusUpdate{MessageID: m.ID, Status: messaging.StatusSent, At: d.cfg.Now(), PartIDs: res.PartIDs, Route: res.Connector}

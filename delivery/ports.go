@@ -21,7 +21,18 @@ type SMS struct {
 	// Validity, when positive, is how long the SMSC should keep trying to
 	// deliver (SMPP validity_period); zero: the SMSC's default.
 	Validity time.Duration
+	// Withdraw, when not nil, is closed once the SMS is no longer to be
+	// submitted (its campaign was paused or cancelled). A sender that has
+	// not written any part of it to the SMSC yet then gives up and returns
+	// ErrWithdrawn; once a part is on the wire, the SMS is finished.
+	Withdraw <-chan struct{}
 }
+
+// ErrWithdrawn is the error of a send given up, before any part of it was
+// written, because its message was withdrawn (SMS.Withdraw). The message
+// is not sent: it goes back to Pending, or fails CANCELLED when its
+// campaign was cancelled.
+var ErrWithdrawn = errors.New("withdrawn before it was submitted")
 
 // SMSResult is what the SMSC answered to a submitted SMS: one provider
 // message id per part, in part order.

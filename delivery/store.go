@@ -22,8 +22,9 @@ type Store interface {
 	// held by c.Owner, and returns them oldest first. It takes the
 	// messages of transactional campaigns (direct sends included) before
 	// those of bulk ones, then the oldest first, and no more of a company
-	// than c.Quotas allows. Concurrent claimers, in one process or several
-	// sharing a database, never get the same message.
+	// than c.Quotas allows, nor of a campaign than c.CampaignQuotas does.
+	// Concurrent claimers, in one process or several sharing a database,
+	// never get the same message.
 	ClaimDue(ctx context.Context, c Claim) ([]messaging.Message, error)
 	Updater
 	// Heartbeat records that the claimer named owner was alive at at.
@@ -45,6 +46,11 @@ type Store interface {
 	// Config.CompleteInterval, so it should cost little when no campaign
 	// is drained.
 	CompleteDrained(ctx context.Context, now time.Time) ([]Completed, error)
+	// HaltedCampaigns returns those of the campaigns ids that are Paused or
+	// were cancelled (CancelledAt set), each with true when cancelled: the
+	// dispatcher withdraws their messages it claimed and has not handed to
+	// a provider yet. Unknown ids are left out.
+	HaltedCampaigns(ctx context.Context, ids []messaging.ID) (map[messaging.ID]bool, error)
 	// Backlog returns, by channel, how many messages of InProgress
 	// campaigns are not handed to a provider yet (Pending or Sending): the
 	// queue the dispatcher works through. Fallback SMS count as SMS.
@@ -145,6 +151,11 @@ type Claim struct {
 	// the claim may take (0: none); the companies it does not list are
 	// not capped. The dispatcher sets it from the companies' rates.
 	Quotas map[messaging.ID]int
+	// CampaignQuotas caps, for each campaign it lists, how many of its
+	// messages the claim may take (0: none), on top of Quotas. The
+	// dispatcher sets it from the room its connectors have
+	// (ConnectorPicker).
+	CampaignQuotas map[messaging.ID]int
 }
 
 // Recovery says which claims Store.RecoverClaims takes back: those whose

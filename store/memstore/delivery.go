@@ -27,8 +27,8 @@ func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) ([]messaging.Mes
 		return nil, nil
 	}
 	var out []messaging.Message
-	var taken map[messaging.ID]int
-	var held []dueEntry // entries of companies past their quota, pushed back
+	var taken, takenOf map[messaging.ID]int // by company, by campaign
+	var held []dueEntry                     // entries of companies past their quota, pushed back
 	defer func() {
 		for _, e := range held {
 			heap.Push(h, e)
@@ -49,6 +49,11 @@ func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) ([]messaging.Mes
 		if !ok {
 			continue
 		}
+		cq, campaignCapped := c.CampaignQuotas[m.CampaignID]
+		if campaignCapped && takenOf[m.CampaignID] >= cq {
+			held = append(held, e)
+			continue
+		}
 		if q, capped := c.Quotas[m.CompanyID]; capped {
 			if taken[m.CompanyID] >= q {
 				held = append(held, e)
@@ -58,6 +63,12 @@ func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) ([]messaging.Mes
 				taken = map[messaging.ID]int{}
 			}
 			taken[m.CompanyID]++
+		}
+		if campaignCapped {
+			if takenOf == nil {
+				takenOf = map[messaging.ID]int{}
+			}
+			takenOf[m.CampaignID]++
 		}
 		count(cr, m, m.Status, messaging.StatusSending)
 		m.Status = messaging.StatusSending
@@ -213,6 +224,22 @@ func (s *Store) Backlog(ctx context.Context) (map[messaging.Channel]int, error) 
 		if c := &cr.c; c.Status == messaging.CampaignInProgress {
 			out[c.Channel] += c.Counts.Unsent()
 			out[messaging.ChannelSMS] += c.FallbackCounts.Unsent()
+		}
+	}
+	return out, nil
+}
+
+// HaltedCampaigns implements delivery.Store.
+func (s *Store) HaltedCampaigns(ctx context.Context, ids []messaging.ID) (map[messaging.ID]bool, error) {
+	if err := s.lock(ctx, "read halted campaigns"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := map[messaging.ID]bool{}
+	for _, id := range ids {
+		cr := s.campaigns[id]
+		if cr != nil && (cr.c.Status == messaging.CampaignPaused || cr.c.CancelledAt != nil) {
+			out[id] = cr.c.CancelledAt != nil
 		}
 	}
 	return out, nil

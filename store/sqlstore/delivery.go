@@ -130,7 +130,7 @@ func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) (_ []messaging.M
 // so that concurrent claimers pass each other, then the first of those,
 // transactional ones first (within the quotas, when there are).
 func (s *Store) claimPostgres(ctx context.Context, tx *txn, c delivery.Claim) ([]messaging.Message, error) {
-	if len(c.Quotas) == 0 {
+	if len(c.Quotas) == 0 && len(c.CampaignQuotas) == 0 {
 		return s.claimed(ctx, tx, s.queries().claimPostgres,
 			string(c.Channel), s.ts(c.Now), c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
 	}
@@ -146,8 +146,20 @@ func (s *Store) claimPostgres(ctx context.Context, tx *txn, c delivery.Claim) ([
 	if err != nil {
 		return nil, fmt.Errorf("claim: quotas: %w", err)
 	}
+	type campaignQuota struct {
+		Campaign string `json:"campaign"`
+		Quota    int    `json:"quota"`
+	}
+	cqs := make([]campaignQuota, 0, len(c.CampaignQuotas))
+	for id, n := range c.CampaignQuotas {
+		cqs = append(cqs, campaignQuota{id.String(), max(n, 0)})
+	}
+	cj, err := json.Marshal(cqs)
+	if err != nil {
+		return nil, fmt.Errorf("claim: campaign quotas: %w", err)
+	}
 	return s.claimed(ctx, tx, s.queries().claimPostgresQuotas,
-		string(j), string(c.Channel), s.ts(c.Now), c.Limit, c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
+		string(j), string(cj), string(c.Channel), s.ts(c.Now), c.Limit, c.Limit, c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
 }
 
 // claimed runs a claim statement and returns the messages it claimed.
@@ -195,6 +207,11 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]m
 		src.most = limit
 		if q, capped := c.Quotas[src.company]; capped {
 			src.most = min(limit, q)
+		}
+		var campaignID messaging.ID
+		copy(campaignID[:], src.id)
+		if q, capped := c.CampaignQuotas[campaignID]; capped {
+			src.most = min(src.most, q)
 		}
 		if src.most > 0 {
 			campaigns = append(campaigns, src)
@@ -721,6 +738,33 @@ func (s *Store) Backlog(ctx context.Context) (_ map[messaging.Channel]int, err e
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the backlog: %w", err)
+	}
+	return out, nil
+}
+
+// HaltedCampaigns implements delivery.Store, by primary key.
+func (s *Store) HaltedCampaigns(ctx context.Context, ids []messaging.ID) (_ map[messaging.ID]bool, err error) {
+	defer keepUnavailable(&err)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := s.read.QueryContext(ctx, "SELECT id, cancelled_at IS NOT NULL FROM campaigns WHERE "+s.jsonIDsIn("id")+
+		" AND (status = 'Paused' OR cancelled_at IS NOT NULL)", s.jsonIDs(ids))
+	if err != nil {
+		return nil, fmt.Errorf("read halted campaigns: %w", err)
+	}
+	defer rows.Close()
+	out := map[messaging.ID]bool{}
+	for rows.Next() {
+		var id messaging.ID
+		var cancelled bool
+		if err := rows.Scan(&id, &cancelled); err != nil {
+			return nil, fmt.Errorf("read halted campaigns: %w", err)
+		}
+		out[id] = cancelled
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read halted campaigns: %w", err)
 	}
 	return out, nil
 }

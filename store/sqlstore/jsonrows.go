@@ -372,14 +372,16 @@ func (s *Store) queries() *deliveryQueries {
 			// The same with quotas: a capped company's campaigns give at
 			// most its quota each, and its messages are numbered to keep
 			// the first of them up to the quota.
+			// A campaign's own quota (cq) bounds what its lateral reads.
 			claimPostgresQuotas: "WITH q AS (SELECT * FROM json_to_recordset(?::json) AS q(company uuid, quota int)), " +
+				"cq AS (SELECT * FROM json_to_recordset(?::json) AS cq(campaign uuid, quota int)), " +
 				"cand AS (SELECT m.id, m.due_at, (c.mode = 'Bulk' AND NOT c.hidden) AS bulk, q.quota, " +
 				"row_number() OVER (PARTITION BY c.company_id ORDER BY (c.mode = 'Bulk' AND NOT c.hidden), m.due_at, m.id) AS n " +
-				"FROM campaigns c LEFT JOIN q ON q.company = c.company_id CROSS JOIN LATERAL (" +
+				"FROM campaigns c LEFT JOIN q ON q.company = c.company_id LEFT JOIN cq ON cq.campaign = c.id CROSS JOIN LATERAL (" +
 				"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? " +
-				"ORDER BY due_at, id LIMIT least(?, coalesce(q.quota, ?)) FOR UPDATE SKIP LOCKED) m " +
+				"ORDER BY due_at, id LIMIT least(?, coalesce(q.quota, ?), coalesce(cq.quota, ?)) FOR UPDATE SKIP LOCKED) m " +
 				"WHERE ((c.status = 'InProgress' AND c.pending + c.fb_pending > 0) OR (c.status = 'Completed' AND c.fb_pending > 0)) " +
-				"AND (q.quota IS NULL OR q.quota > 0)), " +
+				"AND (q.quota IS NULL OR q.quota > 0) AND (cq.quota IS NULL OR cq.quota > 0)), " +
 				"picked AS (SELECT id FROM cand WHERE quota IS NULL OR n <= quota ORDER BY bulk, due_at, id LIMIT ?) " +
 				pgClaimUpdate(),
 			// A row without a message holds an early receipt, kept; a row

@@ -761,3 +761,26 @@ func testClaimDirectFirst(f *fixture) {
 		"with quotas too: the direct one first, then the oldest bulk one")
 	f.requireReconciled()
 }
+
+// testHaltedCampaigns: of the campaigns asked about, the paused ones and
+// the cancelled ones are halted (true when cancelled); those in progress,
+// completed or unknown are not.
+func testHaltedCampaigns(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	running, _ := f.bulk(a.ID, messaging.ChannelSMS, 1, at(1), messaging.CampaignInProgress)
+	paused, _ := f.bulk(a.ID, messaging.ChannelSMS, 1, at(1), messaging.CampaignInProgress)
+	f.transition(paused, messaging.CampaignInProgress, messaging.CampaignPaused, at(2))
+	cancelled, _ := f.bulk(a.ID, messaging.ChannelSMS, 1, at(1), messaging.CampaignInProgress)
+	require.NoError(t, f.s.CancelCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: cancelled.ID,
+		From: []messaging.CampaignStatus{messaging.CampaignInProgress}, To: messaging.CampaignCompleted, At: at(3)}))
+	done, _ := f.bulk(a.ID, messaging.ChannelSMS, 0, at(1), messaging.CampaignInProgress)
+	f.transition(done, messaging.CampaignInProgress, messaging.CampaignCompleted, at(4))
+
+	got, err := f.s.HaltedCampaigns(f.ctx, []messaging.ID{running.ID, paused.ID, cancelled.ID, done.ID, f.id()})
+	require.NoError(t, err)
+	require.Equal(t, map[messaging.ID]bool{paused.ID: false, cancelled.ID: true}, got)
+	got, err = f.s.HaltedCampaigns(f.ctx, nil)
+	require.NoError(t, err)
+	require.Empty(t, got)
+}

@@ -137,6 +137,7 @@ func cases() []testCase {
 		{"ClaimDueConcurrent", testClaimDueConcurrent},
 		{"ClaimPriorityAndQuotas", testClaimPriorityAndQuotas},
 		{"ClaimDirectFirst", testClaimDirectFirst},
+		{"HaltedCampaigns", testHaltedCampaigns},
 		{"CompanyRates", testCompanyRates},
 		{"CompanyNames", testCompanyNames},
 		{"ApplyUpdatesRules", testApplyUpdatesRules},

@@ -357,8 +357,17 @@ func (c *Client) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 	}
 	subs := make([]*submit, 0, len(p.parts))
 	var sendErr error
-	for _, pt := range p.parts {
-		s, err := c.submitPart(ctx, sms, p.enc, pt, nil)
+	for i, pt := range p.parts {
+		var s *submit
+		var err error
+		if i == 0 && sms.Withdraw != nil {
+			s, err = c.submitFirst(ctx, sms, p.enc, pt)
+		} else {
+			s, err = c.submitPart(ctx, sms, p.enc, pt, nil, nil)
+		}
+		if errors.Is(err, delivery.ErrWithdrawn) {
+			return delivery.SMSResult{}, err
+		}
 		if err != nil {
 			sendErr = err
 			break
@@ -392,6 +401,20 @@ func (c *Client) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 		return delivery.SMSResult{}, transient
 	}
 	return delivery.SMSResult{PartIDs: ids}, nil
+}
+
+// withdrawn reports whether the withdraw channel w (nil: never) is
+// closed.
+func withdrawn(w <-chan struct{}) bool {
+	if w == nil {
+		return false
+	}
+	select {
+	case <-w:
+		return true
+	default:
+		return false
+	}
 }
 
 func cmpOr(a, b error) error {
@@ -445,7 +468,7 @@ func (c *Client) await(ctx context.Context, sms delivery.SMS, enc data.Encoding,
 			t.Stop()
 			return c.giveUp(o, ErrClosed), nil
 		}
-		next, err := c.submitPart(ctx, sms, enc, pt, s.sess)
+		next, err := c.submitPart(ctx, sms, enc, pt, s.sess, nil)
 		if err != nil {
 			return c.giveUp(o, err), nil
 		}
@@ -467,12 +490,40 @@ func (c *Client) giveUp(o outcome, cause error) outcome {
 	return outcome{err: err}
 }
 
+// submitFirst submits the first part of an SMS that may be withdrawn
+// (SMS.Withdraw): while it waits for its turn in the pacer or for a window
+// slot, the withdrawal makes it give up (delivery.ErrWithdrawn), its place
+// freed for the parts behind it. Once it is written, the SMS goes on
+// whole: a concatenated message is not cut short.
+func (c *Client) submitFirst(ctx context.Context, sms delivery.SMS, enc data.Encoding, pt part) (*submit, error) {
+	select {
+	case <-sms.Withdraw:
+		return nil, fmt.Errorf("smpp: send %s: %w", sms.MessageID, delivery.ErrWithdrawn)
+	default:
+	}
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-sms.Withdraw:
+			cancel(delivery.ErrWithdrawn)
+		case <-wctx.Done():
+		}
+	}()
+	s, err := c.submitPart(wctx, sms, enc, pt, nil, sms.Withdraw)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(wctx), delivery.ErrWithdrawn) {
+		return nil, fmt.Errorf("smpp: send %s: %w", sms.MessageID, delivery.ErrWithdrawn)
+	}
+	return s, err
+}
+
 // submitPart paces, takes a window slot on a bound session with room in
 // its rate (see pick) and writes one part on it. A retry of a part the
 // SMSC throttled on session throttledOn (nil for a first try) takes its
 // turn before the parts that were not submitted yet, and goes to another
-// session when one has room.
-func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Encoding, pt part, throttledOn *session) (*submit, error) {
+// session when one has room. A part with a withdraw channel (the first
+// of an SMS that may be withdrawn) is not written once it is closed.
+func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Encoding, pt part, throttledOn *session, withdraw <-chan struct{}) (*submit, error) {
 	// The message's own validity (what is left of it) wins over the
 	// configured one when shorter.
 	validity := c.validity
@@ -501,6 +552,10 @@ func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Enco
 				return nil, err
 			}
 			cn := g.cn
+			if withdrawn(withdraw) {
+				c.unuse(cn)
+				return nil, fmt.Errorf("smpp: send %s: %w", sms.MessageID, delivery.ErrWithdrawn)
+			}
 			s := &submit{seq: c.nextSeq(), sess: cn.sess, epoch: g.epoch, done: make(chan outcome, 1)}
 			frame, err := submitFrame(s.seq, sms.From, sms.To, enc, pt, validity, c.addr)
 			if err != nil {

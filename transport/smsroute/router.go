@@ -324,6 +324,12 @@ func (r *Router) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 			Err: fmt.Errorf("route to %s: no connector up", sms.To)}
 	}
 	res, err := r.sendVia(ctx, cn, sms)
+	if errors.Is(err, delivery.ErrWithdrawn) {
+		// Its campaign was halted before it was submitted: no fault of
+		// the connector's.
+		r.count(routeLabel(rt), cn.settings.Name, ResultWithdrawn)
+		return delivery.SMSResult{}, err
+	}
 	if err != nil && ctx.Err() == nil && cn.downCtx().Err() != nil {
 		// Its connector went down while the SMS waited in it: at once
 		// through the next healthy one of the route, if any.
@@ -379,6 +385,9 @@ const (
 	ResultSent   = "sent"   // the SMSC accepted it
 	ResultFailed = "failed" // refused for good, or no route
 	ResultRetry  = "retry"  // a transient failure: sent again later
+	// ResultWithdrawn: its campaign was paused or cancelled before it was
+	// submitted (delivery.ErrWithdrawn).
+	ResultWithdrawn = "withdrawn"
 )
 
 // RouteCount is how many SMS a route sent through a connector with a
@@ -388,7 +397,7 @@ type RouteCount struct {
 	Route string
 	// Connector is the connector's name; empty when none was picked.
 	Connector string
-	// Result is ResultSent, ResultFailed or ResultRetry.
+	// Result is ResultSent, ResultFailed, ResultRetry or ResultWithdrawn.
 	Result string
 	Count  uint64
 }
