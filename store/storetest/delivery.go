@@ -784,3 +784,29 @@ func testHaltedCampaigns(f *fixture) {
 	require.NoError(t, err)
 	require.Empty(t, got)
 }
+
+// testClaimCampaignQuotas: a claim takes no more of a campaign than its
+// quota (none at 0), beside the campaigns not listed and together with the
+// companies' quotas.
+func testClaimCampaignQuotas(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	one, oneMsgs := f.bulk(a.ID, messaging.ChannelSMS, 5, at(1), messaging.CampaignInProgress)
+	two, twoMsgs := f.bulk(a.ID, messaging.ChannelSMS, 3, at(2), messaging.CampaignInProgress)
+	claim := func(limit int, quotas, campaigns map[messaging.ID]int) []messaging.Message {
+		t.Helper()
+		ms, err := f.s.ClaimDue(f.ctx, delivery.Claim{Channel: messaging.ChannelSMS, Now: at(10), LeaseUntil: at(70), Limit: limit,
+			Quotas: quotas, CampaignQuotas: campaigns})
+		require.NoError(t, err)
+		return ms
+	}
+	require.Equal(t, idsOf(twoMsgs[:2]), ids(claim(10, nil, map[messaging.ID]int{one.ID: 0, two.ID: 2})),
+		"none of the first campaign, two of the second")
+	require.Equal(t, idsOf(append(oneMsgs[:1:1], twoMsgs[2])), ids(claim(10, nil, map[messaging.ID]int{one.ID: 1})),
+		"one of the first, the rest of the second (not listed)")
+	require.Equal(t, idsOf(oneMsgs[1:3]), ids(claim(10, map[messaging.ID]int{a.ID: 2}, map[messaging.ID]int{one.ID: 3})),
+		"the company's quota holds too")
+	f.requireCounts(a.ID, one.ID, messaging.StatusCounts{Pending: 2, Sending: 3}, messaging.StatusCounts{})
+	f.requireCounts(a.ID, two.ID, messaging.StatusCounts{Sending: 3}, messaging.StatusCounts{})
+	f.requireReconciled()
+}

@@ -138,6 +138,7 @@ func cases() []testCase {
 		{"ClaimPriorityAndQuotas", testClaimPriorityAndQuotas},
 		{"ClaimDirectFirst", testClaimDirectFirst},
 		{"HaltedCampaigns", testHaltedCampaigns},
+		{"ClaimCampaignQuotas", testClaimCampaignQuotas},
 		{"CompanyRates", testCompanyRates},
 		{"CompanyNames", testCompanyNames},
 		{"ApplyUpdatesRules", testApplyUpdatesRules},
