@@ -23,6 +23,13 @@
 // one at a time probes the provider, spaced by the sender's WaitReady,
 // instead of every claimed message failing in turn.
 //
+// A sender that routes among connectors (ConnectorPicker) tells the lane
+// which connector each SMS goes through and how many SMS a capped one can
+// use at once: the lane counts its SMS in flight by connector and gives a
+// campaign's next claims no more than the room its connector has left
+// (Claim.CampaignQuotas), so a connector capped at a low rate never holds
+// the lane's places while another connector idles.
+//
 // A campaign paused or cancelled while its messages are being sent has
 // them withdrawn (Dispatcher.Halt, called by the process that halted it;
 // the others read the halted campaigns every Config.HaltInterval): an SMS

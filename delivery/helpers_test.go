@@ -82,6 +82,7 @@ type spec struct {
 	expires  func(i int) *time.Time // message i's ExpiresAt; default none
 	validFor time.Duration          // the campaign's ValidFor
 	window   *messaging.SendWindow  // the campaign's SendWindow
+	hidden   bool                   // a direct send's campaign
 }
 
 // campaign creates a campaign with one message per phone, in status
@@ -101,7 +102,7 @@ func (w *world) campaign(sp spec) (messaging.Campaign, []*messaging.Message) {
 	}
 	c := messaging.Campaign{ID: w.ids.New(), CompanyID: w.co.ID, Name: "test", Channel: sp.channel, Mode: sp.mode,
 		Status: messaging.CampaignQueuing, MessageType: sp.msgType, Config: sp.config, Planned: len(sp.phones),
-		CreatedAt: now, UpdatedAt: now, ValidFor: sp.validFor, SendWindow: sp.window}
+		CreatedAt: now, UpdatedAt: now, ValidFor: sp.validFor, SendWindow: sp.window, Hidden: sp.hidden}
 	if sp.channel == messaging.ChannelSMS && !sp.noSender {
 		c.SMSSenderID = w.sender.ID
 	}

@@ -23,8 +23,10 @@ type lane struct {
 	ch       messaging.Channel
 	capacity int
 	send     func(ctx context.Context, j job) (*StatusUpdate, string)
-	ready    ReadyWaiter // nil when the sender cannot tell
-	limiter  SendLimiter // nil when the sender sets no bound
+	ready    ReadyWaiter     // nil when the sender cannot tell
+	limiter  SendLimiter     // nil when the sender sets no bound
+	picker   ConnectorPicker // nil when the sender has one connector
+	loads    connLoads       // the SMS in flight by connector (picker)
 	wake     chan struct{}
 	jobs     chan job
 
@@ -41,6 +43,7 @@ type job struct {
 	seq    int64
 	batch  *sendBatch
 	flight *flight // of its campaign: halted by a pause or a cancel
+	conn   string  // the connector it was counted on (ConnectorPicker)
 }
 
 // sendBatch bounds the sends of one claim by Config.SendTimeout: one
@@ -71,7 +74,8 @@ const (
 func newLane(d *Dispatcher, ch messaging.Channel, capacity int, sender any, send func(context.Context, job) (*StatusUpdate, string)) *lane {
 	ready, _ := sender.(ReadyWaiter)
 	limiter, _ := sender.(SendLimiter)
-	return &lane{d: d, ch: ch, capacity: capacity, send: send, ready: ready, limiter: limiter, wake: make(chan struct{}, 1), freed: make(chan struct{}, 1),
+	picker, _ := sender.(ConnectorPicker)
+	return &lane{d: d, ch: ch, capacity: capacity, send: send, ready: ready, limiter: limiter, picker: picker, wake: make(chan struct{}, 1), freed: make(chan struct{}, 1),
 		jobs: make(chan job, capacity)}
 }
 
@@ -229,7 +233,8 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
 		start := time.Now()
 		quotas := d.rates.take(now)
-		claimed, err := d.store.ClaimDue(sctx, Claim{Channel: l.ch, Owner: d.cfg.Instance, Now: now, LeaseUntil: now.Add(d.cfg.Lease), Limit: want, Quotas: quotas})
+		claimed, err := d.store.ClaimDue(sctx, Claim{Channel: l.ch, Owner: d.cfg.Instance, Now: now, LeaseUntil: now.Add(d.cfg.Lease), Limit: want,
+			Quotas: quotas, CampaignQuotas: l.loads.quotas(now)})
 		cancel()
 		d.rates.settle(quotas, claimed)
 		d.obs.Batch(op, len(claimed), time.Since(start), err)
@@ -259,10 +264,25 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		for _, j := range jobs {
 			j.batch = b
 			j.flight = d.flights.join(j.m.CampaignID)
+			l.place(&j, now)
 			l.procs.Add(1)
 			l.jobs <- j // never blocks: places were reserved
 		}
 	}
+}
+
+// place counts j on the connector its SMS goes through, when the sender
+// tells (ConnectorPicker).
+func (l *lane) place(j *job, now time.Time) {
+	if l.picker == nil {
+		return
+	}
+	name, budget := l.picker.PickConnector(l.d.smsOf(*j))
+	if name == "" {
+		return
+	}
+	j.conn = name
+	l.loads.add(j.m.CampaignID, name, budget, now)
 }
 
 // prepare finds the route of every claimed message (and, for chat, its
@@ -380,6 +400,9 @@ func (l *lane) process(j job) {
 		u, result = l.send(j.batch.ctx, j)
 	}
 	l.d.flights.leave(j.m.CampaignID, j.flight)
+	if j.conn != "" {
+		l.loads.remove(j.conn)
+	}
 	j.batch.done()
 	l.d.obs.Send(l.ch, time.Since(start), result)
 	var queued func()
@@ -392,17 +415,28 @@ func (l *lane) process(j job) {
 	l.record(j.m, u, queued)
 }
 
-// sendSMS submits an SMS (or a fallback SMS) through the SMS port.
-func (d *Dispatcher) sendSMS(ctx context.Context, j job) (*StatusUpdate, string) {
+// smsOf is the SMS of job j: from the campaign's sender (its fallback
+// sender for a fallback SMS; empty when none is approved).
+func (d *Dispatcher) smsOf(j job) SMS {
 	m := j.m
 	from := j.route.SMSSender
 	if m.IsFallback() {
 		from = j.route.FallbackSender
 	}
-	if from == "" {
+	sms := SMS{MessageID: m.ID, CompanyID: m.CompanyID, From: from, To: m.Phone, Text: m.Content}
+	if j.flight != nil {
+		sms.Withdraw = j.flight.halted
+	}
+	return sms
+}
+
+// sendSMS submits an SMS (or a fallback SMS) through the SMS port.
+func (d *Dispatcher) sendSMS(ctx context.Context, j job) (*StatusUpdate, string) {
+	m := j.m
+	sms := d.smsOf(j)
+	if sms.From == "" {
 		return d.fail(m, "No approved SMS sender"), resultFailed
 	}
-	sms := SMS{MessageID: m.ID, CompanyID: m.CompanyID, From: from, To: m.Phone, Text: m.Content, Withdraw: j.flight.halted}
 	if exp := Expiry(&m, j.route); !exp.IsZero() {
 		sms.Validity = max(time.Second, exp.Sub(d.cfg.Now()).Round(time.Second))
 	}

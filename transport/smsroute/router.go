@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -293,6 +294,35 @@ func (r *Router) route(sms delivery.SMS) *routing.Route {
 func (r *Router) healthy(name string) bool {
 	cn := r.conns[name]
 	return cn != nil && cn.client.Up() && time.Now().UnixNano() >= cn.penalty.Load()
+}
+
+// BudgetSpan is how much of its rate a capped connector may hold claimed
+// at once (PickConnector): enough to keep it busy between two claims, and
+// no more, so that the places of the dispatcher stay free for the other
+// connectors' SMS.
+const BudgetSpan = 2 * time.Second
+
+// PickConnector implements delivery.ConnectorPicker: the connector that
+// Send would pick for sms now, and, when it is capped, the SMS it can use
+// at once: BudgetSpan of this process's share of its rate (at least one).
+// An uncapped connector, or an SMS no route takes, has no bound.
+func (r *Router) PickConnector(sms delivery.SMS) (string, int) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	rt := r.route(sms)
+	if rt == nil {
+		return "", 0
+	}
+	name, _ := routing.Pick(rt, r.healthy, r.turn.Load()+1)
+	cn := r.conns[name]
+	if cn == nil {
+		return name, 0
+	}
+	rate := routing.Shared(cn.settings, cn.share).MaxPerSecond
+	if rate <= 0 {
+		return name, 0
+	}
+	return name, max(1, int(math.Ceil(rate*BudgetSpan.Seconds())))
 }
 
 // DetailsNoRoute is the details of an SMS no route takes.

@@ -309,3 +309,34 @@ func TestSharesAcrossProcesses(t *testing.T) {
 		10*time.Second, 20*time.Millisecond, "the stopped process's share taken back")
 	require.LessOrEqual(t, a.Stats().Connections, 6, "never more binds than the connector's")
 }
+
+// TestPickConnectorBudget: the router tells the dispatcher which connector
+// an SMS goes through, and a capped connector's budget (two seconds of its
+// rate); an uncapped one has none, and neither has an SMS no route takes.
+func TestPickConnectorBudget(t *testing.T) {
+	a, b := sim(t), sim(t)
+	company := messaging.NewIDGenerator(nil).New()
+	rt, svc := setup(t, a, b, routing.Route{Prefixes: []string{"44"}, Targets: []routing.Target{{Connector: "a"}}},
+		routing.Route{Prefixes: []string{"33"}, Targets: []routing.Target{{Connector: "b"}}})
+	var picker delivery.ConnectorPicker = rt
+	name, budget := picker.PickConnector(delivery.SMS{CompanyID: company, From: "Herald", To: "447700900001"})
+	require.Equal(t, "a", name)
+	require.Zero(t, budget, "uncapped")
+
+	ctx := t.Context()
+	c, err := svc.Connector(ctx, "b")
+	require.NoError(t, err)
+	c.MaxPerSecond = 25
+	_, err = svc.UpdateConnector(ctx, c, true)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		name, budget = picker.PickConnector(delivery.SMS{CompanyID: company, From: "Herald", To: "33612345678"})
+		return budget > 0
+	}, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, "b", name)
+	require.Equal(t, 50, budget, "two seconds of 25 a second")
+
+	name, budget = picker.PickConnector(delivery.SMS{CompanyID: company, From: "Herald", To: "15550001111"})
+	require.Empty(t, name, "no route takes it, and there is no default connector")
+	require.Zero(t, budget)
+}

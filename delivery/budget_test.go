@@ -1,0 +1,70 @@
+package delivery_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+)
+
+// pickingSMS is a queueSMS that tells the dispatcher its connectors and
+// their budgets (delivery.ConnectorPicker).
+type pickingSMS struct {
+	*queueSMS
+	budgets map[string]int
+}
+
+func (p pickingSMS) PickConnector(sms delivery.SMS) (string, int) {
+	name := p.route(sms)
+	return name, p.budgets[name]
+}
+
+// TestIdleConnectorNotHeldBehindCappedOne: while thousands of a company's
+// bulk SMS wait for a connector capped at 25 a second, another company's
+// direct and transactional SMS through an idle connector reach it within a
+// second, and so does the first company's own through the idle one: the
+// capped connector holds its budget of the dispatcher's places, not all of
+// them.
+func TestIdleConnectorNotHeldBehindCappedOne(t *testing.T) {
+	for _, st := range testStores() {
+		t.Run(st.name, func(t *testing.T) {
+			s := st.open(t)
+			a, b := newWorld(t, s), newWorld(t, s)
+			const bulk = 3000
+			a.campaign(spec{channel: messaging.ChannelSMS, phones: phones(bulk, 0)})
+			route := func(sms delivery.SMS) string {
+				if sms.CompanyID == a.co.ID && sms.Text != "Code" {
+					return "capped"
+				}
+				return "idle"
+			}
+			q := newQueueSMS(t, route, map[string]time.Duration{"capped": 40 * time.Millisecond, "idle": 0})
+			cfg := fastConfig(s)
+			cfg.PollInterval = 50 * time.Millisecond
+			cfg.SMS = pickingSMS{q, map[string]int{"capped": 50}}
+			cfg.DrainTimeout = 100 * time.Millisecond
+			d, err := delivery.New(cfg)
+			require.NoError(t, err)
+			run(t, d)
+			waitFor(t, "the bulk under way", func() bool { return len(q.sent("capped")) >= 10 })
+			// The capped connector has had time to fill every place.
+			time.Sleep(300 * time.Millisecond)
+
+			start := time.Now()
+			code := func(int) string { return "Code" }
+			b.campaign(spec{channel: messaging.ChannelSMS, phones: phones(5, 20000), hidden: true, text: code})
+			b.campaign(spec{channel: messaging.ChannelSMS, mode: messaging.ModeTransactional, phones: phones(3, 30000), text: code})
+			a.campaign(spec{channel: messaging.ChannelSMS, phones: phones(2, 40000), hidden: true, text: code})
+			d.Wake()
+			require.Eventually(t, func() bool { return len(q.sent("idle")) == 10 }, 15*time.Second, 5*time.Millisecond,
+				"the idle connector's SMS")
+			for _, x := range q.sent("idle") {
+				require.Less(t, x.at.Sub(start), time.Second, "SMS to %s reached its idle connector late", x.sms.To)
+			}
+			require.Less(t, len(q.sent("capped")), bulk/4, "the bulk still waits")
+		})
+	}
+}
