@@ -181,6 +181,8 @@ func TestChatFailureHook(t *testing.T) {
 	require.Equal(t, "USER_BLOCKED (8)", w.message(msgs[0].ID).Details)
 	sends := sms.sends()
 	require.Len(t, sends, 1)
+	require.NotNil(t, sends[0].Withdraw, "a pause of its campaign would withdraw it")
+	sends[0].Withdraw = nil
 	require.Equal(t, delivery.SMS{MessageID: sends[0].MessageID, CompanyID: w.co.ID, From: "HeraldFB", To: ps[0], Text: "SMS instead"}, sends[0])
 	require.Len(t, chat.sent(ps[1]), 2, "a failed hook has the message sent again")
 	require.Equal(t, messaging.StatusSent, w.message(msgs[1].ID).Status)
