@@ -2,16 +2,21 @@ package enginetest
 
 import (
 	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
 	"flag"
 	"fmt"
+	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun/driver/pgdriver"
 	"pgregory.net/rapid"
 
 	"github.com/heraldhq/herald"
@@ -37,7 +42,7 @@ func TestMain(m *testing.M) {
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	checks, steps := "2", "15"
 	if os.Getenv(LongEnv) != "" {
-		checks, steps = "30", "60"
+		checks, steps = "10", "40"
 	}
 	if !set["rapid.checks"] && os.Getenv("RAPID_CHECKS") == "" {
 		_ = flag.Set("rapid.checks", checks)
@@ -52,37 +57,65 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// backend opens the store of one sequence: open gives each process its
-// own handle on the same data (a process of its own on a database).
+// opener opens handles on the data of one sequence: each process gets
+// its own (a process of its own on a database).
+type opener func() (herald.Store, func(), error)
+
+// backend makes the data of one sequence: fresh returns its opener and
+// the function dropping it.
 type backend struct {
-	name string
-	// fresh returns a function opening handles on new, empty data.
-	fresh func(t *testing.T) func() (herald.Store, func(), error)
+	name  string
+	fresh func(t *rapid.T) (opener, func())
 }
 
 func backends() []backend {
-	sql := func(url func(t *testing.T) string) func(t *testing.T) func() (herald.Store, func(), error) {
-		return func(t *testing.T) func() (herald.Store, func(), error) {
-			u := url(t)
-			return func() (herald.Store, func(), error) {
-				s, err := sqlstore.Open(context.Background(), u, sqlstore.Config{MaxOpenConns: 8})
-				if err != nil {
-					return nil, nil, fmt.Errorf("open %s: %w", u, err)
-				}
-				return s, func() { _ = s.Close() }, nil
+	sqlOpener := func(u string) opener {
+		return func() (herald.Store, func(), error) {
+			s, err := sqlstore.Open(context.Background(), u, sqlstore.Config{MaxOpenConns: 4})
+			if err != nil {
+				return nil, nil, fmt.Errorf("open the store: %w", err)
 			}
+			return s, func() { _ = s.Close() }, nil
 		}
 	}
-	var n atomic.Int64
 	return []backend{
-		{"memstore", func(*testing.T) func() (herald.Store, func(), error) {
+		{"memstore", func(*rapid.T) (opener, func()) {
 			s := memstore.New()
-			return func() (herald.Store, func(), error) { return s, func() {}, nil }
+			return func() (herald.Store, func(), error) { return s, func() {}, nil }, func() {}
 		}},
-		{"sqlite", sql(func(t *testing.T) string {
-			return "sqlite://" + filepath.Join(t.TempDir(), fmt.Sprintf("herald-%d.db", n.Add(1)))
-		})},
-		{"postgres", sql(func(t *testing.T) string { return pgtest.SchemaURL(t) })},
+		{"sqlite", func(t *rapid.T) (opener, func()) {
+			dir, err := os.MkdirTemp("", "herald-model-")
+			must(t, err)
+			return sqlOpener("sqlite://" + filepath.Join(dir, "herald.db")), func() { _ = os.RemoveAll(dir) }
+		}},
+		{"postgres", func(t *rapid.T) (opener, func()) {
+			u, drop := pgSchema(t)
+			return sqlOpener(u), drop
+		}},
+	}
+}
+
+// pgSchema makes a schema of its own in the database pgtest.Env names
+// and returns its URL and the function dropping it: a sequence keeps no
+// connection once it ended.
+func pgSchema(t *rapid.T) (string, func()) {
+	base := os.Getenv(pgtest.Env)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "herald_model_" + hex.EncodeToString(b[:])
+	admin := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(base)))
+	_, err := admin.Exec("CREATE SCHEMA " + schema)
+	_ = admin.Close()
+	must(t, err)
+	u, err := url.Parse(base)
+	must(t, err)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), func() {
+		admin := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(base)))
+		defer admin.Close()
+		_, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE")
 	}
 }
 
@@ -97,9 +130,12 @@ func TestModel(t *testing.T) {
 				t.Skipf("needs %s", pgtest.Env)
 			}
 			rapid.Check(t, func(rt *rapid.T) {
-				w := newWorld(t, rt, b.fresh(t))
+				open, drop := b.fresh(rt)
+				w := newWorld(t, rt, open)
+				defer drop()
 				defer w.close(rt)
 				rt.Repeat(w.actions())
+				w.finish(rt)
 			})
 		})
 	}
@@ -115,6 +151,9 @@ type company struct {
 	txn      *camp // its transactional campaign, once made
 }
 
+// stillStopped ends a stop window that no resume ended.
+const stillStopped = math.MaxInt64
+
 // camp is the model of one campaign.
 type camp struct {
 	id      messaging.ID
@@ -127,22 +166,23 @@ type camp struct {
 	scheduled time.Time // Ready until then
 	// stops are the SMSC sequence windows in which none of its messages
 	// may go on the wire: from the answer to a pause or cancel to the call
-	// of the next resume (0: open).
+	// of the next resume (stillStopped: none yet).
 	stops [][2]int64
-	// claimedAtStop are the messages that were Sending when it was paused
-	// or cancelled.
-	claimedAtStop map[messaging.ID]bool
+	// stopStamps are the claimLog stamps at the ends of the pauses and
+	// cancels of stops, in order.
+	stopStamps []int64
 }
 
 // world is one sequence: the store, the processes, the fake SMSC, the
 // clock and the model.
 type world struct {
 	tb        *testing.T
-	open      func() (herald.Store, func(), error)
-	closers   []func()
+	open      opener
+	closeAPI  func()
 	api       *herald.Herald // the API's view: never runs, never dies
 	clk       *clock
 	sc        *smsc
+	claims    *claimLog
 	slots     map[string]*proc // the current process of each name
 	procs     map[string]*proc // every process, by its SMSC label
 	born      map[string]int
@@ -154,15 +194,15 @@ type world struct {
 	lastCamp  map[messaging.ID]messaging.CampaignStatus
 }
 
-func newWorld(tb *testing.T, t *rapid.T, open func() (herald.Store, func(), error)) *world {
-	w := &world{tb: tb, open: open, clk: &clock{now: time.Now().UTC().Truncate(time.Second)}, sc: newSMSC(),
+func newWorld(tb *testing.T, t *rapid.T, open opener) *world {
+	w := &world{tb: tb, open: open, clk: &clock{now: time.Now().UTC().Truncate(time.Second)}, sc: newSMSC(), claims: &claimLog{last: map[messaging.ID]int64{}},
 		slots: map[string]*proc{}, procs: map[string]*proc{}, born: map[string]int{}, byID: map[messaging.ID]*camp{},
 		last: map[messaging.ID]messaging.MessageStatus{}, lastCamp: map[messaging.ID]messaging.CampaignStatus{}}
 	s, closeStore, err := open()
 	if err != nil {
 		t.Fatalf("open the store: %v", err)
 	}
-	w.closers = append(w.closers, closeStore)
+	w.closeAPI = closeStore
 	w.api, err = herald.New(herald.Config{Store: s, Campaigns: campaign.Config{Now: w.clk.Now}})
 	if err != nil {
 		t.Fatalf("herald.New: %v", err)
@@ -199,11 +239,14 @@ func must(t *rapid.T, err error) {
 func (w *world) startProc(t *rapid.T, name string) {
 	s, closeStore, err := w.open()
 	must(t, err)
-	w.closers = append(w.closers, closeStore)
 	w.born[name]++
 	label := fmt.Sprintf("%s#%d", name, w.born[name])
-	p, err := startProc(name, label, s, w.sc, w.clk)
+	p, err := startProc(name, label, s, w.sc, w.clk, w.claims)
+	if err != nil {
+		closeStore()
+	}
 	must(t, err)
+	p.closeStore = closeStore
 	if old := w.slots[name]; old != nil {
 		old.recovered = true
 	}
@@ -232,9 +275,74 @@ func (w *world) deadClaims() bool {
 	return false
 }
 
-// close stops the live processes cleanly; the killed ones finish their
-// abandoned drain (their writes fail) in the background, and the store
-// handles are closed once they did, when the test ends.
+// finishRounds bounds the rounds of finish: each moves the clock past the
+// longest retry backoff.
+const finishRounds = 15
+
+// finish ends a sequence by letting everything run out: connectors up, a
+// live process that took the dead ones' claims, paused campaigns resumed
+// and ready ones started, the clock moved on until no message waits, each
+// round checked: every message ends sent or failed, and every bulk
+// campaign completed.
+func (w *world) finish(t *rapid.T) {
+	ctx := context.Background()
+	for _, name := range []string{"a", "b"} {
+		w.sc.setMode(name, connUp)
+		w.sc.setEarly(name, "")
+	}
+	if len(w.live()) == 0 {
+		w.startProc(t, "p1")
+	}
+	if w.deadClaims() {
+		if live := w.live(); len(live) > 1 {
+			must(t, live[1].shutdown())
+		}
+		w.clk.advance(claimLease + time.Second)
+		w.heartbeatsCatchUp()
+		for _, p := range w.procs {
+			p.recovered = p.recovered || p.killed
+		}
+	}
+	for _, c := range w.camps {
+		co := w.companies[c.company].id
+		switch c.want {
+		case messaging.CampaignPaused:
+			c.stops[len(c.stops)-1][1] = w.sc.seqNow()
+			_, err := w.api.Campaigns().Resume(ctx, co, c.id)
+			must(t, err)
+			c.want = messaging.CampaignInProgress
+		case messaging.CampaignReady:
+			if _, err := w.api.Campaigns().Start(ctx, co, c.id); err != nil && (c.scheduled.IsZero() || w.clk.Now().Before(c.scheduled)) {
+				must(t, err)
+			}
+			c.want, c.scheduled = messaging.CampaignInProgress, time.Time{}
+		}
+	}
+	for round := 0; ; round++ {
+		w.check(t)
+		waiting := 0
+		for _, v := range w.read(t) {
+			for _, m := range v.msgs {
+				if m.Status.Unsent() && !(skipCancelledRequeued && v.c.CancelledAt != nil) {
+					waiting++
+				}
+			}
+		}
+		if waiting == 0 {
+			break
+		}
+		if round == finishRounds {
+			t.Fatalf("%d messages still wait after %d rounds", waiting, finishRounds)
+		}
+		w.clk.advance(delivery.DefaultRetryMax + time.Minute)
+		w.heartbeatsCatchUp()
+	}
+	// The last check (completion included) passed with nothing waiting.
+}
+
+// close stops the live processes cleanly and closes their store
+// handles; the killed ones lost theirs at the kill, and finish their
+// abandoned drain in the background (their calls fail).
 func (w *world) close(t *rapid.T) {
 	w.sc.setMode("a", connUp)
 	w.sc.setMode("b", connUp)
@@ -243,23 +351,8 @@ func (w *world) close(t *rapid.T) {
 			t.Errorf("process %s stopped with %v", p.label, err)
 		}
 	}
-	procs, closers, api, tb := w.procs, w.closers, w.api, w.tb
-	tb.Cleanup(func() {
-		for _, p := range procs {
-			if p.done != nil {
-				select {
-				case <-p.done:
-				case <-time.After(time.Minute):
-					tb.Errorf("killed process %s did not end", p.label)
-				}
-			}
-			_ = p.h.Close(context.Background())
-		}
-		_ = api.Close(context.Background())
-		for _, c := range slices.Backward(closers) {
-			c()
-		}
-	})
+	_ = w.api.Close(context.Background())
+	w.closeAPI()
 }
 
 // phone returns a number not used before in the sequence.
@@ -394,8 +487,8 @@ func (w *world) actions() map[string]func(*rapid.T) {
 				return
 			}
 			c.want = messaging.CampaignPaused
-			c.stops = append(c.stops, [2]int64{w.sc.seqNow(), 0})
-			w.claimed(t, c)
+			c.stops = append(c.stops, [2]int64{w.sc.seqNow(), stillStopped})
+			c.stopStamps = append(c.stopStamps, w.claims.next())
 		},
 		"resume": func(t *rapid.T) {
 			c := w.pick(t, []string{"bulk", "transactional"}, messaging.CampaignPaused)
@@ -411,12 +504,12 @@ func (w *world) actions() map[string]func(*rapid.T) {
 				return
 			}
 			if c.want == messaging.CampaignPaused {
-				c.stops[len(c.stops)-1][1] = 0
+				c.stops[len(c.stops)-1][1] = stillStopped
 			} else {
-				c.stops = append(c.stops, [2]int64{w.sc.seqNow(), 0})
+				c.stops = append(c.stops, [2]int64{w.sc.seqNow(), stillStopped})
+				c.stopStamps = append(c.stopStamps, w.claims.next())
 			}
 			c.want, c.cancelled = messaging.CampaignCompleted, true
-			w.claimed(t, c)
 		},
 		"advanceClock": func(t *rapid.T) {
 			// Up to a few minutes: past validity periods, retry
@@ -476,7 +569,7 @@ func (w *world) actions() map[string]func(*rapid.T) {
 			if len(live) == 0 {
 				t.Skip("nothing runs")
 			}
-			live[rapid.IntRange(0, len(live)-1).Draw(t, "process")].kill(w.sc.seqNow())
+			live[rapid.IntRange(0, len(live)-1).Draw(t, "process")].kill(w.sc)
 		},
 		"startProcess": func(t *rapid.T) {
 			name := rapid.SampledFrom([]string{"p1", "p2"}).Draw(t, "name")
@@ -502,21 +595,6 @@ func (w *world) actions() map[string]func(*rapid.T) {
 			}
 		},
 	}
-}
-
-// claimed records the messages of c that are Sending now.
-func (w *world) claimed(t *rapid.T, c *camp) {
-	if c.claimedAtStop == nil {
-		c.claimedAtStop = map[messaging.ID]bool{}
-	}
-	must(t, w.api.Campaigns().ExportMessages(context.Background(), w.companies[c.company].id, c.id, func(ms []messaging.Message) error {
-		for _, m := range ms {
-			if m.Status == messaging.StatusSending {
-				c.claimedAtStop[m.ID] = true
-			}
-		}
-		return nil
-	}))
 }
 
 func indexes(n int) []int {

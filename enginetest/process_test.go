@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald"
@@ -42,90 +41,164 @@ var errDead = errors.New("the process was killed")
 // stay Sending, owned by its instance, and its heartbeat stays.
 type fenced struct {
 	herald.Store
-	dead *atomic.Bool
+	*fence
+	claims *claimLog
 }
 
-func (f fenced) err() error {
-	if f.dead.Load() {
-		return errDead
+// claimLog stamps events in one order: the start of every claim (with the
+// messages it took) and the ends of pauses and cancels.
+type claimLog struct {
+	mu    sync.Mutex
+	stamp int64
+	last  map[messaging.ID]int64 // message -> start of the claim that last took it
+}
+
+func (l *claimLog) next() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stamp++
+	return l.stamp
+}
+
+func (l *claimLog) took(at int64, ms []messaging.Message) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range ms {
+		l.last[m.ID] = at
 	}
-	return nil
+}
+
+func (l *claimLog) claimedAt(id messaging.ID) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last[id]
+}
+
+// fence is the kill switch of one process's store calls: a call holds it
+// shared while it runs, and the kill takes it whole, so that no call of
+// the dead process commits after the kill (its connection would have
+// died with it).
+type fence struct {
+	mu   sync.RWMutex
+	dead bool
+}
+
+// enter starts a call: it returns the function ending it, or errDead.
+func (f *fence) enter() (func(), error) {
+	f.mu.RLock()
+	if f.dead {
+		f.mu.RUnlock()
+		return nil, errDead
+	}
+	return f.mu.RUnlock, nil
+}
+
+// kill waits for the calls under way and fails every later one.
+func (f *fence) kill() {
+	f.mu.Lock()
+	f.dead = true
+	f.mu.Unlock()
 }
 
 func (f fenced) ClaimDue(ctx context.Context, c delivery.Claim) ([]messaging.Message, error) {
-	if err := f.err(); err != nil {
+	done, err := f.enter()
+	if err != nil {
 		return nil, err
 	}
-	return f.Store.ClaimDue(ctx, c)
+	defer done()
+	at := f.claims.next()
+	ms, err := f.Store.ClaimDue(ctx, c)
+	f.claims.took(at, ms)
+	return ms, err
 }
 
 func (f fenced) ApplyUpdates(ctx context.Context, u []delivery.StatusUpdate) ([]bool, error) {
-	if err := f.err(); err != nil {
+	done, err := f.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer done()
 	return f.Store.ApplyUpdates(ctx, u)
 }
 
 func (f fenced) ApplyReceipts(ctx context.Context, r []delivery.Receipt, now time.Time) ([]delivery.ReceiptOutcome, error) {
-	if err := f.err(); err != nil {
+	done, err := f.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer done()
 	return f.Store.ApplyReceipts(ctx, r, now)
 }
 
 func (f fenced) ApplyBatch(ctx context.Context, u []delivery.StatusUpdate, r []delivery.Receipt, now time.Time) (delivery.BatchResult, error) {
-	if err := f.err(); err != nil {
+	done, err := f.enter()
+	if err != nil {
 		return delivery.BatchResult{}, err
 	}
+	defer done()
 	return f.Store.ApplyBatch(ctx, u, r, now)
 }
 
 func (f fenced) Heartbeat(ctx context.Context, owner string, at time.Time) error {
-	if err := f.err(); err != nil {
+	done, err := f.enter()
+	if err != nil {
 		return err
 	}
+	defer done()
 	return f.Store.Heartbeat(ctx, owner, at)
 }
 
 func (f fenced) ForgetClaimer(ctx context.Context, owner string) error {
-	if err := f.err(); err != nil {
+	done, err := f.enter()
+	if err != nil {
 		return err
 	}
+	defer done()
 	return f.Store.ForgetClaimer(ctx, owner)
 }
 
 func (f fenced) RecoverClaims(ctx context.Context, r delivery.Recovery) (int, error) {
-	if err := f.err(); err != nil {
+	done, err := f.enter()
+	if err != nil {
 		return 0, err
 	}
+	defer done()
 	return f.Store.RecoverClaims(ctx, r)
 }
 
 func (f fenced) CompleteDrained(ctx context.Context, now time.Time) ([]delivery.Completed, error) {
-	if err := f.err(); err != nil {
+	done, err := f.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer done()
 	return f.Store.CompleteDrained(ctx, now)
 }
 
 func (f fenced) ExpireMessages(ctx context.Context, now time.Time, limit int) (int, error) {
-	if err := f.err(); err != nil {
+	done, err := f.enter()
+	if err != nil {
 		return 0, err
 	}
+	defer done()
 	return f.Store.ExpireMessages(ctx, now, limit)
 }
 
 func (f fenced) ExpireReceipts(ctx context.Context, sentBefore, now time.Time, details string) (int, error) {
-	if err := f.err(); err != nil {
+	done, err := f.enter()
+	if err != nil {
 		return 0, err
 	}
+	defer done()
 	return f.Store.ExpireReceipts(ctx, sentBefore, now, details)
 }
 
 func (f fenced) TransitionCampaign(ctx context.Context, t messaging.CampaignTransition) error {
-	if err := f.err(); err != nil {
+	done, err := f.enter()
+	if err != nil {
 		return err
 	}
+	defer done()
 	return f.Store.TransitionCampaign(ctx, t)
 }
 
@@ -140,14 +213,18 @@ const (
 
 // proc is one Herald process on the shared store.
 type proc struct {
-	name     string // its Instance
-	label    string // this run of it, as the SMSC records its submits
-	h        *herald.Herald
-	dead     *atomic.Bool
-	stop     context.CancelFunc
-	done     chan error
-	killed   bool
-	killedAt int64 // the SMSC's submit sequence at the kill
+	name  string // its Instance
+	label string // this run of it, as the SMSC records its submits
+	h     *herald.Herald
+	fence *fence
+	gone  chan struct{} // closed at the kill
+	stop  context.CancelFunc
+	// closeStore closes its store handle: at the kill, or once it
+	// stopped.
+	closeStore func()
+	done       chan error
+	killed     bool
+	killedAt   int64 // the SMSC's submit sequence at the kill
 	// recovered: a restart under the same name, or a live process after
 	// the claim lease, has taken its claims back.
 	recovered bool
@@ -156,13 +233,12 @@ type proc struct {
 func (p *proc) alive() bool { return !p.killed && p.done != nil }
 
 // startProc builds and runs a Herald process named name on store.
-func startProc(name, label string, store herald.Store, sc *smsc, clk *clock) (*proc, error) {
-	dead := &atomic.Bool{}
-	p := &proc{name: name, label: label, dead: dead}
+func startProc(name, label string, store herald.Store, sc *smsc, clk *clock, claims *claimLog) (*proc, error) {
+	p := &proc{name: name, label: label, fence: &fence{}, gone: make(chan struct{})}
 	h, err := herald.New(herald.Config{
-		Store: fenced{Store: store, dead: dead},
+		Store: fenced{Store: store, fence: p.fence, claims: claims},
 		SMS: func(r delivery.ReceiptHandler) (delivery.SMSSender, error) {
-			return &sender{smsc: sc, proc: label, receipts: r}, nil
+			return &sender{smsc: sc, proc: label, receipts: r, gone: p.gone}, nil
 		},
 		ScheduleEvery: 20 * time.Millisecond,
 		Campaigns:     campaign.Config{Now: clk.Now},
@@ -204,10 +280,12 @@ func startProc(name, label string, store herald.Store, sc *smsc, clk *clock) (*p
 // kill stops p as a crash would: from now on its writes fail, and its Run
 // is ended without a drain worth the name (the sends it holds are
 // abandoned, their messages stay Sending under its name).
-func (p *proc) kill(seq int64) {
-	p.dead.Store(true)
-	p.killed, p.killedAt = true, seq
+func (p *proc) kill(sc *smsc) {
+	close(p.gone)
+	p.fence.kill()
+	p.killed, p.killedAt = true, sc.seqNow()
 	p.stop()
+	p.closeStore()
 }
 
 // shutdown stops a live p cleanly and waits for it.
@@ -215,5 +293,9 @@ func (p *proc) shutdown() error {
 	p.stop()
 	err := <-p.done
 	p.done = nil
+	if cerr := p.h.Close(context.Background()); err == nil {
+		err = cerr
+	}
+	p.closeStore()
 	return err
 }

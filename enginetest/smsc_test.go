@@ -64,9 +64,9 @@ type smsc struct {
 	mu        sync.Mutex
 	seq       int64
 	conns     map[string]*conn
-	route     map[messaging.ID]string // company -> connector
-	onWire    map[messaging.ID]string // message -> process submitting it now
-	inSend    map[messaging.ID]int    // messages in Send, on the wire or waiting for a place
+	route     map[messaging.ID]string  // company -> connector
+	onWire    map[messaging.ID]*sender // message -> process submitting it now
+	inSend    map[messaging.ID]int     // messages in Send, on the wire or waiting for a place
 	submits   []*submit
 	byPart    map[string]*submit
 	parts     int
@@ -75,7 +75,7 @@ type smsc struct {
 }
 
 func newSMSC() *smsc {
-	s := &smsc{conns: map[string]*conn{}, route: map[messaging.ID]string{}, onWire: map[messaging.ID]string{}, inSend: map[messaging.ID]int{}, byPart: map[string]*submit{}}
+	s := &smsc{conns: map[string]*conn{}, route: map[messaging.ID]string{}, onWire: map[messaging.ID]*sender{}, inSend: map[messaging.ID]int{}, byPart: map[string]*submit{}}
 	for _, name := range []string{"a", "b"} {
 		rel := make(chan struct{})
 		close(rel)
@@ -165,6 +165,19 @@ type sender struct {
 	smsc     *smsc
 	proc     string
 	receipts delivery.ReceiptHandler
+	// gone is closed when the process is killed: its connections drop,
+	// and the submits it had on the wire get no answer.
+	gone chan struct{}
+}
+
+// dead reports whether the sender's process was killed.
+func (p *sender) dead() bool {
+	select {
+	case <-p.gone:
+		return true
+	default:
+		return false
+	}
 }
 
 // Send implements delivery.SMSSender.
@@ -190,22 +203,30 @@ func (p *sender) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 	case c.slots <- struct{}{}:
 	case <-ctx.Done():
 		return delivery.SMSResult{}, fmt.Errorf("waiting for a window place: %w", ctx.Err())
+	case <-p.gone:
+		return delivery.SMSResult{}, &delivery.SendError{Details: "connection lost"}
 	}
 	defer func() { <-c.slots }()
 
 	s.mu.Lock()
 	s.seq++
 	sb := &submit{seq: s.seq, msg: sms.MessageID, company: sms.CompanyID, proc: p.proc, conn: c.name}
-	if other, ok := s.onWire[sms.MessageID]; ok {
-		s.problem("message %s submitted by %s while %s's submit of it was on the wire", sms.MessageID, p.proc, other)
+	if other, ok := s.onWire[sms.MessageID]; ok && !other.dead() {
+		s.problem("message %s submitted by %s while %s's submit of it was on the wire", sms.MessageID, p.proc, other.proc)
 	}
-	s.onWire[sms.MessageID] = p.proc
+	select {
+	case <-p.gone:
+		s.mu.Unlock()
+		return delivery.SMSResult{}, &delivery.SendError{Details: "connection lost"}
+	default:
+	}
+	s.onWire[sms.MessageID] = p
 	s.submits = append(s.submits, sb)
 	mode, release := c.mode, c.release
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		if s.onWire[sms.MessageID] == p.proc {
+		if s.onWire[sms.MessageID] == p {
 			delete(s.onWire, sms.MessageID)
 		}
 		s.mu.Unlock()
@@ -218,6 +239,8 @@ func (p *sender) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 		case <-ctx.Done():
 			// The answer never came: the SMSC may or may not have it.
 			return delivery.SMSResult{}, fmt.Errorf("no submit_sm_resp: %w", ctx.Err())
+		case <-p.gone:
+			return delivery.SMSResult{}, &delivery.SendError{Details: "connection lost"}
 		}
 	}
 	switch mode {
