@@ -1,12 +1,12 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"testing"
-
-	"encoding/json"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -154,7 +154,7 @@ func TestMissingPlaceholdersOnSQLStores(t *testing.T) {
 				require.Eventually(t, func() bool {
 					_, c := e.get(fmt.Sprintf("/api/v1/campaigns/%s", id))
 					return c["status"] == "Ready"
-				}, 20e9, 50e6)
+				}, 20*time.Second, 50*time.Millisecond)
 				code, m := e.get(fmt.Sprintf("/api/v1/messages?campaignId=%s", id))
 				require.Equal(t, http.StatusOK, code, "%v", m)
 				for _, msg := range m["messages"].([]any) {
