@@ -263,7 +263,9 @@ func newBrowser(t *testing.T, d *demo) *browser {
 }
 
 // watch records what must not happen: a script error, a content security
-// policy violation, a request to another host, the key or token in a URL.
+// policy violation, a request answered 404 (a red line in the browser's
+// console: the console asks only for what exists), a request to another
+// host, the key or token in a URL.
 func (b *browser) watch() {
 	exceptions := chromedp.Events(b.ctx, runtime.ExceptionThrown)
 	logs := chromedp.Events(b.ctx, log.EntryAdded)
@@ -287,6 +289,9 @@ func (b *browser) watch() {
 			}
 			if strings.Contains(ev.Entry.Text, "Content Security Policy") || strings.Contains(ev.Entry.Text, "Refused to") {
 				b.problem("CSP: " + ev.Entry.Text)
+			}
+			if ev.Entry.Source == log.EntrySourceNetwork && strings.Contains(ev.Entry.Text, "status of 404") {
+				b.problem("404 in the browser's console: " + ev.Entry.Text + " " + ev.Entry.URL)
 			}
 		}
 	}()
@@ -869,12 +874,32 @@ func TestBrowser(t *testing.T) {
 		// API key: shown once.
 		b.typeIn("#key-name", "production")
 		b.click("#key-create")
-		b.waitFor("the key or the question", `document.querySelector('#new-key-value') || document.querySelector('dialog[open] #confirm-ok')`, 10*time.Second)
-		if b.js(`document.querySelector('dialog[open] #confirm-ok') ? 'dialog' : ''`) == "dialog" {
-			t.Log("this server revokes the previous key when it creates one: the console asked first")
-			b.click("dialog[open] #confirm-ok")
-		}
 		b.waitFor("the new key", `/^om_[A-Za-z0-9]{32}$/.test(document.querySelector('#new-key-value')?.textContent || '')`, 10*time.Second)
+		first := b.text("#new-key-value")
+		// A second key with a grace: the first keeps working, and the list
+		// says when it expires.
+		b.typeIn("#key-name", "rotated")
+		b.js(`(() => { const s = document.querySelector('#key-grace'); s.value = '3600'; s.dispatchEvent(new Event('change')); return ''; })()`)
+		b.click("#key-create")
+		b.waitFor("the second key", `/^om_[A-Za-z0-9]{32}$/.test(document.querySelector('#new-key-value')?.textContent || '') && document.querySelector('#new-key-value').textContent !== `+strconv.Quote(first), 10*time.Second)
+		b.waitFor("the first key's expiry", `document.querySelectorAll('#keys-table .key-expires').length === 1`, 10*time.Second)
+		fd := &demo{base: d.base, apiKey: first}
+		if code := fd.status(http.MethodGet, "/api/v1/sms-senders", nil); code != http.StatusOK {
+			t.Errorf("the first key in its grace answers %d", code)
+		}
+		// A third key at once: the console asks before it revokes the others.
+		b.typeIn("#key-name", "final")
+		b.js(`(() => { const s = document.querySelector('#key-grace'); s.value = '0'; s.dispatchEvent(new Event('change')); return ''; })()`)
+		b.click("#key-create")
+		b.visible("dialog[open] #confirm-ok")
+		if text := b.text("dialog[open]"); !strings.Contains(text, "revokes the company’s other 2 keys") {
+			t.Errorf("the question does not say the other keys are revoked: %q", text)
+		}
+		b.click("dialog[open] #confirm-ok")
+		b.waitFor("the third key", `document.querySelectorAll('#keys-table tbody tr').length === 1 && !document.querySelector('#keys-table .key-expires')`, 10*time.Second)
+		if code := fd.status(http.MethodGet, "/api/v1/sms-senders", nil); code != http.StatusUnauthorized {
+			t.Errorf("the first key, revoked by the third, answers %d", code)
+		}
 		key := b.text("#new-key-value")
 		// The key works for the new company.
 		kd := &demo{base: d.base, apiKey: key}

@@ -108,20 +108,27 @@ async function renderKeys(ctx, id, box) {
     return;
   }
   const keyName = field({label: 'Key name', name: 'name', id: 'key-name', placeholder: 'production', hint: 'What the key is for, to tell keys apart.', attrs: {autocomplete: 'off', maxlength: '100'}});
+  const grace = field({label: 'The other keys', name: 'previousKeysExpireIn', id: 'key-grace', value: '0',
+    hint: 'A new key revokes the company’s other keys. Give them time to let programs move to the new key.',
+    options: [{value: 0, label: 'Revoke at once'}, {value: 3600, label: 'Keep working 1 hour'}, {value: 86400, label: 'Keep working 1 day'}, {value: 604800, label: 'Keep working 7 days'}]});
   const createBtn = h('button', {type: 'submit', class: 'btn btn-primary', id: 'key-create'}, 'Create API key');
   const reveal = h('div', {id: 'new-key', 'aria-live': 'polite'});
-  const form = h('form', {class: 'form', id: 'key-form', novalidate: true}, formError(), h('div', {class: 'inline-row'}, keyName.wrap, createBtn));
   const legacy = list === null;
+  const form = h('form', {class: 'form', id: 'key-form', novalidate: true}, formError(), h('div', {class: 'inline-row'}, keyName.wrap, legacy ? null : grace.wrap, createBtn));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     clearErrors(form);
-    if (legacy) {
-      const ok = await confirmDialog({title: 'Replace the company’s key?', text: 'On this server a new API key revokes the previous one: programs using it stop working at once.', confirm: 'Create a new key', danger: true});
+    const expireIn = legacy ? 0 : Number(grace.input.value) || 0;
+    const others = legacy ? 1 : (await listOrNull(`/admin/v1/companies/${enc(id)}/api-keys`, ctx.signal) || []).length;
+    if (others > 0 && expireIn === 0) {
+      const ok = await confirmDialog({title: 'Revoke the company’s other keys?', text: `A new API key revokes the company’s other ${others === 1 ? 'key' : others + ' keys'}: programs using ${others === 1 ? 'it' : 'them'} stop working at once. To let them move first, choose how long the other keys keep working.`, confirm: 'Create and revoke', danger: true});
       if (!ok) return;
     }
     await busy(createBtn, 'Creating…', async () => {
       try {
-        const r = await post(`/admin/v1/companies/${enc(id)}/api-keys`, {name: keyName.input.value.trim() || undefined});
+        const body = {name: keyName.input.value.trim() || undefined};
+        if (expireIn > 0) body.previousKeysExpireIn = expireIn;
+        const r = await post(`/admin/v1/companies/${enc(id)}/api-keys`, body);
         keyName.input.value = '';
         const secret = r.apiKey;
         const code = h('code', {class: 'secret', id: 'new-key-value'}, secret);
@@ -142,7 +149,7 @@ async function renderKeys(ctx, id, box) {
       return;
     }
     const items = await listOrNull(`/admin/v1/companies/${enc(id)}/api-keys`, ctx.signal);
-    const cols = [{label: 'Name'}, {label: 'Created'}, {label: 'Last used'}, {label: 'Actions', class: 'col-actions'}];
+    const cols = [{label: 'Name'}, {label: 'Created'}, {label: 'Last used'}, {label: 'Expires'}, {label: 'Actions', class: 'col-actions'}];
     replace(listEl, items && items.length ? table(cols, items.map((k) => {
       const b = h('button', {type: 'button', class: 'btn btn-ghost btn-small btn-danger-text', 'aria-label': `Revoke key ${k.name || k.id}`}, 'Revoke');
       b.addEventListener('click', async () => {
@@ -159,7 +166,8 @@ async function renderKeys(ctx, id, box) {
           toast(err.message, 'error');
         }
       });
-      return row(cols, [k.name || h('em', null, 'unnamed'), dateTime(k.createdAt), k.lastUsedAt ? dateTime(k.lastUsedAt) : 'never', b]);
+      return row(cols, [k.name || h('em', null, 'unnamed'), dateTime(k.createdAt), k.lastUsedAt ? dateTime(k.lastUsedAt) : 'never',
+        k.expiresAt ? h('span', {class: 'key-expires', 'data-expires': k.expiresAt}, dateTime(k.expiresAt)) : 'never', b]);
     }), {id: 'keys-table', caption: 'API keys'}) : emptyState('No API key', 'Create one to let the company use the API.'));
   };
   replace(box, h('h2', {id: 'api-keys-title'}, 'API keys'), listEl, form, reveal);

@@ -77,24 +77,18 @@ function operatorForm(ctx) {
     }
     await busy(submit, 'Checking…', async () => {
       try {
-        // A company that cannot exist: 404 with the right token, 401
-        // with a wrong one, and the router's 404 when the admin API is off.
-        await get('/admin/v1/companies/00000000-0000-0000-0000-000000000000', {secret});
+        // The endpoint meant for it: 200 with the right token, 401 with
+        // a wrong one, 404 "Admin API Disabled" when the admin API is off.
+        await get('/admin/v1/whoami', {secret});
       } catch (err) {
-        if (err instanceof ApiError && err.status === 404 && !/^No route/i.test(err.message)) {
-          session.set('operator', secret, 'Operator');
-          tok.input.value = '';
-          ctx.refreshIdentity();
-          ctx.navigate('/operator/companies');
-          return;
-        }
         if (err instanceof ApiError && err.status === 401) tok.setError('This is not the admin token of this server.');
-        else if (err instanceof ApiError && err.status === 404) tok.setError('The admin API is off on this server: start it with HERALD_ADMIN_TOKEN set.');
+        else if (err instanceof ApiError && err.status === 404) tok.setError('The admin API is disabled on this server: start it with HERALD_ADMIN_TOKEN set.');
         else showErrors(form, err);
         tok.input.focus();
         return;
       }
       session.set('operator', secret, 'Operator');
+      tok.input.value = '';
       ctx.refreshIdentity();
       ctx.navigate('/operator/companies');
     });
