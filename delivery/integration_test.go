@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/internal/secretbox"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore"
 	"github.com/heraldhq/herald/store/sqlstore/pgtest"
@@ -31,10 +32,17 @@ var databases = []database{
 	{"postgres", pgtest.SchemaURL},
 }
 
-// openStore opens a store on rawURL, closed when the test ends.
+// openStore opens a store on rawURL, with a secret key for the webhook
+// secrets some tests store, closed when the test ends.
 func openStore(t testing.TB, rawURL string) *sqlstore.Store {
 	t.Helper()
-	s, err := sqlstore.Open(context.Background(), rawURL, sqlstore.Config{})
+	raw, err := secretbox.NewKey()
+	require.NoError(t, err)
+	key, err := secretbox.ParseKey(raw)
+	require.NoError(t, err)
+	box, err := secretbox.New(key)
+	require.NoError(t, err)
+	s, err := sqlstore.Open(context.Background(), rawURL, sqlstore.Config{Secrets: box})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s
