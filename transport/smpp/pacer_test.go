@@ -9,6 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// queued is the number of waiters of p.
+func (p *pacer) queued() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.queue.Len()
+}
+
 // turns returns the waiters of p in the order they will be served.
 func (p *pacer) turns() []*turn {
 	p.mu.Lock()

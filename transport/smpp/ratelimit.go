@@ -122,13 +122,6 @@ func (p *pacer) wait(ctx context.Context, done <-chan struct{}, prio bool) (uint
 	return 0, err
 }
 
-// queued is the number of waiters of p.
-func (p *pacer) queued() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.queue.Len()
-}
-
 // stale reports whether the rate went down since epoch ep: a token taken
 // before is not to be used.
 func (p *pacer) stale(ep uint64) bool { return p.epoch.Load() != ep }
