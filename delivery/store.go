@@ -38,7 +38,11 @@ type Store interface {
 	// claim ended (see Recovery), and returns how many it moved. They keep
 	// their due time, so that they are claimed again before the messages
 	// due after them: a crash does not send its messages to the back of a
-	// large campaign. Counters follow the moves exactly.
+	// large campaign. Those of a cancelled campaign fail with details
+	// campaign.DetailsCancelled instead, as its other waiting messages
+	// did when it was cancelled: nothing would ever send them, and they
+	// would hold their company's pending capacity. Counters follow the
+	// moves exactly.
 	RecoverClaims(ctx context.Context, r Recovery) (int, error)
 	// CompleteDrained moves InProgress bulk campaigns none of whose
 	// messages (fallback SMS included) is Pending or Sending to Completed

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 )
@@ -169,7 +170,8 @@ func (s *Store) ForgetClaimer(ctx context.Context, owner string) error {
 	return nil
 }
 
-// RecoverClaims implements delivery.Store (messages keep their due time):
+// RecoverClaims implements delivery.Store (messages keep their due time;
+// those of a cancelled campaign fail CANCELLED):
 // leases ending strictly before
 // r.Now have ended, and so have the claims of owners whose heartbeat is
 // older than r.StaleBefore or missing, and those of r.Owner.
@@ -203,6 +205,12 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (int, er
 	slices.SortFunc(expired, func(a, b *messaging.Message) int { return bytes.Compare(a.ID[:], b.ID[:]) })
 	for _, m := range expired {
 		cr := s.campaigns[m.CampaignID]
+		if cr.c.CancelledAt != nil {
+			// Its campaign was cancelled: it fails as the campaign's
+			// other waiting messages did.
+			s.applyUpdate(delivery.StatusUpdate{MessageID: m.ID, Status: messaging.StatusFailed, At: now, Details: campaign.DetailsCancelled}, now)
+			continue
+		}
 		count(cr, m, m.Status, messaging.StatusPending)
 		m.Status, m.UpdatedAt = messaging.StatusPending, now
 		delete(s.sending, m.ID)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 )
@@ -631,13 +632,14 @@ func (s *Store) ForgetClaimer(ctx context.Context, owner string) (err error) {
 // RecoverClaims implements delivery.Store: Sending messages whose lease
 // ended strictly before r.Now, whose owner's heartbeat is older than
 // r.StaleBefore (or missing), or held by r.Owner go back to Pending,
-// keeping their due time. The Sending messages are few (those in flight), and found
-// through their partial index.
+// keeping their due time; those of a cancelled campaign fail CANCELLED
+// instead, as its other waiting messages did. The Sending messages are
+// few (those in flight), and found through their partial index.
 func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, err error) {
 	defer keepUnavailable(&err)
 	var n int
 	cond := "lease_until < ?"
-	args := []any{s.ts(r.Now), s.ts(r.Now)}
+	args := []any{s.ts(r.Now)}
 	if !r.StaleBefore.IsZero() {
 		cond += " OR (claimed_by IS NOT NULL AND claimed_by <> ? AND claimed_by NOT IN (SELECT name FROM claimers WHERE heartbeat_at >= ?))"
 		args = append(args, r.Self, s.ts(r.StaleBefore))
@@ -646,9 +648,11 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, 
 		cond += " OR claimed_by = ?"
 		args = append(args, r.Owner)
 	}
+	const cancelled = "EXISTS (SELECT 1 FROM campaigns c WHERE c.id = messages.campaign_id AND c.cancelled_at IS NOT NULL)"
 	err = s.write(ctx, "recover ended claims", func(tx *txn) error {
 		rows, err := s.rawQuery(ctx, tx, "UPDATE messages SET status = 'Pending', updated_at = ? "+
-			"WHERE status = 'Sending' AND ("+cond+") RETURNING campaign_id, fallback_for IS NOT NULL", args...)
+			"WHERE status = 'Sending' AND ("+cond+") AND NOT "+cancelled+" RETURNING campaign_id, fallback_for IS NOT NULL",
+			append([]any{s.ts(r.Now)}, args...)...)
 		if err != nil {
 			return fmt.Errorf("recover: %w", err)
 		}
@@ -659,9 +663,54 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, 
 		if err != nil {
 			return fmt.Errorf("recover: %w", err)
 		}
-		return s.applyDeltas(ctx, tx, deltas)
+		if err := s.applyDeltas(ctx, tx, deltas); err != nil {
+			return err
+		}
+		failed, err := s.failCancelledClaims(ctx, tx, r.Now, "status = 'Sending' AND ("+cond+") AND "+cancelled, args)
+		n += failed
+		return err
 	})
 	return n, err
+}
+
+// failCancelledClaims fails, CANCELLED, the Sending messages matching
+// where (messages of cancelled campaigns whose claim ended), with their
+// counters, pending counts and events, and returns how many it failed.
+func (s *Store) failCancelledClaims(ctx context.Context, tx *txn, now time.Time, where string, args []any) (int, error) {
+	rows, err := s.rawQuery(ctx, tx, "SELECT id FROM messages WHERE "+where, args...)
+	if err != nil {
+		return 0, fmt.Errorf("recover: cancelled campaigns' claims: %w", err)
+	}
+	var ids []messaging.ID
+	for rows.Next() {
+		var id messaging.ID
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("recover: cancelled campaigns' claims: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return 0, fmt.Errorf("recover: cancelled campaigns' claims: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	slicesSortIDs(ids)
+	states, err := s.lockMessages(ctx, tx, ids)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		// A message whose result was recorded meanwhile is left as it is.
+		if st := states[id]; st != nil && st.Status == messaging.StatusSending && st.apply(delivery.StatusUpdate{MessageID: id,
+			Status: messaging.StatusFailed, At: now, Details: campaign.DetailsCancelled}, now) {
+			st.changed = true
+			n++
+		}
+	}
+	return n, s.writeStates(ctx, tx, states)
 }
 
 // drainedCampaigns is the condition of the InProgress bulk campaigns that

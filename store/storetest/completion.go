@@ -224,3 +224,41 @@ func testCompleteAfterRecovery(f *fixture) {
 	f.requireCompleted(c, 61, messaging.StatusCounts{Failed: 2})
 	f.requireReconciled()
 }
+
+// testRecoverCancelled: messages in flight when their campaign was
+// cancelled, whose process then died, fail CANCELLED when their claims
+// are recovered instead of waiting Pending in a campaign nothing sends
+// again; their capacity is released. Those of a paused campaign go back
+// to Pending.
+func testRecoverCancelled(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	hook := f.endpoint(a.ID, webhook.MessageStatus)
+	c, msgs := f.bulk(a.ID, messaging.ChannelSMS, 3, at(0), messaging.CampaignInProgress)
+	require.Len(t, f.claimFor("dead", messaging.ChannelSMS, at(1), at(30), 2), 2)
+	require.NoError(t, f.s.CancelCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: c.ID,
+		From: []messaging.CampaignStatus{messaging.CampaignInProgress}, To: messaging.CampaignCompleted, At: at(2)}))
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Sending: 2, Failed: 1}, messaging.StatusCounts{})
+	paused, _ := f.bulk(a.ID, messaging.ChannelSMS, 1, at(0), messaging.CampaignInProgress)
+	require.Len(t, f.claimFor("dead", messaging.ChannelSMS, at(3), at(30), 1), 1)
+	f.transition(paused, messaging.CampaignInProgress, messaging.CampaignPaused, at(4))
+
+	n, err := f.s.RecoverClaims(f.ctx, delivery.Recovery{Now: at(31), Self: "alive"})
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	for _, m := range msgs {
+		got := f.getMessage(a.ID, m.ID)
+		require.Equal(t, messaging.StatusFailed, got.Status)
+		require.Equal(t, "CANCELLED", got.Details)
+	}
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Failed: 3}, messaging.StatusCounts{})
+	f.requireCounts(a.ID, paused.ID, messaging.StatusCounts{Pending: 1}, messaging.StatusCounts{})
+	require.Equal(t, 1, f.pending(a.ID), "the cancelled campaign's capacity is released")
+	events := f.statusEvents(hook.ID)
+	for _, m := range msgs {
+		require.Contains(t, events, m.ID.String()+" Failed")
+	}
+	require.Equal(t, messaging.CampaignCompleted, f.getCampaign(a.ID, c.ID).Status)
+	require.Empty(t, f.claim(messaging.ChannelSMS, at(32), at(90), 10), "nothing left to send")
+	f.requireReconciled()
+}

@@ -155,6 +155,7 @@ func cases() []testCase {
 		{"CompleteAfterReceiptTimeout", testCompleteAfterReceiptTimeout},
 		{"CompleteAfterOptOut", testCompleteAfterOptOut},
 		{"CompleteAfterRecovery", testCompleteAfterRecovery},
+		{"RecoverCancelled", testRecoverCancelled},
 		{"CampaignControl", testCampaignControl},
 		{"CampaignSchedule", testCampaignSchedule},
 		{"FallbackAfterCancel", testFallbackAfterCancel},
