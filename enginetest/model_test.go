@@ -168,9 +168,16 @@ type camp struct {
 	// may go on the wire: from the answer to a pause or cancel to the call
 	// of the next resume (stillStopped: none yet).
 	stops [][2]int64
-	// stopStamps are the claimLog stamps at the ends of the pauses and
-	// cancels of stops, in order.
-	stopStamps []int64
+	// halts tell, for each of stops, which process answered the pause or
+	// cancel ("" none: the API's view) and when: it withdraws its sends
+	// at once, the others within their HaltInterval.
+	halts []halt
+}
+
+// halt is one pause or cancel.
+type halt struct {
+	by string
+	at time.Time
 }
 
 // world is one sequence: the store, the processes, the fake SMSC, the
@@ -182,7 +189,6 @@ type world struct {
 	api       *herald.Herald // the API's view: never runs, never dies
 	clk       *clock
 	sc        *smsc
-	claims    *claimLog
 	slots     map[string]*proc // the current process of each name
 	procs     map[string]*proc // every process, by its SMSC label
 	born      map[string]int
@@ -195,7 +201,7 @@ type world struct {
 }
 
 func newWorld(tb *testing.T, t *rapid.T, open opener) *world {
-	w := &world{tb: tb, open: open, clk: &clock{now: time.Now().UTC().Truncate(time.Second)}, sc: newSMSC(), claims: &claimLog{last: map[messaging.ID]int64{}},
+	w := &world{tb: tb, open: open, clk: &clock{now: time.Now().UTC().Truncate(time.Second)}, sc: newSMSC(),
 		slots: map[string]*proc{}, procs: map[string]*proc{}, born: map[string]int{}, byID: map[messaging.ID]*camp{},
 		last: map[messaging.ID]messaging.MessageStatus{}, lastCamp: map[messaging.ID]messaging.CampaignStatus{}}
 	s, closeStore, err := open()
@@ -241,7 +247,7 @@ func (w *world) startProc(t *rapid.T, name string) {
 	must(t, err)
 	w.born[name]++
 	label := fmt.Sprintf("%s#%d", name, w.born[name])
-	p, err := startProc(name, label, s, w.sc, w.clk, w.claims)
+	p, err := startProc(name, label, s, w.sc, w.clk)
 	if err != nil {
 		closeStore()
 	}
@@ -482,24 +488,27 @@ func (w *world) actions() map[string]func(*rapid.T) {
 		},
 		"pause": func(t *rapid.T) {
 			c := w.pick(t, []string{"bulk", "transactional"}, messaging.CampaignInProgress)
-			if _, err := w.api.Campaigns().Pause(ctx, w.companies[c.company].id, c.id); err != nil {
+			h, by := w.control(t)
+			if _, err := h.Campaigns().Pause(ctx, w.companies[c.company].id, c.id); err != nil {
 				w.refused(t, c, "pause", err)
 				return
 			}
 			c.want = messaging.CampaignPaused
 			c.stops = append(c.stops, [2]int64{w.sc.seqNow(), stillStopped})
-			c.stopStamps = append(c.stopStamps, w.claims.next())
+			c.halts = append(c.halts, halt{by: by, at: time.Now()})
 		},
 		"resume": func(t *rapid.T) {
 			c := w.pick(t, []string{"bulk", "transactional"}, messaging.CampaignPaused)
 			c.stops[len(c.stops)-1][1] = w.sc.seqNow()
-			_, err := w.api.Campaigns().Resume(ctx, w.companies[c.company].id, c.id)
+			h, _ := w.control(t)
+			_, err := h.Campaigns().Resume(ctx, w.companies[c.company].id, c.id)
 			must(t, err)
 			c.want = messaging.CampaignInProgress
 		},
 		"cancel": func(t *rapid.T) {
 			c := w.pick(t, []string{"bulk", "transactional"}, messaging.CampaignReady, messaging.CampaignInProgress, messaging.CampaignPaused)
-			if _, err := w.api.Campaigns().Cancel(ctx, w.companies[c.company].id, c.id); err != nil {
+			h, by := w.control(t)
+			if _, err := h.Campaigns().Cancel(ctx, w.companies[c.company].id, c.id); err != nil {
 				w.refused(t, c, "cancel", err)
 				return
 			}
@@ -507,7 +516,7 @@ func (w *world) actions() map[string]func(*rapid.T) {
 				c.stops[len(c.stops)-1][1] = stillStopped
 			} else {
 				c.stops = append(c.stops, [2]int64{w.sc.seqNow(), stillStopped})
-				c.stopStamps = append(c.stopStamps, w.claims.next())
+				c.halts = append(c.halts, halt{by: by, at: time.Now()})
 			}
 			c.want, c.cancelled = messaging.CampaignCompleted, true
 		},
@@ -595,6 +604,17 @@ func (w *world) actions() map[string]func(*rapid.T) {
 			}
 		},
 	}
+}
+
+// control draws the process whose API answers a pause, resume or
+// cancel: one of the live ones, or the API's view when none runs.
+func (w *world) control(t *rapid.T) (*herald.Herald, string) {
+	live := w.live()
+	if len(live) == 0 {
+		return w.api, ""
+	}
+	p := live[rapid.IntRange(0, len(live)-1).Draw(t, "answered by")]
+	return p.h, p.label
 }
 
 func indexes(n int) []int {

@@ -42,36 +42,6 @@ var errDead = errors.New("the process was killed")
 type fenced struct {
 	herald.Store
 	*fence
-	claims *claimLog
-}
-
-// claimLog stamps events in one order: the start of every claim (with the
-// messages it took) and the ends of pauses and cancels.
-type claimLog struct {
-	mu    sync.Mutex
-	stamp int64
-	last  map[messaging.ID]int64 // message -> start of the claim that last took it
-}
-
-func (l *claimLog) next() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.stamp++
-	return l.stamp
-}
-
-func (l *claimLog) took(at int64, ms []messaging.Message) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, m := range ms {
-		l.last[m.ID] = at
-	}
-}
-
-func (l *claimLog) claimedAt(id messaging.ID) int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.last[id]
 }
 
 // fence is the kill switch of one process's store calls: a call holds it
@@ -106,10 +76,7 @@ func (f fenced) ClaimDue(ctx context.Context, c delivery.Claim) ([]messaging.Mes
 		return nil, err
 	}
 	defer done()
-	at := f.claims.next()
-	ms, err := f.Store.ClaimDue(ctx, c)
-	f.claims.took(at, ms)
-	return ms, err
+	return f.Store.ClaimDue(ctx, c)
 }
 
 func (f fenced) ApplyUpdates(ctx context.Context, u []delivery.StatusUpdate) ([]bool, error) {
@@ -207,8 +174,9 @@ func (f fenced) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 // let a live process take a dead one's claims (stepTakeover) ages a
 // heartbeat past it; heartbeats themselves are written often in real time.
 const (
-	claimLease  = 10 * time.Minute
-	concurrency = 8
+	haltInterval = 20 * time.Millisecond
+	claimLease   = 10 * time.Minute
+	concurrency  = 8
 )
 
 // proc is one Herald process on the shared store.
@@ -233,10 +201,10 @@ type proc struct {
 func (p *proc) alive() bool { return !p.killed && p.done != nil }
 
 // startProc builds and runs a Herald process named name on store.
-func startProc(name, label string, store herald.Store, sc *smsc, clk *clock, claims *claimLog) (*proc, error) {
+func startProc(name, label string, store herald.Store, sc *smsc, clk *clock) (*proc, error) {
 	p := &proc{name: name, label: label, fence: &fence{}, gone: make(chan struct{})}
 	h, err := herald.New(herald.Config{
-		Store: fenced{Store: store, fence: p.fence, claims: claims},
+		Store: fenced{Store: store, fence: p.fence},
 		SMS: func(r delivery.ReceiptHandler) (delivery.SMSSender, error) {
 			return &sender{smsc: sc, proc: label, receipts: r, gone: p.gone}, nil
 		},
@@ -245,7 +213,7 @@ func startProc(name, label string, store herald.Store, sc *smsc, clk *clock, cla
 		Delivery: delivery.Config{
 			Instance:          name,
 			Now:               clk.Now,
-			BatchSize:         concurrency,
+			BatchSize:         concurrency / 2, // as the defaults: a claim takes half the places
 			SMSConcurrency:    concurrency,
 			ClaimLease:        claimLease,
 			HeartbeatInterval: 50 * time.Millisecond,
@@ -256,6 +224,7 @@ func startProc(name, label string, store herald.Store, sc *smsc, clk *clock, cla
 			CompleteInterval:  20 * time.Millisecond,
 			ExpireInterval:    20 * time.Millisecond,
 			RatesInterval:     100 * time.Millisecond,
+			HaltInterval:      haltInterval,
 			RouteTTL:          time.Hour,
 			DrainTimeout:      50 * time.Millisecond,
 			StoreTimeout:      20 * time.Second,

@@ -47,7 +47,8 @@ type conn struct {
 
 // submit is one submit_sm the fake SMSC saw.
 type submit struct {
-	seq      int64 // order in which submits went on the wire
+	seq      int64     // order in which submits went on the wire
+	at       time.Time // when
 	msg      messaging.ID
 	company  messaging.ID
 	proc     string
@@ -170,6 +171,15 @@ type sender struct {
 	gone chan struct{}
 }
 
+// PickConnector implements delivery.ConnectorPicker: each connector can
+// use as many SMS at once as its window holds (as a capped connector's
+// budget is its rate over a few seconds).
+func (p *sender) PickConnector(sms delivery.SMS) (string, int) {
+	p.smsc.mu.Lock()
+	defer p.smsc.mu.Unlock()
+	return p.smsc.route[sms.CompanyID], window
+}
+
 // dead reports whether the sender's process was killed.
 func (p *sender) dead() bool {
 	select {
@@ -201,6 +211,8 @@ func (p *sender) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 	}()
 	select {
 	case c.slots <- struct{}{}:
+	case <-sms.Withdraw:
+		return delivery.SMSResult{}, delivery.ErrWithdrawn
 	case <-ctx.Done():
 		return delivery.SMSResult{}, fmt.Errorf("waiting for a window place: %w", ctx.Err())
 	case <-p.gone:
@@ -209,8 +221,15 @@ func (p *sender) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 	defer func() { <-c.slots }()
 
 	s.mu.Lock()
+	select {
+	case <-sms.Withdraw:
+		// The place came as the SMS was withdrawn: nothing was written.
+		s.mu.Unlock()
+		return delivery.SMSResult{}, delivery.ErrWithdrawn
+	default:
+	}
 	s.seq++
-	sb := &submit{seq: s.seq, msg: sms.MessageID, company: sms.CompanyID, proc: p.proc, conn: c.name}
+	sb := &submit{seq: s.seq, at: time.Now(), msg: sms.MessageID, company: sms.CompanyID, proc: p.proc, conn: c.name}
 	if other, ok := s.onWire[sms.MessageID]; ok && !other.dead() {
 		s.problem("message %s submitted by %s while %s's submit of it was on the wire", sms.MessageID, p.proc, other.proc)
 	}
