@@ -142,6 +142,27 @@ func (c *Client) CreateCompany(ctx context.Context, name string) (*Company, erro
 	return &out, nil
 }
 
+// Operator is what the server says of the holder of the admin token.
+type Operator struct {
+	// Role is "operator".
+	Role string `json:"role"`
+	// Version is the server's version; empty: unknown.
+	Version string `json:"version"`
+	// Routing tells whether the server has SMPP connectors and routes.
+	Routing bool `json:"routing"`
+}
+
+// WhoAmI checks the admin token (GET /whoami): the operator and the
+// server's version, or a *client.Error (401 for a wrong token; 404 "Admin
+// API Disabled" on a server without an admin token).
+func (c *Client) WhoAmI(ctx context.Context) (*Operator, error) {
+	var out Operator
+	if err := c.do(ctx, http.MethodGet, "/whoami", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // GetCompany reads a company (GET /companies/{id}).
 func (c *Client) GetCompany(ctx context.Context, id string) (*Company, error) {
 	var out Company

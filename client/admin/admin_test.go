@@ -50,6 +50,14 @@ func TestOnboarding(t *testing.T) {
 	ctx := e.ctx()
 	missing := "0190f5c0-0000-7000-8000-000000000000"
 
+	me, err := e.a.WhoAmI(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "operator", me.Role)
+	wrong, err := admin.New(e.URL, "not-the-token", client.WithRetries(0), client.WithHTTPClient(e.hc))
+	require.NoError(t, err)
+	_, err = wrong.WhoAmI(ctx)
+	require.True(t, client.IsUnauthorized(err), "a wrong token: %v", err)
+
 	co, err := e.a.CreateCompany(ctx, "  Acme  ")
 	require.NoError(t, err)
 	require.Len(t, co.ID, 36)
