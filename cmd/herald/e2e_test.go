@@ -64,6 +64,7 @@ func TestBinary(t *testing.T) {
 			t.Run("secrets", func(t *testing.T) { testSecrets(t, bin, db.url(t)) })
 			t.Run("control", func(t *testing.T) { testControl(t, bin, db.url(t)) })
 			t.Run("pause-kill", func(t *testing.T) { testPauseThenKill(t, bin, db.url(t)) })
+			t.Run("capped-bulk-pause", func(t *testing.T) { testCappedBulkAndPause(t, bin, db.url(t)) })
 		})
 	}
 	t.Run("simulators", func(t *testing.T) { testSimulators(t, bin) })
