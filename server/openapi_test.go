@@ -415,6 +415,7 @@ func (c connectorStates) ConnectorState(name string) (routing.State, bool) {
 // its success and its main errors; e's server runs the connector eu-main.
 func tour(t *testing.T, e *env, missing string) {
 	t.Helper()
+	e.do("GET", "/admin/v1/whoami", nil, admin())
 	company := e.do("POST", "/admin/v1/companies", map[string]any{"name": "Globex"}, admin()).obj()["id"].(string)
 	e.do("POST", "/admin/v1/companies", map[string]any{"name": "x"})
 	e.do("POST", "/admin/v1/companies", map[string]any{"name": "x"}, withHeader("Authorization", "Bearer nope"))
