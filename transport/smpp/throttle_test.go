@@ -29,8 +29,8 @@ func fullSeconds(srv *smscsim.Server, from, to time.Time) []smscsim.Second {
 
 // TestThrottledClientBacksOff: one bind to an SMSC that takes 100
 // submit_sm a second on it, and a Client without a cap sending 300 texts
-// at once. The SMSC throttles the first burst (a window of 100 written at
-// once); the Client slows down instead of failing: every Send succeeds,
+// at once. The SMSC throttles once the Client's rate, ramping up, passes
+// its own; the Client slows down instead of failing: every Send succeeds,
 // each text is accepted once, every throttled part was submitted again,
 // the throttled answers are far fewer than the sends, and after the first
 // second hardly any. The SMSC saw no more than about its rate in any full
