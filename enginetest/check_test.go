@@ -17,21 +17,6 @@ import (
 // not done is a failure.
 const settleTimeout = 15 * time.Second
 
-// skipCompletionAfterExpiry turns off, until the fix of issue 24's defect
-// 1 is in, the completion check for the bulk campaigns one of whose
-// messages expired: today nothing completes a campaign whose last
-// messages the validity sweep failed. Set it to false once the fix landed.
-const skipCompletionAfterExpiry = true
-
-// skipCancelledRequeued turns off, until it is fixed, the check that a
-// cancelled campaign keeps no Pending message: a message on the wire when
-// its campaign was cancelled, whose process died before recording it, is
-// put back to Pending by the recovery of its claim (Store.RecoverClaims)
-// and stays Pending for good, never claimed (the campaign is not in
-// progress) and never failed CANCELLED, its pending capacity held. Found
-// by this test; set it to false once fixed.
-const skipCancelledRequeued = true
-
 // haltGrace is how long after a pause or cancel answered another process
 // than the one that answered may still put the campaign's claimed
 // messages on the wire: it learns of the halt within its haltInterval, a
@@ -202,10 +187,9 @@ func (w *world) unsettled(vs []view) []string {
 		c, mc := v.c, w.byID[v.c.ID]
 		conn := w.companies[mc.company].conn
 		var counts messaging.StatusCounts
-		waiting, expired := 0, false
+		waiting := 0
 		for _, m := range v.msgs {
 			counts.Add(m.Status, 1)
-			expired = expired || m.Details == messaging.DetailsExpired
 			if m.Status.Unsent() {
 				waiting++
 			}
@@ -237,10 +221,9 @@ func (w *world) unsettled(vs []view) []string {
 		switch {
 		case c.Status == messaging.CampaignQueuing:
 			why = append(why, fmt.Sprintf("campaign %s preparing", c.ID))
-		case c.Status == messaging.CampaignInProgress && c.Mode == messaging.ModeBulk && waiting == 0 && live &&
-			!(skipCompletionAfterExpiry && expired):
+		case c.Status == messaging.CampaignInProgress && c.Mode == messaging.ModeBulk && waiting == 0 && live:
 			why = append(why, fmt.Sprintf("%s campaign %s in progress with nothing waiting (%+v)", mc.kind, c.ID, counts))
-		case mc.cancelled && counts.Pending > 0 && !skipCancelledRequeued:
+		case mc.cancelled && counts.Pending > 0:
 			why = append(why, fmt.Sprintf("cancelled campaign %s has %d Pending", c.ID, counts.Pending))
 		}
 		switch want := mc.want; {

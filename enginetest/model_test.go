@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	checks, steps := "2", "15"
 	if os.Getenv(LongEnv) != "" {
-		checks, steps = "10", "40"
+		checks, steps = "20", "50"
 	}
 	if !set["rapid.checks"] && os.Getenv("RAPID_CHECKS") == "" {
 		_ = flag.Set("rapid.checks", checks)
@@ -329,7 +329,7 @@ func (w *world) finish(t *rapid.T) {
 		waiting := 0
 		for _, v := range w.read(t) {
 			for _, m := range v.msgs {
-				if m.Status.Unsent() && !(skipCancelledRequeued && v.c.CancelledAt != nil) {
+				if m.Status.Unsent() {
 					waiting++
 				}
 			}
