@@ -52,8 +52,8 @@ func refusedSoon(t *testing.T, svc *accounts.Service, key, what string) {
 
 // TestKeyChangesReachEveryProcess: two processes on one Postgres schema;
 // a key revoked, replaced or its company switched off in one is refused by
-// the other at once, although the other had it cached; a third process on
-// another schema hears nothing of it.
+// the other at once, although the other had it cached; a key whose grace
+// runs out is refused by the other process then.
 func TestKeyChangesReachEveryProcess(t *testing.T) {
 	rawURL := pgtest.SchemaURL(t)
 	one, two := runService(t, rawURL), runService(t, rawURL)
@@ -89,7 +89,17 @@ func TestKeyChangesReachEveryProcess(t *testing.T) {
 	cached(next)
 	cached(last)
 
+	// A grace runs out by itself in the other process, its cache
+	// notwithstanding.
+	final, _, err := one.CreateAPIKey(ctx, c.ID, "fifth", 300*time.Millisecond)
+	require.NoError(t, err)
+	cached(last)
+	cached(final)
+	time.Sleep(300 * time.Millisecond)
+	refusedSoon(t, two, last, "grace run out")
+	cached(final)
+
 	// The company switched off.
 	require.NoError(t, one.SetCompanyActive(ctx, c.ID, false))
-	refusedSoon(t, two, last, "company switched off")
+	refusedSoon(t, two, final, "company switched off")
 }
