@@ -132,6 +132,7 @@ func TestModel(t *testing.T) {
 			rapid.Check(t, func(rt *rapid.T) {
 				open, drop := b.fresh(rt)
 				w := newWorld(t, rt, open)
+				w.backend = b.name
 				defer drop()
 				defer w.close(rt)
 				rt.Repeat(w.actions())
@@ -184,6 +185,7 @@ type halt struct {
 // clock and the model.
 type world struct {
 	tb        *testing.T
+	backend   string
 	open      opener
 	closeAPI  func()
 	api       *herald.Herald // the API's view: never runs, never dies
