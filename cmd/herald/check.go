@@ -33,12 +33,7 @@ func check(ctx context.Context, args []string, getenv func(string) string, stdou
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: check: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	cfg, err := loadConfig(func(name string) string {
-		if name == "HERALD_DATABASE_URL" && *dbURL != "" {
-			return *dbURL
-		}
-		return getenv(name)
-	})
+	cfg, err := loadConfig(withDatabaseURL(getenv, *dbURL))
 	if err != nil {
 		return err
 	}

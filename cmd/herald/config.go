@@ -110,6 +110,17 @@ func envVars() []envVar {
 	}
 }
 
+// withDatabaseURL returns getenv with HERALD_DATABASE_URL replaced by
+// url, a command's --database-url flag, when url is not empty.
+func withDatabaseURL(getenv func(string) string, url string) func(string) string {
+	return func(name string) string {
+		if name == "HERALD_DATABASE_URL" && url != "" {
+			return url
+		}
+		return getenv(name)
+	}
+}
+
 // loadConfig reads the configuration through getenv; every malformed
 // value is reported, not only the first.
 func loadConfig(getenv func(string) string) (config, error) {

@@ -51,12 +51,7 @@ func rotateSecrets(ctx context.Context, args []string, getenv func(string) strin
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: secrets rotate: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	cfg, err := loadConfig(func(name string) string {
-		if name == "HERALD_DATABASE_URL" && *dbURL != "" {
-			return *dbURL
-		}
-		return getenv(name)
-	})
+	cfg, err := loadConfig(withDatabaseURL(getenv, *dbURL))
 	if err != nil {
 		return err
 	}
