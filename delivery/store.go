@@ -133,6 +133,15 @@ type Updater interface {
 	// the receipts that arrived for those parts before they were recorded:
 	// the message may end the call Delivered or Failed. The parts of an
 	// update that is not applied are not recorded.
+	//
+	// A message of a cancelled campaign never goes back to Pending: nothing
+	// would send it again, and it would hold its company's pending
+	// capacity. An update that would move one there (a retry, a
+	// withdrawal, a send window's wait) fails it with details
+	// campaign.DetailsCancelled instead, as the cancel failed the
+	// campaign's other waiting messages, and is reported not applied. This
+	// holds whatever the order of the cancel and the update, across
+	// processes.
 	ApplyUpdates(ctx context.Context, updates []StatusUpdate) ([]bool, error)
 }
 

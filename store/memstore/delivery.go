@@ -102,7 +102,10 @@ func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdat
 
 // applyUpdate applies u at now (see delivery.StatusUpdate.Times) when its
 // move is allowed, and reports whether it did. An applied update to Sent with PartIDs records the SMS parts and
-// applies the receipts that came before them.
+// applies the receipts that came before them. A message of a cancelled
+// campaign never goes back to Pending: an allowed update to Pending fails
+// it CANCELLED instead, as the cancel failed the campaign's other waiting
+// messages, and is reported not applied.
 func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 	m := s.messages[u.MessageID]
 	if m == nil {
@@ -116,8 +119,12 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 	if !u.Apply(&st, now) {
 		return false
 	}
-	old := m.Status
 	cr := s.campaigns[m.CampaignID]
+	if u.Status == messaging.StatusPending && cr.c.CancelledAt != nil {
+		s.applyUpdate(delivery.StatusUpdate{MessageID: m.ID, Status: messaging.StatusFailed, At: u.At, Details: campaign.DetailsCancelled}, now)
+		return false
+	}
+	old := m.Status
 	count(cr, m, old, u.Status)
 	if _, ok := s.unconfirmed[m.ID]; ok && old == messaging.StatusSent {
 		delete(s.unconfirmed, m.ID)

@@ -512,16 +512,25 @@ func (s *Store) ReconcilePending(ctx context.Context) (_ int, err error) {
 	return fixed, err
 }
 
-// CancelCampaign implements campaign.CampaignStore. The campaign's Pending
-// messages are found through the claim index and locked first (on
-// Postgres skipping those a claim holds: they are being sent), then
-// written Failed as the dispatcher's updates are, then the campaign
-// completes by compare-and-set: the same order of locks as delivery's.
+// CancelCampaign implements campaign.CampaignStore. On Postgres the
+// campaign's row is locked first. Its Pending messages are then found
+// through the claim index and locked (on Postgres skipping those a claim
+// holds: they are being sent), so the cancel never waits for a message
+// while it holds the campaign. They are written Failed as the
+// dispatcher's updates are, then the campaign completes by
+// compare-and-set.
 func (s *Store) CancelCampaign(ctx context.Context, t messaging.CampaignTransition) (err error) {
 	defer keepUnavailable(&err)
 	return s.write(ctx, "cancel campaign", func(tx *txn) error {
 		var status messaging.CampaignStatus
-		err := tx.QueryRowContext(ctx, "SELECT status FROM campaigns WHERE id = ? AND company_id = ?", s.id(t.CampaignID), s.id(t.CompanyID)).Scan(&status)
+		q := "SELECT status FROM campaigns WHERE id = ? AND company_id = ?"
+		if s.dialect == dialectPostgres {
+			// Locked first: a result batch moving one of its messages back
+			// to Pending (ApplyBatch's cancelRetries) either reads it
+			// cancelled or commits before the Pending messages are read.
+			q += " FOR UPDATE"
+		}
+		err := tx.QueryRowContext(ctx, q, s.id(t.CampaignID), s.id(t.CompanyID)).Scan(&status)
 		if errors.Is(err, sql.ErrNoRows) {
 			return messaging.CampaignNotFound(t.CampaignID)
 		}
@@ -531,7 +540,7 @@ func (s *Store) CancelCampaign(ctx context.Context, t messaging.CampaignTransiti
 		if !slices.Contains(t.From, status) {
 			return conflictf("Campaign %s is %s, not %s", t.CampaignID, status, joinStatuses(t.From))
 		}
-		q := "SELECT id FROM messages WHERE campaign_id = ? AND status = 'Pending'"
+		q = "SELECT id FROM messages WHERE campaign_id = ? AND status = 'Pending'"
 		if s.dialect == dialectPostgres {
 			q += " FOR UPDATE SKIP LOCKED"
 		}

@@ -382,6 +382,84 @@ func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.
 	return s.recordParts(ctx, tx, states, sent, recorded, then)
 }
 
+// cancelRetries keeps the rule that a message of a cancelled campaign
+// never goes back to Pending: nothing would send it again, and it would
+// hold its company's pending capacity. The messages the batch moved to
+// Pending (a retry, a withdrawal) whose campaign is cancelled fail
+// CANCELLED instead, as the cancel failed the campaign's other waiting
+// messages, and the updates that moved them are reported not applied.
+//
+// It costs nothing to a batch that moves no message to Pending. Otherwise
+// it reads the campaigns of the batch's changed messages, once all the
+// messages are locked; on Postgres it locks them, in id order, and reads
+// their latest versions. CancelCampaign locks its campaign first, so a
+// cancel either committed before this read and is seen, or waits for
+// this transaction to commit and then finds the message Pending and fails
+// it itself.
+func (s *Store) cancelRetries(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, updates []delivery.StatusUpdate, applied []bool) error {
+	var campaigns []messaging.ID
+	retried := false
+	for _, st := range states {
+		if st.changed {
+			campaigns = append(campaigns, st.campaignID)
+			retried = retried || st.Status == messaging.StatusPending
+		}
+	}
+	if !retried {
+		return nil
+	}
+	slicesSortIDs(campaigns)
+	campaigns = slices.Compact(campaigns)
+	q := "SELECT id, cancelled_at IS NOT NULL FROM campaigns WHERE " + s.jsonIDsIn("id") + " ORDER BY id"
+	if s.dialect == dialectPostgres {
+		q += " FOR UPDATE"
+	}
+	rows, err := s.rawQuery(ctx, tx, q, s.jsonIDs(campaigns))
+	if err != nil {
+		return fmt.Errorf("read cancelled campaigns: %w", err)
+	}
+	cancelled := map[messaging.ID]bool{}
+	for rows.Next() {
+		var id messaging.ID
+		var c bool
+		if err := rows.Scan(&id, &c); err != nil {
+			rows.Close()
+			return fmt.Errorf("read cancelled campaigns: %w", err)
+		}
+		if c {
+			cancelled[id] = true
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("read cancelled campaigns: %w", err)
+	}
+	if len(cancelled) == 0 {
+		return nil
+	}
+	failed := map[messaging.ID]bool{}
+	for id, st := range states {
+		if !st.changed || st.Status != messaging.StatusPending || !cancelled[st.campaignID] {
+			continue
+		}
+		// The move to Pending is not written, nor is its event: the
+		// message fails from the status it had.
+		at := st.UpdatedAt
+		if n := len(st.trail); n > 0 && st.trail[n-1].status == messaging.StatusPending {
+			at = st.trail[n-1].at
+			st.trail = st.trail[:n-1]
+		}
+		st.DueAt = nil
+		st.apply(delivery.StatusUpdate{MessageID: id, Status: messaging.StatusFailed, At: at, Details: campaign.DetailsCancelled}, at)
+		failed[id] = true
+	}
+	for i, u := range updates {
+		if u.Status == messaging.StatusPending && failed[u.MessageID] {
+			applied[i] = false
+		}
+	}
+	return nil
+}
+
 // lockMessages reads the statuses of the messages with the given sorted
 // ids, locking their rows on Postgres.
 func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (map[messaging.ID]*messageState, error) {

@@ -80,7 +80,12 @@
 // UPDATE SKIP LOCKED, on SQLite the single writer serialises claims.
 // ApplyUpdates reads the current statuses of its messages in the write
 // transaction (FOR UPDATE on Postgres), applies the allowed moves in one
-// bulk update and adjusts the counters. Transactions lock messages, then
+// bulk update and adjusts the counters. A batch that moves a message back
+// to Pending also reads, after its messages, the campaigns of its changed
+// messages (locked in id order on Postgres), and fails CANCELLED those
+// whose campaign is cancelled; CancelCampaign locks its campaign before
+// its Pending messages (skipping those held), so one of the two always
+// sees the other. Transactions lock messages, then
 // campaigns, then companies, in id order; a Postgres transaction that
 // still loses a deadlock or a serialisation conflict is run again.
 //

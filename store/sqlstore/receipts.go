@@ -243,6 +243,9 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 				return err
 			}
 		}
+		if err := s.cancelRetries(ctx, tx, states, updates, applied); err != nil {
+			return err
+		}
 		return s.writeStates(ctx, tx, states)
 	})
 	if err != nil {

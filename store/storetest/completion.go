@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"sync"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -260,5 +261,103 @@ func testRecoverCancelled(f *fixture) {
 	}
 	require.Equal(t, messaging.CampaignCompleted, f.getCampaign(a.ID, c.ID).Status)
 	require.Empty(t, f.claim(messaging.ChannelSMS, at(32), at(90), 10), "nothing left to send")
+	f.requireReconciled()
+}
+
+// testRetryAfterCancel: a message of a cancelled campaign never goes back
+// to Pending. A send on the wire when its campaign was cancelled that
+// then fails transiently (a retry), and one withdrawn by a pause that a
+// cancel overtook (a withdrawal, due again when it was), fail CANCELLED
+// in ApplyBatch instead, their updates reported not applied; their
+// counters and capacity follow. A retry in a paused campaign still goes
+// back to Pending.
+func testRetryAfterCancel(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	hook := f.endpoint(a.ID, webhook.MessageStatus)
+	paused, _ := f.bulk(a.ID, messaging.ChannelSMS, 1, at(0), messaging.CampaignInProgress)
+	other := f.claim(messaging.ChannelSMS, at(1), at(30), 1)
+	require.Len(t, other, 1)
+	c, msgs := f.bulk(a.ID, messaging.ChannelSMS, 3, at(0), messaging.CampaignInProgress)
+	claimed := f.claim(messaging.ChannelSMS, at(2), at(30), 2)
+	require.Len(t, claimed, 2)
+	f.transition(paused, messaging.CampaignInProgress, messaging.CampaignPaused, at(3))
+	require.NoError(t, f.s.CancelCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: c.ID,
+		From: []messaging.CampaignStatus{messaging.CampaignInProgress}, To: messaging.CampaignCompleted, At: at(4)}))
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Sending: 2, Failed: 1}, messaging.StatusCounts{})
+	require.Equal(t, 3, f.pending(a.ID))
+
+	// The result write: a transient failure retried later, and in the
+	// same batch the paused campaign's retry.
+	br, err := f.s.ApplyBatch(f.ctx, []delivery.StatusUpdate{
+		{MessageID: claimed[0].ID, Status: messaging.StatusPending, At: at(5), DueAt: at(65), Details: "THROTTLED"},
+		{MessageID: other[0].ID, Status: messaging.StatusPending, At: at(5), DueAt: at(65)},
+	}, nil, at(5))
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, true}, br.Applied)
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Sending: 1, Failed: 2}, messaging.StatusCounts{})
+	require.Equal(t, 2, f.pending(a.ID))
+	f.requireReconciled()
+
+	// The withdrawal write: back to Pending at its own due time.
+	br, err = f.s.ApplyBatch(f.ctx, []delivery.StatusUpdate{
+		{MessageID: claimed[1].ID, Status: messaging.StatusPending, At: at(6), DueAt: claimed[1].DueAt},
+	}, nil, at(6))
+	require.NoError(t, err)
+	require.Equal(t, []bool{false}, br.Applied)
+
+	for _, m := range msgs {
+		got := f.getMessage(a.ID, m.ID)
+		require.Equal(t, messaging.StatusFailed, got.Status, "message %s", m.ID)
+		require.Equal(t, "CANCELLED", got.Details, "message %s", m.ID)
+	}
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Failed: 3}, messaging.StatusCounts{})
+	f.requireCounts(a.ID, paused.ID, messaging.StatusCounts{Pending: 1}, messaging.StatusCounts{})
+	require.Equal(t, 1, f.pending(a.ID), "the cancelled campaign's capacity is released")
+	require.Equal(t, messaging.StatusPending, f.getMessage(a.ID, other[0].ID).Status)
+	events := f.statusEvents(hook.ID)
+	for _, m := range claimed {
+		require.Contains(t, events, m.ID.String()+" Failed")
+		require.NotContains(t, events, m.ID.String()+" Pending")
+	}
+	f.requireReconciled()
+}
+
+// testRetryRacesCancel: a cancel and a result batch moving the campaign's
+// claimed messages back to Pending, run at the same time, always end with
+// those messages Failed CANCELLED, whichever commits first.
+func testRetryRacesCancel(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	for round := range 20 {
+		c, _ := f.bulk(a.ID, messaging.ChannelSMS, 2, at(0), messaging.CampaignInProgress)
+		claimed := f.claim(messaging.ChannelSMS, at(1), at(30), 2)
+		require.Len(t, claimed, 2)
+		var wg sync.WaitGroup
+		var cancelErr, applyErr error
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			cancelErr = f.s.CancelCampaign(f.ctx, messaging.CampaignTransition{CompanyID: a.ID, CampaignID: c.ID,
+				From: []messaging.CampaignStatus{messaging.CampaignInProgress}, To: messaging.CampaignCompleted, At: at(2)})
+		}()
+		go func() {
+			defer wg.Done()
+			_, applyErr = f.s.ApplyBatch(f.ctx, []delivery.StatusUpdate{
+				{MessageID: claimed[0].ID, Status: messaging.StatusPending, At: at(2), DueAt: at(60)},
+				{MessageID: claimed[1].ID, Status: messaging.StatusPending, At: at(2), DueAt: claimed[1].DueAt},
+			}, nil, at(2))
+		}()
+		wg.Wait()
+		require.NoError(t, cancelErr, "round %d", round)
+		require.NoError(t, applyErr, "round %d", round)
+		for _, m := range claimed {
+			got := f.getMessage(a.ID, m.ID)
+			require.Equal(t, messaging.StatusFailed, got.Status, "round %d", round)
+			require.Equal(t, "CANCELLED", got.Details, "round %d", round)
+		}
+		f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Failed: 2}, messaging.StatusCounts{})
+	}
+	require.Zero(t, f.pending(a.ID))
 	f.requireReconciled()
 }

@@ -156,6 +156,8 @@ func cases() []testCase {
 		{"CompleteAfterOptOut", testCompleteAfterOptOut},
 		{"CompleteAfterRecovery", testCompleteAfterRecovery},
 		{"RecoverCancelled", testRecoverCancelled},
+		{"RetryAfterCancel", testRetryAfterCancel},
+		{"RetryRacesCancel", testRetryRacesCancel},
 		{"CampaignControl", testCampaignControl},
 		{"CampaignSchedule", testCampaignSchedule},
 		{"FallbackAfterCancel", testFallbackAfterCancel},
