@@ -15,7 +15,8 @@ import (
 // rate then holds a few seconds of its rate, not every place of the lane,
 // and the others' SMS (another company's codes and alerts) are claimed and
 // sent meanwhile. A campaign's next claims take no more of its messages
-// than the room its connector has left (Claim.CampaignQuotas).
+// than the room its connector has left (Claim.CampaignQuotas), and a
+// claimed SMS past its connector's budget goes back to Pending unsent.
 type ConnectorPicker interface {
 	// PickConnector names the connector sms would go through now, and how
 	// many SMS that connector can usefully hold at once; 0: no bound.
@@ -23,7 +24,8 @@ type ConnectorPicker interface {
 }
 
 // linkTTL is how long a campaign is taken to send through the connector
-// its last SMS went through.
+// its last SMS went through, while that connector has room: the link to a
+// full one is kept until it has room.
 const linkTTL = time.Minute
 
 // connLoads counts, by connector, the SMS of the lane that went to it and
@@ -46,9 +48,14 @@ type campaignLink struct {
 	at   time.Time
 }
 
-// add counts an SMS of campaign id going through connector name, whose
-// budget is budget.
-func (c *connLoads) add(id messaging.ID, name string, budget int, now time.Time) {
+// take counts an SMS of campaign id going through connector name, whose
+// budget is budget (0: none), and reports true; when the connector holds
+// its budget already, it counts nothing and reports false: the SMS is to go
+// back to Pending unsent. Either way the campaign is linked to the
+// connector, so that its next claims take no more than the room left; a
+// link to a full connector is kept over one to another connector, so that
+// a campaign some of whose SMS found their connector full waits for it.
+func (c *connLoads) take(id messaging.ID, name string, budget int, now time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conns == nil {
@@ -60,9 +67,20 @@ func (c *connLoads) add(id messaging.ID, name string, budget int, now time.Time)
 		l = &connLoad{}
 		c.conns[name] = l
 	}
-	l.n++
 	l.budget = budget
-	c.links[id] = campaignLink{conn: name, at: now}
+	if old, ok := c.links[id]; !ok || old.conn == name || !c.conns[old.conn].full() {
+		c.links[id] = campaignLink{conn: name, at: now}
+	}
+	if l.full() {
+		return false
+	}
+	l.n++
+	return true
+}
+
+// full reports whether the connector holds its budget (none: never).
+func (l *connLoad) full() bool {
+	return l.budget > 0 && l.n >= l.budget
 }
 
 // remove counts an SMS of connector name out.
@@ -84,11 +102,14 @@ func (c *connLoads) quotas(now time.Time) map[messaging.ID]int {
 	}
 	by := map[string][]messaging.ID{}
 	for id, link := range c.links {
-		if now.Sub(link.at) > linkTTL {
+		l := c.conns[link.conn]
+		if now.Sub(link.at) > linkTTL && !l.full() {
+			// A full connector keeps its campaigns: they would take a
+			// claim's worth of SMS back and forth.
 			delete(c.links, id)
 			continue
 		}
-		if l := c.conns[link.conn]; l != nil && l.budget > 0 {
+		if l.budget > 0 {
 			by[link.conn] = append(by[link.conn], id)
 		}
 	}

@@ -68,3 +68,59 @@ func TestIdleConnectorNotHeldBehindCappedOne(t *testing.T) {
 		})
 	}
 }
+
+// queuedOn returns how many SMS wait in connector name's queue.
+func (q *queueSMS) queuedOn(name string) int {
+	c := q.conns[name]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue)
+}
+
+// TestIdleConnectorNotHeldBehindNewCampaignOnStalledOne: a new campaign on
+// a stalled connector that holds its budget already, claimed before the
+// dispatcher knows its connector, sends none of what it claimed past the
+// budget: those go back to Pending at once, and another company's direct
+// SMS through an idle connector go out within a second.
+func TestIdleConnectorNotHeldBehindNewCampaignOnStalledOne(t *testing.T) {
+	for _, st := range testStores() {
+		t.Run(st.name, func(t *testing.T) {
+			s := st.open(t)
+			a, b := newWorld(t, s), newWorld(t, s)
+			const budget = 8
+			route := func(sms delivery.SMS) string {
+				if sms.CompanyID == a.co.ID {
+					return "stalled"
+				}
+				return "idle"
+			}
+			q := newQueueSMS(t, route, map[string]time.Duration{"stalled": time.Hour, "idle": 0})
+			cfg := fastConfig(s)
+			cfg.PollInterval = 50 * time.Millisecond
+			cfg.SMSConcurrency = 64
+			cfg.SMS = pickingSMS{q, map[string]int{"stalled": budget}}
+			cfg.DrainTimeout = 100 * time.Millisecond
+			d, err := delivery.New(cfg)
+			require.NoError(t, err)
+			run(t, d)
+			a.campaign(spec{channel: messaging.ChannelSMS, phones: phones(100, 0)})
+			waitFor(t, "the stalled connector's budget taken", func() bool { return q.queuedOn("stalled") == budget })
+
+			// A new campaign on the stalled connector: its first claim
+			// could take every place left.
+			a.campaign(spec{channel: messaging.ChannelSMS, phones: phones(300, 1000)})
+			d.Wake()
+			time.Sleep(300 * time.Millisecond)
+
+			start := time.Now()
+			b.campaign(spec{channel: messaging.ChannelSMS, hidden: true, phones: phones(5, 20000)})
+			d.Wake()
+			require.Eventually(t, func() bool { return len(q.sent("idle")) == 5 }, 5*time.Second, 5*time.Millisecond,
+				"the idle connector's SMS")
+			for _, x := range q.sent("idle") {
+				require.Less(t, x.at.Sub(start), time.Second, "SMS to %s reached its idle connector late", x.sms.To)
+			}
+			require.Equal(t, budget, q.queuedOn("stalled"), "the stalled connector holds its budget, no more")
+		})
+	}
+}

@@ -28,7 +28,11 @@
 // use at once: the lane counts its SMS in flight by connector and gives a
 // campaign's next claims no more than the room its connector has left
 // (Claim.CampaignQuotas), so a connector capped at a low rate never holds
-// the lane's places while another connector idles.
+// the lane's places while another connector idles. A claimed SMS whose
+// capped connector holds its budget already (the first claim of a campaign
+// whose connector the lane does not know yet) is not sent: it goes back to
+// Pending at its due time, and the claim counts as one of its attempts. An
+// uncapped connector has no bound.
 //
 // A campaign paused or cancelled while its messages are being sent has
 // them withdrawn (Dispatcher.Halt, called by the process that halted it;

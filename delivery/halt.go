@@ -150,5 +150,11 @@ func (d *Dispatcher) withdrawn(j job) (*StatusUpdate, string) {
 	return &StatusUpdate{MessageID: j.m.ID, Status: messaging.StatusPending, At: d.cfg.Now(), DueAt: j.m.DueAt}, resultWithdrawn
 }
 
+// deferred is the update of a message not sent because its connector
+// held its budget (ConnectorPicker): Pending again at its due time.
+func (d *Dispatcher) deferred(j job) (*StatusUpdate, string) {
+	return &StatusUpdate{MessageID: j.m.ID, Status: messaging.StatusPending, At: d.cfg.Now(), DueAt: j.m.DueAt}, resultDeferred
+}
+
 // isWithdrawn reports whether err is a send given up for a halt.
 func isWithdrawn(err error) bool { return errors.Is(err, ErrWithdrawn) }

@@ -44,6 +44,7 @@ type job struct {
 	batch  *sendBatch
 	flight *flight // of its campaign: halted by a pause or a cancel
 	conn   string  // the connector it was counted on (ConnectorPicker)
+	full   bool    // its connector held its budget: back to Pending unsent
 }
 
 // sendBatch bounds the sends of one claim by Config.SendTimeout: one
@@ -69,6 +70,9 @@ const (
 	// resultWithdrawn: its campaign was paused or cancelled before it was
 	// submitted.
 	resultWithdrawn = "withdrawn"
+	// resultDeferred: not sent, its connector holding its budget
+	// (ConnectorPicker); Pending again at its due time.
+	resultDeferred = "deferred"
 )
 
 func newLane(d *Dispatcher, ch messaging.Channel, capacity int, sender any, send func(context.Context, job) (*StatusUpdate, string)) *lane {
@@ -272,7 +276,10 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 }
 
 // place counts j on the connector its SMS goes through, when the sender
-// tells (ConnectorPicker).
+// tells (ConnectorPicker). An SMS whose connector holds its budget already
+// is marked full: it goes back to Pending without being sent, and gives its
+// place back at once. A campaign's first claim, before the lane knows its
+// connector, may so take more than the room left without holding it.
 func (l *lane) place(j *job, now time.Time) {
 	if l.picker == nil {
 		return
@@ -281,8 +288,11 @@ func (l *lane) place(j *job, now time.Time) {
 	if name == "" {
 		return
 	}
+	if !l.loads.take(j.m.CampaignID, name, budget, now) {
+		j.full = true
+		return
+	}
 	j.conn = name
-	l.loads.add(j.m.CampaignID, name, budget, now)
 }
 
 // prepare finds the route of every claimed message (and, for chat, its
@@ -394,9 +404,12 @@ func (l *lane) process(j job) {
 	start := time.Now()
 	var u *StatusUpdate
 	var result string
-	if j.flight.isHalted() {
+	switch {
+	case j.flight.isHalted():
 		u, result = l.d.withdrawn(j)
-	} else {
+	case j.full:
+		u, result = l.d.deferred(j)
+	default:
 		u, result = l.send(j.batch.ctx, j)
 	}
 	l.d.flights.leave(j.m.CampaignID, j.flight)

@@ -20,7 +20,8 @@ type Observer interface {
 	Messages(ch messaging.Channel, status messaging.MessageStatus, n int)
 	// Send reports one call of a sender port: how long it took, and
 	// whether the message was sent, will be retried or failed ("sent",
-	// "retry", "failed").
+	// "retry", "failed"), or went back to Pending unsent: its campaign
+	// halted ("withdrawn") or its connector full ("deferred").
 	Send(ch messaging.Channel, d time.Duration, result string)
 	// InFlight reports how many sends of channel ch are outstanding now
 	// (claimed and not recorded yet), out of the lane's concurrency.

@@ -17,16 +17,6 @@ import (
 // not done is a failure.
 const settleTimeout = 15 * time.Second
 
-// skipIdleConnectorPastBudget turns off, until fixed, the idle-connector
-// check while a saturated connector holds more SMS than its budget: a
-// campaign's first claim (before the lane learned its connector), or its
-// claims once the link aged past a minute of the clock, take no account
-// of the budget, so a new campaign on a stalled connector can fill every
-// place of the lane, and an idle connector's direct SMS wait
-// (-rapid.seed=15014244205535788680 on Postgres). Set it to false once
-// fixed.
-const skipIdleConnectorPastBudget = true
-
 // skipResentByLiveProcess turns off on Postgres, until its cause is found
 // and fixed, the check that a message the SMSC accepted is not submitted
 // again while the process that had it accepted lives: in about one
@@ -200,21 +190,6 @@ func (w *world) unsettled(vs []view) []string {
 	inSend := w.sc.sending()
 	held := map[string]bool{"a": w.sc.mode("a") == connHeld, "b": w.sc.mode("b") == connHeld}
 	anyHeld := held["a"] || held["b"]
-	// Messages in Send by connector: past its budget (window) on a held
-	// connector, the lane's places may all be taken (see
-	// skipIdleConnectorPastBudget).
-	pastBudget := false
-	if skipIdleConnectorPastBudget {
-		by := map[string]int{}
-		for _, v := range vs {
-			for _, m := range v.msgs {
-				if inSend[m.ID] {
-					by[w.companies[w.byID[v.c.ID].company].conn]++
-				}
-			}
-		}
-		pastBudget = (held["a"] && by["a"] > window) || (held["b"] && by["b"] > window)
-	}
 	last := map[messaging.ID]submit{}
 	for _, s := range w.sc.snapshot() {
 		if s.accepted {
@@ -236,7 +211,7 @@ func (w *world) unsettled(vs []view) []string {
 				why = append(why, fmt.Sprintf("message %s of %s campaign %s Sending with no send under way", m.ID, mc.kind, c.ID))
 			case m.Status == messaging.StatusPending && !m.DueAt.After(now) && c.Status == messaging.CampaignInProgress && live:
 				bulkWaits := mc.kind == "bulk" && anyHeld // behind the places a saturated connector holds
-				if !held[conn] && !bulkWaits && !pastBudget {
+				if !held[conn] && !bulkWaits {
 					why = append(why, fmt.Sprintf("message %s of %s campaign %s due on idle connector %s (a %s, b %s) and not sent",
 						m.ID, mc.kind, c.ID, conn, w.sc.mode("a"), w.sc.mode("b")))
 				}
