@@ -35,16 +35,79 @@ func (f *flight) isHalted() bool {
 // flights tracks the campaigns whose messages are being sent, so that a
 // pause or a cancel withdraws those not submitted yet. A halted flight
 // leaves the map at once: messages claimed after a resume start a new one.
+//
+// A claim that began before a halt may return the campaign's messages
+// after it (the claim read them before the pause was stored, and the lane
+// joins them once the claim returns). Each claim therefore takes a
+// sequence number (beginClaim), and a halt remembers the last number
+// given: a message joining from a claim numbered up to it joins an
+// already halted flight. The halt is forgotten once those claims ended.
 type flights struct {
 	mu sync.Mutex
 	m  map[messaging.ID]*flight
+	// seq is the number of the last claim begun; claiming holds those
+	// not ended yet.
+	seq      uint64
+	claiming map[uint64]struct{}
+	// halts holds, for each campaign halted while claims were under way,
+	// the last claim number that may still bring its messages.
+	halts map[messaging.ID]halt
 }
 
-// join counts one more message of campaign id being sent and returns its
-// flight.
-func (fs *flights) join(id messaging.ID) *flight {
+// halt is a campaign's halt that claims begun before it must still see.
+type halt struct {
+	seq       uint64
+	cancelled bool
+}
+
+// beginClaim numbers a claim about to read the store; endClaim(n) must
+// follow once its messages joined their flights (or it failed).
+func (fs *flights) beginClaim() uint64 {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
+	fs.seq++
+	if fs.claiming == nil {
+		fs.claiming = map[uint64]struct{}{}
+	}
+	fs.claiming[fs.seq] = struct{}{}
+	return fs.seq
+}
+
+// endClaim ends claim n, and forgets the halts no claim under way can
+// concern any more.
+func (fs *flights) endClaim(n uint64) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	delete(fs.claiming, n)
+	for id, h := range fs.halts {
+		if !fs.claimingUpTo(h.seq) {
+			delete(fs.halts, id)
+		}
+	}
+}
+
+// claimingUpTo reports whether a claim numbered up to n is under way.
+// fs.mu is held.
+func (fs *flights) claimingUpTo(n uint64) bool {
+	for c := range fs.claiming {
+		if c <= n {
+			return true
+		}
+	}
+	return false
+}
+
+// join counts one more message of campaign id, claimed by claim number
+// claim, being sent and returns its flight: a halted one when the
+// campaign was halted after that claim began.
+func (fs *flights) join(id messaging.ID, claim uint64) *flight {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if h, ok := fs.halts[id]; ok && claim <= h.seq {
+		f := &flight{n: 1, halted: make(chan struct{}), cancelled: h.cancelled}
+		close(f.halted)
+		return f
+	}
 	f := fs.m[id]
 	if f == nil {
 		if fs.m == nil {
@@ -67,11 +130,17 @@ func (fs *flights) leave(id messaging.ID, f *flight) {
 	}
 }
 
-// halt withdraws the messages of campaign id being sent; false when there
-// are none.
+// halt withdraws the messages of campaign id being sent, and those that
+// claims under way will bring; false when there are none being sent.
 func (fs *flights) halt(id messaging.ID, cancelled bool) bool {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
+	if fs.claimingUpTo(fs.seq) {
+		if fs.halts == nil {
+			fs.halts = map[messaging.ID]halt{}
+		}
+		fs.halts[id] = halt{seq: fs.seq, cancelled: cancelled}
+	}
 	f := fs.m[id]
 	if f == nil {
 		return false

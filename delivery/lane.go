@@ -237,12 +237,14 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
 		start := time.Now()
 		quotas := d.rates.take(now)
+		claim := d.flights.beginClaim()
 		claimed, err := d.store.ClaimDue(sctx, Claim{Channel: l.ch, Owner: d.cfg.Instance, Now: now, LeaseUntil: now.Add(d.cfg.Lease), Limit: want,
 			Quotas: quotas, CampaignQuotas: l.loads.quotas(now)})
 		cancel()
 		d.rates.settle(quotas, claimed)
 		d.obs.Batch(op, len(claimed), time.Since(start), err)
 		if err != nil {
+			d.flights.endClaim(claim)
 			l.release(want)
 			if ctx.Err() == nil {
 				d.log.Error("claiming due messages", "channel", l.ch, "err", err)
@@ -253,6 +255,7 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		l.release(want - len(claimed))
 		idle = len(claimed) < want
 		if len(claimed) == 0 {
+			d.flights.endClaim(claim)
 			continue
 		}
 		d.obs.Messages(l.ch, messaging.StatusSending, len(claimed))
@@ -260,6 +263,7 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		// ended meanwhile.
 		jobs := l.prepare(sendCtx, claimed)
 		if len(jobs) == 0 {
+			d.flights.endClaim(claim)
 			continue
 		}
 		b := &sendBatch{}
@@ -267,11 +271,12 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		b.left.Store(int32(len(jobs)))
 		for _, j := range jobs {
 			j.batch = b
-			j.flight = d.flights.join(j.m.CampaignID)
+			j.flight = d.flights.join(j.m.CampaignID, claim)
 			l.place(&j, now)
 			l.procs.Add(1)
 			l.jobs <- j // never blocks: places were reserved
 		}
+		d.flights.endClaim(claim)
 	}
 }
 
