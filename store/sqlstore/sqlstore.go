@@ -271,26 +271,21 @@ func openPostgres(ctx context.Context, rawURL string, cfg Config) (*Store, error
 		return nil, err
 	}
 
-	n := cfg.maxOpenConns()
-	psql := sql.OpenDB(unavailableConnector{connector})
-	psql.SetMaxOpenConns(n)
-	psql.SetMaxIdleConns(n)
-	db := bun.NewDB(psql, pgdialect.New())
-	if err := db.PingContext(ctx); err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("connect: %w", err)
-	}
-	s := &Store{dialect: dialectPostgres, db: db, read: db, idGen: messaging.NewIDGenerator(time.Now), pg: connector}
-	if err := db.QueryRowContext(ctx, keyChannelQuery).Scan(&s.keyChannel); err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("sqlstore: connect to Postgres: name the key channel: %w", err)
-	}
-	return s, nil
+	return postgresStore(ctx, connector, cfg, nil)
 }
 
 // openPostgresReadOnly opens a pool whose sessions begin read-only
 // transactions, without migrating.
 func openPostgresReadOnly(ctx context.Context, connector *pgdriver.Connector, cfg Config) (*Store, error) {
+	return postgresStore(ctx, connector, cfg, func(db *bun.DB) error {
+		return checkSchema(ctx, db, dialectPostgres)
+	})
+}
+
+// postgresStore opens the pool of a Postgres store through connector,
+// checks it answers, runs check on it when not nil, and names the store's
+// key channel.
+func postgresStore(ctx context.Context, connector *pgdriver.Connector, cfg Config, check func(*bun.DB) error) (*Store, error) {
 	n := cfg.maxOpenConns()
 	psql := sql.OpenDB(unavailableConnector{connector})
 	psql.SetMaxOpenConns(n)
@@ -300,9 +295,11 @@ func openPostgresReadOnly(ctx context.Context, connector *pgdriver.Connector, cf
 		_ = db.Close()
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	if err := checkSchema(ctx, db, dialectPostgres); err != nil {
-		_ = db.Close()
-		return nil, err
+	if check != nil {
+		if err := check(db); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
 	}
 	s := &Store{dialect: dialectPostgres, db: db, read: db, idGen: messaging.NewIDGenerator(time.Now), pg: connector}
 	if err := db.QueryRowContext(ctx, keyChannelQuery).Scan(&s.keyChannel); err != nil {
