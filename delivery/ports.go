@@ -99,7 +99,15 @@ type SendError struct {
 	Code string
 	// Details is the short reason stored on a failed message.
 	Details string
-	Err     error
+	// Reason is a chat failure's reason (ChatFailure), empty for SMS.
+	Reason ChatReason
+	// Provider is the provider's own word for a chat failure (its code or
+	// title), for logs.
+	Provider string
+	// RetryAfter, when positive, is how long the provider asked to wait
+	// before the next attempt (a rate limit).
+	RetryAfter time.Duration
+	Err        error
 }
 
 // Error implements error.

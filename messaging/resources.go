@@ -93,6 +93,19 @@ type ChatConfig struct {
 	FileURL      string         `json:"fileUrl,omitempty"`
 	FileName     string         `json:"fileName,omitempty"`
 	FileType     string         `json:"fileType,omitempty"`
+	// ProviderTemplate names the provider's approved template a message
+	// goes out as, for providers that send business-initiated messages
+	// only so (WhatsApp).
+	ProviderTemplate *ProviderTemplate `json:"providerTemplate,omitempty"`
+}
+
+// ProviderTemplate is a template approved at the chat provider: its name,
+// its language, and its parameters in order, each a text that may hold
+// {{placeholders}}, rendered for each recipient like the content.
+type ProviderTemplate struct {
+	Name       string   `json:"name"`
+	Language   string   `json:"language"`
+	Parameters []string `json:"parameters,omitempty"`
 }
 
 // Template is an SMS or chat message template. SMS templates have
