@@ -114,6 +114,17 @@ type ReplayGuard interface {
 	Seen(ctx context.Context, key string, until time.Time) (bool, error)
 }
 
+// ReplayForgetter is a ReplayGuard that can also forget a key. An adapter
+// that answers a callback 5xx because its report failed forgets the
+// callback's key, so that the provider's next delivery of the same body
+// is taken, not refused as a replay. A guard without Forget keeps the key:
+// that delivery is then refused.
+type ReplayForgetter interface {
+	ReplayGuard
+	// Forget removes key, recorded by Seen, from the guard.
+	Forget(ctx context.Context, key string) error
+}
+
 // Contacts tells when people last wrote to a service.
 type Contacts interface {
 	// LastInbound returns when phone last sent anything to the service,
