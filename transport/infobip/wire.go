@@ -114,15 +114,15 @@ type reports struct {
 
 type report struct {
 	// Delivery reports.
-	BulkID       string `json:"bulkId"`
-	MessageID    string `json:"messageId"`
-	To           string `json:"to"`
-	Sender       string `json:"sender"`
-	SentAt       string `json:"sentAt"`
-	DoneAt       string `json:"doneAt"`
+	BulkID       string  `json:"bulkId"`
+	MessageID    string  `json:"messageId"`
+	To           string  `json:"to"`
+	Sender       string  `json:"sender"`
+	SentAt       string  `json:"sentAt"`
+	DoneAt       string  `json:"doneAt"`
 	Status       *Status `json:"status"`
-	Error        *Error `json:"error"`
-	CallbackData string `json:"callbackData"`
+	Error        *Error  `json:"error"`
+	CallbackData string  `json:"callbackData"`
 	// Seen reports.
 	From   string `json:"from"`
 	SeenAt string `json:"seenAt"`
