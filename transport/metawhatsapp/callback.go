@@ -1,0 +1,347 @@
+package metawhatsapp
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/transport/chatprovider"
+)
+
+// SignatureHeader carries a webhook's signature: "sha256=" and the hex
+// HMAC-SHA256 of the raw body keyed with the app secret.
+const SignatureHeader = "X-Hub-Signature-256"
+
+// MaxWebhookBytes caps a webhook body; a larger one is answered 413.
+const MaxWebhookBytes = 4 << 20
+
+// maxChallenge caps the hub.challenge echoed back.
+const maxChallenge = 512
+
+// Sign returns the X-Hub-Signature-256 value of body under appSecret, for
+// the simulator and tests.
+func Sign(appSecret string, body []byte) string {
+	return "sha256=" + hex.EncodeToString(sign([]byte(appSecret), body))
+}
+
+// The JSON of a webhook: the reference's Webhook, Entry, Change and
+// value objects, with the fields Herald reads.
+type webhook struct {
+	Object string `json:"object"`
+	Entry  []struct {
+		ID      string `json:"id"`
+		Changes []struct {
+			Field string `json:"field"`
+			Value struct {
+				Metadata struct {
+					PhoneNumberID string `json:"phone_number_id"`
+				} `json:"metadata"`
+				Statuses []inStatus  `json:"statuses"`
+				Messages []inMessage `json:"messages"`
+			} `json:"value"`
+		} `json:"changes"`
+	} `json:"entry"`
+}
+
+type inStatus struct {
+	ID                    string    `json:"id"`
+	Status                string    `json:"status"`
+	Timestamp             string    `json:"timestamp"`
+	RecipientID           string    `json:"recipient_id"`
+	BizOpaqueCallbackData string    `json:"biz_opaque_callback_data"`
+	Errors                []inError `json:"errors"`
+}
+
+type inError struct {
+	Code      int    `json:"code"`
+	Title     string `json:"title"`
+	Message   string `json:"message"`
+	ErrorData struct {
+		Details string `json:"details"`
+	} `json:"error_data"`
+}
+
+type inMessage struct {
+	From      string `json:"from"`
+	ID        string `json:"id"`
+	Timestamp string `json:"timestamp"`
+	Type      string `json:"type"`
+	Text      *struct {
+		Body string `json:"body"`
+	} `json:"text"`
+	Interactive *struct {
+		Type        string   `json:"type"`
+		ButtonReply *inReply `json:"button_reply"`
+		ListReply   *inReply `json:"list_reply"`
+	} `json:"interactive"`
+	Button *struct {
+		Payload string `json:"payload"`
+		Text    string `json:"text"`
+	} `json:"button"`
+}
+
+type inReply struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+// ServeHTTP serves the service's webhook: Meta's GET verification and
+// its signed POSTs.
+func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		a.verify(w, r)
+	case http.MethodPost:
+		a.receive(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed", "webhooks are GET (verification) or POST")
+	}
+}
+
+// verify answers the subscription handshake: hub.challenge when hub.mode
+// is subscribe and hub.verify_token the service's verify token.
+func (a *Adapter) verify(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	token := q.Get("hub.verify_token")
+	challenge := q.Get("hub.challenge")
+	if q.Get("hub.mode") != "subscribe" || subtle.ConstantTimeCompare([]byte(token), []byte(a.creds.VerifyToken)) != 1 {
+		a.log.Warn("webhook verification refused: wrong mode or verify token")
+		writeError(w, http.StatusForbidden, "Forbidden", "verification refused")
+		return
+	}
+	if challenge == "" || len(challenge) > maxChallenge {
+		writeError(w, http.StatusBadRequest, "Bad Request", "hub.challenge is missing or too long")
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, challenge)
+}
+
+func (a *Adapter) receive(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxWebhookBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "Payload Too Large", "the webhook body is too large")
+			return
+		}
+		writeError(w, http.StatusBadRequest, "Bad Request", "the webhook body could not be read")
+		return
+	}
+	mac, ok := a.checkSignature(r.Header.Get(SignatureHeader), body)
+	if !ok {
+		a.log.Warn("webhook refused: missing or wrong signature", "remote", r.RemoteAddr)
+		writeError(w, http.StatusUnauthorized, "Unauthorized", "the signature does not verify")
+		return
+	}
+	ctx := r.Context()
+	key := "meta-whatsapp:" + strconv.FormatInt(a.s.ServiceID, 10) + ":" + hex.EncodeToString(mac)
+	seen, err := a.replays.Seen(ctx, key, a.now().Add(ReplayHold))
+	if err != nil {
+		a.log.Error("webhook: replay guard failed", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "Service Unavailable", "try again")
+		return
+	}
+	if seen {
+		a.log.Warn("webhook refused: replay of a body taken before", "remote", r.RemoteAddr)
+		writeError(w, http.StatusUnauthorized, "Unauthorized", "this webhook was taken before")
+		return
+	}
+	var wh webhook
+	if err := json.Unmarshal(body, &wh); err != nil {
+		a.forget(ctx, key)
+		writeError(w, http.StatusBadRequest, "Bad Request", "the webhook body is not the JSON of a webhook")
+		return
+	}
+	statuses, inbound := a.parse(&wh)
+	if err := a.report(ctx, statuses, inbound); err != nil {
+		a.forget(ctx, key)
+		a.log.Error("webhook: report failed; Meta will send it again", "err", err)
+		writeError(w, http.StatusInternalServerError, "Internal Server Error", "the webhook could not be stored")
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// checkSignature verifies "sha256=<hex>" in constant time and returns
+// the MAC.
+func (a *Adapter) checkSignature(h string, body []byte) ([]byte, bool) {
+	hexSig, ok := strings.CutPrefix(strings.TrimSpace(h), "sha256=")
+	if !ok {
+		return nil, false
+	}
+	got, err := hex.DecodeString(hexSig)
+	if err != nil {
+		return nil, false
+	}
+	want := sign(a.macKey, body)
+	return want, hmac.Equal(got, want)
+}
+
+func (a *Adapter) forget(ctx context.Context, key string) {
+	f, ok := a.replays.(chatprovider.ReplayForgetter)
+	if !ok {
+		return
+	}
+	if err := f.Forget(context.WithoutCancel(ctx), key); err != nil {
+		a.log.Error("webhook: replay guard could not forget a failed webhook", "err", err)
+	}
+}
+
+// parse collects the statuses and inbound messages of the changes of
+// this service's phone number.
+func (a *Adapter) parse(wh *webhook) ([]delivery.ChatStatus, []delivery.ChatInbound) {
+	var statuses []delivery.ChatStatus
+	var inbound []delivery.ChatInbound
+	if wh.Object != "whatsapp_business_account" {
+		a.log.Warn("webhook ignored: unknown object", "object", wh.Object)
+		return nil, nil
+	}
+	for _, e := range wh.Entry {
+		for _, c := range e.Changes {
+			if c.Field != "messages" {
+				continue
+			}
+			if id := c.Value.Metadata.PhoneNumberID; id != "" && id != a.s.Sender {
+				a.log.Warn("webhook change ignored: another phone number", "phoneNumberId", id)
+				continue
+			}
+			for _, s := range c.Value.Statuses {
+				if st, ok := a.status(s); ok {
+					statuses = append(statuses, st)
+				}
+			}
+			for _, m := range c.Value.Messages {
+				if in, ok := a.inbound(m); ok {
+					inbound = append(inbound, in)
+				}
+			}
+		}
+	}
+	return statuses, inbound
+}
+
+// status maps one status object; sent and unknown statuses report
+// nothing.
+func (a *Adapter) status(s inStatus) (delivery.ChatStatus, bool) {
+	st := delivery.ChatStatus{ProviderID: s.ID, At: unixTime(s.Timestamp), Detail: s.Status}
+	if id, err := messaging.ParseID(s.BizOpaqueCallbackData); err == nil {
+		st.MessageID = id
+	}
+	switch s.Status {
+	case "delivered":
+		st.Status = messaging.StatusDelivered
+	case "read":
+		st.Status = messaging.StatusSeen
+	case "failed":
+		st.Status = messaging.StatusFailed
+		st.Reason, st.Detail = delivery.ReasonRejected, "failed"
+		if len(s.Errors) > 0 {
+			e := s.Errors[0]
+			st.Reason, _ = reasonFor(e.Code, 0, e.ErrorData.Details)
+			st.Detail = detail(e.Code, e.Title)
+		}
+	default:
+		return st, false
+	}
+	if st.MessageID.IsZero() && st.ProviderID == "" {
+		a.log.Warn("webhook status ignored: it names no message")
+		return st, false
+	}
+	return st, true
+}
+
+// inbound maps one message a person sent: a text, a reply to a survey
+// option (interactive button_reply or list_reply), or a template's quick
+// reply (button). Other kinds report nothing.
+func (a *Adapter) inbound(m inMessage) (delivery.ChatInbound, bool) {
+	in := delivery.ChatInbound{ServiceID: a.s.ServiceID, Phone: m.From, OptionIndex: -1, At: unixTime(m.Timestamp)}
+	reply := func(id, text string) {
+		in.Text = text
+		if msg, idx, ok := ParseOptionID(id); ok {
+			in.Kind, in.MessageID, in.OptionIndex = delivery.InboundReply, msg, idx
+			return
+		}
+		in.Kind = delivery.InboundText
+	}
+	switch {
+	case m.Type == "text" && m.Text != nil:
+		in.Kind, in.Text = delivery.InboundText, m.Text.Body
+	case m.Type == "interactive" && m.Interactive != nil && m.Interactive.ButtonReply != nil:
+		reply(m.Interactive.ButtonReply.ID, m.Interactive.ButtonReply.Title)
+	case m.Type == "interactive" && m.Interactive != nil && m.Interactive.ListReply != nil:
+		reply(m.Interactive.ListReply.ID, m.Interactive.ListReply.Title)
+	case m.Type == "button" && m.Button != nil:
+		reply(m.Button.Payload, m.Button.Text)
+	default:
+		a.log.Debug("webhook message ignored", "type", m.Type)
+		return in, false
+	}
+	if in.Phone == "" {
+		a.log.Warn("webhook message ignored: no sender")
+		return in, false
+	}
+	return in, true
+}
+
+// report hands the statuses to the Reporter in one call, then each
+// inbound message; an error, or an outcome saying a report was not
+// stored, fails the webhook.
+func (a *Adapter) report(ctx context.Context, statuses []delivery.ChatStatus, inbound []delivery.ChatInbound) error {
+	rep := a.s.Reporter
+	if len(statuses) > 0 {
+		outs, err := rep.ChatStatuses(ctx, statuses)
+		if err != nil {
+			return errorf("chat statuses: %w", err)
+		}
+		for i, o := range outs {
+			if o == delivery.ChatEventError {
+				return errorf("chat status %d of %d not stored", i+1, len(statuses))
+			}
+		}
+	}
+	for _, in := range inbound {
+		o, err := rep.ChatInbound(ctx, in)
+		if o == delivery.ChatEventRefused {
+			a.log.Warn("webhook inbound refused", "kind", in.Kind, "err", err)
+			continue
+		}
+		if err != nil {
+			return errorf("chat inbound: %w", err)
+		}
+		if o == delivery.ChatEventError {
+			return errorf("chat inbound not stored")
+		}
+	}
+	return nil
+}
+
+// unixTime reads Meta's timestamps: Unix seconds in a string. Zero when
+// absent or malformed (the Reporter then takes the time it stores).
+func unixTime(s string) time.Time {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > 253402300799 {
+		return time.Time{}
+	}
+	return time.Unix(n, 0).UTC()
+}
+
+// writeError writes the error body of Herald's callback endpoints.
+func writeError(w http.ResponseWriter, status int, name, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": name, "message": msg})
+}
