@@ -1,0 +1,148 @@
+package infobip_test
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
+)
+
+func at(s string) time.Time {
+	t, err := time.Parse("2006-01-02T15:04:05.000-0700", s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func TestGoldenReports(t *testing.T) {
+	cases := []struct {
+		file     string
+		statuses [][]delivery.ChatStatus
+		inbound  []delivery.ChatInbound
+	}{
+		{"report_delivered.json", [][]delivery.ChatStatus{{{MessageID: testID, ProviderID: testID.String(),
+			Status: messaging.StatusDelivered, Detail: "DELIVERED_TO_HANDSET", At: at("2026-11-27T10:15:04.480+0000")}}}, nil},
+		{"report_batch.json", [][]delivery.ChatStatus{{
+			{MessageID: testID, ProviderID: testID.String(), Status: messaging.StatusDelivered, Detail: "DELIVERED_TO_HANDSET",
+				At: at("2026-11-27T10:15:04.480+0000")},
+			{MessageID: testID2, ProviderID: testID2.String(), Status: messaging.StatusFailed, Reason: delivery.ReasonBlocked,
+				Detail: "UNDELIVERABLE_NOT_DELIVERED/USER_BLOCKED", At: at("2026-11-27T10:15:03.010+0000")},
+			{MessageID: testID3, ProviderID: testID3.String(), Status: messaging.StatusFailed, Reason: delivery.ReasonExpired,
+				Detail: "EXPIRED_EXPIRED", At: at("2026-11-27T11:15:02.140+0000")},
+		}}, nil},
+		{"report_seen.json", [][]delivery.ChatStatus{{{MessageID: testID, ProviderID: testID.String(),
+			Status: messaging.StatusSeen, Detail: "SEEN", At: at("2026-11-27T10:16:40.000+0000")}}}, nil},
+		{"report_pending.json", nil, nil},
+		{"inbound_text.json", nil, []delivery.ChatInbound{{ServiceID: 42, Kind: delivery.InboundText, Phone: "385981234567",
+			Text: "Can I change the delivery address?", OptionIndex: -1, At: at("2026-11-27T10:20:00.000+0000")}}},
+		{"inbound_survey_reply.json", nil, []delivery.ChatInbound{{ServiceID: 42, Kind: delivery.InboundReply, MessageID: testID,
+			Phone: "385981234567", Text: "No", OptionIndex: 1, At: at("2026-11-27T10:21:30.000+0000")}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			rep := newReporter()
+			a := newAdapter(t, "http://127.0.0.1:1", rep)
+			require.Equal(t, http.StatusOK, post(t, a, testUser, testPassword, golden(t, tc.file)))
+			statuses, inbound := rep.calls()
+			require.Len(t, statuses, len(tc.statuses), "one ChatStatuses call per request")
+			for i := range tc.statuses {
+				require.Len(t, statuses[i], len(tc.statuses[i]))
+				for j, want := range tc.statuses[i] {
+					got := statuses[i][j]
+					require.True(t, want.At.Equal(got.At), "%v %v", want.At, got.At)
+					got.At = want.At
+					require.Equal(t, want, got)
+				}
+			}
+			require.Len(t, inbound, len(tc.inbound))
+			for i, want := range tc.inbound {
+				got := inbound[i]
+				require.True(t, want.At.Equal(got.At))
+				got.At = want.At
+				require.Equal(t, want, got)
+			}
+		})
+	}
+}
+
+func TestReportCredentials(t *testing.T) {
+	rep := newReporter()
+	a := newAdapter(t, "http://127.0.0.1:1", rep)
+	body := golden(t, "report_delivered.json")
+	require.Equal(t, http.StatusUnauthorized, post(t, a, "", "", body), "no credentials")
+	require.Equal(t, http.StatusUnauthorized, post(t, a, testUser, "wrong", body), "wrong password")
+	require.Equal(t, http.StatusUnauthorized, post(t, a, "someone", testPassword, body), "wrong user")
+	require.Equal(t, http.StatusUnauthorized, post(t, a, testUser, testPassword+"x", body), "longer password")
+	statuses, inbound := rep.calls()
+	require.Empty(t, statuses)
+	require.Empty(t, inbound)
+	// The forged requests did not use up the report: the real one is taken.
+	require.Equal(t, http.StatusOK, post(t, a, testUser, testPassword, body))
+	statuses, _ = rep.calls()
+	require.Len(t, statuses, 1)
+}
+
+func TestReportReplay(t *testing.T) {
+	rep := newReporter()
+	a := newAdapter(t, "http://127.0.0.1:1", rep)
+	for _, f := range []string{"report_batch.json", "report_seen.json", "inbound_survey_reply.json", "report_pending.json"} {
+		body := golden(t, f)
+		require.Equal(t, http.StatusOK, post(t, a, testUser, testPassword, body), f)
+		require.Equal(t, http.StatusUnauthorized, post(t, a, testUser, testPassword, body), "%s again", f)
+	}
+	statuses, inbound := rep.calls()
+	require.Len(t, statuses, 2) // the batch and the seen report, once each
+	require.Len(t, inbound, 1)
+
+	// A request with one new report among known ones reports the new one.
+	rep2 := newReporter()
+	b := newAdapter(t, "http://127.0.0.1:1", rep2)
+	require.Equal(t, http.StatusOK, post(t, b, testUser, testPassword, golden(t, "report_delivered.json")))
+	require.Equal(t, http.StatusOK, post(t, b, testUser, testPassword, golden(t, "report_batch.json")))
+	statuses, _ = rep2.calls()
+	require.Len(t, statuses, 2)
+	require.Len(t, statuses[1], 2, "the delivered report was taken before")
+	require.Equal(t, testID2, statuses[1][0].MessageID)
+}
+
+func TestReportNotStoredIsSentAgain(t *testing.T) {
+	rep := newReporter()
+	a := newAdapter(t, "http://127.0.0.1:1", rep)
+	body := golden(t, "report_batch.json")
+	rep.setFail(errors.New("database down"))
+	require.Equal(t, http.StatusInternalServerError, post(t, a, testUser, testPassword, body))
+	rep.setFail(nil)
+	require.Equal(t, http.StatusOK, post(t, a, testUser, testPassword, body), "Infobip's next post is taken")
+	statuses, _ := rep.calls()
+	require.Len(t, statuses, 1)
+	require.Len(t, statuses[0], 3)
+}
+
+func TestBadReports(t *testing.T) {
+	rep := newReporter()
+	a := newAdapter(t, "http://127.0.0.1:1", rep)
+	for _, body := range []string{
+		`not json`,
+		`{}`,
+		`{"results":[{"foo":1}]}`,
+		`{"results":[{"messageId":"infobip-own-id","status":{"groupId":3,"id":5}}]}`,
+		`{"results":[{"messageId":"` + testID.String() + `","status":{"groupId":3,"id":5},"doneAt":"yesterday"}]}`,
+		`{"results":[{"messageId":"m1","receivedAt":"2026-11-27T10:20:00.000+0000","message":{"type":"TEXT","text":"hi"}}]}`,
+		`{"results":[{"messageId":"m1","sender":"385981234567","message":{"type":"AUDIO"}}]}`,
+	} {
+		require.Equal(t, http.StatusBadRequest, post(t, a, testUser, testPassword, []byte(body)), body)
+	}
+	statuses, inbound := rep.calls()
+	require.Empty(t, statuses)
+	require.Empty(t, inbound)
+
+	req, w := newGet()
+	a.ServeHTTP(w, req)
+	require.Equal(t, http.StatusMethodNotAllowed, w.Code)
+}
