@@ -131,8 +131,8 @@ func TestRefusedTypes(t *testing.T) {
 
 func TestCheckCredentials(t *testing.T) {
 	cases := map[string]string{
-		``:                   "credentials",
-		`[]`:                 "credentials",
+		``:   "credentials",
+		`[]`: "credentials",
 		`{"apiKey":"k","callbackUsername":"u","callbackPassword":"p","x":1}`: "credentials",
 		`{"callbackUsername":"u","callbackPassword":"p"}`:                    "credentials.apiKey",
 		`{"apiKey":"k","callbackPassword":"p"}`:                              "credentials.callbackUsername",
