@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/messaging"
-	"github.com/heraldhq/herald/template"
 )
 
 // RegisterSMSSender registers an SMS sender name for a company: 1 to 11
@@ -65,48 +64,6 @@ func (s *Service) CompanySMSSenders(ctx context.Context, companyID messaging.ID)
 	out, err := s.store.ListSMSSenders(ctx, companyID, false)
 	if err != nil {
 		return nil, fmt.Errorf("list senders: %w", err)
-	}
-	return out, nil
-}
-
-// CompanyChatServices lists the company's chat services: the operator's
-// view. NotFound for an unknown company.
-func (s *Service) CompanyChatServices(ctx context.Context, companyID messaging.ID) ([]messaging.ChatService, error) {
-	if _, err := s.store.GetCompany(ctx, companyID); err != nil {
-		return nil, fmt.Errorf("list chat services: %w", err)
-	}
-	return s.ListChatServices(ctx, companyID)
-}
-
-// MaxChatServiceFieldLen is the most characters of a chat service's
-// brandName and providerServiceId.
-const MaxChatServiceFieldLen = 200
-
-// AddChatService registers a company's brand account at the chat
-// provider. brandName and providerServiceId are required, at most
-// MaxChatServiceFieldLen characters each, without control characters.
-func (s *Service) AddChatService(ctx context.Context, companyID messaging.ID, brandName, providerServiceID string) (messaging.ChatService, error) {
-	var fe messaging.FieldErrors
-	template.CheckField(&fe, "brandName", brandName, 1, MaxChatServiceFieldLen)
-	template.CheckField(&fe, "providerServiceId", providerServiceID, 1, MaxChatServiceFieldLen)
-	if err := fe.Err(); err != nil {
-		return messaging.ChatService{}, err
-	}
-	if _, err := s.store.GetCompany(ctx, companyID); err != nil {
-		return messaging.ChatService{}, fmt.Errorf("add chat service: %w", err)
-	}
-	cs := messaging.ChatService{CompanyID: companyID, BrandName: brandName, ProviderServiceID: providerServiceID, CreatedAt: s.clock()}
-	if err := s.store.CreateChatService(ctx, &cs); err != nil {
-		return messaging.ChatService{}, fmt.Errorf("add chat service: %w", err)
-	}
-	return cs, nil
-}
-
-// ListChatServices lists the company's chat services.
-func (s *Service) ListChatServices(ctx context.Context, companyID messaging.ID) ([]messaging.ChatService, error) {
-	out, err := s.store.ListChatServices(ctx, companyID)
-	if err != nil {
-		return nil, fmt.Errorf("list chat services: %w", err)
 	}
 	return out, nil
 }

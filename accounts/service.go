@@ -38,6 +38,9 @@ type Config struct {
 	// Run listens for their changes, so theirs show at once too. Zero
 	// means DefaultCacheTTL; negative turns the cache off.
 	CacheTTL time.Duration
+	// Providers describes the chat providers a chat service may name.
+	// Nil: Herald's own only (HeraldProvider).
+	Providers Providers
 }
 
 // Service runs the account use cases of one deployment: companies, their
@@ -48,6 +51,8 @@ type Service struct {
 	ids   *messaging.IDGenerator
 	rand  io.Reader
 	log   *slog.Logger
+	// providers describes the chat providers.
+	providers Providers
 	// keys caches companies by the SHA-256 of an API key that
 	// authenticated.
 	keys ttlcache.Cache[[32]byte, cachedKey]
@@ -83,6 +88,10 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.rand == nil {
 		s.rand = rand.Reader
+	}
+	s.providers = cfg.Providers
+	if s.providers == nil {
+		s.providers = defaultProviders
 	}
 	if w, ok := cfg.Store.(KeyWatcher); ok && w.SharedKeys() {
 		s.watch = w

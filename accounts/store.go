@@ -59,10 +59,23 @@ type Store interface {
 	// operator's view.
 	SMSSenderByID(ctx context.Context, id int64) (messaging.SMSSender, error)
 
-	// CreateChatService inserts s and sets its ID.
+	// CreateChatService inserts s and sets its ID; an empty Provider or
+	// Channel is stored, and set, as the default. Its Credentials, when
+	// set, are stored sealed: a store that cannot seal them refuses
+	// (messaging.SecretKeyMissing) and stores nothing.
 	CreateChatService(ctx context.Context, s *messaging.ChatService) error
-	// ListChatServices lists the company's chat services by id.
+	// UpdateChatService replaces the company's chat service s.ID with s;
+	// its CreatedAt stays and is set in s, like CredentialsSet. With
+	// keepCredentials the stored credentials stay; otherwise they become
+	// s.Credentials (nil: none). NotFound when the company s.CompanyID has
+	// no such service.
+	UpdateChatService(ctx context.Context, s *messaging.ChatService, keepCredentials bool) error
+	// ListChatServices lists the company's chat services by id, with
+	// CredentialsSet and without Credentials.
 	ListChatServices(ctx context.Context, companyID messaging.ID) ([]messaging.ChatService, error)
+	// ChatServices lists every company's chat services by id, with their
+	// credentials opened: what the chat router builds its adapters from.
+	ChatServices(ctx context.Context) ([]messaging.ChatService, error)
 	// ChatServiceByProviderID returns the chat service with the provider's
 	// service id, the first registered when several companies have it;
 	// NotFound when none.
@@ -93,6 +106,7 @@ type Lookup interface {
 	// ListSMSSenders lists the company's senders by id, only approved ones
 	// when approvedOnly.
 	ListSMSSenders(ctx context.Context, companyID messaging.ID, approvedOnly bool) ([]messaging.SMSSender, error)
-	// GetChatService returns the company's chat service or NotFound.
+	// GetChatService returns the company's chat service, with
+	// CredentialsSet and without Credentials, or NotFound.
 	GetChatService(ctx context.Context, companyID messaging.ID, id int64) (messaging.ChatService, error)
 }

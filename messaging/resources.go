@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -52,14 +53,58 @@ type SMSSender struct {
 // MaxSenderIDLen is the longest SMS sender name.
 const MaxSenderIDLen = 11
 
-// ChatService is a company's brand account at the chat provider.
-// ProviderServiceID is the provider-side id sent as `service_id`.
+// Chat providers and channels a chat service names by default.
+const (
+	// DefaultChatProvider is the provider of a service that names none:
+	// Herald's own chat protocol.
+	DefaultChatProvider = "herald"
+	// DefaultChatChannel is the channel of a service that names none.
+	DefaultChatChannel = "viber"
+)
+
+// ChatService is a company's brand account at a chat provider.
+// ProviderServiceID is the service's id at the provider: the sender its
+// messages go out as.
 type ChatService struct {
 	ID                int64
 	CompanyID         ID
 	BrandName         string
 	ProviderServiceID string
-	CreatedAt         time.Time
+	// Provider names the chat provider ("herald", "vonage", "infobip",
+	// "meta-whatsapp"); empty means DefaultChatProvider.
+	Provider string
+	// Channel is the chat network the service reaches ("viber",
+	// "whatsapp"); empty means DefaultChatChannel.
+	Channel string
+	// BaseURL is the provider's API endpoint; empty: the provider's
+	// public one.
+	BaseURL string
+	// Credentials is the object the provider authenticates the service
+	// with. It is write-only: the API never shows it. Stores return it
+	// from ChatServices only; other reads leave it nil and set
+	// CredentialsSet.
+	Credentials json.RawMessage
+	// CredentialsSet tells whether the service has credentials.
+	CredentialsSet bool
+	CreatedAt      time.Time
+}
+
+// ProviderName is the service's provider, DefaultChatProvider when it
+// names none.
+func (cs ChatService) ProviderName() string {
+	if cs.Provider == "" {
+		return DefaultChatProvider
+	}
+	return cs.Provider
+}
+
+// ChannelName is the service's channel, DefaultChatChannel when it names
+// none.
+func (cs ChatService) ChannelName() string {
+	if cs.Channel == "" {
+		return DefaultChatChannel
+	}
+	return cs.Channel
 }
 
 // CarouselItem is one card of a Carousel (type 5) chat message.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -281,15 +282,9 @@ func (s *server) adminListChatServices(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	type serviceOut struct {
-		ID                int64     `json:"id"`
-		BrandName         string    `json:"brandName"`
-		ProviderServiceID string    `json:"providerServiceId"`
-		CreatedAt         timestamp `json:"createdAt"`
-	}
-	out := make([]serviceOut, len(css))
+	out := make([]adminChatServiceJSON, len(css))
 	for i, cs := range css {
-		out[i] = serviceOut{cs.ID, cs.BrandName, cs.ProviderServiceID, ts(cs.CreatedAt)}
+		out[i] = adminChatServiceOut(cs)
 	}
 	s.writeJSON(w, http.StatusOK, out)
 	return nil
@@ -362,28 +357,120 @@ func (s *server) adminApproveCompanySender(w http.ResponseWriter, r *http.Reques
 	return nil
 }
 
+// adminChatServiceJSON is a chat service in the admin API: its
+// credentials are never shown, only whether it has some.
+type adminChatServiceJSON struct {
+	ID                int64     `json:"id"`
+	BrandName         string    `json:"brandName"`
+	ProviderServiceID string    `json:"providerServiceId"`
+	Provider          string    `json:"provider"`
+	Channel           string    `json:"channel"`
+	BaseURL           *string   `json:"baseUrl"`
+	CredentialsSet    bool      `json:"credentialsSet"`
+	CreatedAt         timestamp `json:"createdAt"`
+}
+
+// adminChatServiceOut is cs as the admin API answers it.
+func adminChatServiceOut(cs messaging.ChatService) adminChatServiceJSON {
+	return adminChatServiceJSON{ID: cs.ID, BrandName: cs.BrandName, ProviderServiceID: cs.ProviderServiceID,
+		Provider: cs.ProviderName(), Channel: cs.ChannelName(), BaseURL: strOrNull(cs.BaseURL),
+		CredentialsSet: cs.CredentialsSet, CreatedAt: ts(cs.CreatedAt)}
+}
+
+// chatServiceBody is the body of the chat service creation and update.
+type chatServiceBody struct {
+	BrandName         string          `json:"brandName"`
+	ProviderServiceID string          `json:"providerServiceId"`
+	Provider          string          `json:"provider"`
+	Channel           string          `json:"channel"`
+	BaseURL           *string         `json:"baseUrl"`
+	Credentials       json.RawMessage `json:"credentials"`
+}
+
+// input is the body as the accounts service takes it. An absent
+// credentials field stays nil (kept on update), null is kept as null
+// (removed).
+func (b chatServiceBody) input() accounts.ChatServiceInput {
+	in := accounts.ChatServiceInput{BrandName: b.BrandName, ProviderServiceID: b.ProviderServiceID,
+		Provider: b.Provider, Channel: b.Channel, Credentials: b.Credentials}
+	if b.BaseURL != nil {
+		in.BaseURL = *b.BaseURL
+	}
+	return in
+}
+
+// pathChatServiceID parses the integer id of a chat service in the path.
+func pathChatServiceID(r *http.Request) (int64, error) {
+	v, err := pathVar(r, "chatServiceId")
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, invalidField("chatServiceId", fmt.Sprintf("chatServiceId %q is not a positive integer", v))
+	}
+	return n, nil
+}
+
 // adminAddChatService answers POST /admin/v1/companies/{id}/chat-services:
-// 201.
+// 201. Credentials are refused with 503 when no secret key is set.
 func (s *server) adminAddChatService(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
 	}
-	var in struct {
-		BrandName         string `json:"brandName"`
-		ProviderServiceID string `json:"providerServiceId"`
-	}
+	var in chatServiceBody
 	if err := s.decodeBody(w, r, &in); err != nil {
 		return err
 	}
-	cs, err := s.accounts.AddChatService(r.Context(), id, in.BrandName, in.ProviderServiceID)
+	cs, err := s.accounts.CreateChatService(r.Context(), id, in.input())
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusCreated, struct {
-		ID                int64  `json:"id"`
-		BrandName         string `json:"brandName"`
-		ProviderServiceID string `json:"providerServiceId"`
-	}{cs.ID, cs.BrandName, cs.ProviderServiceID})
+	s.writeJSON(w, http.StatusCreated, adminChatServiceOut(cs))
+	return nil
+}
+
+// adminGetChatService answers GET
+// /admin/v1/companies/{id}/chat-services/{chatServiceId}.
+func (s *server) adminGetChatService(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	sid, err := pathChatServiceID(r)
+	if err != nil {
+		return err
+	}
+	cs, err := s.accounts.ChatService(r.Context(), id, sid)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, adminChatServiceOut(cs))
+	return nil
+}
+
+// adminUpdateChatService answers PUT
+// /admin/v1/companies/{id}/chat-services/{chatServiceId}: the whole
+// service, its credentials kept when the body has none (unless the
+// provider or channel changes), removed when they are null.
+func (s *server) adminUpdateChatService(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	sid, err := pathChatServiceID(r)
+	if err != nil {
+		return err
+	}
+	var in chatServiceBody
+	if err := s.decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	cs, err := s.accounts.UpdateChatService(r.Context(), id, sid, in.input())
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, adminChatServiceOut(cs))
 	return nil
 }

@@ -66,8 +66,11 @@ func TestAdminOnboarding(t *testing.T) {
 	r = e.do("POST", "/admin/v1/companies/"+id+"/chat-services", map[string]any{"brandName": "Globex", "providerServiceId": "pv-77"}, admin())
 	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
 	cs := r.obj()
-	requireKeys(t, cs, "id", "brandName", "providerServiceId")
+	requireKeys(t, cs, "id", "brandName", "providerServiceId", "provider", "channel", "baseUrl", "credentialsSet", "createdAt")
 	require.Equal(t, "pv-77", cs["providerServiceId"])
+	require.Equal(t, "herald", cs["provider"], "the default provider")
+	require.Equal(t, "viber", cs["channel"], "the default channel")
+	require.Equal(t, false, cs["credentialsSet"])
 	require.Equal(t, []any{map[string]any{"id": cs["id"], "brandName": "Globex"}}, e.do("GET", "/api/v1/chat-services", nil, withKey(key)).arr())
 
 	// A new key with a grace works beside the first (a rotation without

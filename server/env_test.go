@@ -58,6 +58,8 @@ type envConfig struct {
 	idem     idempotency.Config // Store is set to the memstore
 	// webhookLoopback allows webhook endpoints on loopback over http.
 	webhookLoopback bool
+	// providers describes the chat providers; default Herald's only.
+	providers accounts.Providers
 }
 
 // withWebhookURLs allows webhook endpoints on loopback over http.
@@ -119,7 +121,7 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 	}
 	rec := &recordingStore{appStore: store, campaigns: map[messaging.ID]int{}, messages: map[messaging.ID]int{}}
 	svc := must(campaign.New(campaign.Config{Store: rec, Limits: cfg.limits, Now: cfg.now, Media: cfg.media, OptOuts: st}))
-	acc := must(accounts.New(accounts.Config{Store: rec, Now: cfg.now}))
+	acc := must(accounts.New(accounts.Config{Store: rec, Now: cfg.now, Providers: cfg.providers}))
 	e := &env{t: t, store: st, svc: svc, acc: acc, rec: rec, logs: &syncBuffer{}, ids: messaging.NewIDGenerator(nil)}
 	logger := loggerTo(e.logs)
 	if cfg.logTo != nil {

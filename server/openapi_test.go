@@ -177,6 +177,7 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 		"/admin/v1/companies/{id}/sms-senders/{smsSenderId}/approve": {"POST"},
 		"/admin/v1/sms-senders/{smsSenderId}/approve":                {"POST"},
 		"/admin/v1/companies/{id}/chat-services":                     {"GET", "POST"},
+		"/admin/v1/companies/{id}/chat-services/{chatServiceId}":     {"GET", "PUT"},
 		"/admin/v1/smpp-connectors":                                  {"GET", "POST"},
 		"/admin/v1/smpp-connectors/{name}":                           {"DELETE", "GET", "PUT"},
 		"/admin/v1/routes":                                           {"GET", "POST"},
@@ -454,7 +455,13 @@ func tour(t *testing.T, e *env, missing string) {
 	e.do("POST", "/admin/v1/sms-senders/"+sender+"/approve", nil, admin())
 	e.do("POST", "/admin/v1/sms-senders/9999/approve", nil, admin())
 	e.do("POST", "/admin/v1/sms-senders/0/approve", nil, admin())
-	e.do("POST", "/admin/v1/companies/"+company+"/chat-services", map[string]any{"brandName": "Globex", "providerServiceId": "pv-1"}, admin())
+	svc := e.do("POST", "/admin/v1/companies/"+company+"/chat-services", map[string]any{"brandName": "Globex", "providerServiceId": "pv-1",
+		"provider": "herald", "channel": "viber", "baseUrl": "https://chat.example.com", "credentials": map[string]any{"token": "t"}}, admin())
+	svcPath := "/admin/v1/companies/" + company + "/chat-services/" + ftoa(svc.obj()["id"].(float64))
+	e.do("GET", svcPath, nil, admin())
+	e.do("GET", "/admin/v1/companies/"+company+"/chat-services/9999", nil, admin())
+	e.do("PUT", svcPath, map[string]any{"brandName": "Globex", "providerServiceId": "pv-2", "baseUrl": nil, "credentials": nil}, admin())
+	e.do("PUT", svcPath, map[string]any{"brandName": "Globex", "providerServiceId": "pv-2", "provider": "nope"}, admin())
 	e.do("POST", "/admin/v1/companies/"+company+"/chat-services", map[string]any{"brandName": "Globex"}, admin())
 	e.do("POST", "/admin/v1/companies/"+missing+"/chat-services", map[string]any{"brandName": "Globex", "providerServiceId": "pv-1"}, admin())
 	e.do("GET", "/admin/v1/companies/"+company+"/sms-senders", nil, admin())

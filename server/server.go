@@ -377,6 +377,8 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 		post("/companies/{id}/sms-senders/{smsSenderId}/approve", s.adminApproveCompanySender)
 		post("/sms-senders/{smsSenderId}/approve", s.adminApproveSender)
 		post("/companies/{id}/chat-services", s.adminAddChatService)
+		adminGet("/companies/{id}/chat-services/{chatServiceId}", s.adminGetChatService)
+		r.Handle("/admin/v1/companies/{id}/chat-services/{chatServiceId}", s.adminAuth(s.guard(s.limits.maxSmall, s.h(s.adminUpdateChatService)))).Methods(http.MethodPut)
 		r.Handle("/admin/v1/companies/{id}", s.adminAuth(s.guard(s.limits.maxSmall, s.h(s.adminGetCompany)))).Methods(http.MethodGet)
 		r.Handle("/admin/v1/companies/{id}/rate-limit", s.adminAuth(s.guard(s.limits.maxSmall, s.h(s.adminSetCompanyRate)))).Methods(http.MethodPut)
 		if s.routing != nil {

@@ -21,6 +21,7 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"net/http"
@@ -114,20 +115,40 @@ type SMSSender struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
-// ChatServiceInput adds a chat service to a company.
+// ChatServiceInput describes a company's chat service, to add it or to
+// replace it.
 type ChatServiceInput struct {
 	BrandName string `json:"brandName"`
 	// ProviderServiceID is the brand's service id at the chat provider.
 	ProviderServiceID string `json:"providerServiceId"`
+	// Provider is the chat provider ("herald", "vonage", "infobip",
+	// "meta-whatsapp"); empty: "herald".
+	Provider string `json:"provider,omitempty"`
+	// Channel is the chat network ("viber", "whatsapp"); empty: "viber",
+	// or the provider's only one.
+	Channel string `json:"channel,omitempty"`
+	// BaseURL is the provider's API endpoint; empty: its public one.
+	BaseURL string `json:"baseUrl,omitempty"`
+	// Credentials is a JSON object the provider authenticates the
+	// service with; the server stores it encrypted and never shows it
+	// again. On a replacement, empty keeps the stored credentials and
+	// json.RawMessage("null") removes them.
+	Credentials json.RawMessage `json:"credentials,omitempty"`
 }
 
-// ChatService is a company's chat service.
+// ChatService is a company's chat service. Its credentials are never
+// shown: CredentialsSet tells whether it has some.
 type ChatService struct {
 	ID                int64  `json:"id"`
 	BrandName         string `json:"brandName"`
 	ProviderServiceID string `json:"providerServiceId"`
-	// CreatedAt is given by ListChatServices only; zero otherwise.
-	CreatedAt time.Time `json:"createdAt"`
+	Provider          string `json:"provider"`
+	Channel           string `json:"channel"`
+	// BaseURL is empty when the service uses the provider's public
+	// endpoint.
+	BaseURL        string    `json:"baseUrl"`
+	CredentialsSet bool      `json:"credentialsSet"`
+	CreatedAt      time.Time `json:"createdAt"`
 }
 
 // CreateCompany creates a company, inactive (POST /companies). Names are
@@ -347,11 +368,37 @@ func (c *Client) approve(ctx context.Context, path string) (*SMSSender, error) {
 }
 
 // AddChatService adds a chat service to a company (POST
-// /companies/{id}/chat-services).
+// /companies/{id}/chat-services). A server without a secret key answers
+// 503 to a service with credentials.
 func (c *Client) AddChatService(ctx context.Context, companyID string, in ChatServiceInput) (*ChatService, error) {
 	var out ChatService
 	if err := c.do(ctx, http.MethodPost, "/companies/"+seg(companyID)+"/chat-services", in, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// GetChatService returns one chat service of a company (GET
+// /companies/{id}/chat-services/{chatServiceId}).
+func (c *Client) GetChatService(ctx context.Context, companyID string, id int64) (*ChatService, error) {
+	var out ChatService
+	if err := c.do(ctx, http.MethodGet, chatServicePath(companyID, id), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// UpdateChatService replaces a chat service of a company (PUT
+// /companies/{id}/chat-services/{chatServiceId}). Its credentials are
+// kept when in has none, unless the provider or the channel changes.
+func (c *Client) UpdateChatService(ctx context.Context, companyID string, id int64, in ChatServiceInput) (*ChatService, error) {
+	var out ChatService
+	if err := c.do(ctx, http.MethodPut, chatServicePath(companyID, id), in, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func chatServicePath(companyID string, id int64) string {
+	return "/companies/" + seg(companyID) + "/chat-services/" + strconv.FormatInt(id, 10)
 }

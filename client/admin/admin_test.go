@@ -1,6 +1,7 @@
 package admin_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"testing"
@@ -152,6 +153,30 @@ func TestOnboarding(t *testing.T) {
 	require.Equal(t, "acme-1", listed[0].ProviderServiceID)
 	_, err = e.a.ListChatServices(ctx, missing)
 	require.True(t, client.IsNotFound(err))
+
+	// Provider, channel, endpoint and credentials: the credentials are
+	// never shown, only whether the service has some.
+	withCreds, err := e.a.AddChatService(ctx, co.ID, admin.ChatServiceInput{BrandName: "Acme 2", ProviderServiceID: "acme-2",
+		BaseURL: "https://chat.example.com", Credentials: json.RawMessage(`{"token":"t-1"}`)})
+	require.NoError(t, err)
+	require.Equal(t, admin.ChatService{ID: withCreds.ID, BrandName: "Acme 2", ProviderServiceID: "acme-2", Provider: "herald",
+		Channel: "viber", BaseURL: "https://chat.example.com", CredentialsSet: true, CreatedAt: withCreds.CreatedAt}, *withCreds)
+	gotCS, err := e.a.GetChatService(ctx, co.ID, withCreds.ID)
+	require.NoError(t, err)
+	require.Equal(t, *withCreds, *gotCS)
+	kept, err := e.a.UpdateChatService(ctx, co.ID, withCreds.ID, admin.ChatServiceInput{BrandName: "Acme 3", ProviderServiceID: "acme-3"})
+	require.NoError(t, err)
+	require.Equal(t, "Acme 3", kept.BrandName)
+	require.Empty(t, kept.BaseURL)
+	require.True(t, kept.CredentialsSet, "kept")
+	removed, err := e.a.UpdateChatService(ctx, co.ID, withCreds.ID, admin.ChatServiceInput{BrandName: "Acme 3", ProviderServiceID: "acme-3",
+		Credentials: json.RawMessage("null")})
+	require.NoError(t, err)
+	require.False(t, removed.CredentialsSet, "removed")
+	_, err = e.a.UpdateChatService(ctx, co.ID, withCreds.ID, admin.ChatServiceInput{BrandName: "Acme 3", ProviderServiceID: "acme-3", Provider: "nope"})
+	invalid(t, err, "provider")
+	_, err = e.a.GetChatService(ctx, other.ID, withCreds.ID)
+	require.True(t, client.IsNotFound(err), "another company's service: %v", err)
 
 	rated, err := e.a.SetCompanyRate(ctx, co.ID, 50)
 	require.NoError(t, err)

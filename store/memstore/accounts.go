@@ -306,8 +306,58 @@ func (s *Store) CreateChatService(ctx context.Context, cs *messaging.ChatService
 	}
 	s.lastChat++
 	cs.ID = s.lastChat
-	s.chats[cs.ID] = *cs
+	cs.Provider, cs.Channel = cs.ProviderName(), cs.ChannelName()
+	cs.CredentialsSet = len(cs.Credentials) > 0
+	c := *cs
+	c.Credentials = slices.Clone(cs.Credentials)
+	s.chats[cs.ID] = c
 	return nil
+}
+
+// UpdateChatService implements accounts.Store.
+func (s *Store) UpdateChatService(ctx context.Context, cs *messaging.ChatService, keepCredentials bool) error {
+	if err := s.lock(ctx, "update chat service"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	old, ok := s.chats[cs.ID]
+	if !ok || old.CompanyID != cs.CompanyID {
+		return messaging.ChatServiceNotFound(cs.ID)
+	}
+	cs.Provider, cs.Channel = cs.ProviderName(), cs.ChannelName()
+	c := *cs
+	c.CreatedAt = old.CreatedAt
+	if keepCredentials {
+		c.Credentials = old.Credentials
+	} else {
+		c.Credentials = slices.Clone(cs.Credentials)
+	}
+	c.CredentialsSet = len(c.Credentials) > 0
+	s.chats[cs.ID] = c
+	cs.CreatedAt, cs.CredentialsSet = c.CreatedAt, c.CredentialsSet
+	return nil
+}
+
+// ChatServices implements accounts.Store.
+func (s *Store) ChatServices(ctx context.Context) ([]messaging.ChatService, error) {
+	if err := s.lock(ctx, "list chat services"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := make([]messaging.ChatService, 0, len(s.chats))
+	for _, cs := range s.chats {
+		cs.Credentials = slices.Clone(cs.Credentials)
+		out = append(out, cs)
+	}
+	slices.SortFunc(out, func(a, b messaging.ChatService) int { return compareInt(a.ID, b.ID) })
+	return out, nil
+}
+
+// withoutCredentials is cs as the reads other than ChatServices return
+// it.
+func withoutCredentials(cs messaging.ChatService) messaging.ChatService {
+	cs.Credentials = nil
+	return cs
 }
 
 // GetChatService implements accounts.Store.
@@ -320,7 +370,7 @@ func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id i
 	if !ok || cs.CompanyID != companyID {
 		return messaging.ChatService{}, messaging.ChatServiceNotFound(id)
 	}
-	return cs, nil
+	return withoutCredentials(cs), nil
 }
 
 // ListChatServices implements accounts.Store.
@@ -332,7 +382,7 @@ func (s *Store) ListChatServices(ctx context.Context, companyID messaging.ID) ([
 	var out []messaging.ChatService
 	for _, cs := range s.chats {
 		if cs.CompanyID == companyID {
-			out = append(out, cs)
+			out = append(out, withoutCredentials(cs))
 		}
 	}
 	slices.SortFunc(out, func(a, b messaging.ChatService) int { return compareInt(a.ID, b.ID) })
@@ -460,5 +510,5 @@ func (s *Store) ChatServiceByProviderID(ctx context.Context, providerServiceID s
 	if best.ID == 0 {
 		return messaging.ChatService{}, messaging.NotFoundf("No chat service has provider id %q", providerServiceID)
 	}
-	return best, nil
+	return withoutCredentials(best), nil
 }

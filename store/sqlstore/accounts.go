@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -307,29 +308,119 @@ func (s *Store) ListSMSSenders(ctx context.Context, companyID messaging.ID, appr
 	return out, nil
 }
 
-// CreateChatService implements accounts.Store.
+// CreateChatService implements accounts.Store. The credentials are
+// sealed with the service's id, known once the row is inserted, in the
+// same transaction.
 func (s *Store) CreateChatService(ctx context.Context, cs *messaging.ChatService) (err error) {
 	defer keepUnavailable(&err)
-	err = s.db.QueryRowContext(ctx, "INSERT INTO chat_services (company_id, brand_name, provider_service_id, created_at) VALUES (?, ?, ?, ?) RETURNING id",
-		s.id(cs.CompanyID), cs.BrandName, cs.ProviderServiceID, s.ts(cs.CreatedAt)).Scan(&cs.ID)
-	if err != nil {
-		return fmt.Errorf("create chat service: %w", err)
+	if len(cs.Credentials) > 0 && s.secrets == nil {
+		return fmt.Errorf("create chat service: %w", messaging.SecretKeyMissing())
 	}
+	cs.Provider, cs.Channel = cs.ProviderName(), cs.ChannelName()
+	err = s.writeSecrets(ctx, "create chat service", func(tx *txn) error {
+		err := tx.QueryRowContext(ctx, "INSERT INTO chat_services (company_id, brand_name, provider_service_id, provider, channel, base_url, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+			s.id(cs.CompanyID), cs.BrandName, cs.ProviderServiceID, cs.ProviderName(), cs.ChannelName(), cs.BaseURL, s.ts(cs.CreatedAt)).Scan(&cs.ID)
+		if err != nil {
+			return fmt.Errorf("create chat service: %w", err)
+		}
+		return s.setChatCredentials(ctx, tx, cs.ID, cs.Credentials)
+	})
+	if err != nil {
+		return err
+	}
+	cs.CredentialsSet = len(cs.Credentials) > 0
 	return nil
 }
 
-const chatServiceColumns = "id, company_id, brand_name, provider_service_id, created_at"
+// setChatCredentials stores the credentials of chat service id, sealed
+// (empty: none).
+func (s *Store) setChatCredentials(ctx context.Context, tx *txn, id int64, creds []byte) error {
+	v, err := s.sealSecret(string(creds), chatServiceSecretPlace(id))
+	if err != nil {
+		return fmt.Errorf("chat service credentials: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, "UPDATE chat_services SET credentials = ? WHERE id = ?", v, id)
+	return updatedOne(res, err, "chat service credentials", func() error { return messaging.ChatServiceNotFound(id) })
+}
 
-func scanChatService(row interface{ Scan(...any) error }) (messaging.ChatService, error) {
+// UpdateChatService implements accounts.Store.
+func (s *Store) UpdateChatService(ctx context.Context, cs *messaging.ChatService, keepCredentials bool) (err error) {
+	defer keepUnavailable(&err)
+	if !keepCredentials && len(cs.Credentials) > 0 && s.secrets == nil {
+		return fmt.Errorf("update chat service: %w", messaging.SecretKeyMissing())
+	}
+	cs.Provider, cs.Channel = cs.ProviderName(), cs.ChannelName()
+	var stored string
+	err = s.writeSecrets(ctx, "update chat service", func(tx *txn) error {
+		err := tx.QueryRowContext(ctx, "UPDATE chat_services SET brand_name = ?, provider_service_id = ?, provider = ?, channel = ?, base_url = ? WHERE id = ? AND company_id = ? RETURNING created_at, credentials",
+			cs.BrandName, cs.ProviderServiceID, cs.ProviderName(), cs.ChannelName(), cs.BaseURL, cs.ID, s.id(cs.CompanyID)).Scan(timeDst{&cs.CreatedAt}, &stored)
+		if errors.Is(err, sql.ErrNoRows) {
+			return messaging.ChatServiceNotFound(cs.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("update chat service: %w", err)
+		}
+		if keepCredentials {
+			return nil
+		}
+		stored = string(cs.Credentials)
+		return s.setChatCredentials(ctx, tx, cs.ID, cs.Credentials)
+	})
+	if err != nil {
+		return err
+	}
+	cs.CredentialsSet = stored != ""
+	return nil
+}
+
+const chatServiceColumns = "id, company_id, brand_name, provider_service_id, provider, channel, base_url, credentials, created_at"
+
+// scanChatService reads a chat service; its credentials are opened with
+// open, or only told to be set when open is false.
+func (s *Store) scanChatService(row interface{ Scan(...any) error }, open bool) (messaging.ChatService, error) {
 	var cs messaging.ChatService
-	err := row.Scan(&cs.ID, &cs.CompanyID, &cs.BrandName, &cs.ProviderServiceID, timeDst{&cs.CreatedAt})
-	return cs, err
+	var creds string
+	err := row.Scan(&cs.ID, &cs.CompanyID, &cs.BrandName, &cs.ProviderServiceID, &cs.Provider, &cs.Channel, &cs.BaseURL, &creds, timeDst{&cs.CreatedAt})
+	if err != nil {
+		return cs, err
+	}
+	cs.CredentialsSet = creds != ""
+	if open && creds != "" {
+		plain, err := s.openSecret(creds, chatServiceSecretPlace(cs.ID))
+		if err != nil {
+			return cs, fmt.Errorf("chat service %d: credentials: %w", cs.ID, err)
+		}
+		cs.Credentials = json.RawMessage(plain)
+	}
+	return cs, nil
+}
+
+// scanChatServiceInfo reads a chat service without opening its
+// credentials.
+func (s *Store) scanChatServiceInfo(row interface{ Scan(...any) error }) (messaging.ChatService, error) {
+	return s.scanChatService(row, false)
+}
+
+// ChatServices implements accounts.Store.
+func (s *Store) ChatServices(ctx context.Context) (_ []messaging.ChatService, err error) {
+	defer keepUnavailable(&err)
+	rows, err := s.read.QueryContext(ctx, "SELECT "+chatServiceColumns+" FROM chat_services ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("list chat services: %w", err)
+	}
+	out, err := collect(rows, func(row interface{ Scan(...any) error }) (messaging.ChatService, error) {
+		return s.scanChatService(row, true)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list chat services: %w", err)
+	}
+	return out, nil
 }
 
 // GetChatService implements accounts.Store.
 func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id int64) (_ messaging.ChatService, err error) {
 	defer keepUnavailable(&err)
-	cs, err := scanChatService(s.read.QueryRowContext(ctx, "SELECT "+chatServiceColumns+" FROM chat_services WHERE id = ? AND company_id = ?", id, s.id(companyID)))
+	cs, err := s.scanChatServiceInfo(s.read.QueryRowContext(ctx, "SELECT "+chatServiceColumns+" FROM chat_services WHERE id = ? AND company_id = ?", id, s.id(companyID)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return messaging.ChatService{}, messaging.ChatServiceNotFound(id)
 	}
@@ -342,7 +433,7 @@ func (s *Store) GetChatService(ctx context.Context, companyID messaging.ID, id i
 // ChatServiceByProviderID implements accounts.Store.
 func (s *Store) ChatServiceByProviderID(ctx context.Context, providerServiceID string) (_ messaging.ChatService, err error) {
 	defer keepUnavailable(&err)
-	cs, err := scanChatService(s.read.QueryRowContext(ctx, "SELECT "+chatServiceColumns+" FROM chat_services WHERE provider_service_id = ? ORDER BY id LIMIT 1", providerServiceID))
+	cs, err := s.scanChatServiceInfo(s.read.QueryRowContext(ctx, "SELECT "+chatServiceColumns+" FROM chat_services WHERE provider_service_id = ? ORDER BY id LIMIT 1", providerServiceID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return messaging.ChatService{}, messaging.NotFoundf("No chat service has provider id %q", providerServiceID)
 	}
@@ -359,7 +450,7 @@ func (s *Store) ListChatServices(ctx context.Context, companyID messaging.ID) (_
 	if err != nil {
 		return nil, fmt.Errorf("list chat services: %w", err)
 	}
-	out, err := collect(rows, scanChatService)
+	out, err := collect(rows, s.scanChatServiceInfo)
 	if err != nil {
 		return nil, fmt.Errorf("list chat services: %w", err)
 	}

@@ -128,9 +128,9 @@
 //
 // # Secrets
 //
-// SMPP connector passwords and webhook secrets are stored sealed by the
-// Config.Secrets box (package internal/secretbox), each bound to its row.
-// Without a box the store refuses to write a secret
+// SMPP connector passwords, webhook secrets and chat service credentials
+// are stored sealed by the Config.Secrets box (package internal/secretbox),
+// each bound to its row. Without a box the store refuses to write a secret
 // (messaging.SecretKeyMissing) and reads those stored in clear by earlier
 // versions; with one, Open seals those (SealSecrets) and fails when a
 // stored secret is sealed under a key the box lacks. SealSecrets with all

@@ -20,6 +20,7 @@ import (
 // to, so that a value copied elsewhere does not open.
 func webhookSecretPlace(id messaging.ID) string { return "webhook:" + id.String() }
 func connectorSecretPlace(name string) string   { return "smpp_connector:" + name }
+func chatServiceSecretPlace(id int64) string    { return fmt.Sprintf("chat_service:%d", id) }
 
 // sealSecret returns the value to store for the secret plain kept at
 // place: sealed under the current key; "" stays "". Without a key it
@@ -78,7 +79,8 @@ func (s *Store) writeSecrets(ctx context.Context, op string, fn func(tx *txn) er
 }
 
 // SecretCount says how the stored secrets (SMPP connector passwords,
-// webhook secrets current and previous) are kept.
+// webhook secrets current and previous, chat service credentials) are
+// kept.
 type SecretCount struct {
 	// Plaintext counts the secrets stored in clear, before a key was set.
 	Plaintext int
@@ -280,6 +282,26 @@ func (s *Store) collectSecrets(ctx context.Context, query func(context.Context, 
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, fmt.Errorf("read connector passwords: %w", err)
+	}
+
+	rows, err = query(ctx, "SELECT id, credentials FROM chat_services ORDER BY id"+lock)
+	if err != nil {
+		return nil, fmt.Errorf("read chat service credentials: %w", err)
+	}
+	for rows.Next() {
+		var id int64
+		var creds string
+		if err := rows.Scan(&id, &creds); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read chat service credentials: %w", err)
+		}
+		out = append(out, storedSecret{value: creds, place: chatServiceSecretPlace(id), set: func(ctx context.Context, tx *txn, new string) error {
+			res, err := tx.ExecContext(ctx, "UPDATE chat_services SET credentials = ? WHERE id = ?", new, id)
+			return updatedOne(res, err, "seal chat service credentials", func() error { return messaging.ChatServiceNotFound(id) })
+		}})
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, fmt.Errorf("read chat service credentials: %w", err)
 	}
 	return out, nil
 }

@@ -40,7 +40,8 @@ type Config struct {
 	// or lacks migrations this version has. Every write fails.
 	ReadOnly bool
 	// Secrets encrypts the secrets the store keeps (SMPP connector
-	// passwords, webhook secrets) and decrypts them. With it, Open
+	// passwords, webhook secrets, chat service credentials) and decrypts
+	// them. With it, Open
 	// encrypts the secrets stored in clear by earlier versions and fails
 	// when a stored secret is sealed under a key it does not hold.
 	// Without it, the store refuses to write a secret

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -366,6 +367,80 @@ func testChatServices(f *fixture) {
 	requireSame(t, c1, got, "the first registered")
 	_, err = f.s.ChatServiceByProviderID(f.ctx, "svc-9")
 	requireNotFound(t, err)
+}
+
+// testChatServiceProviders: a service's provider, channel and endpoint
+// are kept (the defaults when empty); its credentials are returned by
+// ChatServices only, other reads telling that they are set; an update
+// keeps, replaces or removes them and stays within its company.
+func testChatServiceProviders(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	creds := json.RawMessage(`{"apiKey":"k-1","apiSecret":"s-1"}`)
+	wa := messaging.ChatService{CompanyID: a.ID, BrandName: "Acme WhatsApp", ProviderServiceID: "15550001",
+		Provider: "meta-whatsapp", Channel: "whatsapp", BaseURL: "https://graph.example.test/v21.0",
+		Credentials: creds, CreatedAt: at(1)}
+	plain := messaging.ChatService{CompanyID: b.ID, BrandName: "Globex", ProviderServiceID: "svc-2", CreatedAt: at(2)}
+	require.NoError(t, f.s.CreateChatService(f.ctx, &wa))
+	require.NoError(t, f.s.CreateChatService(f.ctx, &plain))
+	require.True(t, wa.CredentialsSet)
+	require.Equal(t, messaging.DefaultChatProvider, plain.Provider, "an empty provider is the default")
+	require.Equal(t, messaging.DefaultChatChannel, plain.Channel, "an empty channel is the default")
+	require.False(t, plain.CredentialsSet)
+
+	got, err := f.s.GetChatService(f.ctx, a.ID, wa.ID)
+	require.NoError(t, err)
+	want := wa
+	want.Credentials = nil
+	requireSame(t, want, got, "a read without the credentials")
+	list, err := f.s.ListChatServices(f.ctx, a.ID)
+	require.NoError(t, err)
+	requireSameList(t, []messaging.ChatService{want}, list)
+
+	all, err := f.s.ChatServices(f.ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+	require.Equal(t, []int64{wa.ID, plain.ID}, []int64{all[0].ID, all[1].ID}, "by id")
+	require.JSONEq(t, string(creds), string(all[0].Credentials))
+	require.Equal(t, "meta-whatsapp", all[0].Provider)
+	require.Equal(t, "https://graph.example.test/v21.0", all[0].BaseURL)
+	require.Empty(t, all[1].Credentials)
+
+	// An update keeping the credentials changes the rest only.
+	upd := messaging.ChatService{ID: wa.ID, CompanyID: a.ID, BrandName: "Acme", ProviderServiceID: "15550002",
+		Provider: "meta-whatsapp", Channel: "whatsapp"}
+	require.NoError(t, f.s.UpdateChatService(f.ctx, &upd, true))
+	require.True(t, upd.CredentialsSet)
+	require.True(t, upd.CreatedAt.Equal(at(1)), "CreatedAt stays: %v", upd.CreatedAt)
+	all, err = f.s.ChatServices(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, "Acme", all[0].BrandName)
+	require.Equal(t, "15550002", all[0].ProviderServiceID)
+	require.Empty(t, all[0].BaseURL)
+	require.JSONEq(t, string(creds), string(all[0].Credentials), "kept")
+
+	// Replaced, then removed.
+	upd.Credentials = json.RawMessage(`{"accessToken":"t-2"}`)
+	require.NoError(t, f.s.UpdateChatService(f.ctx, &upd, false))
+	all, err = f.s.ChatServices(f.ctx)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"accessToken":"t-2"}`, string(all[0].Credentials))
+	upd.Credentials = nil
+	require.NoError(t, f.s.UpdateChatService(f.ctx, &upd, false))
+	require.False(t, upd.CredentialsSet)
+	got, err = f.s.GetChatService(f.ctx, a.ID, wa.ID)
+	require.NoError(t, err)
+	require.False(t, got.CredentialsSet)
+	all, err = f.s.ChatServices(f.ctx)
+	require.NoError(t, err)
+	require.Empty(t, all[0].Credentials)
+
+	// Another company's service is not found, and stays as it was.
+	other := messaging.ChatService{ID: plain.ID, CompanyID: a.ID, BrandName: "Taken", ProviderServiceID: "x"}
+	requireNotFound(t, f.s.UpdateChatService(f.ctx, &other, true), "another company's chat service")
+	got, err = f.s.GetChatService(f.ctx, b.ID, plain.ID)
+	require.NoError(t, err)
+	require.Equal(t, "Globex", got.BrandName)
 }
 
 // testCompanyRates: a company's rate is stored, read back with it and

@@ -113,6 +113,7 @@ func cases() []testCase {
 		{"APIKeyRotation", testAPIKeyRotation},
 		{"SMSSenders", testSMSSenders},
 		{"ChatServices", testChatServices},
+		{"ChatServiceProviders", testChatServiceProviders},
 		{"TemplateCRUD", testTemplateCRUD},
 		{"TemplateTenancy", testTemplateTenancy},
 		{"TemplateNames", testTemplateNames},
