@@ -211,7 +211,7 @@ func (a *Adapter) post(ctx context.Context, id messaging.ID, body []byte) (deliv
 
 // failure turns an error answer into a *delivery.SendError.
 func (a *Adapter) failure(id messaging.ID, res *http.Response, ge *graphError) error {
-	code, title, details := 0, "", ""
+	code, title, details := -1, "", "" // -1: no error object, judged by the status
 	if ge != nil {
 		code, title, details = ge.Code, ge.Message, ge.ErrorData.Details
 	}
@@ -219,7 +219,10 @@ func (a *Adapter) failure(id messaging.ID, res *http.Response, ge *graphError) e
 	if res.StatusCode == http.StatusTooManyRequests {
 		reason, rateLimit = delivery.ReasonTransient, true
 	}
-	cause := errorf("message %s: HTTP %d, error %d %s", id, res.StatusCode, code, title)
+	cause := errorf("message %s: HTTP %d", id, res.StatusCode)
+	if ge != nil {
+		cause = errorf("message %s: HTTP %d, error %d %s", id, res.StatusCode, code, title)
+	}
 	if details != "" {
 		cause = fmt.Errorf("%w (%s)", cause, details)
 	}

@@ -57,12 +57,13 @@ func (g *memoryGuard) Forget(_ context.Context, key string) error {
 }
 
 // prune drops expired keys from the front of the queue, and the oldest
-// beyond max. A queued entry whose key was forgotten or recorded again
-// later leaves the map only when it is the key's last record.
+// until there is room for one more under max. A queued entry whose key
+// was forgotten or recorded again later leaves the map only when it is
+// the key's last record.
 func (g *memoryGuard) prune(now time.Time) {
 	for g.head < len(g.queue) {
 		e := g.queue[g.head]
-		if e.until.After(now) && len(g.queue)-g.head <= g.max {
+		if e.until.After(now) && len(g.queue)-g.head < g.max {
 			break
 		}
 		if t, ok := g.keys[e.key]; ok && t.Equal(e.until) {
