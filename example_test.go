@@ -14,13 +14,13 @@ import (
 )
 
 // fakeSMSC accepts every SMS and reports it delivered at once, through the
-// receipt handler Herald gave it.
-type fakeSMSC struct{ receipts delivery.ReceiptHandler }
+// Reporter Herald gave it.
+type fakeSMSC struct{ reports delivery.Reporter }
 
 func (f fakeSMSC) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult, error) {
 	id := "id-" + sms.To
 	go func() { // an SMSC sends its receipt after answering the submit
-		_ = f.receipts(context.Background(), delivery.Receipt{ProviderID: id, State: delivery.StateDelivered, At: time.Now()})
+		_ = f.reports.Receipt(context.Background(), delivery.Receipt{ProviderID: id, State: delivery.StateDelivered, At: time.Now()})
 	}()
 	return delivery.SMSResult{PartIDs: []string{id}}, nil
 }
@@ -31,7 +31,7 @@ func ExampleNew() {
 	ctx, stop := context.WithCancel(context.Background())
 	h, err := herald.New(herald.Config{
 		Store: memstore.New(),
-		SMS:   func(r delivery.ReceiptHandler) (delivery.SMSSender, error) { return fakeSMSC{r}, nil },
+		SMS:   func(r delivery.Reporter) (delivery.SMSSender, error) { return fakeSMSC{r}, nil },
 	})
 	if err != nil {
 		panic(err)

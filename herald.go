@@ -47,11 +47,18 @@ type Store interface {
 }
 
 // SMSTransport makes the SMS sender Herald sends through, given the
-// handler its delivery receipts must go to: an SMPP client built with
-// receipts as its ReceiptHandler, or a fake that calls it. Herald builds
-// it in New, and takes receipts from then on (those that come before Run
+// Reporter its delivery receipts and inbound SMS must go to: an SMPP
+// client (or router) built with it, or a fake that calls it. Herald builds
+// it in New, and takes reports from then on (receipts that come before Run
 // are stored all the same).
-type SMSTransport func(receipts delivery.ReceiptHandler) (delivery.SMSSender, error)
+type SMSTransport func(r delivery.Reporter) (delivery.SMSSender, error)
+
+// ChatTransport makes the chat sender Herald sends through, given the
+// Reporter its providers' callbacks must go to. The sender may also serve
+// those callbacks: when it is an http.Handler, server.New mounts it at
+// /callbacks/chat and /callbacks/chat/{chatServiceId} (transport/chatroute
+// does both).
+type ChatTransport func(r delivery.Reporter) (delivery.ChatSender, error)
 
 // Config configures Herald. Store is required; every other field has a
 // documented zero-value default.
@@ -61,8 +68,8 @@ type Config struct {
 	// SMS makes the SMS sender. Nil: SMS messages (fallback SMS
 	// included) stay Pending.
 	SMS SMSTransport
-	// Chat sends chat messages. Nil: chat messages stay Pending.
-	Chat delivery.ChatSender
+	// Chat makes the chat sender. Nil: chat messages stay Pending.
+	Chat ChatTransport
 	// Media probes the media URLs of chat templates. Nil: their form only
 	// is checked.
 	Media template.MediaProber
@@ -83,8 +90,8 @@ type Config struct {
 	// Delivery tunes the dispatcher (claim identity and lease, receipt
 	// timeout, concurrency, retries, ...). Its Store, SMS, Chat, Logger,
 	// Observer and OnChatFailure are set by New: a permanent chat failure
-	// with code 8, 9 or 10 always falls back to SMS when the message has
-	// fallback content.
+	// whose reason falls back (delivery.NeedsFallback) always falls back
+	// to SMS when the message has fallback content.
 	Delivery delivery.Config
 	// Webhooks tunes the webhook endpoints (which URLs they may have).
 	// Its Store is set by New, and its OnChange also refreshes the
@@ -150,6 +157,8 @@ type Herald struct {
 	events     *delivery.ChatEvents
 	dispatcher *delivery.Dispatcher
 	sms        delivery.SMSSender
+	chat       delivery.ChatSender
+	reporter   delivery.Reporter
 	// built is closed once the dispatcher exists: the SMS transport may
 	// hand receipts over as soon as it is made, before.
 	built     chan struct{}
@@ -245,11 +254,20 @@ func New(cfg Config) (*Herald, error) {
 		h.campaigns.Close()
 		return nil, fmt.Errorf("herald: %w", err)
 	}
-	h.events = delivery.NewChatEvents(delivery.ChatEventsConfig{Store: cfg.Store, Answers: h.surveys, Logger: cfg.Logger, Observer: cfg.Observer,
-		Subscriptions: h.chatSubscription})
+	ecfg := delivery.ChatEventsConfig{Store: cfg.Store, Answers: h.surveys, Logger: cfg.Logger, Observer: cfg.Observer,
+		Subscriptions: h.chatSubscription}
+	if rec, ok := cfg.Store.(delivery.ChatContactRecorder); ok {
+		// The last contact of each person with each service: the
+		// customer window of the channels that keep one.
+		ecfg.Contacts = rec
+	}
+	h.events = delivery.NewChatEvents(ecfg)
+	// One Reporter for every transport: receipts to the dispatcher,
+	// inbound SMS to the inbound service, chat reports to the chat events.
+	h.reporter = delivery.Reports{Receipts: h.HandleReceipt, Inbound: h.HandleInbound, Chat: h.events}
 
 	dcfg := cfg.Delivery
-	dcfg.Store, dcfg.Chat, dcfg.Logger, dcfg.Observer = cfg.Store, cfg.Chat, cfg.Logger, cfg.Observer
+	dcfg.Store, dcfg.Logger, dcfg.Observer = cfg.Store, cfg.Logger, cfg.Observer
 	dcfg.OnChatFailure = h.events.OnChatFailure
 	if dcfg.Rates == nil {
 		// Companies' rates, set through the admin API.
@@ -261,24 +279,41 @@ func New(cfg Config) (*Herald, error) {
 	}
 	if cfg.SMS != nil {
 		var sms delivery.SMSSender
-		sms, err = cfg.SMS(h.HandleReceipt)
+		sms, err = cfg.SMS(h.reporter)
 		if err != nil {
 			h.campaigns.Close()
 			return nil, fmt.Errorf("herald: SMS transport: %w", err)
 		}
 		h.sms, dcfg.SMS = sms, sms
 	}
+	if cfg.Chat != nil {
+		var chat delivery.ChatSender
+		if chat, err = cfg.Chat(h.reporter); err != nil {
+			h.campaigns.Close()
+			closeSMS(h.sms)
+			return nil, fmt.Errorf("herald: chat transport: %w", err)
+		}
+		h.chat, dcfg.Chat = chat, chat
+	}
 	d, err := delivery.New(dcfg)
 	if err != nil {
 		h.campaigns.Close()
-		if c, ok := h.sms.(interface{ Close(context.Context) error }); ok {
-			_ = c.Close(context.Background())
+		closeSMS(h.sms)
+		if c, ok := h.chat.(interface{ Close() error }); ok {
+			_ = c.Close()
 		}
 		return nil, fmt.Errorf("herald: %w", err)
 	}
 	h.dispatcher = d
 	close(h.built)
 	return h, nil
+}
+
+// closeSMS closes an SMS sender that New made and cannot use.
+func closeSMS(sms delivery.SMSSender) {
+	if c, ok := sms.(interface{ Close(context.Context) error }); ok {
+		_ = c.Close(context.Background())
+	}
 }
 
 // wake makes the dispatcher look for due messages at once.
@@ -311,19 +346,28 @@ func (h *Herald) Campaigns() *campaign.Service { return h.campaigns }
 // listing, removal and secret rotation; nil without a WebhookPoster.
 func (h *Herald) Webhooks() *webhook.Service { return h.webhooks }
 
-// chatSubscription applies the chat provider's unsubscribed and
-// subscribed events to the opt-out list of the company owning the service;
-// an unknown service changes nothing.
-func (h *Herald) chatSubscription(ctx context.Context, ev delivery.ChatEvent) (bool, error) {
-	cs, err := h.cfg.Store.ChatServiceByProviderID(ctx, ev.ServiceID)
-	if messaging.IsCode(err, messaging.NotFound) {
-		h.log.Info("chat subscription event for an unknown service", "service", ev.ServiceID)
-		return false, nil
+// chatSubscription applies InboundUnsubscribed and InboundSubscribed to
+// the opt-out list of the company owning the service: the company the
+// chat router gave, else the one of the service the provider names
+// (Sender); an unknown service changes nothing.
+func (h *Herald) chatSubscription(ctx context.Context, in delivery.ChatInbound) (bool, error) {
+	company := in.CompanyID
+	if company.IsZero() {
+		if in.Sender == "" {
+			h.log.Info("chat subscription report without its service", "service", in.ServiceID)
+			return false, nil
+		}
+		cs, err := h.cfg.Store.ChatServiceByProviderID(ctx, in.Sender)
+		if messaging.IsCode(err, messaging.NotFound) {
+			h.log.Info("chat subscription report for an unknown service", "service", in.Sender)
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("chat subscription: %w", err)
+		}
+		company = cs.CompanyID
 	}
-	if err != nil {
-		return false, fmt.Errorf("chat subscription: %w", err)
-	}
-	return h.optOuts.SetChat(ctx, cs.CompanyID, ev.Phone, ev.Kind == delivery.ChatEventUnsubscribed, ev.At)
+	return h.optOuts.SetChat(ctx, company, in.Phone, in.Kind == delivery.InboundUnsubscribed, in.At)
 }
 
 // Routing returns the SMPP connectors and routes.
@@ -359,12 +403,17 @@ func (h *Herald) HandleReceipt(ctx context.Context, r delivery.Receipt) error {
 	return h.dispatcher.HandleReceipt(ctx, r)
 }
 
-// HandleChatEvent stores a chat provider callback (the handler of the
-// callback endpoint: see transport/chat.CallbackHandler) and says what
-// became of it.
-func (h *Herald) HandleChatEvent(ctx context.Context, ev delivery.ChatEvent) (delivery.ChatEventOutcome, error) {
-	return h.events.HandleEvent(ctx, ev)
-}
+// Reporter returns the one Reporter of what providers report back: SMS
+// receipts (HandleReceipt), inbound SMS (HandleInbound), chat statuses and
+// what people send on chat channels (survey answers, opt-outs, contacts).
+// New hands it to the transports it builds; a transport built some other
+// way reports here.
+func (h *Herald) Reporter() delivery.Reporter { return h.reporter }
+
+// ChatSender returns the chat sender New made from Config.Chat; nil
+// without one. server.New mounts it at /callbacks/chat when it serves the
+// providers' callbacks (an http.Handler).
+func (h *Herald) ChatSender() delivery.ChatSender { return h.chat }
 
 // SMSSender returns the SMS sender New made from Config.SMS; nil without
 // one.

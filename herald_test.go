@@ -21,8 +21,13 @@ import (
 // (code 9, a fallback trigger).
 type blockedChat struct{}
 
-func (blockedChat) SendChat(context.Context, delivery.ChatMessage) (delivery.ChatResult, error) {
-	return delivery.ChatResult{}, &delivery.SendError{Permanent: true, Code: "9", Details: "NOT_VIBER_USER"}
+func (blockedChat) SendChat(context.Context, delivery.ChatSend) (delivery.ChatAccepted, error) {
+	return delivery.ChatAccepted{}, delivery.ChatFailure(delivery.ReasonNotOnChannel, "9", nil)
+}
+
+// chatOf is the ChatTransport of a fixed sender.
+func chatOf(s delivery.ChatSender) herald.ChatTransport {
+	return func(delivery.Reporter) (delivery.ChatSender, error) { return s, nil }
 }
 
 // start runs h until the test ends.
@@ -80,7 +85,7 @@ func TestNewNeedsAStore(t *testing.T) {
 }
 
 func TestNewReportsTheSMSTransportsError(t *testing.T) {
-	_, err := herald.New(herald.Config{Store: memstore.New(), SMS: func(delivery.ReceiptHandler) (delivery.SMSSender, error) {
+	_, err := herald.New(herald.Config{Store: memstore.New(), SMS: func(delivery.Reporter) (delivery.SMSSender, error) {
 		return nil, errors.New("no SMSC")
 	}})
 	require.ErrorContains(t, err, "no SMSC")
@@ -93,8 +98,8 @@ func TestNewReportsTheSMSTransportsError(t *testing.T) {
 func TestFallbackIsWired(t *testing.T) {
 	h, err := herald.New(herald.Config{
 		Store: memstore.New(),
-		SMS:   func(r delivery.ReceiptHandler) (delivery.SMSSender, error) { return fakeSMSC{r}, nil },
-		Chat:  blockedChat{},
+		SMS:   func(r delivery.Reporter) (delivery.SMSSender, error) { return fakeSMSC{r}, nil },
+		Chat:  chatOf(blockedChat{}),
 	})
 	require.NoError(t, err)
 	start(t, h)
@@ -127,15 +132,15 @@ func TestRunTwice(t *testing.T) {
 // acceptingChat accepts every chat message.
 type acceptingChat struct{}
 
-func (acceptingChat) SendChat(_ context.Context, m delivery.ChatMessage) (delivery.ChatResult, error) {
-	return delivery.ChatResult{Token: "tok-" + m.MessageID.String()}, nil
+func (acceptingChat) SendChat(_ context.Context, m delivery.ChatSend) (delivery.ChatAccepted, error) {
+	return delivery.ChatAccepted{ProviderID: "tok-" + m.MessageID.String()}, nil
 }
 
 // TestSurveyAnswersAreWired: a reply to a survey message that reaches
-// HandleChatEvent is recorded by the survey use cases and counted in the
+// the Reporter is recorded by the survey use cases and counted in the
 // summary; a reply outside the options is refused.
 func TestSurveyAnswersAreWired(t *testing.T) {
-	h, err := herald.New(herald.Config{Store: memstore.New(), Chat: acceptingChat{}})
+	h, err := herald.New(herald.Config{Store: memstore.New(), Chat: chatOf(acceptingChat{})})
 	require.NoError(t, err)
 	start(t, h)
 	ctx, svc := t.Context(), h.Campaigns()
@@ -152,10 +157,10 @@ func TestSurveyAnswersAreWired(t *testing.T) {
 	require.NoError(t, err)
 	m := waitMessage(t, svc, co.ID, "447700900010", messaging.ChannelChat, func(m messaging.Message) bool { return m.Status == messaging.StatusSent })
 
-	out, err := h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: m.ID, OptionIndex: 5})
+	out, err := h.Reporter().ChatInbound(ctx, delivery.ChatInbound{Kind: delivery.InboundReply, MessageID: m.ID, OptionIndex: 5})
 	require.True(t, messaging.IsCode(err, messaging.Invalid), "%v", err)
 	require.Equal(t, delivery.ChatEventRefused, out)
-	out, err = h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: m.ID, OptionIndex: 1})
+	out, err = h.Reporter().ChatInbound(ctx, delivery.ChatInbound{Kind: delivery.InboundReply, MessageID: m.ID, OptionIndex: 1})
 	require.NoError(t, err)
 	require.Equal(t, delivery.ChatEventStored, out)
 	sum, err := h.Surveys().Summarize(ctx, co.ID, res.Campaign.ID)
@@ -228,21 +233,21 @@ func TestChatSubscriptionsAreWired(t *testing.T) {
 		require.NoError(t, err)
 		return got["447700900010"]
 	}
-	out, err := h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventUnsubscribed, ServiceID: cs.ProviderServiceID, Phone: "447700900010"})
+	out, err := h.Reporter().ChatInbound(ctx, delivery.ChatInbound{Kind: delivery.InboundUnsubscribed, Sender: cs.ProviderServiceID, Phone: "447700900010"})
 	require.NoError(t, err)
 	require.Equal(t, delivery.ChatEventStored, out)
 	require.True(t, chatOut())
 	sms, err := st.OptedOut(ctx, co.ID, []string{"447700900010"}, messaging.ChannelSMS)
 	require.NoError(t, err)
 	require.Empty(t, sms, "SMS still goes")
-	out, err = h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventUnsubscribed, ServiceID: cs.ProviderServiceID, Phone: "447700900010"})
+	out, err = h.Reporter().ChatInbound(ctx, delivery.ChatInbound{Kind: delivery.InboundUnsubscribed, Sender: cs.ProviderServiceID, Phone: "447700900010"})
 	require.NoError(t, err)
 	require.Equal(t, delivery.ChatEventIgnored, out, "already out")
-	out, err = h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventSubscribed, ServiceID: cs.ProviderServiceID, Phone: "+447700900010"})
+	out, err = h.Reporter().ChatInbound(ctx, delivery.ChatInbound{Kind: delivery.InboundSubscribed, Sender: cs.ProviderServiceID, Phone: "+447700900010"})
 	require.NoError(t, err)
 	require.Equal(t, delivery.ChatEventStored, out)
 	require.False(t, chatOut())
-	out, err = h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventUnsubscribed, ServiceID: "nobody", Phone: "447700900010"})
+	out, err = h.Reporter().ChatInbound(ctx, delivery.ChatInbound{Kind: delivery.InboundUnsubscribed, Sender: "nobody", Phone: "447700900010"})
 	require.NoError(t, err)
 	require.Equal(t, delivery.ChatEventIgnored, out)
 	require.False(t, chatOut())
@@ -253,7 +258,7 @@ func TestChatSubscriptionsAreWired(t *testing.T) {
 // counted in the summary; another reply stays an inbound SMS only.
 func TestSurveyAnswersBySMS(t *testing.T) {
 	st := memstore.New()
-	h, err := herald.New(herald.Config{Store: st, Chat: acceptingChat{}})
+	h, err := herald.New(herald.Config{Store: st, Chat: chatOf(acceptingChat{})})
 	require.NoError(t, err)
 	start(t, h)
 	ctx, svc := t.Context(), h.Campaigns()
@@ -272,8 +277,9 @@ func TestSurveyAnswersBySMS(t *testing.T) {
 	for _, p := range []string{"447700900021", "447700900022"} {
 		m := waitMessage(t, svc, co.ID, p, messaging.ChannelChat, func(m messaging.Message) bool { return m.Status == messaging.StatusSent })
 		// the person has no chat app: the SMS fallback goes
-		_, err := h.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: m.ID, Status: "failed", ErrorCode: 9})
+		out, err := h.Reporter().ChatStatuses(ctx, []delivery.ChatStatus{{MessageID: m.ID, Status: messaging.StatusFailed, Reason: delivery.ReasonNotOnChannel}})
 		require.NoError(t, err)
+		require.Equal(t, []delivery.ChatEventOutcome{delivery.ChatEventStored}, out)
 		waitMessage(t, svc, co.ID, p, messaging.ChannelSMS, func(messaging.Message) bool { return true })
 	}
 	// the fallback SMS are handed to the SMSC
@@ -352,7 +358,7 @@ func TestScheduledCampaignsStart(t *testing.T) {
 func TestSendWindowsUseTheRecipientsZone(t *testing.T) {
 	h, err := herald.New(herald.Config{
 		Store: memstore.New(),
-		SMS:   func(r delivery.ReceiptHandler) (delivery.SMSSender, error) { return fakeSMSC{r}, nil },
+		SMS:   func(r delivery.Reporter) (delivery.SMSSender, error) { return fakeSMSC{r}, nil },
 	})
 	require.NoError(t, err)
 	start(t, h)

@@ -59,8 +59,8 @@ func startServer(cfg serverConfig) (*testServer, error) {
 	urls := webhook.URLPolicy{AllowLoopbackHTTP: true}
 	h, err := herald.New(herald.Config{
 		Store:         st,
-		SMS:           func(r delivery.ReceiptHandler) (delivery.SMSSender, error) { return &fakeSMSC{receipts: r}, nil },
-		Chat:          fakeChat{},
+		SMS:           func(r delivery.Reporter) (delivery.SMSSender, error) { return &fakeSMSC{receipts: r.Receipt}, nil },
+		Chat:          func(delivery.Reporter) (delivery.ChatSender, error) { return fakeChat{}, nil },
 		Limits:        cfg.limits,
 		Webhooks:      webhook.Config{URLs: urls},
 		WebhookPoster: webhookpost.New(webhookpost.Config{URLs: urls}),
@@ -140,8 +140,8 @@ func (f *fakeSMSC) Send(_ context.Context, sms delivery.SMS) (delivery.SMSResult
 // fakeChat accepts every chat message; nothing reports them further.
 type fakeChat struct{}
 
-func (fakeChat) SendChat(_ context.Context, m delivery.ChatMessage) (delivery.ChatResult, error) {
-	return delivery.ChatResult{Token: "tok-" + m.MessageID.String()}, nil
+func (fakeChat) SendChat(_ context.Context, m delivery.ChatSend) (delivery.ChatAccepted, error) {
+	return delivery.ChatAccepted{ProviderID: "tok-" + m.MessageID.String()}, nil
 }
 
 // env is a test server and a client of its company.

@@ -161,7 +161,7 @@ func TestSurveys(t *testing.T) {
 		}
 		id, err := messaging.ParseID(m.ID)
 		require.NoError(t, err)
-		_, err = e.Herald.HandleChatEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: id, Phone: m.PhoneNumber,
+		_, err = e.Herald.Reporter().ChatInbound(ctx, delivery.ChatInbound{Kind: delivery.InboundReply, MessageID: id, Phone: m.PhoneNumber,
 			OptionIndex: opt, At: time.Now()})
 		require.NoError(t, err)
 	}

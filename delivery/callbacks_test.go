@@ -29,7 +29,7 @@ func TestChatCallbacksEndToEnd(t *testing.T) {
 			w := newWorld(t, s)
 			events := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: s, Answers: answers(t, s), Logger: testLogger()})
 			const secret = "callback-secret"
-			endpoint := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Handler: events.Handle})
+			endpoint := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Reporter: delivery.Reports{Chat: events}})
 			var refused atomic.Int64
 			cb := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 				if refused.Add(1) <= 5 { // a database hiccup: the provider must retry

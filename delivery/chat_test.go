@@ -17,12 +17,12 @@ import (
 // fakeChat is a scripted ChatSender.
 type fakeChat struct {
 	mu      sync.Mutex
-	got     []delivery.ChatMessage
-	outcome func(m delivery.ChatMessage, call int) (delivery.ChatResult, error)
+	got     []delivery.ChatSend
+	outcome func(m delivery.ChatSend, call int) (delivery.ChatAccepted, error)
 	calls   map[string]int
 }
 
-func (f *fakeChat) SendChat(ctx context.Context, m delivery.ChatMessage) (delivery.ChatResult, error) {
+func (f *fakeChat) SendChat(ctx context.Context, m delivery.ChatSend) (delivery.ChatAccepted, error) {
 	f.mu.Lock()
 	if f.calls == nil {
 		f.calls = map[string]int{}
@@ -34,13 +34,13 @@ func (f *fakeChat) SendChat(ctx context.Context, m delivery.ChatMessage) (delive
 	if f.outcome != nil {
 		return f.outcome(m, call)
 	}
-	return delivery.ChatResult{Token: "tok-" + m.To}, nil
+	return delivery.ChatAccepted{ProviderID: "tok-" + m.To}, nil
 }
 
-func (f *fakeChat) sent(to string) []delivery.ChatMessage {
+func (f *fakeChat) sent(to string) []delivery.ChatSend {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []delivery.ChatMessage
+	var out []delivery.ChatSend
 	for _, m := range f.got {
 		if m.To == to {
 			out = append(out, m)
@@ -57,20 +57,20 @@ func TestChatLane(t *testing.T) {
 	s := memstore.New()
 	w := newWorld(t, s)
 	ps := phones(8, 8000)
-	chat := &fakeChat{outcome: func(m delivery.ChatMessage, call int) (delivery.ChatResult, error) {
+	chat := &fakeChat{outcome: func(m delivery.ChatSend, call int) (delivery.ChatAccepted, error) {
 		switch {
 		case m.To == ps[1] && call == 1:
-			return delivery.ChatResult{}, &delivery.SendError{Code: "7", Details: "TIMEOUT"}
+			return delivery.ChatAccepted{}, &delivery.SendError{Code: "7", Details: "TIMEOUT"}
 		case m.To == ps[1]:
-			return delivery.ChatResult{AlreadySent: true, Token: "first-token"}, nil
+			return delivery.ChatAccepted{AlreadySent: true, ProviderID: "first-token"}, nil
 		case m.To == ps[2]:
-			return delivery.ChatResult{}, &delivery.SendError{Permanent: true, Code: "8", Details: "USER_BLOCKED"}
+			return delivery.ChatAccepted{}, delivery.ChatFailure(delivery.ReasonBlocked, "8", nil)
 		case m.To == ps[3]:
-			return delivery.ChatResult{}, &delivery.SendError{Permanent: true, Code: "27", Details: "INVALID_PHONE_NUMBER"}
+			return delivery.ChatAccepted{}, delivery.ChatFailure(delivery.ReasonInvalidNumber, "27", nil)
 		case m.To == ps[4]:
-			return delivery.ChatResult{}, &delivery.SendError{Permanent: true, Details: "BAD_TOKEN"}
+			return delivery.ChatAccepted{}, &delivery.SendError{Permanent: true, Details: "BAD_TOKEN"}
 		}
-		return delivery.ChatResult{Token: "tok-" + m.To}, nil
+		return delivery.ChatAccepted{ProviderID: "tok-" + m.To}, nil
 	}}
 	cfg := fastConfig(s)
 	cfg.Chat = chat
@@ -90,15 +90,17 @@ func TestChatLane(t *testing.T) {
 		require.NotEmpty(t, sent, "message %d", i)
 		for _, cm := range sent {
 			require.Equal(t, m.ID, cm.MessageID)
-			require.Equal(t, "acme-brand", cm.ServiceID)
+			require.Equal(t, "acme-brand", cm.Sender)
+			require.Equal(t, w.chat.ID, cm.ServiceID)
+			require.Equal(t, w.co.ID, cm.CompanyID)
 			require.Equal(t, messaging.TypeButtonPlusText, cm.Type)
 			require.Equal(t, *config, cm.Config)
 			require.Equal(t, m.Content, cm.Text)
 			require.Equal(t, time.Hour, cm.TTL)
-			require.Equal(t, sent[0].Seq, cm.Seq, "a retry keeps the sequence number")
+			require.Equal(t, sent[0].Ref, cm.Ref, "a retry keeps the sequence number")
 		}
-		require.NotContains(t, seqs, sent[0].Seq, "sequence numbers are unique")
-		seqs[sent[0].Seq] = m.Phone
+		require.NotContains(t, seqs, sent[0].Ref, "sequence numbers are unique")
+		seqs[sent[0].Ref] = m.Phone
 	}
 	require.Len(t, chat.sent(ps[1]), 2)
 	m1 := w.message(msgs[1].ID)
@@ -129,16 +131,16 @@ func TestChatFailureHook(t *testing.T) {
 	s := memstore.New()
 	w := newWorld(t, s)
 	ps := phones(4, 9008) // ...9008 blocked, 9009 not a user, 9010 and 9011 fine
-	chat := &fakeChat{outcome: func(m delivery.ChatMessage, call int) (delivery.ChatResult, error) {
+	chat := &fakeChat{outcome: func(m delivery.ChatSend, call int) (delivery.ChatAccepted, error) {
 		switch m.To[len(m.To)-4:] {
 		case "9008":
-			return delivery.ChatResult{}, &delivery.SendError{Permanent: true, Code: "8", Details: "USER_BLOCKED"}
+			return delivery.ChatAccepted{}, delivery.ChatFailure(delivery.ReasonBlocked, "8", nil)
 		case "9009":
 			if call == 1 {
-				return delivery.ChatResult{}, &delivery.SendError{Permanent: true, Code: "9", Details: "NOT_VIBER_USER"}
+				return delivery.ChatAccepted{}, delivery.ChatFailure(delivery.ReasonNotOnChannel, "9", nil)
 			}
 		}
-		return delivery.ChatResult{Token: "t"}, nil
+		return delivery.ChatAccepted{ProviderID: "t"}, nil
 	}}
 	sms := newFakeSMS()
 	var mu sync.Mutex
@@ -213,7 +215,7 @@ func (c *limitedChat) SendLimit() int {
 	return 0
 }
 
-func (c *limitedChat) SendChat(ctx context.Context, m delivery.ChatMessage) (delivery.ChatResult, error) {
+func (c *limitedChat) SendChat(ctx context.Context, m delivery.ChatSend) (delivery.ChatAccepted, error) {
 	down := c.down.Load()
 	c.mu.Lock()
 	c.inFlight++
@@ -229,9 +231,9 @@ func (c *limitedChat) SendChat(ctx context.Context, m delivery.ChatMessage) (del
 	c.inFlight--
 	c.mu.Unlock()
 	if down {
-		return delivery.ChatResult{}, &delivery.SendError{Details: "HTTP 503"}
+		return delivery.ChatAccepted{}, &delivery.SendError{Details: "HTTP 503"}
 	}
-	return delivery.ChatResult{Token: "t"}, nil
+	return delivery.ChatAccepted{ProviderID: "t"}, nil
 }
 
 // TestSendLimiter: while the sender bounds its sends, the lane keeps no

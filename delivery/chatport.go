@@ -140,8 +140,15 @@ const (
 
 // ChatInbound is what a person sent on a chat channel to a service.
 type ChatInbound struct {
-	ServiceID int64  // Herald's chat service id
-	Kind      string // InboundText, InboundReply, InboundUnsubscribed, InboundSubscribed
+	ServiceID int64 // Herald's chat service id
+	// CompanyID is the service's company. The chat router sets it and
+	// ServiceID for the adapter of each service; an adapter may leave both
+	// empty.
+	CompanyID messaging.ID
+	// Sender is the service's id at the provider, when the provider names
+	// it: the service is looked up by it when ServiceID is not known.
+	Sender string
+	Kind   string // InboundText, InboundReply, InboundUnsubscribed, InboundSubscribed
 	// MessageID is the message replied to, when the provider says
 	// (replies).
 	MessageID messaging.ID
@@ -172,3 +179,54 @@ type Reporter interface {
 // answered with its rate limit; SendError.RetryAfter says how long it
 // asked to wait.
 var ErrRateLimited = errors.New("rate limited by the provider")
+
+// ChatContactRecorder remembers when people last wrote to a chat service
+// (the customer window some channels keep). The stores implement it.
+type ChatContactRecorder interface {
+	RecordInbound(ctx context.Context, serviceID int64, phone string, at time.Time) error
+}
+
+// Reports is a Reporter made of its parts. A nil part refuses what it
+// would take, with an error, so that the provider sends it again.
+type Reports struct {
+	// Receipts stores SMS delivery receipts.
+	Receipts ReceiptHandler
+	// Inbound stores the parts of inbound SMS.
+	Inbound InboundHandler
+	// Chat stores chat statuses and what people send on chat channels.
+	Chat *ChatEvents
+}
+
+var _ Reporter = Reports{}
+
+// Receipt implements Reporter.
+func (r Reports) Receipt(ctx context.Context, rc Receipt) error {
+	if r.Receipts == nil {
+		return errors.New("receipt: no receiver for this report")
+	}
+	return r.Receipts(ctx, rc)
+}
+
+// InboundSMS implements Reporter.
+func (r Reports) InboundSMS(ctx context.Context, p InboundPart) error {
+	if r.Inbound == nil {
+		return errors.New("inbound SMS: no receiver for this report")
+	}
+	return r.Inbound(ctx, p)
+}
+
+// ChatStatuses implements Reporter.
+func (r Reports) ChatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatEventOutcome, error) {
+	if r.Chat == nil {
+		return nil, errors.New("chat statuses: no receiver for this report")
+	}
+	return r.Chat.ChatStatuses(ctx, ss)
+}
+
+// ChatInbound implements Reporter.
+func (r Reports) ChatInbound(ctx context.Context, in ChatInbound) (ChatEventOutcome, error) {
+	if r.Chat == nil {
+		return ChatEventError, errors.New("chat inbound: no receiver for this report")
+	}
+	return r.Chat.ChatInbound(ctx, in)
+}

@@ -20,9 +20,11 @@ type Route struct {
 	// SMSSender is the name of the campaign's approved SMS sender; empty
 	// when it has none (its SMS then fail).
 	SMSSender string
-	// ChatServiceID is the provider-side id of the campaign's chat
-	// service; empty when it has none (its chat messages then fail).
-	ChatServiceID string
+	// ChatServiceID is Herald's id of the campaign's chat service; 0 when
+	// it has none (its chat messages then fail). ChatSender is the
+	// service's id at its provider (its ProviderServiceID).
+	ChatServiceID int64
+	ChatSender    string
 	// FallbackSender is the name of the approved SMS sender of the
 	// campaign's chat -> SMS fallback; empty when none.
 	FallbackSender string
@@ -101,7 +103,7 @@ func (d StoreDirectory) Route(ctx context.Context, companyID, campaignID messagi
 		cs, err := d.Store.GetChatService(ctx, companyID, c.ChatServiceID)
 		switch {
 		case err == nil:
-			r.ChatServiceID = cs.ProviderServiceID
+			r.ChatServiceID, r.ChatSender = cs.ID, cs.ProviderServiceID
 		case !messaging.IsCode(err, messaging.NotFound):
 			return Route{}, fmt.Errorf("route of campaign %s: chat service: %w", campaignID, err)
 		}

@@ -72,7 +72,7 @@
 // past it fails with details messaging.DetailsExpired and never reaches a
 // provider (a chat message so failed gets no fallback SMS). What is left
 // of the validity goes with the send: SMS.Validity (the SMPP
-// validity_period) or ChatMessage.TTL (at least MinChatTTL). Every
+// validity_period) or ChatSend.TTL (at least MinChatTTL). Every
 // Config.ExpireInterval, messages past their validity that nothing claims
 // (a paused campaign, a provider down) are failed the same way
 // (Store.ExpireMessages). A campaign with a send window
@@ -83,14 +83,29 @@
 //
 // # Chat
 //
-// Chat messages carry a sequence number (ChatMessage.Seq), the provider's
+// Delivery speaks Herald's words only (chatport.go): a chat message goes
+// out as a ChatSend, naming Herald's chat service (ServiceID) and its id
+// at the provider (Sender); the provider's acceptance is a ChatAccepted,
+// and its failures *SendError made with ChatFailure, whose ChatReason
+// reads the one code table, ChatCodes. Adapters map their providers'
+// codes to those reasons.
+//
+// Chat messages carry a reference number (ChatSend.Ref), the provider's
 // idempotency key: the store assigns it durably the first time the message
 // is claimed (Store.ChatSeqs) from a counter that processes sharing the
 // database share, and it stays the same on every retry, so a provider that
-// already accepted the message answers ALREADY_SENT instead of sending it
-// twice. A permanent chat failure goes through Config.OnChatFailure, the one
-// place where the SMS fallback of codes 8, 9 and 10 hooks in; without it the
-// message is recorded Failed.
+// already accepted the message says so instead of sending it twice. A
+// permanent chat failure goes through Config.OnChatFailure, the one place
+// where the SMS fallback hooks in (NeedsFallback: the reasons ChatCodes
+// marks Fallback); without it the message is recorded Failed. A transient
+// failure with SendError.RetryAfter (a provider's rate limit) is retried
+// no sooner than that.
+//
+// What providers report back goes through one Reporter (herald.New makes
+// it: Reports): SMS receipts, inbound SMS, chat statuses (ChatStatus,
+// applied by ChatEvents.ChatStatuses in one store write per callback) and
+// what people send on chat channels (ChatInbound: survey answers, opt-outs,
+// the last contact of each person with each service).
 //
 // # Receipts
 //

@@ -33,27 +33,32 @@ type SurveyAnswers interface {
 	RecordAnswer(ctx context.Context, m messaging.Message, optionIndex int, at time.Time) (bool, error)
 }
 
-// FallbackCodes are the chat provider codes after which a chat message
-// with a fallback falls back to SMS: 8 (the user blocked the service), 9
-// (the user is not a chat user), 10 (the user's app cannot take the
-// message).
-func FallbackCodes() []int { return []int{8, 9, 10} }
-
-// NeedsFallback is the fallback rule: a chat message that failed with
-// provider code code is sent again as SMS when the code is one of
-// FallbackCodes and the message carries fallback content (its template
-// had smsFallbackEnabled, or its direct send an smsFallbackText). A
-// fallback SMS never falls back again.
-func NeedsFallback(m messaging.Message, code int) bool {
+// NeedsFallback is the fallback rule: a chat message that failed for
+// reason is sent again as SMS when ChatCodes marks the reason Fallback
+// (the person blocked the service, has no account on the chat app, or
+// their app cannot show the message) and the message carries fallback
+// content (its template had smsFallbackEnabled, or its direct send an
+// smsFallbackText). A fallback SMS never falls back again.
+func NeedsFallback(m messaging.Message, reason ChatReason) bool {
 	if m.Channel != messaging.ChannelChat || m.FallbackContent == "" || m.IsFallback() {
 		return false
 	}
-	for _, c := range FallbackCodes() {
-		if c == code {
-			return true
-		}
+	return ChatCodes()[reason].Fallback
+}
+
+// FailedDetails is the details of a chat message a status report failed
+// for reason: "FAILED (code)" with the reason's code in ChatCodes, or the
+// reason's name when it has no code (EXPIRED). An unknown reason is a
+// rejection.
+func FailedDetails(reason ChatReason) string {
+	c, ok := ChatCodes()[reason]
+	if !ok {
+		c = ChatCodes()[ReasonRejected]
 	}
-	return false
+	if c.Code == 0 {
+		return c.Name
+	}
+	return fmt.Sprintf("FAILED (%d)", c.Code)
 }
 
 // FallbackID is the id of the fallback SMS of chat message id: derived
@@ -94,44 +99,54 @@ type ChatEventsConfig struct {
 	Answers SurveyAnswers
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
-	// Logger receives events that match no message. Default: discard.
+	// Logger receives reports that match no message. Default: discard.
 	Logger *slog.Logger
-	// Observer, when set, has every status a callback moved a chat message
+	// Observer, when set, has every status a report moved a chat message
 	// to reported through its Messages (Delivered, Seen, Failed), as the
 	// Dispatcher reports the moves it makes.
 	Observer Observer
-	// Subscriptions applies the unsubscribed and subscribed events (the
-	// number opted out of the service's company's chat messages, or back
-	// in) and reports whether it changed anything. Nil: they are ignored.
-	Subscriptions func(ctx context.Context, ev ChatEvent) (bool, error)
+	// Subscriptions applies InboundUnsubscribed and InboundSubscribed
+	// (the number opted out of the service's company's chat messages, or
+	// back in) and reports whether it changed anything. Nil: they are
+	// ignored.
+	Subscriptions func(ctx context.Context, in ChatInbound) (bool, error)
+	// Contacts records when people write to a service (texts and
+	// replies of a known service). Nil: not recorded.
+	Contacts ChatContactRecorder
 }
 
-// ChatEvents applies what the chat provider reports: its Handle is the
-// ChatEventHandler of the callback endpoint, and its OnChatFailure the
-// Dispatcher's hook for permanent send failures. Both are idempotent.
+// ChatEvents applies what chat providers report: its ChatStatuses and
+// ChatInbound are those of the Reporter, and its OnChatFailure the
+// Dispatcher's hook for permanent send failures. All are idempotent.
 type ChatEvents struct {
-	store   EventStore
-	answers SurveyAnswers // nil: none
-	now     func() time.Time
-	log     *slog.Logger
-	obs     Observer // nil: none
-	subs    func(ctx context.Context, ev ChatEvent) (bool, error)
-	// updates group the status updates of concurrent callbacks into one
-	// ApplyUpdates each (group commit).
-	updates *groupcommit.Committer[eventUpdate, groupcommit.Result]
-	// group is the StatusUpdate slice of the group being written, reused:
-	// the committer writes one group at a time.
-	group []StatusUpdate
+	store    EventStore
+	answers  SurveyAnswers // nil: none
+	now      func() time.Time
+	log      *slog.Logger
+	obs      Observer // nil: none
+	subs     func(ctx context.Context, in ChatInbound) (bool, error)
+	contacts ChatContactRecorder // nil: none
+	// updates group the status updates of concurrent reports into one
+	// ApplyUpdates each (group commit); the statuses of one report are
+	// always written together.
+	updates *groupcommit.Committer[statusBatch, batchResult]
 }
 
-// eventUpdate is the status update of one callback and the context of its
+// statusBatch is the status updates of one report and the context of its
 // request.
-type eventUpdate struct {
+type statusBatch struct {
 	ctx context.Context
-	u   StatusUpdate
+	us  []StatusUpdate
 }
 
-// Group commit of callback status updates: at most eventBatch per store
+// batchResult is what became of a statusBatch: whether each update was
+// applied, or the error that kept it from being written.
+type batchResult struct {
+	applied []bool
+	err     error
+}
+
+// Group commit of status updates: at most eventBatch reports per store
 // call, and a store call at most eventWriteTimeout long.
 const (
 	eventBatch        = 512
@@ -140,30 +155,46 @@ const (
 
 // NewChatEvents returns a ChatEvents for cfg.
 func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
-	e := &ChatEvents{store: cfg.Store, answers: cfg.Answers, now: cfg.Now, log: cfg.Logger, obs: cfg.Observer, subs: cfg.Subscriptions}
+	e := &ChatEvents{store: cfg.Store, answers: cfg.Answers, now: cfg.Now, log: cfg.Logger, obs: cfg.Observer, subs: cfg.Subscriptions,
+		contacts: cfg.Contacts}
 	if e.now == nil {
 		e.now = time.Now
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	e.updates = &groupcommit.Committer[eventUpdate, groupcommit.Result]{Max: eventBatch, Min: 1, Write: e.writeUpdates}
+	e.updates = &groupcommit.Committer[statusBatch, batchResult]{Max: eventBatch, Min: 1, Write: e.writeBatches}
 	return e
 }
 
-// writeUpdates writes one group of callback status updates in one
-// ApplyUpdates (groupcommit.WriteOrSplit): when that fails, each update is written
-// again on its own, so that an error reaches only the callbacks it
-// concerns; the others are answered 200 as usual.
-func (e *ChatEvents) writeUpdates(items []eventUpdate) ([]groupcommit.Result, error) {
-	us := e.group[:0]
+// writeBatches writes the updates of a group of reports in one
+// ApplyUpdates. When that fails, each report's updates are written again
+// on their own, so that an error reaches only the reports it concerns.
+func (e *ChatEvents) writeBatches(items []statusBatch) ([]batchResult, error) {
+	n := 0
 	for _, it := range items {
-		us = append(us, it.u)
+		n += len(it.us)
 	}
-	e.group = us
-	defer clear(us)
-	return groupcommit.WriteOrSplit(e.log, "chat callbacks", len(items), func(i int) context.Context { return items[i].ctx },
-		func(ctx context.Context, from, to int) ([]bool, error) { return e.apply(ctx, us[from:to]) })
+	us := make([]StatusUpdate, 0, n)
+	for _, it := range items {
+		us = append(us, it.us...)
+	}
+	out := make([]batchResult, len(items))
+	applied, err := e.apply(context.Background(), us)
+	if err == nil {
+		for i, it := range items {
+			out[i].applied, applied = applied[:len(it.us)], applied[len(it.us):]
+		}
+		return out, nil
+	}
+	if len(items) == 1 {
+		return nil, err
+	}
+	e.log.Warn("chat reports: a group write failed; writing its reports one by one", "reports", len(items), "err", err)
+	for i, it := range items {
+		out[i].applied, out[i].err = e.apply(it.ctx, it.us)
+	}
+	return out, nil
 }
 
 // apply is one ApplyUpdates, bounded by eventWriteTimeout.
@@ -172,50 +203,24 @@ func (e *ChatEvents) apply(ctx context.Context, us []StatusUpdate) ([]bool, erro
 	defer cancel()
 	applied, err := e.store.ApplyUpdates(ctx, us)
 	if err != nil {
-		return nil, fmt.Errorf("chat events: %w", err)
+		return nil, fmt.Errorf("chat reports: %w", err)
+	}
+	if len(applied) != len(us) {
+		return nil, fmt.Errorf("chat reports: the store answered %d results for %d updates", len(applied), len(us))
 	}
 	return applied, nil
 }
 
-// Handle stores one provider callback:
-//   - delivered and seen move the message forward only (Sent -> Delivered
-//     -> Seen), at the provider's time; a late or repeated one changes
-//     nothing. One that overtakes the send's own result (the message is
-//     still Sending: the provider called back before the dispatcher
-//     recorded its answer) is applied all the same, and its time becomes
-//     the message's sentAt too; the send result recorded after it is no
-//     forward move and changes nothing (Store.ApplyUpdates);
-//   - expired fails the message (details EXPIRED), failed fails it with
-//     its code, and with code 8, 9 or 10 first inserts its fallback SMS
-//     (NeedsFallback), once however often the failure is reported. A
-//     fallback written after its bulk campaign completed is sent all the
-//     same: the dispatcher claims the fallback SMS of Completed campaigns
-//     (Store.ClaimDue);
-//   - a reply to a Survey message records the answer (the first counts).
-//
-// Events of unknown messages are logged and dropped: the provider is
-// answered 200 so it stops sending them. Status updates of concurrent
-// callbacks are written together, in one store transaction (group
-// commit); Handle returns once its own is written, and returns an error
-// only when its own update could not be written (a failed group is
-// written again update by update). delivered, seen and expired need no
-// read of the message first: the store applies only forward moves of
-// messages it has.
-func (e *ChatEvents) Handle(ctx context.Context, ev ChatEvent) error {
-	_, err := e.HandleEvent(ctx, ev)
-	return err
-}
-
-// ChatEventOutcome is what HandleEvent did with a callback.
+// ChatEventOutcome is what became of one report.
 type ChatEventOutcome string
 
-// Outcomes of HandleEvent.
+// Outcomes of reports.
 const (
-	// ChatEventStored: the callback moved its message or recorded its
-	// answer.
+	// ChatEventStored: the report moved its message, recorded its answer
+	// or its opt-out, or the person's contact.
 	ChatEventStored ChatEventOutcome = "stored"
 	// ChatEventIgnored: it changed nothing: an unknown message, a message
-	// of another channel, a late or repeated event, a second answer, or
+	// of another channel, a late or repeated status, a second answer, or
 	// an unknown status.
 	ChatEventIgnored ChatEventOutcome = "ignored"
 	// ChatEventRefused: it is not valid (an answer outside the survey's
@@ -225,20 +230,115 @@ const (
 	ChatEventError ChatEventOutcome = "error"
 )
 
-// HandleEvent is Handle, and also says what became of the callback.
-// Callbacks move chat messages only: one naming an SMS (a fallback SMS
-// included) changes nothing.
-func (e *ChatEvents) HandleEvent(ctx context.Context, ev ChatEvent) (ChatEventOutcome, error) {
-	at := ev.At
-	if at.IsZero() {
-		at = e.now()
+// ChatStatuses stores the status reports of one callback, in one store
+// write (possibly shared with other callbacks' reports), and says what
+// became of each:
+//   - Delivered and Seen move the message forward only (Sent ->
+//     Delivered -> Seen), at the provider's time; a late or repeated one
+//     changes nothing. One that overtakes the send's own result (the
+//     message is still Sending) is applied all the same, and its time
+//     becomes the message's sentAt too (Store.ApplyUpdates);
+//   - Failed fails the message with details FailedDetails(Reason)
+//     (EXPIRED for ReasonExpired, else "FAILED (code)"); when the reason
+//     falls back (NeedsFallback) the fallback SMS is inserted first,
+//     once however often the failure is reported. A fallback written
+//     after its bulk campaign completed is sent all the same: the
+//     dispatcher claims the fallback SMS of Completed campaigns
+//     (Store.ClaimDue).
+//
+// Reports of unknown messages, of SMS, or with another status are logged
+// and ignored. An error means none is known to be stored: the provider
+// is to send them again.
+func (e *ChatEvents) ChatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatEventOutcome, error) {
+	out := make([]ChatEventOutcome, len(ss))
+	us := make([]StatusUpdate, 0, len(ss))
+	idx := make([]int, 0, len(ss))
+	for i, s := range ss {
+		out[i] = ChatEventIgnored
+		if s.MessageID.IsZero() {
+			e.log.Warn("chat status without a message id", "provider_id", s.ProviderID, "status", s.Status)
+			continue
+		}
+		at := s.At
+		if at.IsZero() {
+			at = e.now()
+		}
+		u := StatusUpdate{MessageID: s.MessageID, At: at, Channel: messaging.ChannelChat}
+		switch s.Status {
+		case messaging.StatusDelivered, messaging.StatusSeen:
+			u.Status = s.Status
+		case messaging.StatusFailed:
+			u.Status, u.Details = messaging.StatusFailed, FailedDetails(s.Reason)
+			if ChatCodes()[s.Reason].Fallback {
+				m, ok, err := e.message(ctx, s.MessageID, string(s.Status))
+				if err != nil {
+					return nil, err
+				}
+				if !ok || m.Status.Final() {
+					continue // unknown, or a late failure: it changes nothing
+				}
+				if err := e.fallback(ctx, m, s.Reason); err != nil {
+					return nil, err
+				}
+			}
+		default:
+			e.log.Warn("chat status report with a status that is not reported", "message", s.MessageID, "status", s.Status)
+			continue
+		}
+		us = append(us, u)
+		idx = append(idx, i)
 	}
-	if ev.Kind == ChatEventUnsubscribed || ev.Kind == ChatEventSubscribed {
+	if len(us) == 0 {
+		return out, nil
+	}
+	r, err := e.updates.Do(ctx, statusBatch{ctx: ctx, us: us}, nil)
+	if err == nil {
+		err = r.err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("chat statuses: %w", err)
+	}
+	for k, ok := range r.applied {
+		if !ok {
+			e.log.Debug("chat status changed nothing: unknown chat message, or not a forward move", "message", us[k].MessageID, "status", us[k].Status)
+			continue
+		}
+		out[idx[k]] = ChatEventStored
+		if e.obs != nil {
+			e.obs.Messages(messaging.ChannelChat, us[k].Status, 1)
+		}
+	}
+	return out, nil
+}
+
+// ChatInbound stores what a person sent to a chat service:
+//   - a text or a reply of a known service records the person's last
+//     contact with it (Config.Contacts);
+//   - a reply to a Survey message records the answer (the first counts;
+//     an option outside the survey's is refused);
+//   - InboundUnsubscribed and InboundSubscribed go to
+//     Config.Subscriptions.
+//
+// A reply naming an unknown message, or an SMS, is logged and ignored.
+func (e *ChatEvents) ChatInbound(ctx context.Context, in ChatInbound) (ChatEventOutcome, error) {
+	if in.At.IsZero() {
+		in.At = e.now()
+	}
+	recorded := false
+	if (in.Kind == InboundText || in.Kind == InboundReply) && e.contacts != nil && in.ServiceID != 0 && in.Phone != "" {
+		if err := e.contacts.RecordInbound(ctx, in.ServiceID, in.Phone, in.At); err != nil {
+			return ChatEventError, fmt.Errorf("chat inbound: record the contact: %w", err)
+		}
+		recorded = true
+	}
+	outcome := ChatEventIgnored
+	var err error
+	switch in.Kind {
+	case InboundUnsubscribed, InboundSubscribed:
 		if e.subs == nil {
 			return ChatEventIgnored, nil
 		}
-		ev.At = at
-		changed, err := e.subs(ctx, ev)
+		changed, err := e.subs(ctx, in)
 		switch {
 		case err != nil:
 			return ChatEventError, err
@@ -246,55 +346,27 @@ func (e *ChatEvents) HandleEvent(ctx context.Context, ev ChatEvent) (ChatEventOu
 			return ChatEventStored, nil
 		}
 		return ChatEventIgnored, nil
-	}
-	u := StatusUpdate{MessageID: ev.MessageID, At: at, Channel: messaging.ChannelChat}
-	switch {
-	case ev.Kind == ChatEventReply:
-		m, ok, err := e.message(ctx, ev)
+	case InboundReply:
+		if in.MessageID.IsZero() {
+			break
+		}
+		m, ok, merr := e.message(ctx, in.MessageID, in.Kind)
 		if !ok {
-			return outcomeOf(err), err
+			outcome, err = outcomeOf(merr), merr
+			break
 		}
-		return e.reply(ctx, m, ev, at)
-	case ev.Status == "delivered":
-		u.Status = messaging.StatusDelivered
-	case ev.Status == "seen":
-		u.Status = messaging.StatusSeen
-	case ev.Status == "expired":
-		u.Status, u.Details = messaging.StatusFailed, "EXPIRED"
-	case ev.Status == "failed":
-		u.Status, u.Details = messaging.StatusFailed, fmt.Sprintf("FAILED (%d)", ev.ErrorCode)
-		m, ok, err := e.message(ctx, ev)
-		if !ok {
-			return outcomeOf(err), err
-		}
-		if m.Status.Final() {
-			return ChatEventIgnored, nil // a late failure changes nothing
-		}
-		if err := e.fallback(ctx, m, ev.ErrorCode); err != nil {
-			return ChatEventError, err
-		}
+		outcome, err = e.reply(ctx, m, in.OptionIndex, in.At)
+	case InboundText:
 	default:
-		e.log.Warn("chat callback with an unknown status", "message", ev.MessageID, "status", ev.Status)
-		return ChatEventIgnored, nil
+		e.log.Warn("chat inbound of an unknown kind", "kind", in.Kind)
 	}
-	r, err := e.updates.Do(ctx, eventUpdate{ctx: ctx, u: u}, nil)
-	if err == nil {
-		err = r.Err
+	if outcome == ChatEventIgnored && recorded {
+		outcome = ChatEventStored
 	}
-	if err != nil {
-		return ChatEventError, fmt.Errorf("chat event: %w", err)
-	}
-	if !r.OK {
-		e.log.Debug("chat callback changed nothing: unknown chat message, or not a forward move", "message", ev.MessageID, "status", ev.Status)
-		return ChatEventIgnored, nil
-	}
-	if e.obs != nil {
-		e.obs.Messages(messaging.ChannelChat, u.Status, 1)
-	}
-	return ChatEventStored, nil
+	return outcome, err
 }
 
-// outcomeOf is the outcome of a callback that ended with err before it
+// outcomeOf is the outcome of a report that ended with err before it
 // was written: ignored when err is nil (nothing to store).
 func outcomeOf(err error) ChatEventOutcome {
 	switch {
@@ -306,39 +378,35 @@ func outcomeOf(err error) ChatEventOutcome {
 	return ChatEventError
 }
 
-// message reads the chat message of ev; ok is false when there is none
-// (logged, nil error: an unknown id, or the id of an SMS) or the read
-// failed (err).
-func (e *ChatEvents) message(ctx context.Context, ev ChatEvent) (messaging.Message, bool, error) {
-	m, err := e.store.MessageByID(ctx, ev.MessageID)
+// message reads chat message id; ok is false when there is none (logged,
+// nil error: an unknown id, or the id of an SMS) or the read failed
+// (err).
+func (e *ChatEvents) message(ctx context.Context, id messaging.ID, what string) (messaging.Message, bool, error) {
+	m, err := e.store.MessageByID(ctx, id)
 	if messaging.IsCode(err, messaging.NotFound) {
-		e.log.Warn("chat callback for an unknown message", "message", ev.MessageID, "kind", ev.Kind, "status", ev.Status)
+		e.log.Warn("chat report for an unknown message", "message", id, "report", what)
 		return m, false, nil
 	}
 	if err != nil {
-		return m, false, fmt.Errorf("chat event: %w", err)
+		return m, false, fmt.Errorf("chat report: %w", err)
 	}
 	if m.Channel != messaging.ChannelChat {
-		e.log.Warn("chat callback for a message of another channel", "message", ev.MessageID, "channel", m.Channel,
-			"kind", ev.Kind, "status", ev.Status)
+		e.log.Warn("chat report for a message of another channel", "message", id, "channel", m.Channel, "report", what)
 		return m, false, nil
 	}
 	return m, true, nil
 }
 
 // OnChatFailure is the Dispatcher's Config.OnChatFailure: it inserts the
-// fallback SMS when the rule asks for one, and lets the dispatcher record
-// the chat message Failed.
+// fallback SMS when the rule asks for one (NeedsFallback with the
+// failure's Reason), and lets the dispatcher record the chat message
+// Failed.
 func (e *ChatEvents) OnChatFailure(ctx context.Context, m messaging.Message, serr *SendError) (bool, error) {
-	var code int
-	if _, err := fmt.Sscanf(serr.Code, "%d", &code); err != nil {
-		return false, nil
-	}
-	return false, e.fallback(ctx, m, code)
+	return false, e.fallback(ctx, m, serr.Reason)
 }
 
-func (e *ChatEvents) fallback(ctx context.Context, m messaging.Message, code int) error {
-	if !NeedsFallback(m, code) {
+func (e *ChatEvents) fallback(ctx context.Context, m messaging.Message, reason ChatReason) error {
+	if !NeedsFallback(m, reason) {
 		return nil
 	}
 	fb := FallbackSMS(m, e.now())
@@ -355,12 +423,12 @@ func (e *ChatEvents) fallback(ctx context.Context, m messaging.Message, code int
 }
 
 // reply has a survey answer recorded (SurveyAnswers).
-func (e *ChatEvents) reply(ctx context.Context, m messaging.Message, ev ChatEvent, at time.Time) (ChatEventOutcome, error) {
+func (e *ChatEvents) reply(ctx context.Context, m messaging.Message, optionIndex int, at time.Time) (ChatEventOutcome, error) {
 	if e.answers == nil {
 		e.log.Info("chat reply ignored: no survey answers are recorded", "message", m.ID)
 		return ChatEventIgnored, nil
 	}
-	stored, err := e.answers.RecordAnswer(ctx, m, ev.OptionIndex, at)
+	stored, err := e.answers.RecordAnswer(ctx, m, optionIndex, at)
 	switch {
 	case messaging.IsCode(err, messaging.Invalid):
 		return ChatEventRefused, err

@@ -56,22 +56,23 @@ func TestChatEventsGroupUpdates(t *testing.T) {
 	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Answers: answers(t, st), Now: func() time.Time { return now }})
 	at := now.Add(time.Second)
 	var wg sync.WaitGroup
-	handle := func(e delivery.ChatEvent) {
+	report := func(s delivery.ChatStatus) {
 		defer wg.Done()
-		require.NoError(t, ev.Handle(ctx, e))
+		_, err := handle(ctx, ev, s)
+		require.NoError(t, err)
 	}
 	wg.Add(1)
-	go handle(delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: msgs[0].ID, Status: "delivered", At: at})
+	go report(delivery.ChatStatus{MessageID: msgs[0].ID, Status: messaging.StatusDelivered, At: at})
 	<-st.entered
 	// While the first is held: a seen and a repeated delivered for every
 	// other message, and an event of an unknown message.
 	for _, m := range msgs[1:] {
 		wg.Add(2)
-		go handle(delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: m.ID, Status: "seen", At: at.Add(time.Second)})
-		go handle(delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: m.ID, Status: "delivered", At: at})
+		go report(delivery.ChatStatus{MessageID: m.ID, Status: messaging.StatusSeen, At: at.Add(time.Second)})
+		go report(delivery.ChatStatus{MessageID: m.ID, Status: messaging.StatusDelivered, At: at})
 	}
 	wg.Add(1)
-	go handle(delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: ids.New(), Status: "delivered", At: at})
+	go report(delivery.ChatStatus{MessageID: ids.New(), Status: messaging.StatusDelivered, At: at})
 	// Every callback is queued before the first write ends.
 	require.Eventually(t, func() bool { return delivery.QueuedEvents(ev) == 2*(n-1)+1 }, 10*time.Second, time.Millisecond)
 	close(st.release)

@@ -25,7 +25,7 @@ const callbackSecret = "callback-secret"
 // events) on loopback and returns its URL.
 func callbackEndpoint(t testing.TB, events *delivery.ChatEvents) string {
 	t.Helper()
-	srv := httptest.NewServer(chat.CallbackHandler(chat.CallbackConfig{Secret: callbackSecret, Handler: events.Handle, Logger: testLogger()}))
+	srv := httptest.NewServer(chat.CallbackHandler(chat.CallbackConfig{Secret: callbackSecret, Reporter: delivery.Reports{Chat: events}, Logger: testLogger()}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -29,8 +29,9 @@ func TestChatEventsSurveyOptionText(t *testing.T) {
 
 	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Answers: answers(t, st), Now: func() time.Time { return now }})
 	answer := func(m *messaging.Message, i int, value string, sec int) {
-		require.NoError(t, ev.Handle(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: m.ID,
-			OptionIndex: i, OptionValue: value, At: now.Add(time.Duration(sec) * time.Second)}))
+		_, err := ev.ChatInbound(ctx, delivery.ChatInbound{Kind: delivery.InboundReply, MessageID: m.ID,
+			OptionIndex: i, Text: value, At: now.Add(time.Duration(sec) * time.Second)})
+		require.NoError(t, err)
 	}
 	answer(bulk, 1, "ok", 1)
 	answer(bulk, 2, "bad", 2) // a second answer does not count
@@ -65,7 +66,7 @@ func TestChatEventsRefuseAndIgnore(t *testing.T) {
 	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Answers: answers(t, st), Now: func() time.Time { return f.now }})
 
 	for _, i := range []int{3, 99} {
-		out, err := ev.HandleEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: chat.ID, OptionIndex: i, OptionValue: "x", At: f.now})
+		out, err := ev.ChatInbound(ctx, delivery.ChatInbound{Kind: delivery.InboundReply, MessageID: chat.ID, OptionIndex: i, At: f.now})
 		require.Equal(t, delivery.ChatEventRefused, out)
 		require.True(t, messaging.IsCode(err, messaging.Invalid), "option %d: %v", i, err)
 	}
@@ -73,16 +74,16 @@ func TestChatEventsRefuseAndIgnore(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, total, "a refused answer is not recorded")
 
-	for _, e := range []delivery.ChatEvent{
-		{Kind: delivery.ChatEventStatus, MessageID: fb.ID, Status: "seen"},
-		{Kind: delivery.ChatEventStatus, MessageID: fb.ID, Status: "delivered"},
-		{Kind: delivery.ChatEventStatus, MessageID: fb.ID, Status: "expired"},
-		{Kind: delivery.ChatEventStatus, MessageID: fb.ID, Status: "failed", ErrorCode: 9},
-		{Kind: delivery.ChatEventReply, MessageID: fb.ID, OptionIndex: 0},
-		{Kind: delivery.ChatEventStatus, MessageID: f.ids.New(), Status: "seen"},
-		{Kind: delivery.ChatEventStatus, MessageID: f.ids.New(), Status: "failed", ErrorCode: 8},
+	for _, e := range []any{
+		delivery.ChatStatus{MessageID: fb.ID, Status: messaging.StatusSeen},
+		delivery.ChatStatus{MessageID: fb.ID, Status: messaging.StatusDelivered},
+		delivery.ChatStatus{MessageID: fb.ID, Status: messaging.StatusFailed, Reason: delivery.ReasonExpired},
+		delivery.ChatStatus{MessageID: fb.ID, Status: messaging.StatusFailed, Reason: delivery.ReasonNotOnChannel},
+		delivery.ChatInbound{Kind: delivery.InboundReply, MessageID: fb.ID, OptionIndex: 0},
+		delivery.ChatStatus{MessageID: f.ids.New(), Status: messaging.StatusSeen},
+		delivery.ChatStatus{MessageID: f.ids.New(), Status: messaging.StatusFailed, Reason: delivery.ReasonBlocked},
 	} {
-		out, err := ev.HandleEvent(ctx, e)
+		out, err := handle(ctx, ev, e)
 		require.NoError(t, err, "%+v", e)
 		require.Equal(t, delivery.ChatEventIgnored, out, "%+v", e)
 	}
@@ -90,13 +91,13 @@ func TestChatEventsRefuseAndIgnore(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, messaging.StatusSent, got.Status, "a chat callback never moves an SMS")
 
-	out, err := ev.HandleEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: chat.ID, OptionIndex: 2, At: f.now})
+	out, err := ev.ChatInbound(ctx, delivery.ChatInbound{Kind: delivery.InboundReply, MessageID: chat.ID, OptionIndex: 2, At: f.now})
 	require.NoError(t, err)
 	require.Equal(t, delivery.ChatEventStored, out)
-	out, err = ev.HandleEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventReply, MessageID: chat.ID, OptionIndex: 0, At: f.now})
+	out, err = ev.ChatInbound(ctx, delivery.ChatInbound{Kind: delivery.InboundReply, MessageID: chat.ID, OptionIndex: 0, At: f.now})
 	require.NoError(t, err)
 	require.Equal(t, delivery.ChatEventIgnored, out, "a second answer")
-	out, err = ev.HandleEvent(ctx, delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: chat.ID, Status: "seen", At: f.now})
+	out, err = handle(ctx, ev, delivery.ChatStatus{MessageID: chat.ID, Status: messaging.StatusSeen, At: f.now})
 	require.NoError(t, err)
 	require.Equal(t, delivery.ChatEventStored, out)
 }

@@ -20,21 +20,28 @@ func TestNeedsFallback(t *testing.T) {
 	fallback := sms
 	fallback.FallbackFor = messaging.NewIDGenerator(nil).New()
 	for _, c := range []struct {
-		name string
-		m    messaging.Message
-		code int
-		want bool
+		name   string
+		m      messaging.Message
+		reason delivery.ChatReason
+		want   bool
 	}{
-		{"blocked", chat, 8, true},
-		{"not a chat user", chat, 9, true},
-		{"no suitable device", chat, 10, true},
-		{"bad data", chat, 3, false},
-		{"not permitted", chat, 13, false},
-		{"no fallback configured", noFallback, 8, false},
-		{"an SMS", sms, 8, false},
-		{"a fallback SMS", fallback, 9, false},
+		{"blocked", chat, delivery.ReasonBlocked, true},
+		{"not a chat user", chat, delivery.ReasonNotOnChannel, true},
+		{"no suitable device", chat, delivery.ReasonNoSuitableDevice, true},
+		{"bad data", chat, delivery.ReasonRejected, false},
+		{"not permitted", chat, delivery.ReasonNotPermitted, false},
+		{"expired", chat, delivery.ReasonExpired, false},
+		{"transient", chat, delivery.ReasonTransient, false},
+		{"unknown reason", chat, delivery.ChatReason("odd"), false},
+		{"no fallback configured", noFallback, delivery.ReasonBlocked, false},
+		{"an SMS", sms, delivery.ReasonBlocked, false},
+		{"a fallback SMS", fallback, delivery.ReasonNotOnChannel, false},
 	} {
-		require.Equal(t, c.want, delivery.NeedsFallback(c.m, c.code), c.name)
+		require.Equal(t, c.want, delivery.NeedsFallback(c.m, c.reason), c.name)
+	}
+	// The rule reads the one table: every reason it marks falls back.
+	for reason, code := range delivery.ChatCodes() {
+		require.Equal(t, code.Fallback, delivery.NeedsFallback(chat, reason), reason)
 	}
 }
 
@@ -51,12 +58,13 @@ func TestChatEventsFallbackOnce(t *testing.T) {
 	require.NoError(t, err)
 
 	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: store, Answers: answers(t, store), Now: func() time.Time { return now }})
-	failed := delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: m.ID, Status: "failed", ErrorCode: 8, At: now}
+	failed := delivery.ChatStatus{MessageID: m.ID, Status: messaging.StatusFailed, Reason: delivery.ReasonBlocked, At: now}
 	for range 3 { // the provider repeats its callback
-		require.NoError(t, ev.Handle(ctx, failed))
+		_, err = handle(ctx, ev, failed)
+		require.NoError(t, err)
 	}
 	// And the same failure reported by a send retry.
-	_, err = ev.OnChatFailure(ctx, m, &delivery.SendError{Permanent: true, Code: "8", Details: "USER_BLOCKED"})
+	_, err = ev.OnChatFailure(ctx, m, delivery.ChatFailure(delivery.ReasonBlocked, "8", nil))
 	require.NoError(t, err)
 
 	got, err := store.GetMessage(ctx, co.ID, m.ID)
@@ -81,11 +89,13 @@ func TestChatEventsFallbackOnce(t *testing.T) {
 
 	// Statuses only move forward: a delivered after the failure changes
 	// nothing; an unknown message is dropped without an error.
-	require.NoError(t, ev.Handle(ctx, delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: m.ID, Status: "delivered", At: now}))
+	_, err = handle(ctx, ev, delivery.ChatStatus{MessageID: m.ID, Status: messaging.StatusDelivered, At: now})
+	require.NoError(t, err)
 	got, err = store.GetMessage(ctx, co.ID, m.ID)
 	require.NoError(t, err)
 	require.Equal(t, messaging.StatusFailed, got.Status)
-	require.NoError(t, ev.Handle(ctx, delivery.ChatEvent{Kind: delivery.ChatEventStatus, MessageID: ids.New(), Status: "seen", At: now}))
+	_, err = handle(ctx, ev, delivery.ChatStatus{MessageID: ids.New(), Status: messaging.StatusSeen, At: now})
+	require.NoError(t, err)
 }
 
 // eventsFixture is a company with an in-progress transactional chat
@@ -131,16 +141,17 @@ func TestChatEventsObserver(t *testing.T) {
 	obs := &countingObserver{}
 	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st, Answers: answers(t, st), Now: func() time.Time { return f.now }, Observer: obs})
 	at := f.now.Add(time.Second)
-	for _, e := range []delivery.ChatEvent{
-		{MessageID: msgs[0].ID, Status: "delivered"},
-		{MessageID: msgs[0].ID, Status: "delivered"}, // repeated
-		{MessageID: msgs[0].ID, Status: "seen"},
-		{MessageID: msgs[0].ID, Status: "delivered"}, // backward
-		{MessageID: msgs[1].ID, Status: "expired"},
-		{MessageID: f.ids.New(), Status: "seen"}, // unknown message
+	for _, e := range []delivery.ChatStatus{
+		{MessageID: msgs[0].ID, Status: messaging.StatusDelivered},
+		{MessageID: msgs[0].ID, Status: messaging.StatusDelivered}, // repeated
+		{MessageID: msgs[0].ID, Status: messaging.StatusSeen},
+		{MessageID: msgs[0].ID, Status: messaging.StatusDelivered}, // backward
+		{MessageID: msgs[1].ID, Status: messaging.StatusFailed, Reason: delivery.ReasonExpired},
+		{MessageID: f.ids.New(), Status: messaging.StatusSeen}, // unknown message
 	} {
-		e.Kind, e.At = delivery.ChatEventStatus, at
-		require.NoError(t, ev.Handle(ctx, e))
+		e.At = at
+		_, err := handle(ctx, ev, e)
+		require.NoError(t, err)
 	}
 	obs.mu.Lock()
 	defer obs.mu.Unlock()

@@ -247,3 +247,19 @@ func (w *world) messagesOf(id messaging.ID) []messaging.Message {
 	require.NoError(w.t, err)
 	return ms
 }
+
+// handle hands one report, a delivery.ChatStatus or a
+// delivery.ChatInbound, to ev and returns its outcome.
+func handle(ctx context.Context, ev *delivery.ChatEvents, r any) (delivery.ChatEventOutcome, error) {
+	switch r := r.(type) {
+	case delivery.ChatStatus:
+		out, err := ev.ChatStatuses(ctx, []delivery.ChatStatus{r})
+		if err != nil {
+			return delivery.ChatEventError, err
+		}
+		return out[0], nil
+	case delivery.ChatInbound:
+		return ev.ChatInbound(ctx, r)
+	}
+	panic(fmt.Sprintf("not a report: %T", r))
+}

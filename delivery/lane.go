@@ -476,13 +476,13 @@ func (d *Dispatcher) sendSMS(ctx context.Context, j job) (*StatusUpdate, string)
 // failure goes through Config.OnChatFailure.
 func (d *Dispatcher) sendChat(ctx context.Context, j job) (*StatusUpdate, string) {
 	m := j.m
-	if j.route.ChatServiceID == "" {
+	if j.route.ChatServiceID == 0 {
 		return d.fail(m, "No chat service"), resultFailed
 	}
-	cm := ChatMessage{MessageID: m.ID, ServiceID: j.route.ChatServiceID, To: m.Phone, Seq: j.seq, TTL: d.cfg.ChatTTL,
-		Type: j.route.MessageType, Text: m.Content}
+	cm := ChatSend{MessageID: m.ID, CompanyID: m.CompanyID, ServiceID: j.route.ChatServiceID, Sender: j.route.ChatSender,
+		To: m.Phone, Ref: j.seq, TTL: d.cfg.ChatTTL, Type: j.route.MessageType, Text: m.Content}
 	if exp := Expiry(&m, j.route); !exp.IsZero() {
-		// The provider takes 30 s at least.
+		// Providers take 30 s at least.
 		left := max(MinChatTTL, exp.Sub(d.cfg.Now()).Round(time.Second))
 		if cm.TTL <= 0 || left < cm.TTL {
 			cm.TTL = left
@@ -499,7 +499,7 @@ func (d *Dispatcher) sendChat(ctx context.Context, j job) (*StatusUpdate, string
 	}
 	res, err := d.cfg.Chat.SendChat(ctx, cm)
 	if err == nil {
-		return &StatusUpdate{MessageID: m.ID, Status: messaging.StatusSent, At: d.cfg.Now(), ProviderMessageID: res.Token}, resultSent
+		return &StatusUpdate{MessageID: m.ID, Status: messaging.StatusSent, At: d.cfg.Now(), ProviderMessageID: res.ProviderID}, resultSent
 	}
 	var se *SendError
 	if d.cfg.OnChatFailure != nil && errors.As(err, &se) && se.Permanent {
@@ -531,7 +531,21 @@ func (d *Dispatcher) failure(m messaging.Message, err error) (*StatusUpdate, str
 		return d.fail(m, fmt.Sprintf("Gave up after %d attempts: %s", m.Attempts, failureDetails(err))), resultFailed
 	}
 	d.log.Debug("send failed; retrying later", "message", m.ID, "channel", m.Channel, "attempt", m.Attempts, "err", err)
-	return d.retry(m), resultRetry
+	u := d.retry(m)
+	var se *SendError
+	if errors.As(err, &se) && se.RetryAfter > 0 {
+		// The provider asked to wait: the retry waits at least that long.
+		u.DueAt = later(u.DueAt, u.At.Add(se.RetryAfter))
+	}
+	return u, resultRetry
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // retry is the update putting m back to Pending after its backoff.

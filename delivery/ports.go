@@ -142,63 +142,12 @@ func IsPermanent(err error) bool {
 // MinChatTTL is the shortest time to live the chat provider takes.
 const MinChatTTL = 30 * time.Second
 
-// ChatMessage is one chat message to send, rendered: Text and Config hold
-// the final values for this recipient.
-type ChatMessage struct {
-	MessageID messaging.ID // sent as tracking_data
-	ServiceID string       // the provider-side service id
-	To        string       // digits only
-	Seq       int64        // unique per message, the same on every retry
-	TTL       time.Duration
-	Type      messaging.MessageType
-	Text      string
-	Config    messaging.ChatConfig
-}
-
-// ChatResult is the provider's acceptance of a chat message.
-type ChatResult struct {
-	Token       string // the provider's message_token
-	AlreadySent bool   // status 12: the same seq was accepted before
-}
-
-// ChatSender sends chat messages to the provider. Errors are *SendError
-// with Code the provider's status number ("8") and Details its name
-// ("USER_BLOCKED"), or wrapped context errors (transient).
+// ChatSender sends chat messages to a provider. Errors are *SendError
+// made with ChatFailure (Reason set; RetryAfter when the provider asked
+// to wait), or wrapped context errors (transient).
 type ChatSender interface {
-	SendChat(ctx context.Context, m ChatMessage) (ChatResult, error)
+	SendChat(ctx context.Context, m ChatSend) (ChatAccepted, error)
 }
-
-// Chat event kinds.
-const (
-	ChatEventStatus = "status"
-	ChatEventReply  = "reply"
-	// ChatEventUnsubscribed: the person blocked the company's chat
-	// service (ServiceID); ChatEventSubscribed: they allowed it again.
-	// Neither names a message.
-	ChatEventUnsubscribed = "unsubscribed"
-	ChatEventSubscribed   = "subscribed"
-)
-
-// ChatEvent is a provider callback: a status change of a message, or a
-// reply (a survey answer).
-type ChatEvent struct {
-	Kind        string       // ChatEventStatus, ChatEventReply, ChatEventUnsubscribed or ChatEventSubscribed
-	MessageID   messaging.ID // from tracking_data (status and reply events)
-	ServiceID   string       // service_id (subscription events)
-	Token       string       // message_token
-	Status      string       // delivered, seen, expired, failed (status events)
-	ErrorCode   int          // with failed
-	At          time.Time    // the provider's time of the event
-	Phone       string
-	Text        string // reply text
-	OptionIndex int    // survey reply: 0-based option index, -1 when none
-	OptionValue string
-}
-
-// ChatEventHandler stores a provider callback. The callback endpoint
-// answers 200 only after it returned nil, so the provider retries anything
-// not stored; the handler must be idempotent.
-type ChatEventHandler func(ctx context.Context, e ChatEvent) error
 
 // InboundPart is one deliver_sm that is not a receipt: a part (or the
 // whole) of an SMS a person sent. Text is the part's text, decoded from its

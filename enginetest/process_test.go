@@ -205,8 +205,8 @@ func startProc(name, label string, store herald.Store, sc *smsc, clk *clock) (*p
 	p := &proc{name: name, label: label, fence: &fence{}, gone: make(chan struct{})}
 	h, err := herald.New(herald.Config{
 		Store: fenced{Store: store, fence: p.fence},
-		SMS: func(r delivery.ReceiptHandler) (delivery.SMSSender, error) {
-			return &sender{smsc: sc, proc: label, receipts: r, gone: p.gone}, nil
+		SMS: func(r delivery.Reporter) (delivery.SMSSender, error) {
+			return &sender{smsc: sc, proc: label, receipts: r.Receipt, gone: p.gone}, nil
 		},
 		ScheduleEvery: 20 * time.Millisecond,
 		Campaigns:     campaign.Config{Now: clk.Now},

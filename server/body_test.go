@@ -31,8 +31,18 @@ const guardLimit = 30 * time.Second
 
 // chatCallbacks is the chat callback endpoint, mounted with Config.Extra
 // as herald serve mounts it.
-var chatCallbacks = chat.CallbackHandler(chat.CallbackConfig{Secret: "callback-secret",
-	Handler: func(context.Context, delivery.ChatEvent) error { return nil }})
+var chatCallbacks = chat.CallbackHandler(chat.CallbackConfig{Secret: "callback-secret", Reporter: nopReporter{}})
+
+// nopReporter takes every report and stores nothing.
+type nopReporter struct{ delivery.Reporter }
+
+func (nopReporter) ChatStatuses(_ context.Context, ss []delivery.ChatStatus) ([]delivery.ChatEventOutcome, error) {
+	return make([]delivery.ChatEventOutcome, len(ss)), nil
+}
+
+func (nopReporter) ChatInbound(context.Context, delivery.ChatInbound) (delivery.ChatEventOutcome, error) {
+	return delivery.ChatEventIgnored, nil
+}
 
 // rawConn is a client connection that writes requests byte by byte as the
 // test says, and reads the answers.

@@ -93,7 +93,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 
 	events := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: store})
-	srv := httptest.NewServer(chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Handler: events.Handle}))
+	srv := httptest.NewServer(chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Reporter: delivery.Reports{Chat: events}}))
 	defer srv.Close()
 
 	// Every body signed beforehand: delivered for all, then seen for all.

@@ -211,19 +211,7 @@ func runChat(ctx context.Context, o options, out io.Writer) error {
 	var stored, notStored atomic.Int64
 	mux := http.NewServeMux()
 	mux.Handle("/callbacks/chat", chat.CallbackHandler(chat.CallbackConfig{Secret: chatSecret, Logger: logger,
-		Handler: func(ctx context.Context, ev delivery.ChatEvent) error {
-			if o.chat.discard {
-				stored.Add(1)
-				return nil
-			}
-			err := events.Handle(ctx, ev)
-			if err != nil {
-				notStored.Add(1)
-			} else {
-				stored.Add(1)
-			}
-			return err
-		}}))
+		Reporter: &countingReporter{Reports: delivery.Reports{Chat: events}, discard: o.chat.discard, stored: &stored, notStored: &notStored}}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -384,4 +372,42 @@ func prepareChat(ctx context.Context, s *sqlstore.Store, n int, t messaging.Mess
 	cc.callbacks = perMessage * cc.accepted
 	err := s.TransitionCampaign(ctx, messaging.CampaignTransition{CompanyID: cc.company.ID, CampaignID: cc.campaign.ID, From: []messaging.CampaignStatus{messaging.CampaignQueuing}, To: messaging.CampaignReady, At: time.Now()})
 	return cc, err
+}
+
+// countingReporter counts the chat statuses stored and not stored; with
+// discard it stores nothing and counts them stored.
+type countingReporter struct {
+	delivery.Reports
+	discard           bool
+	stored, notStored *atomic.Int64
+}
+
+// ChatStatuses implements delivery.Reporter.
+func (r *countingReporter) ChatStatuses(ctx context.Context, ss []delivery.ChatStatus) ([]delivery.ChatEventOutcome, error) {
+	if r.discard {
+		r.stored.Add(int64(len(ss)))
+		return make([]delivery.ChatEventOutcome, len(ss)), nil
+	}
+	out, err := r.Reports.ChatStatuses(ctx, ss)
+	if err != nil {
+		r.notStored.Add(int64(len(ss)))
+	} else {
+		r.stored.Add(int64(len(ss)))
+	}
+	return out, err
+}
+
+// ChatInbound implements delivery.Reporter.
+func (r *countingReporter) ChatInbound(ctx context.Context, in delivery.ChatInbound) (delivery.ChatEventOutcome, error) {
+	if r.discard {
+		r.stored.Add(1)
+		return delivery.ChatEventIgnored, nil
+	}
+	out, err := r.Reports.ChatInbound(ctx, in)
+	if err != nil {
+		r.notStored.Add(1)
+	} else {
+		r.stored.Add(1)
+	}
+	return out, err
 }

@@ -51,7 +51,7 @@ func startServer() (*testServer, error) {
 	ts := &testServer{done: make(chan error, 1)}
 	h, err := herald.New(herald.Config{
 		Store: st,
-		SMS: func(delivery.ReceiptHandler) (delivery.SMSSender, error) {
+		SMS: func(delivery.Reporter) (delivery.SMSSender, error) {
 			r, err := smsroute.New(context.Background(), smsroute.Config{Source: routes, Reload: 50 * time.Millisecond,
 				Dial: func(c routing.Connector) (smsroute.Client, error) { return &fakeSMPP{binds: c.Binds}, nil }})
 			ts.router.Store(r)

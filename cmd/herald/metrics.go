@@ -137,20 +137,58 @@ func (m *metrics) Batch(op string, size int, d time.Duration, err error) {
 	}
 }
 
-// chatEvent counts one chat provider callback. Labels only take known
-// values: a provider's strings could grow the series without bound.
-func (m *metrics) chatEvent(ev delivery.ChatEvent, outcome delivery.ChatEventOutcome) {
-	kind, status := ev.Kind, ev.Status
-	if kind != delivery.ChatEventStatus && kind != delivery.ChatEventReply {
-		kind = "other"
-	}
-	switch {
-	case kind != delivery.ChatEventStatus:
-		status = ""
-	case status != "delivered" && status != "seen" && status != "expired" && status != "failed":
-		status = "other"
-	}
+// chatEvent counts one chat provider report, kind "status" (status
+// "delivered", "seen", "expired" or "failed"), "reply" or "other".
+// Labels only take known values: a provider's strings could grow the
+// series without bound.
+func (m *metrics) chatEvent(kind, status string, outcome delivery.ChatEventOutcome) {
 	m.chatEvents.WithLabelValues(kind, status, string(outcome)).Inc()
+}
+
+// countReports returns r, counting the chat reports that go through it.
+func (m *metrics) countReports(r delivery.Reporter) delivery.Reporter {
+	return &countingReporter{Reporter: r, m: m}
+}
+
+// countingReporter counts the chat reports of a Reporter (chatEvent).
+type countingReporter struct {
+	delivery.Reporter
+	m *metrics
+}
+
+// ChatStatuses implements delivery.Reporter.
+func (c *countingReporter) ChatStatuses(ctx context.Context, ss []delivery.ChatStatus) ([]delivery.ChatEventOutcome, error) {
+	out, err := c.Reporter.ChatStatuses(ctx, ss)
+	for i, s := range ss {
+		o := delivery.ChatEventError
+		if err == nil && i < len(out) {
+			o = out[i]
+		}
+		status := "other"
+		switch {
+		case s.Status == messaging.StatusDelivered:
+			status = "delivered"
+		case s.Status == messaging.StatusSeen:
+			status = "seen"
+		case s.Status == messaging.StatusFailed && s.Reason == delivery.ReasonExpired:
+			status = "expired"
+		case s.Status == messaging.StatusFailed:
+			status = "failed"
+		}
+		c.m.chatEvent("status", status, o)
+	}
+	return out, err
+}
+
+// ChatInbound implements delivery.Reporter.
+func (c *countingReporter) ChatInbound(ctx context.Context, in delivery.ChatInbound) (delivery.ChatEventOutcome, error) {
+	out, err := c.Reporter.ChatInbound(ctx, in)
+	kind := "other"
+	if in.Kind == delivery.InboundReply {
+		kind = "reply"
+	}
+	c.m.chatEvent(kind, "", out)
+	return out, err
 }
 
 // handlerGroupNames are the parts of the server HTTP metrics tell apart:

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -104,16 +103,6 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	defer poster.Close()
 	hcfg.WebhookPoster = poster
 	var router *smsroute.Router
-	// Inbound parts go to Herald once it is built; one that comes before
-	// is refused, for the SMSC to send it again.
-	var built atomic.Pointer[herald.Herald]
-	inboundParts := func(ctx context.Context, p delivery.InboundPart) error {
-		h := built.Load()
-		if h == nil {
-			return errors.New("herald is starting")
-		}
-		return h.HandleInbound(ctx, p)
-	}
 	// SMS go through the SMPP connectors: the one of the HERALD_SMPP_*
 	// variables (named default) and those set up through the admin API,
 	// read again every two seconds, so that a change applies without a
@@ -137,21 +126,27 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	if !smsConfigured {
 		log.Warn("no SMPP connector (HERALD_SMPP_ADDR is not set, none through the admin API): SMS messages stay Pending until one is set up")
 	}
-	hcfg.SMS = func(receipts delivery.ReceiptHandler) (delivery.SMSSender, error) {
+	hcfg.SMS = func(reports delivery.Reporter) (delivery.SMSSender, error) {
 		// Sessions bind at once; receipts that come before Herald is
 		// built wait for it (herald.Herald.HandleReceipt).
 		r, err := smsroute.New(ctx, smsroute.Config{Source: routes, Static: static, Logger: log, Instance: hcfg.Delivery.Instance,
-			Dial: smsroute.DialSMPP(smpp.Config{ValidityPeriod: cfg.SMPPValidity, Logger: log, ReceiptHandler: receipts, InboundHandler: inboundParts})})
+			Dial: smsroute.DialSMPP(smpp.Config{ValidityPeriod: cfg.SMPPValidity, Logger: log, ReceiptHandler: reports.Receipt,
+				InboundHandler: reports.InboundSMS})})
 		router = r
 		return r, err
 	}
 	var chatClient *chat.Client
+	var chatCallbacks http.Handler
 	if cfg.ChatURL != "" {
 		if chatClient, err = chat.New(chat.Config{BaseURL: cfg.ChatURL, Token: cfg.ChatToken}); err != nil {
 			return fmt.Errorf("chat transport: %w", err)
 		}
 		defer chatClient.Close()
-		hcfg.Chat = chatClient
+		hcfg.Chat = func(reports delivery.Reporter) (delivery.ChatSender, error) {
+			chatCallbacks = chat.CallbackHandler(chat.CallbackConfig{Secret: cfg.ChatCallbackSecret, Logger: log,
+				Reporter: m.countReports(reports)})
+			return chatClient, nil
+		}
 	} else {
 		log.Warn("HERALD_CHAT_URL is not set: chat messages stay Pending")
 	}
@@ -159,7 +154,6 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	if err != nil {
 		return err
 	}
-	built.Store(h)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		defer cancel()
@@ -201,14 +195,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	}
 	if chatClient != nil {
 		checks = append(checks, server.Check{Name: "chat", Optional: true, Check: chatClient.Reachable})
-		extra["/callbacks/chat"] = chat.CallbackHandler(chat.CallbackConfig{
-			Secret: cfg.ChatCallbackSecret, Logger: log,
-			Handler: func(ctx context.Context, ev delivery.ChatEvent) error {
-				out, err := h.HandleChatEvent(ctx, ev)
-				m.chatEvent(ev, out)
-				return err
-			},
-		})
+		extra["/callbacks/chat"] = chatCallbacks
 	}
 
 	handler, err := server.New(server.Config{

@@ -28,12 +28,12 @@ func main() {
 }
 
 // fakeSMSC accepts every SMS and sends its delivery receipt right after.
-type fakeSMSC struct{ receipts delivery.ReceiptHandler }
+type fakeSMSC struct{ reports delivery.Reporter }
 
 func (f fakeSMSC) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult, error) {
 	id := "msg-" + sms.To
 	go func() {
-		_ = f.receipts(context.Background(), delivery.Receipt{ProviderID: id, State: delivery.StateDelivered, At: time.Now()})
+		_ = f.reports.Receipt(context.Background(), delivery.Receipt{ProviderID: id, State: delivery.StateDelivered, At: time.Now()})
 	}()
 	return delivery.SMSResult{PartIDs: []string{id}}, nil
 }
@@ -41,7 +41,7 @@ func (f fakeSMSC) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResul
 func run(ctx context.Context, w io.Writer) error {
 	h, err := herald.New(herald.Config{
 		Store: memstore.New(),
-		SMS:   func(r delivery.ReceiptHandler) (delivery.SMSSender, error) { return fakeSMSC{r}, nil },
+		SMS:   func(r delivery.Reporter) (delivery.SMSSender, error) { return fakeSMSC{r}, nil },
 	})
 	if err != nil {
 		return err

@@ -53,8 +53,9 @@ func run(ctx context.Context, dbPath string, w io.Writer) error {
 	var client *smpp.Client
 	h, err := herald.New(herald.Config{
 		Store: store,
-		SMS: func(receipts delivery.ReceiptHandler) (delivery.SMSSender, error) {
-			client, err = smpp.New(smpp.Config{Addr: smsc.Addr(), SystemID: "acme", Password: "secret", ReceiptHandler: receipts})
+		SMS: func(r delivery.Reporter) (delivery.SMSSender, error) {
+			client, err = smpp.New(smpp.Config{Addr: smsc.Addr(), SystemID: "acme", Password: "secret", ReceiptHandler: r.Receipt,
+				InboundHandler: r.InboundSMS})
 			return client, err
 		},
 	})

@@ -23,10 +23,10 @@ func benchSend(b *testing.B, callbacks bool) {
 	cfg := chatsim.Config{Token: token}
 	var stored atomic.Int64
 	if callbacks {
-		h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Handler: func(context.Context, delivery.ChatEvent) error {
+		h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Reporter: reporterFunc(func(context.Context, event) error {
 			stored.Add(1)
 			return nil
-		}})
+		})})
 		cb := httptest.NewServer(h)
 		b.Cleanup(cb.Close)
 		cfg.CallbackURL, cfg.CallbackSecret = cb.URL, secret
@@ -53,8 +53,8 @@ func benchSend(b *testing.B, callbacks bool) {
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
-			_, err := c.SendChat(ctx, delivery.ChatMessage{
-				MessageID: ids.New(), ServiceID: "acme", To: "998901234567", Seq: seq.Add(1),
+			_, err := c.SendChat(ctx, delivery.ChatSend{
+				MessageID: ids.New(), Sender: "acme", To: "998901234567", Ref: seq.Add(1),
 				TTL: time.Hour, Type: messaging.TypeButtonPlusText, Text: "Your order 12345 has shipped", Config: cfgButton,
 			})
 			if err != nil {

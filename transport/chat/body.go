@@ -29,14 +29,14 @@ func ttlSeconds(d time.Duration) int64 {
 }
 
 // appendRequest appends the send_message body of m.
-func appendRequest(b []byte, m *delivery.ChatMessage, ttl int64) []byte {
+func appendRequest(b []byte, m *delivery.ChatSend, ttl int64) []byte {
 	cfg := m.Config
 	b = append(b, `{"service_id":`...)
-	b = appendString(b, m.ServiceID)
+	b = appendString(b, m.Sender)
 	b = append(b, `,"dest":`...)
 	b = appendString(b, m.To)
 	b = append(b, `,"seq":`...)
-	b = strconv.AppendInt(b, m.Seq, 10)
+	b = strconv.AppendInt(b, m.Ref, 10)
 	b = append(b, `,"ttl":`...)
 	b = strconv.AppendInt(b, ttl, 10)
 	b = append(b, `,"type":`...)

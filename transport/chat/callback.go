@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -39,8 +40,8 @@ type CallbackConfig struct {
 	// Secret is the provider callback secret the signatures are keyed
 	// with. Required.
 	Secret string
-	// Handler stores the events. Required.
-	Handler delivery.ChatEventHandler
+	// Reporter stores what the callbacks report. Required.
+	Reporter delivery.Reporter
 	// MaxBodyBytes caps a callback body; a larger one is answered 413.
 	// Default 64 KiB.
 	MaxBodyBytes int64
@@ -74,22 +75,30 @@ type callbackHandler struct {
 //     event kind or status is unknown, tracking_data is not a message id,
 //     the timestamp is past the year 9999, or a survey object has no or a
 //     negative option_index;
-//   - calls cfg.Handler and answers 200 only when it returned nil, 500
-//     otherwise so that the provider sends the event again.
+//   - reports a status event through cfg.Reporter.ChatStatuses, anything
+//     else through its ChatInbound, and answers 200 only when it returned
+//     nil, 400 when it refused the report for good (an answer outside the
+//     survey's options), 500 otherwise so that the provider sends the
+//     event again.
 //
-// Error answers carry a JSON body {"error": ..., "message": ...}. An event
-// is turned into a delivery.ChatEvent: At from the millisecond timestamp
-// in UTC (cfg.Now when the timestamp is absent), OptionIndex -1 when the
-// event carries no survey object. Unknown JSON fields are ignored.
+// Error answers carry a JSON body {"error": ..., "message": ...}. A
+// status event becomes a delivery.ChatStatus: delivered and seen as
+// such, expired a failure for delivery.ReasonExpired, failed a failure
+// for the reason of its error_code (ReasonOf), Detail the code. A reply
+// with a survey object becomes a delivery.ChatInbound of kind
+// InboundReply (OptionIndex from it), a reply without one InboundText,
+// and unsubscribed and subscribed their kinds, Sender the service_id. At
+// is the millisecond timestamp in UTC (cfg.Now when absent). Unknown JSON
+// fields are ignored.
 //
-// CallbackHandler panics when cfg.Secret or cfg.Handler is missing: an
+// CallbackHandler panics when cfg.Secret or cfg.Reporter is missing: an
 // endpoint that anybody could feed must not be served.
 func CallbackHandler(cfg CallbackConfig) http.Handler {
 	if cfg.Secret == "" {
 		panic("chat: CallbackConfig.Secret is required")
 	}
-	if cfg.Handler == nil {
-		panic("chat: CallbackConfig.Handler is required")
+	if cfg.Reporter == nil {
+		panic("chat: CallbackConfig.Reporter is required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -179,14 +188,19 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Bad Request", err.Error())
 		return
 	}
-	if err := h.cfg.Handler(r.Context(), ev); err != nil {
+	if ev.status != nil {
+		_, err = h.cfg.Reporter.ChatStatuses(r.Context(), []delivery.ChatStatus{*ev.status})
+	} else {
+		_, err = h.cfg.Reporter.ChatInbound(r.Context(), ev.inbound)
+	}
+	if err != nil {
 		if messaging.IsCode(err, messaging.Invalid) {
 			// Refused for good (an answer outside the survey's options):
 			// sending it again would not help.
 			writeError(w, http.StatusBadRequest, "Bad Request", err.Error())
 			return
 		}
-		h.cfg.Logger.Error("chat callback not stored", "message", ev.MessageID, "kind", ev.Kind, "err", err)
+		h.cfg.Logger.Error("chat callback not stored", "event", ev.kind, "err", err)
 		writeError(w, http.StatusInternalServerError, "Internal Server Error", "the event was not stored; send it again")
 		return
 	}
@@ -217,66 +231,81 @@ func (h *callbackHandler) verify(sig string, body []byte) bool {
 // overflow).
 const maxTimestamp = 253402300799999
 
+// event is a parsed callback: a status report, or what a person sent.
+type event struct {
+	kind    string
+	status  *delivery.ChatStatus // status events
+	inbound delivery.ChatInbound // the others
+}
+
+// Event names of the callbacks.
+const (
+	eventStatus       = "status"
+	eventReply        = "reply"
+	eventUnsubscribed = "unsubscribed"
+	eventSubscribed   = "subscribed"
+)
+
 // parse turns a verified body into an event.
-func (h *callbackHandler) parse(body []byte) (delivery.ChatEvent, error) {
+func (h *callbackHandler) parse(body []byte) (event, error) {
 	var b callbackBody
 	if err := json.Unmarshal(body, &b); err != nil {
-		return delivery.ChatEvent{}, fmt.Errorf("malformed JSON: %w", err)
+		return event{}, fmt.Errorf("malformed JSON: %w", err)
 	}
 	var id messaging.ID
 	switch b.Event {
-	case delivery.ChatEventUnsubscribed, delivery.ChatEventSubscribed:
+	case eventUnsubscribed, eventSubscribed:
 		if b.ServiceID == "" || b.PhoneNumber == "" {
-			return delivery.ChatEvent{}, fmt.Errorf("%s without service_id or phone_number", b.Event)
+			return event{}, fmt.Errorf("%s without service_id or phone_number", b.Event)
 		}
 	default:
 		var err error
 		if id, err = messaging.ParseID(b.TrackingData); err != nil {
-			return delivery.ChatEvent{}, fmt.Errorf("tracking_data: %w", err)
+			return event{}, fmt.Errorf("tracking_data: %w", err)
 		}
-	}
-	ev := delivery.ChatEvent{
-		ServiceID:   b.ServiceID,
-		MessageID:   id,
-		Token:       string(b.MessageToken),
-		Phone:       b.PhoneNumber,
-		OptionIndex: -1,
 	}
 	if b.Timestamp > maxTimestamp {
-		return delivery.ChatEvent{}, fmt.Errorf("timestamp %d is past the year 9999", b.Timestamp)
+		return event{}, fmt.Errorf("timestamp %d is past the year 9999", b.Timestamp)
 	}
+	at := h.cfg.Now().UTC()
 	if b.Timestamp > 0 {
-		ev.At = time.UnixMilli(b.Timestamp).UTC()
-	} else {
-		ev.At = h.cfg.Now().UTC()
+		at = time.UnixMilli(b.Timestamp).UTC()
 	}
+	ev := event{kind: b.Event}
 	switch b.Event {
-	case delivery.ChatEventStatus:
+	case eventStatus:
+		st := delivery.ChatStatus{MessageID: id, ProviderID: string(b.MessageToken), At: at}
 		switch b.Status {
-		case "delivered", "seen", "expired", "failed":
+		case "delivered":
+			st.Status = messaging.StatusDelivered
+		case "seen":
+			st.Status = messaging.StatusSeen
+		case "expired":
+			st.Status, st.Reason, st.Detail = messaging.StatusFailed, delivery.ReasonExpired, "expired"
+		case "failed":
+			st.Status, st.Reason, st.Detail = messaging.StatusFailed, ReasonOf(b.ErrorCode), strconv.Itoa(b.ErrorCode)
 		default:
-			return delivery.ChatEvent{}, fmt.Errorf("unknown status %q", b.Status)
+			return event{}, fmt.Errorf("unknown status %q", b.Status)
 		}
-		ev.Kind = delivery.ChatEventStatus
-		ev.Status = b.Status
-		ev.ErrorCode = b.ErrorCode
-	case delivery.ChatEventReply:
-		ev.Kind = delivery.ChatEventReply
-		ev.Text = b.Text
+		ev.status = &st
+	case eventReply:
+		ev.inbound = delivery.ChatInbound{Kind: delivery.InboundText, MessageID: id, Phone: b.PhoneNumber, Text: b.Text,
+			OptionIndex: -1, At: at}
 		if b.Survey != nil {
 			switch {
 			case b.Survey.OptionIndex == nil:
-				return delivery.ChatEvent{}, errors.New("survey without option_index")
+				return event{}, errors.New("survey without option_index")
 			case *b.Survey.OptionIndex < 0:
-				return delivery.ChatEvent{}, fmt.Errorf("negative survey option_index %d", *b.Survey.OptionIndex)
+				return event{}, fmt.Errorf("negative survey option_index %d", *b.Survey.OptionIndex)
 			}
-			ev.OptionIndex = *b.Survey.OptionIndex
-			ev.OptionValue = b.Survey.OptionValue
+			ev.inbound.Kind, ev.inbound.OptionIndex = delivery.InboundReply, *b.Survey.OptionIndex
 		}
-	case delivery.ChatEventUnsubscribed, delivery.ChatEventSubscribed:
-		ev.Kind = b.Event
+	case eventUnsubscribed:
+		ev.inbound = delivery.ChatInbound{Kind: delivery.InboundUnsubscribed, Sender: b.ServiceID, Phone: b.PhoneNumber, OptionIndex: -1, At: at}
+	case eventSubscribed:
+		ev.inbound = delivery.ChatInbound{Kind: delivery.InboundSubscribed, Sender: b.ServiceID, Phone: b.PhoneNumber, OptionIndex: -1, At: at}
 	default:
-		return delivery.ChatEvent{}, fmt.Errorf("unknown event %q", b.Event)
+		return event{}, fmt.Errorf("unknown event %q", b.Event)
 	}
 	return ev, nil
 }

@@ -29,9 +29,9 @@ func callbackServer(t *testing.T, mod func(*chat.CallbackConfig)) (*events, stri
 	t.Helper()
 	ev := &events{}
 	cfg := chat.CallbackConfig{
-		Secret:  secret,
-		Handler: ev.handle,
-		Now:     func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.FixedZone("X", 3600)) },
+		Secret:   secret,
+		Reporter: reporterFunc(ev.handle),
+		Now:      func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.FixedZone("X", 3600)) },
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -82,26 +82,26 @@ func TestCallbackHandlerEvents(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		want delivery.ChatEvent
+		want event
 	}{
 		{"delivered", `{"event":"status","message_token":"5379697806260881548","tracking_data":"` + msgID + `","status":"delivered","error_code":0,"timestamp":1731234567890,"phone_number":"998901234567"}`,
-			delivery.ChatEvent{Kind: "status", MessageID: id, Token: "5379697806260881548", Status: "delivered", At: at, Phone: "998901234567", OptionIndex: -1}},
+			event{Kind: "status", MessageID: id, Token: "5379697806260881548", Status: "delivered", At: at, OptionIndex: -1}},
 		{"seen, numeric token, extra field", `{"event":"status","message_token":5379697806260881548,"tracking_data":"` + strings.ToUpper(msgID) + `","status":"seen","timestamp":1731234567890,"phone_number":"998901234567","extra":true}`,
-			delivery.ChatEvent{Kind: "status", MessageID: id, Token: "5379697806260881548", Status: "seen", At: at, Phone: "998901234567", OptionIndex: -1}},
+			event{Kind: "status", MessageID: id, Token: "5379697806260881548", Status: "seen", At: at, OptionIndex: -1}},
 		{"failed with a fallback code", `{"event":"status","message_token":"t","tracking_data":"` + msgID + `","status":"failed","error_code":9,"timestamp":1731234567890,"phone_number":"998901230011"}`,
-			delivery.ChatEvent{Kind: "status", MessageID: id, Token: "t", Status: "failed", ErrorCode: 9, At: at, Phone: "998901230011", OptionIndex: -1}},
+			event{Kind: "status", MessageID: id, Token: "t", Status: "failed", Reason: delivery.ReasonNotOnChannel, Detail: "9", At: at, OptionIndex: -1}},
 		{"expired without timestamp", `{"event":"status","message_token":"t","tracking_data":"` + msgID + `","status":"expired"}`,
-			delivery.ChatEvent{Kind: "status", MessageID: id, Token: "t", Status: "expired", At: now, OptionIndex: -1}},
+			event{Kind: "status", MessageID: id, Token: "t", Status: "expired", Reason: delivery.ReasonExpired, Detail: "expired", At: now, OptionIndex: -1}},
 		{"survey reply", `{"event":"reply","message_token":"t","tracking_data":"` + msgID + `","timestamp":1731234567890,"phone_number":"998901234567","text":"Yes","survey":{"option_index":0,"option_value":"yes"}}`,
-			delivery.ChatEvent{Kind: "reply", MessageID: id, Token: "t", At: at, Phone: "998901234567", Text: "Yes", OptionIndex: 0, OptionValue: "yes"}},
+			event{Kind: "reply", MessageID: id, At: at, Phone: "998901234567", Text: "Yes", OptionIndex: 0}},
 		{"survey reply, later option", `{"event":"reply","message_token":"t","tracking_data":"` + msgID + `","timestamp":1731234567890,"text":"No","survey":{"option_index":3,"option_value":"no"}}`,
-			delivery.ChatEvent{Kind: "reply", MessageID: id, Token: "t", At: at, Text: "No", OptionIndex: 3, OptionValue: "no"}},
+			event{Kind: "reply", MessageID: id, At: at, Text: "No", OptionIndex: 3}},
 		{"free reply", `{"event":"reply","message_token":"t","tracking_data":"` + msgID + `","timestamp":1731234567890,"text":"thanks"}`,
-			delivery.ChatEvent{Kind: "reply", MessageID: id, Token: "t", At: at, Text: "thanks", OptionIndex: -1}},
+			event{Kind: "text", MessageID: id, At: at, Text: "thanks", OptionIndex: -1}},
 		{"unsubscribed", `{"event":"unsubscribed","service_id":"acme-1","phone_number":"998901234567","timestamp":1731234567890}`,
-			delivery.ChatEvent{Kind: "unsubscribed", ServiceID: "acme-1", At: at, Phone: "998901234567", OptionIndex: -1}},
+			event{Kind: "unsubscribed", Sender: "acme-1", At: at, Phone: "998901234567", OptionIndex: -1}},
 		{"subscribed", `{"event":"subscribed","service_id":"acme-1","phone_number":"998901234567","timestamp":1731234567890}`,
-			delivery.ChatEvent{Kind: "subscribed", ServiceID: "acme-1", At: at, Phone: "998901234567", OptionIndex: -1}},
+			event{Kind: "subscribed", Sender: "acme-1", At: at, Phone: "998901234567", OptionIndex: -1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,10 +187,10 @@ func TestCallbackHandlerRefusals(t *testing.T) {
 
 func TestCallbackHandlerNotCalledWithoutSignature(t *testing.T) {
 	called := 0
-	h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Handler: func(context.Context, delivery.ChatEvent) error {
+	h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Reporter: reporterFunc(func(context.Context, event) error {
 		called++
 		return nil
-	}})
+	})})
 	body := `{"event":"status","tracking_data":"` + msgID + `","status":"seen","timestamp":1}`
 	for _, sig := range []string{"", hmacHex("x", body)} {
 		rec := httptest.NewRecorder()
@@ -225,7 +225,7 @@ func TestCallbackHandlerBodyCap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := &events{}
-			h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Handler: ev.handle, MaxBodyBytes: tt.limit})
+			h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Reporter: reporterFunc(ev.handle), MaxBodyBytes: tt.limit})
 			prefix := `{"event":"reply","tracking_data":"` + msgID + `","text":"`
 			suffix := `"}`
 			body := prefix + strings.Repeat("a", tt.size-len(prefix)-len(suffix)) + suffix
@@ -248,7 +248,7 @@ func TestCallbackHandlerBodyCap(t *testing.T) {
 }
 
 func TestCallbackHandlerRequiresSecretAndHandler(t *testing.T) {
-	require.Panics(t, func() { chat.CallbackHandler(chat.CallbackConfig{Handler: (&events{}).handle}) })
+	require.Panics(t, func() { chat.CallbackHandler(chat.CallbackConfig{Reporter: reporterFunc((&events{}).handle)}) })
 	require.Panics(t, func() { chat.CallbackHandler(chat.CallbackConfig{Secret: secret}) })
 }
 
@@ -294,9 +294,9 @@ func TestCallbackHandlerBodyCapOverHTTP(t *testing.T) {
 // options) is a 400 in the error format, not a 500 the provider would
 // retry.
 func TestCallbackHandlerRefusedEvent(t *testing.T) {
-	h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Handler: func(context.Context, delivery.ChatEvent) error {
+	h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Reporter: reporterFunc(func(context.Context, event) error {
 		return messaging.Invalidf("survey.option_index", "option_index 7 is outside the survey's 3 options")
-	}})
+	})})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	body := `{"event":"reply","tracking_data":"` + msgID + `","survey":{"option_index":7},"timestamp":1}`
@@ -333,7 +333,7 @@ func (timeoutErr) Temporary() bool { return true }
 // 408, which a provider retries, not a 400 it may take as final; any
 // other failed read stays a 400.
 func TestCallbackHandlerSlowBody(t *testing.T) {
-	h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Handler: func(context.Context, delivery.ChatEvent) error { return nil }})
+	h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Reporter: reporterFunc(func(context.Context, event) error { return nil })})
 	for _, c := range []struct {
 		err  error
 		code int

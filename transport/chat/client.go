@@ -163,9 +163,9 @@ func (c *Client) Close() error {
 // Details its name; HTTP 401 a permanent one with Details "BAD_TOKEN". When
 // the retries run out the last transient *delivery.SendError is returned.
 // When ctx ends the error wraps ctx.Err().
-func (c *Client) SendChat(ctx context.Context, m delivery.ChatMessage) (delivery.ChatResult, error) {
+func (c *Client) SendChat(ctx context.Context, m delivery.ChatSend) (delivery.ChatAccepted, error) {
 	if err := checkMessage(&m); err != nil {
-		return delivery.ChatResult{}, err
+		return delivery.ChatAccepted{}, err
 	}
 	// The body is a new slice rather than a pooled one: the transport may
 	// read it after RoundTrip returned, and only a body it knows to be in
@@ -174,26 +174,26 @@ func (c *Client) SendChat(ctx context.Context, m delivery.ChatMessage) (delivery
 	body := appendRequest(make([]byte, 0, 384+len(m.Text)), &m, ttlSeconds(m.TTL))
 
 	for attempt := 0; ; attempt++ {
-		res, wait, err := c.attempt(ctx, body, m.Seq)
+		res, wait, err := c.attempt(ctx, body, m.Ref)
 		c.note(err)
 		if err == nil {
 			return res, nil
 		}
 		if ctx.Err() != nil {
-			return delivery.ChatResult{}, fmt.Errorf("chat: send %s: %w", m.MessageID, ctx.Err())
+			return delivery.ChatAccepted{}, fmt.Errorf("chat: send %s: %w", m.MessageID, ctx.Err())
 		}
 		if err.Permanent || attempt >= c.retries {
 			if attempt > 0 {
 				err.Err = fmt.Errorf("%d attempts: %w", attempt+1, err.Err)
 			}
-			return delivery.ChatResult{}, err
+			return delivery.ChatAccepted{}, err
 		}
 		wait = max(wait, c.backoff.Delay(attempt+1))
 		t := time.NewTimer(min(wait, c.backoff.Max))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return delivery.ChatResult{}, fmt.Errorf("chat: send %s: %w", m.MessageID, ctx.Err())
+			return delivery.ChatAccepted{}, fmt.Errorf("chat: send %s: %w", m.MessageID, ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -271,16 +271,16 @@ func (c *Client) SendLimit() int {
 }
 
 // checkMessage refuses a message no provider could take.
-func checkMessage(m *delivery.ChatMessage) *delivery.SendError {
+func checkMessage(m *delivery.ChatSend) *delivery.SendError {
 	switch {
 	case !m.Type.Valid():
-		return &delivery.SendError{Permanent: true, Details: fmt.Sprintf("invalid message type %d", int(m.Type))}
+		return &delivery.SendError{Permanent: true, Reason: delivery.ReasonRejected, Details: fmt.Sprintf("invalid message type %d", int(m.Type))}
 	case m.To == "":
-		return &delivery.SendError{Permanent: true, Details: "no destination number"}
-	case m.ServiceID == "":
-		return &delivery.SendError{Permanent: true, Details: "no chat service id"}
-	case m.Seq == 0:
-		return &delivery.SendError{Permanent: true, Details: "no seq"}
+		return &delivery.SendError{Permanent: true, Reason: delivery.ReasonRejected, Details: "no destination number"}
+	case m.Sender == "":
+		return &delivery.SendError{Permanent: true, Reason: delivery.ReasonRejected, Details: "no chat service id"}
+	case m.Ref == 0:
+		return &delivery.SendError{Permanent: true, Reason: delivery.ReasonRejected, Details: "no seq"}
 	}
 	return nil
 }
@@ -336,12 +336,12 @@ func plainASCII(b []byte) bool {
 
 // attempt makes one request. On failure it returns a *delivery.SendError
 // and the wait the provider asked for (Retry-After), if any.
-func (c *Client) attempt(ctx context.Context, body []byte, seq int64) (delivery.ChatResult, time.Duration, *delivery.SendError) {
+func (c *Client) attempt(ctx context.Context, body []byte, seq int64) (delivery.ChatAccepted, time.Duration, *delivery.SendError) {
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return delivery.ChatResult{}, 0, &delivery.SendError{Permanent: true, Details: "bad request", Err: err}
+		return delivery.ChatAccepted{}, 0, &delivery.SendError{Permanent: true, Reason: delivery.ReasonRejected, Details: "bad request", Err: err}
 	}
 	req.Header["Content-Type"] = []string{"application/json"}
 	req.Header["X-Auth-Token"] = []string{c.token}
@@ -359,7 +359,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, seq int64) (delivery.
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 			details = "timeout"
 		}
-		return delivery.ChatResult{}, 0, &delivery.SendError{Details: details, Err: err}
+		return delivery.ChatAccepted{}, 0, &delivery.SendError{Reason: delivery.ReasonTransient, Details: details, Err: err}
 	}
 	defer func() {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10)) // keep the connection reusable
@@ -369,16 +369,17 @@ func (c *Client) attempt(ctx context.Context, body []byte, seq int64) (delivery.
 	switch code := resp.StatusCode; {
 	case code == http.StatusOK:
 	case code == http.StatusUnauthorized:
-		return delivery.ChatResult{}, 0, &delivery.SendError{Permanent: true, Details: "BAD_TOKEN",
+		return delivery.ChatAccepted{}, 0, &delivery.SendError{Permanent: true, Reason: delivery.ReasonServiceRefused, Details: "BAD_TOKEN",
 			Err: errors.New("chat: provider answered HTTP 401: check the provider token")}
 	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
-		return delivery.ChatResult{}, retryAfter(resp.Header.Get("Retry-After")),
-			&delivery.SendError{Details: "HTTP " + strconv.Itoa(code), Err: fmt.Errorf("chat: provider answered HTTP %d", code)}
+		wait := retryAfter(resp.Header.Get("Retry-After"))
+		return delivery.ChatAccepted{}, wait, &delivery.SendError{Reason: delivery.ReasonTransient, Details: "HTTP " + strconv.Itoa(code),
+			RetryAfter: wait, Err: fmt.Errorf("chat: provider answered HTTP %d", code)}
 	case code >= 400 && code < 500:
-		return delivery.ChatResult{}, 0, &delivery.SendError{Permanent: true, Details: "HTTP " + strconv.Itoa(code),
+		return delivery.ChatAccepted{}, 0, &delivery.SendError{Permanent: true, Reason: delivery.ReasonRejected, Details: "HTTP " + strconv.Itoa(code),
 			Err: fmt.Errorf("chat: provider answered HTTP %d", code)}
 	default:
-		return delivery.ChatResult{}, 0, &delivery.SendError{Details: "HTTP " + strconv.Itoa(code),
+		return delivery.ChatAccepted{}, 0, &delivery.SendError{Reason: delivery.ReasonTransient, Details: "HTTP " + strconv.Itoa(code),
 			Err: fmt.Errorf("chat: unexpected HTTP %d", code)}
 	}
 
@@ -395,30 +396,30 @@ func (c *Client) attempt(ctx context.Context, body []byte, seq int64) (delivery.
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 			details = "timeout"
 		}
-		return delivery.ChatResult{}, 0, &delivery.SendError{Details: details, Err: fmt.Errorf("chat: reading the response: %w", err)}
+		return delivery.ChatAccepted{}, 0, &delivery.SendError{Reason: delivery.ReasonTransient, Details: details, Err: fmt.Errorf("chat: reading the response: %w", err)}
 	}
 	var r sendResponse
 	if err := json.Unmarshal(buf.Bytes(), &r); err != nil || r.Status == nil {
 		if err == nil {
 			err = errors.New("no status")
 		}
-		return delivery.ChatResult{}, 0, &delivery.SendError{Details: "malformed response", Err: fmt.Errorf("chat: response: %w", err)}
+		return delivery.ChatAccepted{}, 0, &delivery.SendError{Reason: delivery.ReasonTransient, Details: "malformed response", Err: fmt.Errorf("chat: response: %w", err)}
 	}
 	if r.Seq != 0 && r.Seq != seq {
-		return delivery.ChatResult{}, 0, &delivery.SendError{Details: "malformed response",
+		return delivery.ChatAccepted{}, 0, &delivery.SendError{Reason: delivery.ReasonTransient, Details: "malformed response",
 			Err: fmt.Errorf("chat: response for seq %d to the request of seq %d", r.Seq, seq)}
 	}
 	switch st := *r.Status; st {
 	case StatusSuccess:
-		return delivery.ChatResult{Token: string(r.MessageToken)}, 0, nil
+		return delivery.ChatAccepted{ProviderID: string(r.MessageToken)}, 0, nil
 	case StatusAlreadySent:
-		return delivery.ChatResult{Token: string(r.MessageToken), AlreadySent: true}, 0, nil
+		return delivery.ChatAccepted{ProviderID: string(r.MessageToken), AlreadySent: true}, 0, nil
 	default:
 		se := StatusError(st)
 		if r.StatusMessage != "" && r.StatusMessage != se.Details {
 			se.Err = fmt.Errorf("chat: provider: %s", r.StatusMessage)
 		}
-		return delivery.ChatResult{}, 0, se
+		return delivery.ChatAccepted{}, 0, se
 	}
 }
 

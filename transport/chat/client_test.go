@@ -65,12 +65,12 @@ func TestSendChatBodies(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			seq := int64(1731234567890100 + i)
-			res, err := c.SendChat(context.Background(), delivery.ChatMessage{
-				MessageID: id, ServiceID: "acme-brand", To: tt.to, Seq: seq, TTL: 2 * time.Hour,
+			res, err := c.SendChat(context.Background(), delivery.ChatSend{
+				MessageID: id, Sender: "acme-brand", To: tt.to, Ref: seq, TTL: 2 * time.Hour,
 				Type: tt.typ, Text: tt.text, Config: tt.cfg,
 			})
 			require.NoError(t, err)
-			require.NotEmpty(t, res.Token)
+			require.NotEmpty(t, res.ProviderID)
 			require.False(t, res.AlreadySent)
 
 			got := sim.Received(tt.to)
@@ -155,7 +155,7 @@ func TestSendChatStatusMapping(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, tt.alreadyOK, res.AlreadySent)
 				if !tt.alreadyOK {
-					require.NotEmpty(t, res.Token)
+					require.NotEmpty(t, res.ProviderID)
 				}
 				require.Equal(t, 1, attempts)
 				return
@@ -250,12 +250,12 @@ func TestSendChatRetriesReuseSeq(t *testing.T) {
 			}
 			require.NoError(t, err)
 			require.Equal(t, tt.already, res.AlreadySent)
-			require.NotEmpty(t, res.Token)
+			require.NotEmpty(t, res.ProviderID)
 			require.EqualValues(t, 1, st.Accepted, "the message is accepted once")
 			got := sim.Received(m.To)
 			require.NotEmpty(t, got)
 			for _, r := range got {
-				require.Equal(t, m.Seq, r.Seq, "every attempt carries the same seq")
+				require.Equal(t, m.Ref, r.Seq, "every attempt carries the same seq")
 				require.JSONEq(t, string(got[0].Raw), string(r.Raw))
 			}
 			if tt.already {
@@ -287,7 +287,7 @@ func TestSendChatTimeouts(t *testing.T) {
 	res, err := c.SendChat(context.Background(), m)
 	require.NoError(t, err)
 	require.True(t, res.AlreadySent)
-	require.NotEmpty(t, res.Token)
+	require.NotEmpty(t, res.ProviderID)
 	require.EqualValues(t, 1, sim.Stats().Accepted)
 
 	// The caller's deadline ends the send with a context error.
@@ -346,7 +346,7 @@ func TestSendChatHTTPAnswers(t *testing.T) {
 				require.Equal(t, token, r.Header.Get("X-Auth-Token"))
 				require.Equal(t, "application/json", r.Header.Get("Content-Type"))
 				w.WriteHeader(tt.status)
-				_, _ = fmt.Fprint(w, strings.ReplaceAll(tt.body, "SEQ", fmt.Sprint(m.Seq)))
+				_, _ = fmt.Fprint(w, strings.ReplaceAll(tt.body, "SEQ", fmt.Sprint(m.Ref)))
 			}))
 			defer srv.Close()
 			c := newClient(t, srv.URL+"/api/", func(cfg *chat.Config) { cfg.Retries = 1 })
@@ -354,7 +354,7 @@ func TestSendChatHTTPAnswers(t *testing.T) {
 			require.EqualValues(t, tt.attempts, calls.Load())
 			if tt.details == "" {
 				require.NoError(t, err)
-				require.Equal(t, tt.wantToken, res.Token)
+				require.Equal(t, tt.wantToken, res.ProviderID)
 				return
 			}
 			se := sendErr(t, err)
@@ -374,13 +374,13 @@ func TestSendChatRefusesUnsendable(t *testing.T) {
 	c := newClient(t, srv.URL, nil)
 	tests := []struct {
 		name string
-		mod  func(*delivery.ChatMessage)
+		mod  func(*delivery.ChatSend)
 	}{
-		{"type 0", func(m *delivery.ChatMessage) { m.Type = 0 }},
-		{"type 9", func(m *delivery.ChatMessage) { m.Type = 9 }},
-		{"no number", func(m *delivery.ChatMessage) { m.To = "" }},
-		{"no service", func(m *delivery.ChatMessage) { m.ServiceID = "" }},
-		{"no seq", func(m *delivery.ChatMessage) { m.Seq = 0 }},
+		{"type 0", func(m *delivery.ChatSend) { m.Type = 0 }},
+		{"type 9", func(m *delivery.ChatSend) { m.Type = 9 }},
+		{"no number", func(m *delivery.ChatSend) { m.To = "" }},
+		{"no service", func(m *delivery.ChatSend) { m.Sender = "" }},
+		{"no seq", func(m *delivery.ChatSend) { m.Ref = 0 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -416,7 +416,7 @@ func TestSendChatUsesTheGivenHTTPClient(t *testing.T) {
 	c := newClient(t, url, func(cfg *chat.Config) { cfg.HTTP = &http.Client{Transport: rt} })
 	res, err := c.SendChat(context.Background(), textTo("998908000001"))
 	require.NoError(t, err)
-	require.NotEmpty(t, res.Token)
+	require.NotEmpty(t, res.ProviderID)
 	require.EqualValues(t, 2, rt.n.Load(), "the failed attempt and its retry")
 }
 

@@ -1,13 +1,16 @@
 // Package chat is Herald's adapter of the chat provider's wire contract,
 // described below: a Client that implements delivery.ChatSender over HTTP,
 // and CallbackHandler, the endpoint that receives the provider's signed
-// status and reply callbacks and feeds them to a delivery.ChatEventHandler.
+// status and reply callbacks and reports them to a delivery.Reporter.
+// Provider describes the protocol as the chat provider "herald" among
+// those a chat service may name (see transport/chatprovider).
 //
 // # Sending
 //
 // SendChat POSTs one JSON body to {BaseURL}/send_message with the
-// X-Auth-Token header. The body carries service_id, dest, seq, ttl (whole
-// seconds of ChatMessage.TTL, 86400 when zero, clamped to 30..1209600),
+// X-Auth-Token header. The body carries service_id (ChatSend.Sender),
+// dest, seq (ChatSend.Ref), ttl (whole
+// seconds of ChatSend.TTL, 86400 when zero, clamped to 30..1209600),
 // type and tracking_data (the message id), a message object, and the object
 // of the type. Only the fields of the message's type are sent, and empty
 // optional ones are left out:
@@ -33,8 +36,8 @@
 // Status 0 is a success and returns the message_token (accepted as a JSON
 // string or number); 12 ALREADY_SENT is a success with AlreadySent, the
 // token as the provider gave it (possibly empty). Every other status is a
-// *delivery.SendError with Code the number and Details its name (see
-// LookupStatus): 1 and 7 transient, the others permanent, unknown codes
+// *delivery.SendError with Code the number, Details its name (see
+// LookupStatus) and Reason its neutral reason (Reasons): 1 and 7 transient, the others permanent, unknown codes
 // permanent and named by their number. HTTP 401 is a permanent failure
 // "BAD_TOKEN" (the configured token is wrong: every message would fail
 // alike); other 4xx but 408 and 429 are permanent too ("HTTP 404").
@@ -46,18 +49,44 @@
 // up to Backoff.Max), always with the same body and so the same seq, which
 // makes a retry after a lost response safe: the provider answers 12. When
 // the retries run out the last transient *delivery.SendError is returned
-// for the dispatcher to retry later. When ctx ends, SendChat returns an
+// for the dispatcher to retry later, with RetryAfter when the provider
+// sent one. When ctx ends, SendChat returns an
 // error wrapping ctx.Err().
 //
 // # Callbacks
 //
 // CallbackHandler verifies X-Content-Signature (hex HMAC-SHA256 of the raw
 // body keyed with the callback secret, compared in constant time) before
-// parsing, turns status and reply events into delivery.ChatEvent and
-// answers 200 only once the handler stored the event. Sign computes the
+// parsing, turns status events into delivery.ChatStatus and reply and
+// subscription events into delivery.ChatInbound, and answers 200 only once
+// the Reporter stored them. Sign computes the
 // signature, for providers and tests.
 //
-// The SMS fallback triggers 8, 9 and 10 come back as permanent failures at
-// send time, and as failed status events with that error_code after
-// acceptance; IsFallbackCode tells them apart from other failures.
+// # Codes and reasons
+//
+// Reasons maps each failure code to Herald's neutral reason; the SMS
+// fallback follows the reason (delivery.ChatCodes): 8 blocked, 9 not on
+// the channel and 10 no suitable device fall back, whether they come back
+// at send time or as failed status events after acceptance.
+// IsFallbackCode tells them apart from other failures.
+//
+//	code  name                  reason
+//	1     INTERNAL_FAILURE      transient
+//	2     BAD_SERVICE_ID        service_refused
+//	3     BAD_DATA              rejected
+//	5     BAD_MESSAGE_TYPE      unsupported
+//	6     BAD_PARAMETERS        rejected
+//	7     TIMEOUT               transient
+//	8     USER_BLOCKED          blocked
+//	9     NOT_VIBER_USER        not_on_channel
+//	10    NO_SUITABLE_DEVICE    no_suitable_device
+//	13    NOT_PERMITTED         not_permitted
+//	20    INVALID_TTL           rejected
+//	27    INVALID_PHONE_NUMBER  invalid_number
+//	other (named by number)     rejected
+//
+// A failed message's details keep the protocol's code and name at send
+// time ("USER_BLOCKED (8)"); a failed status event gives "FAILED (n)" with
+// n the reason's code in delivery.ChatCodes (the same number for the codes
+// that table lists).
 package chat

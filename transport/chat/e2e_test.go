@@ -27,7 +27,7 @@ func e2e(t *testing.T, cfg chatsim.Config) (*chat.Client, *chatsim.Server, *even
 	return newClient(t, url, nil), sim, ev
 }
 
-func kinds(evs []delivery.ChatEvent) []string {
+func kinds(evs []event) []string {
 	out := make([]string, len(evs))
 	for i, e := range evs {
 		out[i] = e.Kind + ":" + e.Status
@@ -47,8 +47,7 @@ func TestEndToEndOutcomes(t *testing.T) {
 	got := ev.wait(t, m.MessageID, 2)
 	require.Equal(t, []string{"status:delivered", "status:seen"}, kinds(got))
 	for _, e := range got {
-		require.Equal(t, res.Token, e.Token)
-		require.Equal(t, m.To, e.Phone)
+		require.Equal(t, res.ProviderID, e.Token)
 		require.Equal(t, -1, e.OptionIndex)
 		require.Equal(t, time.UTC, e.At.Location())
 		require.True(t, e.At.After(before) && e.At.Before(time.Now().Add(time.Second)), "at %v", e.At)
@@ -71,9 +70,10 @@ func TestEndToEndOutcomes(t *testing.T) {
 	require.NoError(t, err)
 	got = ev.wait(t, late.MessageID, 1)
 	require.Equal(t, []string{"status:failed"}, kinds(got))
-	require.Equal(t, 9, got[0].ErrorCode)
-	require.Equal(t, res.Token, got[0].Token)
-	require.True(t, chat.IsFallbackCode(got[0].ErrorCode))
+	require.Equal(t, "9", got[0].Detail)
+	require.Equal(t, delivery.ReasonNotOnChannel, got[0].Reason)
+	require.Equal(t, res.ProviderID, got[0].Token)
+	require.True(t, delivery.ChatCodes()[got[0].Reason].Fallback)
 
 	require.NoError(t, sim.WaitIdle(ctx))
 	time.Sleep(20 * time.Millisecond) // nothing else may arrive
@@ -109,7 +109,6 @@ func TestEndToEndSurvey(t *testing.T) {
 		reply := got[2]
 		require.Equal(t, tt.index, reply.OptionIndex, tt.to)
 		require.Equal(t, options[tt.index].OptionText, reply.Text)
-		require.Equal(t, options[tt.index].OptionValue, reply.OptionValue)
 		require.Equal(t, tt.to, reply.Phone)
 	}
 	require.NoError(t, sim.WaitIdle(context.Background()))
@@ -152,6 +151,6 @@ func TestEndToEndCallbackFaults(t *testing.T) {
 		got := ev.wait(t, m.MessageID, 2)
 		require.NoError(t, sim.WaitIdle(context.Background()))
 		require.Equal(t, []string{"status:delivered", "status:seen"}, kinds(ev.of(m.MessageID)))
-		require.Equal(t, res.Token, got[0].Token, "12 carries the token of the first acceptance")
+		require.Equal(t, res.ProviderID, got[0].Token, "12 carries the token of the first acceptance")
 	})
 }

@@ -12,18 +12,31 @@ import (
 	"github.com/heraldhq/herald/transport/chatsim"
 )
 
+// printer is a Reporter that hands the chat reports it takes on as text;
+// a real one stores them, idempotently (herald.Herald.Reporter).
+type printer struct {
+	delivery.Reporter
+	lines chan string
+}
+
+func (p printer) ChatStatuses(_ context.Context, ss []delivery.ChatStatus) ([]delivery.ChatEventOutcome, error) {
+	for _, s := range ss {
+		p.lines <- fmt.Sprint("status: ", s.Status)
+	}
+	return make([]delivery.ChatEventOutcome, len(ss)), nil
+}
+
+func (p printer) ChatInbound(_ context.Context, in delivery.ChatInbound) (delivery.ChatEventOutcome, error) {
+	p.lines <- fmt.Sprint(in.Kind, ": ", in.OptionIndex, " ", in.Text)
+	return delivery.ChatEventStored, nil
+}
+
 // Example wires the client and the callback endpoint to the chat provider
 // simulator on loopback: a survey is accepted, then delivered, seen and
 // answered (number ending 7, three options: option 7 mod 3 = 1).
 func Example() {
-	events := make(chan delivery.ChatEvent, 8)
-	callbacks := httptest.NewServer(chat.CallbackHandler(chat.CallbackConfig{
-		Secret: "callback-secret",
-		Handler: func(_ context.Context, e delivery.ChatEvent) error {
-			events <- e // a real handler stores the event, idempotently
-			return nil
-		},
-	}))
+	reports := printer{lines: make(chan string, 8)}
+	callbacks := httptest.NewServer(chat.CallbackHandler(chat.CallbackConfig{Secret: "callback-secret", Reporter: reports}))
 	defer callbacks.Close()
 
 	sim := chatsim.New(chatsim.Config{
@@ -44,11 +57,11 @@ func Example() {
 	}
 	defer client.Close()
 
-	res, err := client.SendChat(context.Background(), delivery.ChatMessage{
+	res, err := client.SendChat(context.Background(), delivery.ChatSend{
 		MessageID: messaging.NewIDGenerator(nil).New(),
-		ServiceID: "acme-brand",
+		Sender:    "acme-brand",
 		To:        "998901234567",
-		Seq:       1731234567890123,
+		Ref:       1731234567890123,
 		TTL:       24 * time.Hour,
 		Type:      messaging.TypeSurvey,
 		Text:      "How was your delivery?",
@@ -56,18 +69,13 @@ func Example() {
 			{OptionText: "Great", OptionValue: "5"}, {OptionText: "Fine", OptionValue: "3"}, {OptionText: "Bad", OptionValue: "1"},
 		}},
 	})
-	fmt.Println("accepted:", err == nil && res.Token != "")
+	fmt.Println("accepted:", err == nil && res.ProviderID != "")
 	for range 3 {
-		e := <-events
-		if e.Kind == delivery.ChatEventReply {
-			fmt.Println("reply:", e.OptionIndex, e.Text, e.OptionValue)
-			continue
-		}
-		fmt.Println("status:", e.Status)
+		fmt.Println(<-reports.lines)
 	}
 	// Output:
 	// accepted: true
-	// status: delivered
-	// status: seen
-	// reply: 1 Fine 3
+	// status: Delivered
+	// status: Seen
+	// reply: 1 Fine
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -62,12 +63,12 @@ func newClient(t testing.TB, baseURL string, mod func(*chat.Config)) *chat.Clien
 var seqs atomic.Int64
 
 // textTo is a SimpleText message to a number.
-func textTo(to string) delivery.ChatMessage {
-	return delivery.ChatMessage{
+func textTo(to string) delivery.ChatSend {
+	return delivery.ChatSend{
 		MessageID: messaging.NewIDGenerator(nil).New(),
-		ServiceID: "acme",
+		Sender:    "acme",
 		To:        to,
-		Seq:       1000 + seqs.Add(1),
+		Ref:       1000 + seqs.Add(1),
 		TTL:       time.Hour,
 		Type:      messaging.TypeSimpleText,
 		Text:      "hello",
@@ -83,15 +84,68 @@ func sendErr(t *testing.T, err error) *delivery.SendError {
 	return se
 }
 
+// event is one report of a CallbackHandler, a status or an inbound, in
+// one shape for the tests to compare.
+type event struct {
+	Kind        string // "status", or the kind of the inbound
+	MessageID   messaging.ID
+	Token       string // the provider's message id
+	Status      string // delivered, seen, expired, failed
+	Reason      delivery.ChatReason
+	Detail      string
+	At          time.Time
+	Phone       string
+	Text        string
+	OptionIndex int
+	Sender      string
+}
+
+// reporterFunc is a delivery.Reporter of the chat reports, each handed
+// to the function as an event.
+type reporterFunc func(ctx context.Context, ev event) error
+
+func (f reporterFunc) Receipt(context.Context, delivery.Receipt) error {
+	return errors.New("no receipts here")
+}
+
+func (f reporterFunc) InboundSMS(context.Context, delivery.InboundPart) error {
+	return errors.New("no inbound SMS here")
+}
+
+func (f reporterFunc) ChatStatuses(ctx context.Context, ss []delivery.ChatStatus) ([]delivery.ChatEventOutcome, error) {
+	out := make([]delivery.ChatEventOutcome, len(ss))
+	for i, s := range ss {
+		st := strings.ToLower(string(s.Status))
+		if s.Reason == delivery.ReasonExpired {
+			st = "expired"
+		}
+		if err := f(ctx, event{Kind: "status", MessageID: s.MessageID, Token: s.ProviderID, Status: st, Reason: s.Reason, Detail: s.Detail,
+			At: s.At, OptionIndex: -1}); err != nil {
+			return nil, err
+		}
+		out[i] = delivery.ChatEventStored
+	}
+	return out, nil
+}
+
+func (f reporterFunc) ChatInbound(ctx context.Context, in delivery.ChatInbound) (delivery.ChatEventOutcome, error) {
+	err := f(ctx, event{Kind: in.Kind, MessageID: in.MessageID, At: in.At, Phone: in.Phone, Text: in.Text, OptionIndex: in.OptionIndex,
+		Sender: in.Sender})
+	if err != nil {
+		return delivery.ChatEventError, err
+	}
+	return delivery.ChatEventStored, nil
+}
+
 // events collects the events a CallbackHandler stored.
 type events struct {
 	mu   sync.Mutex
-	list []delivery.ChatEvent
+	list []event
 	// fail makes the next calls of the handler fail.
 	fail atomic.Int32
 }
 
-func (e *events) handle(_ context.Context, ev delivery.ChatEvent) error {
+func (e *events) handle(_ context.Context, ev event) error {
 	if e.fail.Add(-1) >= 0 {
 		return errTemporary
 	}
@@ -102,10 +156,10 @@ func (e *events) handle(_ context.Context, ev delivery.ChatEvent) error {
 }
 
 // of returns the events of one message.
-func (e *events) of(id messaging.ID) []delivery.ChatEvent {
+func (e *events) of(id messaging.ID) []event {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []delivery.ChatEvent
+	var out []event
 	for _, ev := range e.list {
 		if ev.MessageID == id {
 			out = append(out, ev)
@@ -115,9 +169,9 @@ func (e *events) of(id messaging.ID) []delivery.ChatEvent {
 }
 
 // wait waits until message id has n events and returns them.
-func (e *events) wait(t *testing.T, id messaging.ID, n int) []delivery.ChatEvent {
+func (e *events) wait(t *testing.T, id messaging.ID, n int) []event {
 	t.Helper()
-	var got []delivery.ChatEvent
+	var got []event
 	require.Eventually(t, func() bool {
 		got = e.of(id)
 		return len(got) >= n

@@ -108,20 +108,51 @@ func LookupStatus(code int) (name string, class Class) {
 }
 
 // IsFallbackCode reports whether a chat failure with this code triggers the
-// SMS fallback (8, 9 and 10), whether it came in a send response or in a
-// failed status callback.
+// SMS fallback, whether it came in a send response or in a failed status
+// callback: its reason (ReasonOf) falls back in delivery.ChatCodes.
 func IsFallbackCode(code int) bool {
-	_, class := LookupStatus(code)
-	return class == ClassFallback
+	return delivery.ChatCodes()[ReasonOf(code)].Fallback
 }
 
-// StatusError returns the *delivery.SendError of a failure code: Code the
-// number ("8"), Details its name ("USER_BLOCKED"), Permanent unless the
-// class is transient. It returns nil for the success codes 0 and 12.
+// Reasons maps the failure codes of Herald's chat protocol to Herald's
+// neutral failure reasons (delivery.ChatCodes). A code not in the table
+// is a rejection (delivery.ReasonRejected).
+func Reasons() map[int]delivery.ChatReason {
+	return map[int]delivery.ChatReason{
+		StatusInternalFailure:    delivery.ReasonTransient,
+		StatusBadServiceID:       delivery.ReasonServiceRefused,
+		StatusBadData:            delivery.ReasonRejected,
+		StatusBadMessageType:     delivery.ReasonUnsupported,
+		StatusBadParameters:      delivery.ReasonRejected,
+		StatusTimeout:            delivery.ReasonTransient,
+		StatusUserBlocked:        delivery.ReasonBlocked,
+		StatusNotViberUser:       delivery.ReasonNotOnChannel,
+		StatusNoSuitableDevice:   delivery.ReasonNoSuitableDevice,
+		StatusNotPermitted:       delivery.ReasonNotPermitted,
+		StatusInvalidTTL:         delivery.ReasonRejected,
+		StatusInvalidPhoneNumber: delivery.ReasonInvalidNumber,
+	}
+}
+
+// ReasonOf returns the neutral reason of a failure code (Reasons).
+func ReasonOf(code int) delivery.ChatReason {
+	if r, ok := Reasons()[code]; ok {
+		return r
+	}
+	return delivery.ReasonRejected
+}
+
+// StatusError returns the *delivery.SendError of a failure code: Reason
+// its neutral reason (ReasonOf), Code the number ("8"), Details its name
+// ("USER_BLOCKED"), Permanent unless the class is transient. The code and
+// name are the protocol's own, so that a failed message's details read
+// "USER_BLOCKED (8)". It returns nil for the success codes 0 and 12.
 func StatusError(code int) *delivery.SendError {
 	name, class := LookupStatus(code)
 	if class.Success() {
 		return nil
 	}
-	return &delivery.SendError{Permanent: class.Permanent(), Code: strconv.Itoa(code), Details: name}
+	se := delivery.ChatFailure(ReasonOf(code), name, nil)
+	se.Permanent, se.Code, se.Details = class.Permanent(), strconv.Itoa(code), name
+	return se
 }
