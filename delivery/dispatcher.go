@@ -37,6 +37,9 @@ type Dispatcher struct {
 	flights flights      // campaigns with messages being sent, for Halt
 
 	running atomic.Bool
+	// leaseMu guards lastLease, the lease of the last claim (leaseFor).
+	leaseMu   sync.Mutex
+	lastLease time.Time
 	// beatFailed is when a heartbeat last failed (UnixNano; 0: never).
 	beatFailed atomic.Int64
 
@@ -86,6 +89,21 @@ func New(cfg Config) (*Dispatcher, error) {
 		d.lanes = append(d.lanes, newLane(d, messaging.ChannelChat, cfg.ChatConcurrency, cfg.Chat, d.sendChat))
 	}
 	return d, nil
+}
+
+// leaseFor returns the lease of a claim made at now: now plus
+// Config.Lease, to the microsecond, and later than the lease of every
+// claim before it, so that the lease and Config.Instance name the claim
+// (ClaimRef) even when the clock stands still.
+func (d *Dispatcher) leaseFor(now time.Time) time.Time {
+	lease := now.Add(d.cfg.Lease).Truncate(time.Microsecond)
+	d.leaseMu.Lock()
+	defer d.leaseMu.Unlock()
+	if !lease.After(d.lastLease) {
+		lease = d.lastLease.Add(time.Microsecond)
+	}
+	d.lastLease = lease
+	return lease
 }
 
 // Wake makes idle lanes look for due messages at once instead of at their

@@ -156,6 +156,14 @@
 //     whatever the heartbeats: the bound of a claim that is never
 //     released.
 //
+// A claim may also be stored while ClaimDue reports an error: the
+// connection to the database dropped during the commit. The live process
+// never got those messages, and its heartbeats keep them. So a lane whose
+// claim failed takes that claim's messages back before it claims again,
+// once the store answers: each claim of a process has a lease of its own
+// (to the microsecond), and the owner and the lease name the claim
+// (Recovery.Unknown).
+//
 // A process never takes back its own claims for a late heartbeat, and
 // takes no other process's claims for one while its own heartbeats have
 // failed within the last ClaimLease: when the store itself was

@@ -224,9 +224,21 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 	defer close(l.jobs)
 	op := "claim_" + map[messaging.Channel]string{messaging.ChannelSMS: "sms", messaging.ChannelChat: "chat"}[l.ch]
 	idle := false
+	// unknown holds the claims that failed: the store may have stored
+	// them all the same (the connection dropped during the commit). Their
+	// messages are taken back before the lane claims again; until then
+	// nothing else would, this process being alive.
+	var unknown []ClaimRef
 	for {
 		if idle && !l.sleep(ctx) || !idle && !l.waitFree(ctx) || !l.waitReady(ctx) {
 			return
+		}
+		if len(unknown) > 0 {
+			if !l.takeBack(ctx, unknown) {
+				idle = true
+				continue
+			}
+			unknown = nil
 		}
 		want := l.reserve(d.cfg.BatchSize)
 		if want == 0 {
@@ -238,7 +250,8 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		start := time.Now()
 		quotas := d.rates.take(now)
 		claim := d.flights.beginClaim()
-		claimed, err := d.store.ClaimDue(sctx, Claim{Channel: l.ch, Owner: d.cfg.Instance, Now: now, LeaseUntil: now.Add(d.cfg.Lease), Limit: want,
+		lease := d.leaseFor(now)
+		claimed, err := d.store.ClaimDue(sctx, Claim{Channel: l.ch, Owner: d.cfg.Instance, Now: now, LeaseUntil: lease, Limit: want,
 			Quotas: quotas, CampaignQuotas: l.loads.quotas(now)})
 		cancel()
 		d.rates.settle(quotas, claimed)
@@ -246,6 +259,7 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		if err != nil {
 			d.flights.endClaim(claim)
 			l.release(want)
+			unknown = append(unknown, ClaimRef{Owner: d.cfg.Instance, LeaseUntil: lease})
 			if ctx.Err() == nil {
 				d.log.Error("claiming due messages", "channel", l.ch, "err", err)
 			}
@@ -278,6 +292,28 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		}
 		d.flights.endClaim(claim)
 	}
+}
+
+// takeBack puts back to Pending the messages of claims whose outcome is
+// unknown (Recovery.Unknown), counted as recovered; false when the store
+// did not answer.
+func (l *lane) takeBack(ctx context.Context, unknown []ClaimRef) bool {
+	d := l.d
+	sctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+	defer cancel()
+	start := time.Now()
+	n, err := d.store.RecoverClaims(sctx, Recovery{Now: d.cfg.Now(), Unknown: unknown})
+	d.obs.Batch("recover", n, time.Since(start), err)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.log.Error("taking back the messages of a failed claim", "channel", l.ch, "claims", len(unknown), "err", err)
+		}
+		return false
+	}
+	if n > 0 {
+		d.log.Warn("messages of a claim that failed after it was stored put back to Pending", "channel", l.ch, "count", n)
+	}
+	return true
 }
 
 // place counts j on the connector its SMS goes through, when the sender

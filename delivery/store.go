@@ -156,7 +156,9 @@ type Claim struct {
 	// claimed.
 	Now time.Time
 	// LeaseUntil ends the claim whatever the heartbeats: a message claimed
-	// longer than that is taken back.
+	// longer than that is taken back. The dispatcher gives each of its
+	// claims a different LeaseUntil (to the microsecond), so that Owner
+	// and LeaseUntil name the claim (see Recovery.Unknown).
 	LeaseUntil time.Time
 	// Limit is the most messages claimed.
 	Limit int
@@ -173,8 +175,8 @@ type Claim struct {
 
 // Recovery says which claims Store.RecoverClaims takes back: those whose
 // LeaseUntil is before Now, those of an owner other than Self whose last
-// heartbeat is before StaleBefore or who never sent one, and every claim
-// of Owner.
+// heartbeat is before StaleBefore or who never sent one, every claim of
+// Owner, and the claims listed in Unknown.
 type Recovery struct {
 	// Now is the time of the recovery.
 	Now time.Time
@@ -190,6 +192,23 @@ type Recovery struct {
 	// because the store could not be written, and its sends in flight
 	// will be recorded).
 	Self string
+	// Unknown lists claims whose outcome their claimer does not know:
+	// ClaimDue returned an error, which may have come after the claim was
+	// stored (the connection to the database dropped during the commit).
+	// The claimer never got their messages, so nothing sends them: those
+	// still Sending go back to Pending, whatever their lease and their
+	// owner's heartbeat.
+	Unknown []ClaimRef
+}
+
+// ClaimRef names one claim by its owner and lease (Claim.Owner and
+// Claim.LeaseUntil): the messages it moved to Sending and that are still
+// Sending hold both.
+type ClaimRef struct {
+	// Owner is the claim's Claim.Owner.
+	Owner string
+	// LeaseUntil is the claim's Claim.LeaseUntil.
+	LeaseUntil time.Time
 }
 
 // Features describes what a Store does beyond its methods' contracts, for

@@ -181,7 +181,8 @@ func (s *Store) ForgetClaimer(ctx context.Context, owner string) error {
 // those of a cancelled campaign fail CANCELLED):
 // leases ending strictly before
 // r.Now have ended, and so have the claims of owners whose heartbeat is
-// older than r.StaleBefore or missing, and those of r.Owner.
+// older than r.StaleBefore or missing, those of r.Owner, and those of
+// r.Unknown (same owner, same lease).
 func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (int, error) {
 	if err := s.lock(ctx, "recover ended claims"); err != nil {
 		return 0, err
@@ -191,6 +192,10 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (int, er
 	ended := func(m *messaging.Message, owner string) bool {
 		switch {
 		case m.LeaseUntil.Before(now):
+			return true
+		case slices.ContainsFunc(r.Unknown, func(c delivery.ClaimRef) bool {
+			return c.Owner == owner && c.LeaseUntil.Equal(m.LeaseUntil)
+		}):
 			return true
 		case owner == "":
 			return false

@@ -709,7 +709,8 @@ func (s *Store) ForgetClaimer(ctx context.Context, owner string) (err error) {
 
 // RecoverClaims implements delivery.Store: Sending messages whose lease
 // ended strictly before r.Now, whose owner's heartbeat is older than
-// r.StaleBefore (or missing), or held by r.Owner go back to Pending,
+// r.StaleBefore (or missing), held by r.Owner, or of a claim of
+// r.Unknown (its owner and its lease) go back to Pending,
 // keeping their due time; those of a cancelled campaign fail CANCELLED
 // instead, as its other waiting messages did. The Sending messages are
 // few (those in flight), and found through their partial index.
@@ -725,6 +726,15 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, 
 	if r.Owner != "" {
 		cond += " OR claimed_by = ?"
 		args = append(args, r.Owner)
+	}
+	for _, c := range r.Unknown {
+		if c.Owner == "" {
+			cond += " OR (claimed_by IS NULL AND lease_until = ?)"
+			args = append(args, s.ts(c.LeaseUntil))
+			continue
+		}
+		cond += " OR (claimed_by = ? AND lease_until = ?)"
+		args = append(args, c.Owner, s.ts(c.LeaseUntil))
 	}
 	const cancelled = "EXISTS (SELECT 1 FROM campaigns c WHERE c.id = messages.campaign_id AND c.cancelled_at IS NOT NULL)"
 	err = s.write(ctx, "recover ended claims", func(tx *txn) error {

@@ -651,6 +651,53 @@ func testRecoverClaims(f *fixture) {
 	f.requireReconciled()
 }
 
+// testRecoverUnknownClaims: a claim listed in Recovery.Unknown (its owner
+// and its lease) goes back to Pending though its owner is the caller with
+// a fresh heartbeat and its lease runs on; its messages already recorded
+// stay, and so do the claims of the same owner with another lease and of
+// another owner with the same lease.
+func testRecoverUnknownClaims(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	c, msgs := f.bulk(a.ID, messaging.ChannelSMS, 8, at(0), messaging.CampaignInProgress)
+	require.NoError(t, f.s.Heartbeat(f.ctx, "live", at(1)))
+	require.NoError(t, f.s.Heartbeat(f.ctx, "other", at(1)))
+	lease := at(600)
+	lost := f.claimFor("live", messaging.ChannelSMS, at(1), lease, 3)
+	kept := f.claimFor("live", messaging.ChannelSMS, at(1), lease.Add(time.Microsecond), 2)
+	others := f.claimFor("other", messaging.ChannelSMS, at(1), lease, 1)
+	anon := f.claimFor("", messaging.ChannelSMS, at(1), lease.Add(2*time.Microsecond), 1)
+	require.Equal(t, idsOf(msgs[:7]), ids(slices.Concat(lost, kept, others, anon)))
+	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: lost[2].ID, Status: messaging.StatusSent, At: at(2)}))
+
+	n, err := f.s.RecoverClaims(f.ctx, delivery.Recovery{Now: at(3), StaleBefore: at(0), Self: "live",
+		Unknown: []delivery.ClaimRef{{Owner: "live", LeaseUntil: lease}}})
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "the unknown claim's two messages still Sending")
+	for _, m := range lost[:2] {
+		got := f.getMessage(a.ID, m.ID)
+		require.Equal(t, messaging.StatusPending, got.Status)
+		requireTime(t, "DueAt", m.DueAt, got.DueAt, nil)
+	}
+	require.Equal(t, messaging.StatusSent, f.getMessage(a.ID, lost[2].ID).Status, "a recorded send is not taken back")
+	for _, m := range slices.Concat(kept, others, anon) {
+		require.Equal(t, messaging.StatusSending, f.getMessage(a.ID, m.ID).Status, "another claim stays")
+	}
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 3, Sending: 4, Sent: 1}, messaging.StatusCounts{})
+
+	n, err = f.s.RecoverClaims(f.ctx, delivery.Recovery{Now: at(4), Unknown: []delivery.ClaimRef{
+		{Owner: "live", LeaseUntil: lease}, {LeaseUntil: lease.Add(2 * time.Microsecond)}, {Owner: "live", LeaseUntil: at(900)}}})
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the claim of no owner; the first claim has nothing Sending left, the third matches none")
+	require.Equal(t, messaging.StatusPending, f.getMessage(a.ID, anon[0].ID).Status)
+	f.requireCounts(a.ID, c.ID, messaging.StatusCounts{Pending: 4, Sending: 3, Sent: 1}, messaging.StatusCounts{})
+	require.Equal(t, 7, f.pending(a.ID))
+
+	again := f.claimFor("live", messaging.ChannelSMS, at(5), at(700), 10)
+	require.Equal(t, idsOf([]*messaging.Message{msgs[0], msgs[1], msgs[6], msgs[7]}), ids(again), "taken back, oldest first")
+	f.requireReconciled()
+}
+
 // testApplyUpdatesChannel: an update whose Channel is set applies only to
 // a message of that channel; the others are skipped as if unknown, their
 // counters untouched.

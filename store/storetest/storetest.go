@@ -149,6 +149,7 @@ func cases() []testCase {
 		{"MessageByID", testMessageByID},
 		{"RecoverExpired", testRecoverExpired},
 		{"RecoverClaims", testRecoverClaims},
+		{"RecoverUnknownClaims", testRecoverUnknownClaims},
 		{"CompleteDrained", testCompleteDrained},
 		{"CompleteAfterExpiry", testCompleteAfterExpiry},
 		{"CompleteAfterPausedExpiry", testCompleteAfterPausedExpiry},
