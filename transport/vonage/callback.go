@@ -88,7 +88,9 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // HS256 with the signature secret whose payload_hash is the SHA-256 of
 // the body and whose iat is within DefaultSignatureWindow; a token taken
 // before (its jti, else the token itself) is refused. Both answer 401
-// and report nothing. The statuses of a request go to one
+// and report nothing. A webhook without an Authorization header, which
+// Vonage may post after an error of its own, is answered 503 so that
+// Vonage posts it again, signed; it reports nothing either. The statuses of a request go to one
 // Reporter.ChatStatuses call, then each inbound message to
 // Reporter.ChatInbound; the answer is 200 only when all returned nil, 500
 // otherwise so that Vonage posts again.
@@ -106,6 +108,14 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeError(w, http.StatusBadRequest, "webhook body unreadable")
+		return
+	}
+	if r.Header.Get("Authorization") == "" {
+		// Vonage may post a webhook unsigned after an error of its own,
+		// and signs it when it posts again after a 5xx answer.
+		a.log.Warn("vonage webhook without a signature: asked again")
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "webhook not signed, send it again signed")
 		return
 	}
 	if err := a.verify(r.Context(), r.Header.Get("Authorization"), body); err != nil {

@@ -132,9 +132,9 @@ func TestWebhookRefused(t *testing.T) {
 		name string
 		req  func() *http.Request
 	}{
-		{"no authorization", func() *http.Request {
+		{"basic authorization", func() *http.Request {
 			r := signedRequest(t, testSecret, body, vonage.Claims{})
-			r.Header.Del("Authorization")
+			r.SetBasicAuth("key", "secret")
 			return r
 		}},
 		{"wrong secret", func() *http.Request {
@@ -194,6 +194,22 @@ func (g *guard) Seen(_ context.Context, key string, _ time.Time) (bool, error) {
 	seen := g.keys[key]
 	g.keys[key] = true
 	return seen, nil
+}
+
+func TestWebhookUnsigned(t *testing.T) {
+	_, creds := testKey(t)
+	rep := &fakeReporter{}
+	a := newAdapter(t, chatprovider.ChannelViber, "http://127.0.0.1:1", creds, rep, nil)
+	r := signedRequest(t, testSecret, readTestdata(t, "status_viber_delivered.json"), vonage.Claims{})
+	r.Header.Del("Authorization")
+	w := httptest.NewRecorder()
+	a.ServeHTTP(w, r)
+	if w.Code != http.StatusServiceUnavailable {
+		t.Errorf("unsigned webhook answered %d, want 503 so that Vonage posts it again signed", w.Code)
+	}
+	if s, i := rep.calls(); s+i != 0 {
+		t.Errorf("reporter called %d+%d times, want never", s, i)
+	}
 }
 
 func TestWebhookReplay(t *testing.T) {

@@ -32,11 +32,13 @@ func startE2E(t *testing.T, channel string, creds json.RawMessage, rate int) *e2
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sim.Close() })
-	var a *vonage.Adapter
-	herald := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.ServeHTTP(w, r) }))
+	herald := httptest.NewUnstartedServer(nil)
+	url := "http://" + herald.Listener.Addr().String() + "/callbacks/chat/42"
+	a := newAdapter(t, channel, sim.URL(), creds, rep, func(s *chatprovider.Settings) { s.CallbackURL = url })
+	herald.Config.Handler = a
+	herald.Start()
 	t.Cleanup(herald.Close)
-	a = newAdapter(t, channel, sim.URL(), creds, rep, func(s *chatprovider.Settings) { s.CallbackURL = herald.URL + "/callbacks/chat/42" })
-	sim.SetCallbackURL(herald.URL + "/callbacks/chat/42")
+	sim.SetCallbackURL(url)
 	return &e2e{sim: sim, a: a, rep: rep}
 }
 
