@@ -44,6 +44,8 @@ type Store interface {
 	idempotency.Store
 	routing.Store
 	delivery.RateSource
+	accounts.ChatContacts
+	accounts.CallbackReplays
 }
 
 // SMSTransport makes the SMS sender Herald sends through, given the

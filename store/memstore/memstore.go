@@ -40,6 +40,10 @@ type Store struct {
 	lastSender int64
 	chats      map[int64]messaging.ChatService
 	lastChat   int64
+	// contacts holds when each person last wrote to each chat service.
+	contacts map[contactKey]time.Time
+	// replays holds the callback keys taken, each until a time.
+	replays map[string]time.Time
 
 	templates     map[messaging.ID]*messaging.Template
 	templateNames map[lookupKey]messaging.ID // (company, name) -> template
@@ -194,6 +198,8 @@ func New() *Store {
 		apiKeys:           map[string]*apiKey{},
 		senders:           map[int64]messaging.SMSSender{},
 		chats:             map[int64]messaging.ChatService{},
+		contacts:          map[contactKey]time.Time{},
+		replays:           map[string]time.Time{},
 		templates:         map[messaging.ID]*messaging.Template{},
 		templateNames:     map[lookupKey]messaging.ID{},
 		campaigns:         map[messaging.ID]*campaignRow{},

@@ -92,6 +92,8 @@ type Store interface {
 	idempotency.Store
 	routing.Store
 	delivery.RateSource
+	accounts.ChatContacts
+	accounts.CallbackReplays
 	// CheckCounters recomputes every campaign's counters and each
 	// company's pending count from the message rows and returns where the
 	// stored ones differ (messaging.CounterDrift). Every case that moves
@@ -114,6 +116,8 @@ func cases() []testCase {
 		{"SMSSenders", testSMSSenders},
 		{"ChatServices", testChatServices},
 		{"ChatServiceProviders", testChatServiceProviders},
+		{"ChatContacts", testChatContacts},
+		{"CallbackReplays", testCallbackReplays},
 		{"TemplateCRUD", testTemplateCRUD},
 		{"TemplateTenancy", testTemplateTenancy},
 		{"TemplateNames", testTemplateNames},
