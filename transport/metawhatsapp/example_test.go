@@ -27,7 +27,7 @@ func (printer) InboundSMS(context.Context, delivery.InboundPart) error {
 func (printer) ChatStatuses(_ context.Context, ss []delivery.ChatStatus) ([]delivery.ChatEventOutcome, error) {
 	outs := make([]delivery.ChatEventOutcome, len(ss))
 	for i, s := range ss {
-		fmt.Println("status:", s.MessageID, s.Status, s.Reason)
+		fmt.Println("status:", s.MessageID, s.Status)
 		outs[i] = delivery.ChatEventStored
 	}
 	return outs, nil
