@@ -56,7 +56,7 @@ func ErrorCodes() []ErrorCode {
 		{1250, "Unroutable", delivery.ReasonRejected},
 		{1260, "Destination unreachable", delivery.ReasonNotOnChannel},
 		{1270, "Subscriber age restriction", delivery.ReasonNotPermitted},
-		{1280, "Number blocked by carrier", delivery.ReasonBlocked},
+		{1280, "Number blocked by carrier", delivery.ReasonRejected},
 		{1290, "Pre-paid insufficient funds", delivery.ReasonRejected},
 		{1300, "Not part of the provider network", delivery.ReasonNotOnChannel},
 		{1310, "Not suitable device", delivery.ReasonNoSuitableDevice},
