@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/internal/ttlcache"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/template"
@@ -54,20 +55,27 @@ type Config struct {
 	// Halt fits: it withdraws the campaign's messages it claimed and has
 	// not submitted yet. It must not block.
 	OnHalted func(campaignID messaging.ID, cancelled bool)
+	// Providers describes the chat providers: a chat template must be a
+	// message its service's provider carries on the service's channel.
+	// Nil: Herald's own only (accounts.HeraldProvider), which carries
+	// every type.
+	Providers accounts.Providers
 }
 
 // Service runs Herald's template, campaign and sending use cases for
 // every company of one deployment.
 type Service struct {
-	store  Store
-	limits Limits
-	now    func() time.Time
-	ids    *messaging.IDGenerator
-	media  template.MediaProber
-	log    *slog.Logger
-	queued func()
-	halted func(campaignID messaging.ID, cancelled bool)
-	opts   OptOutReader
+	store Store
+	// providers describes the chat providers; nil: Herald's own only.
+	providers accounts.Providers
+	limits    Limits
+	now       func() time.Time
+	ids       *messaging.IDGenerator
+	media     template.MediaProber
+	log       *slog.Logger
+	queued    func()
+	halted    func(campaignID messaging.ID, cancelled bool)
+	opts      OptOutReader
 
 	// Background preparation of bulk campaigns.
 	bgCtx    context.Context
@@ -99,7 +107,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{
 		store: cfg.Store, limits: cfg.Limits.WithDefaults(), now: cfg.Now, ids: cfg.IDs, media: cfg.Media, log: cfg.Logger,
-		queued: cfg.OnQueued, halted: cfg.OnHalted, opts: cfg.OptOuts,
+		queued: cfg.OnQueued, halted: cfg.OnHalted, opts: cfg.OptOuts, providers: cfg.Providers,
 		preparing: make(map[messaging.ID]struct{}),
 	}
 	if s.now == nil {

@@ -106,10 +106,15 @@ func (s *Service) checkTemplate(ctx context.Context, t *messaging.Template) erro
 	}
 	if t.Channel == messaging.ChannelChat {
 		if _, ok := fe["chatServiceId"]; !ok {
-			if _, err := s.chatService(ctx, t.CompanyID, t.ChatServiceID, messaging.NameInvalidChatService); err != nil {
-				if !messaging.IsCode(err, messaging.Invalid) {
+			cs, err := s.chatService(ctx, t.CompanyID, t.ChatServiceID, messaging.NameInvalidChatService)
+			switch {
+			case err == nil:
+				if err := s.checkCarried(&fe, cs, t); err != nil {
 					return err
 				}
+			case !messaging.IsCode(err, messaging.Invalid):
+				return err
+			default:
 				fe.Add("chatServiceId", "chatServiceId must be a chat service of the company")
 			}
 		}

@@ -59,7 +59,11 @@ const (
 	// Herald's own chat protocol.
 	DefaultChatProvider = "herald"
 	// DefaultChatChannel is the channel of a service that names none.
-	DefaultChatChannel = "viber"
+	DefaultChatChannel = ChatChannelViber
+	// ChatChannelViber is the chat network Viber.
+	ChatChannelViber = "viber"
+	// ChatChannelWhatsApp is the chat network WhatsApp.
+	ChatChannelWhatsApp = "whatsapp"
 )
 
 // ChatService is a company's brand account at a chat provider.

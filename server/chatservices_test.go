@@ -38,7 +38,13 @@ func testProviders(name string) (accounts.ProviderInfo, bool) {
 	case "vonage":
 		return accounts.ProviderInfo{Name: name, Channels: []string{"viber", "whatsapp"}, CheckCredentials: need("apiKey", "apiSecret")}, true
 	case "meta-whatsapp":
-		return accounts.ProviderInfo{Name: name, Channels: []string{"whatsapp"}, CheckCredentials: need("accessToken")}, true
+		return accounts.ProviderInfo{Name: name, Channels: []string{"whatsapp"}, CheckCredentials: need("accessToken"),
+			Carries: func(_ string, t messaging.MessageType, _ messaging.ChatConfig) error {
+				if t == messaging.TypeCarousel {
+					return messaging.Invalidf("messageType", "a carousel cannot go over WhatsApp")
+				}
+				return nil
+			}}, true
 	}
 	return accounts.ProviderInfo{}, false
 }
@@ -168,4 +174,36 @@ func TestAdminChatServiceWithoutSecretKey(t *testing.T) {
 	requireError(t, r, 503, messaging.NameSecretKeyMissing, "")
 	r = e.do("POST", base, map[string]any{"brandName": "B", "providerServiceId": "p"}, admin())
 	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+}
+
+// TestChatTemplateCarriedByProvider: a chat template its service's
+// provider cannot carry, or with a malformed providerTemplate, is a 400
+// naming the field; a WhatsApp template with a providerTemplate is kept
+// and shown with it.
+func TestChatTemplateCarriedByProvider(t *testing.T) {
+	e := newEnv(t, withProviders)
+	r := e.do("POST", "/admin/v1/companies/"+e.id.String()+"/chat-services", map[string]any{"brandName": "WA", "providerServiceId": "1055",
+		"provider": "meta-whatsapp", "credentials": map[string]any{"accessToken": "tok"}}, admin())
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	wa := r.obj()["id"]
+	item := map[string]any{"title": "Tea", "imageUrl": "https://cdn.example.com/a.png", "buttonText": "Go", "buttonUrl": "https://example.com/a"}
+	r = e.do("POST", "/api/v1/templates/chat", map[string]any{"name": "cards", "messageType": 5, "chatServiceId": wa,
+		"templateContent": "Pick", "typeSpecificConfig": map[string]any{"items": []any{item, item}}})
+	requireError(t, r, 400, "Bad Request", "messageType")
+
+	pt := func(lang string) map[string]any {
+		return map[string]any{"name": "order", "messageType": 1, "chatServiceId": wa, "templateContent": "Order {{order}}",
+			"typeSpecificConfig": map[string]any{"providerTemplate": map[string]any{"name": "order_shipped", "language": lang,
+				"parameters": []any{"{{name}}", "{{order}}"}}}}
+	}
+	requireError(t, e.do("POST", "/api/v1/templates/chat", pt("English")), 400, "Bad Request", "typeSpecificConfig.providerTemplate.language")
+	viber := pt("en")
+	viber["chatServiceId"] = e.chat
+	requireError(t, e.do("POST", "/api/v1/templates/chat", viber), 400, "Bad Request", "typeSpecificConfig.providerTemplate")
+
+	r = e.do("POST", "/api/v1/templates/chat", pt("en_US"))
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	var cfg map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.obj()["typeSpecificConfig"].(string)), &cfg), "the config is a JSON string")
+	require.Equal(t, map[string]any{"name": "order_shipped", "language": "en_US", "parameters": []any{"{{name}}", "{{order}}"}}, cfg["providerTemplate"])
 }

@@ -120,7 +120,7 @@ func newEnv(t testing.TB, opts ...func(*envConfig)) *env {
 		store = cfg.wrap(st)
 	}
 	rec := &recordingStore{appStore: store, campaigns: map[messaging.ID]int{}, messages: map[messaging.ID]int{}}
-	svc := must(campaign.New(campaign.Config{Store: rec, Limits: cfg.limits, Now: cfg.now, Media: cfg.media, OptOuts: st}))
+	svc := must(campaign.New(campaign.Config{Store: rec, Limits: cfg.limits, Now: cfg.now, Media: cfg.media, OptOuts: st, Providers: cfg.providers}))
 	acc := must(accounts.New(accounts.Config{Store: rec, Now: cfg.now, Providers: cfg.providers}))
 	e := &env{t: t, store: st, svc: svc, acc: acc, rec: rec, logs: &syncBuffer{}, ids: messaging.NewIDGenerator(nil)}
 	logger := loggerTo(e.logs)

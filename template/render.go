@@ -40,6 +40,10 @@ type Compiled struct {
 	max    [numFields]int   // code points, bytes for URLs
 	config *messaging.ChatConfig
 	names  map[string]int // placeholder name -> index in uses
+	// params are the parameters of the config's providerTemplate, when
+	// one of them has placeholders: rendered like the content, without
+	// a limit of Herald's (the provider checks them).
+	params []*Text
 	uses   []fieldUses
 	free   *Bound // bound to no request-level values
 }
@@ -59,8 +63,9 @@ type Rendered struct {
 	// Content is the rendered templateContent.
 	Content string
 	// Config is nil when the template's Config applies unchanged; else a
-	// copy of it with buttonUrl or fileUrl rendered for this recipient,
-	// to be stored as the message's own Config. It is a shallow copy: its
+	// copy of it with buttonUrl, fileUrl or the providerTemplate's
+	// parameters rendered for this recipient, to be stored as the
+	// message's own Config. It is a shallow copy: its
 	// Items and Options slices (unused by the types that get one) are the
 	// template's.
 	Config *messaging.ChatConfig
@@ -72,7 +77,8 @@ type Rendered struct {
 // CompileTemplate compiles t for rendering. imageUrl, videoUrl,
 // thumbnailUrl, carousel URLs and fileName are never rendered: the API
 // supports placeholders in templateContent, buttonUrl (types 3 and 4) and
-// fileUrl (type 8) only, and in smsFallbackTemplateContent. Later changes
+// fileUrl (type 8) only, in the parameters of a providerTemplate, and in
+// smsFallbackTemplateContent. Later changes
 // to t's fields (but not to the elements of its Items and Options) do not
 // affect the compiled form.
 //
@@ -94,6 +100,17 @@ func CompileTemplate(t *messaging.Template) *Compiled {
 		if t.Config != nil {
 			cfg := *t.Config
 			c.config = &cfg
+			if pt := cfg.ProviderTemplate; pt != nil {
+				params := make([]*Text, len(pt.Parameters))
+				varied := false
+				for i, v := range pt.Parameters {
+					params[i] = Compile(v)
+					varied = varied || params[i].HasPlaceholders()
+				}
+				if varied {
+					c.params = params
+				}
+			}
 			switch t.MessageType {
 			case messaging.TypeButtonPlusText, messaging.TypeImagePlusText:
 				if u := Compile(cfg.ButtonURL); u.HasPlaceholders() {
@@ -124,6 +141,16 @@ func CompileTemplate(t *messaging.Template) *Compiled {
 				fu.maxURL = max(fu.maxURL, c.max[f]+1)
 			} else {
 				fu.maxText = max(fu.maxText, c.max[f]+1)
+			}
+		}
+	}
+	// The parameters' names are the template's too (a recipient may lack
+	// them), counted in no field of limited length.
+	for _, p := range c.params {
+		for _, u := range p.uses {
+			if _, ok := c.names[u.name]; !ok {
+				c.names[u.name] = len(c.uses)
+				c.uses = append(c.uses, fieldUses{name: u.name})
 			}
 		}
 	}
@@ -345,6 +372,18 @@ func (b *Bound) Render(recipient map[string]string) (Rendered, error) {
 			cfg.FileURL = fu.RenderURL(recipient, b.request)
 		}
 		r.Config = &cfg
+	}
+	if c.params != nil {
+		if r.Config == nil {
+			cfg := *c.config
+			r.Config = &cfg
+		}
+		pt := *c.config.ProviderTemplate
+		pt.Parameters = make([]string, len(c.params))
+		for i, p := range c.params {
+			pt.Parameters[i] = p.Render(recipient, b.request)
+		}
+		r.Config.ProviderTemplate = &pt
 	}
 	return r, nil
 }
