@@ -242,3 +242,24 @@ func TestFailureReason(t *testing.T) {
 		require.True(t, ok, w.Word)
 	}
 }
+
+func TestNewRefusesBadSettings(t *testing.T) {
+	good := chatprovider.Settings{ServiceID: 42, Channel: chatprovider.ChannelViber, Sender: "HeraldShop",
+		Credentials: testCreds(), Reporter: newReporter()}
+	cases := map[string]func(s *chatprovider.Settings){
+		"whatsapp":       func(s *chatprovider.Settings) { s.Channel = chatprovider.ChannelWhatsApp },
+		"no credentials": func(s *chatprovider.Settings) { s.Credentials = nil },
+		"no reporter":    func(s *chatprovider.Settings) { s.Reporter = nil },
+		"no sender":      func(s *chatprovider.Settings) { s.Sender = " " },
+	}
+	for name, change := range cases {
+		s := good
+		change(&s)
+		a, err := infobip.Provider().New(context.Background(), s)
+		require.Error(t, err, name)
+		require.True(t, a == nil, "%s: a nil Adapter, not a nil pointer in an interface", name)
+	}
+	a, err := infobip.Provider().New(context.Background(), good)
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+}

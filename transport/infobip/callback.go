@@ -27,7 +27,9 @@ const maxReportBytes = 1 << 20
 //   - 401 when the Basic credentials differ from the service's
 //     callbackUsername and callbackPassword (compared in constant time),
 //     before the body is parsed;
-//   - 400 when the body is not a results array of reports Herald reads;
+//   - 400 when the body is not a results array of reports Herald reads
+//     (a report of a message Herald did not send is acknowledged and
+//     dropped);
 //   - 401 when every report of it was taken before (a replay);
 //   - the new delivery and seen reports to one Reporter.ChatStatuses
 //     call, the new inbound messages to Reporter.ChatInbound; 500 when one
@@ -130,6 +132,10 @@ func (a *Adapter) parse(body []byte) (batch, error) {
 			b.inboundKeys = append(b.inboundKeys, key)
 		case it.Status != nil:
 			st, keep, err := a.statusOf(it)
+			if errors.Is(err, errNotHerald) {
+				a.log.Warn("infobip report of a message Herald did not send, acknowledged", "message", it.MessageID)
+				continue
+			}
 			if err != nil {
 				return b, fmt.Errorf("results[%d]: %w", i, err)
 			}
@@ -143,6 +149,10 @@ func (a *Adapter) parse(body []byte) (batch, error) {
 			}
 		case it.SeenAt != "":
 			st, err := a.seenOf(it)
+			if errors.Is(err, errNotHerald) {
+				a.log.Warn("infobip seen report of a message Herald did not send, acknowledged", "message", it.MessageID)
+				continue
+			}
 			if err != nil {
 				return b, fmt.Errorf("results[%d]: %w", i, err)
 			}
@@ -168,8 +178,13 @@ func messageIDOf(it report) (messaging.ID, error) {
 	if it.MessageID == "" {
 		return messaging.ID{}, errors.New("messageId is missing")
 	}
-	return messaging.ID{}, fmt.Errorf("message %q is not one of Herald's", it.MessageID)
+	return messaging.ID{}, fmt.Errorf("message %q: %w", it.MessageID, errNotHerald)
 }
+
+// errNotHerald marks a report of a message Herald did not send (another
+// system sending through the same Infobip account): it is acknowledged
+// and dropped, so that it does not hold back the reports around it.
+var errNotHerald = errors.New("not a message Herald sent")
 
 func (a *Adapter) statusOf(it report) (delivery.ChatStatus, bool, error) {
 	id, err := messageIDOf(it)

@@ -131,7 +131,6 @@ func TestBadReports(t *testing.T) {
 		`not json`,
 		`{}`,
 		`{"results":[{"foo":1}]}`,
-		`{"results":[{"messageId":"infobip-own-id","status":{"groupId":3,"id":5}}]}`,
 		`{"results":[{"messageId":"` + testID.String() + `","status":{"groupId":3,"id":5},"doneAt":"yesterday"}]}`,
 		`{"results":[{"messageId":"m1","receivedAt":"2026-11-27T10:20:00.000+0000","message":{"type":"TEXT","text":"hi"}}]}`,
 		`{"results":[{"messageId":"m1","sender":"385981234567","message":{"type":"AUDIO"}}]}`,
@@ -141,6 +140,16 @@ func TestBadReports(t *testing.T) {
 	statuses, inbound := rep.calls()
 	require.Empty(t, statuses)
 	require.Empty(t, inbound)
+
+	// A report of a message Herald did not send is dropped, the others
+	// of its request reported.
+	other := `{"results":[{"messageId":"infobip-own-id","status":{"groupId":3,"id":5}},` +
+		`{"messageId":"` + testID.String() + `","status":{"groupId":3,"id":5}}]}`
+	require.Equal(t, http.StatusOK, post(t, a, testUser, testPassword, []byte(other)))
+	statuses, _ = rep.calls()
+	require.Len(t, statuses, 1)
+	require.Len(t, statuses[0], 1)
+	require.Equal(t, testID, statuses[0][0].MessageID)
 
 	req, w := newGet()
 	a.ServeHTTP(w, req)

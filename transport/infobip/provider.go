@@ -73,7 +73,11 @@ func Provider() chatprovider.Provider {
 		Carries:          Carries,
 		CheckCredentials: CheckCredentials,
 		New: func(ctx context.Context, s chatprovider.Settings) (chatprovider.Adapter, error) {
-			return New(ctx, s)
+			a, err := New(ctx, s)
+			if err != nil {
+				return nil, err // not a nil *Adapter in a non-nil interface
+			}
+			return a, nil
 		},
 	}
 }
