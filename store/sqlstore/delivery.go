@@ -738,9 +738,28 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, 
 	}
 	const cancelled = "EXISTS (SELECT 1 FROM campaigns c WHERE c.id = messages.campaign_id AND c.cancelled_at IS NOT NULL)"
 	err = s.write(ctx, "recover ended claims", func(tx *txn) error {
-		rows, err := s.rawQuery(ctx, tx, "UPDATE messages SET status = 'Pending', updated_at = ? "+
-			"WHERE status = 'Sending' AND ("+cond+") AND NOT "+cancelled+" RETURNING campaign_id, fallback_for IS NOT NULL",
-			append([]any{s.ts(r.Now)}, args...)...)
+		var rows *sql.Rows
+		var err error
+		if s.dialect == dialectPostgres {
+			// The claims are read first, each with its attempts, and a
+			// message moves only if it still holds the claim read: a
+			// claim is one attempt. Under READ COMMITTED, a message
+			// taken back and claimed again by a live process after
+			// this statement began is checked again against its new
+			// row, but against the heartbeats read at the start: its
+			// new claimer, restarted under the same name, would look
+			// dead. Its attempts tell the claim is another one.
+			rows, err = s.rawQuery(ctx, tx, "WITH ended AS (SELECT id, attempts FROM messages "+
+				"WHERE status = 'Sending' AND ("+cond+") AND NOT "+cancelled+") "+
+				"UPDATE messages SET status = 'Pending', updated_at = ? FROM ended "+
+				"WHERE messages.id = ended.id AND messages.status = 'Sending' AND messages.attempts = ended.attempts "+
+				"RETURNING messages.campaign_id, messages.fallback_for IS NOT NULL",
+				append(slices.Clone(args), s.ts(r.Now))...)
+		} else {
+			rows, err = s.rawQuery(ctx, tx, "UPDATE messages SET status = 'Pending', updated_at = ? "+
+				"WHERE status = 'Sending' AND ("+cond+") AND NOT "+cancelled+" RETURNING campaign_id, fallback_for IS NOT NULL",
+				append([]any{s.ts(r.Now)}, args...)...)
+		}
 		if err != nil {
 			return fmt.Errorf("recover: %w", err)
 		}
