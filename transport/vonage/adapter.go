@@ -125,6 +125,9 @@ func (a *Adapter) SendChat(ctx context.Context, m delivery.ChatSend) (delivery.C
 			return delivery.ChatAccepted{}, err
 		}
 	}
+	if m.Sender == "" {
+		m.Sender = a.s.Sender
+	}
 	req, err := buildRequest(a.s.Channel, m, a.s.CallbackURL)
 	if err != nil {
 		return delivery.ChatAccepted{}, delivery.ChatFailure(delivery.ReasonUnsupported, "", err)
@@ -179,7 +182,7 @@ func (a *Adapter) failure(m delivery.ChatSend, resp *http.Response, raw []byte) 
 	cause := fmt.Errorf("vonage: message %s refused: HTTP %d %s", m.MessageID, resp.StatusCode, strings.TrimSpace(p.Detail))
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
-		se := delivery.ChatFailure(delivery.ReasonTransient, "HTTP 429 "+p.Word(), fmt.Errorf("%w: %w", delivery.ErrRateLimited, cause))
+		se := delivery.ChatFailure(delivery.ReasonTransient, strings.TrimSpace("HTTP 429 "+p.Word()), fmt.Errorf("%w: %w", delivery.ErrRateLimited, cause))
 		se.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), a.now())
 		return delivery.ChatAccepted{}, se
 	case code == AlreadySentCode:
@@ -194,9 +197,9 @@ func (a *Adapter) failure(m delivery.ChatSend, resp *http.Response, raw []byte) 
 		return delivery.ChatAccepted{}, delivery.ChatFailure(delivery.ReasonTransient, "HTTP "+strconv.Itoa(resp.StatusCode), cause)
 	case resp.StatusCode == http.StatusUnauthorized, resp.StatusCode == http.StatusForbidden,
 		resp.StatusCode == http.StatusPaymentRequired, resp.StatusCode == http.StatusNotFound:
-		return delivery.ChatAccepted{}, delivery.ChatFailure(delivery.ReasonServiceRefused, "HTTP "+strconv.Itoa(resp.StatusCode)+" "+p.Word(), cause)
+		return delivery.ChatAccepted{}, delivery.ChatFailure(delivery.ReasonServiceRefused, strings.TrimSpace("HTTP "+strconv.Itoa(resp.StatusCode)+" "+p.Word()), cause)
 	default:
-		return delivery.ChatAccepted{}, delivery.ChatFailure(delivery.ReasonRejected, "HTTP "+strconv.Itoa(resp.StatusCode)+" "+p.Word(), cause)
+		return delivery.ChatAccepted{}, delivery.ChatFailure(delivery.ReasonRejected, strings.TrimSpace("HTTP "+strconv.Itoa(resp.StatusCode)+" "+p.Word()), cause)
 	}
 }
 

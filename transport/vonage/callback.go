@@ -206,8 +206,9 @@ func parseWebhooks(body []byte) ([]Webhook, error) {
 }
 
 // reports maps webhooks to reports. Submitted statuses, repeats of a send
-// (code 1320) and inbound kinds Herald does not take (media, locations)
-// report nothing.
+// (code 1320), statuses of messages Herald did not send (their
+// client_ref is not a Herald message id) and inbound kinds Herald does
+// not take (media, locations) report nothing.
 func (a *Adapter) reports(events []Webhook) ([]delivery.ChatStatus, []delivery.ChatInbound, error) {
 	var ss []delivery.ChatStatus
 	var ins []delivery.ChatInbound
@@ -251,9 +252,17 @@ func (a *Adapter) timestamp(s string) (time.Time, error) {
 
 // status maps a status webhook; false when it reports nothing.
 func (a *Adapter) status(e Webhook, at time.Time) (delivery.ChatStatus, bool, error) {
+	switch e.Status {
+	case "submitted", "delivered", "read", "rejected", "undeliverable":
+	default:
+		return delivery.ChatStatus{}, false, fmt.Errorf("unknown status %q", e.Status)
+	}
 	id, err := messaging.ParseID(e.ClientRef)
 	if err != nil {
-		return delivery.ChatStatus{}, false, fmt.Errorf("client_ref %q is not a Herald message id", e.ClientRef)
+		// A message another sender of the same Vonage application sent:
+		// signed by Vonage, but none of Herald's.
+		a.log.Info("vonage status of a message Herald did not send", "message_uuid", e.MessageUUID, "status", e.Status)
+		return delivery.ChatStatus{}, false, nil
 	}
 	st := delivery.ChatStatus{MessageID: id, ProviderID: e.MessageUUID, At: at}
 	switch e.Status {

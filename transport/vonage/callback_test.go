@@ -261,11 +261,10 @@ func TestWebhookReporterFails(t *testing.T) {
 func TestWebhookBadInput(t *testing.T) {
 	_, creds := testKey(t)
 	cases := map[string]string{
-		"malformed JSON":    `{"status":`,
-		"unknown status":    `{"status":"exploded","client_ref":"` + testMsgID + `"}`,
-		"foreign reference": `{"status":"delivered","client_ref":"order-12"}`,
-		"bad timestamp":     `{"status":"delivered","client_ref":"` + testMsgID + `","timestamp":"yesterday"}`,
-		"neither kind":      `{"message_uuid":"x"}`,
+		"malformed JSON": `{"status":`,
+		"unknown status": `{"status":"exploded","client_ref":"` + testMsgID + `"}`,
+		"bad timestamp":  `{"status":"delivered","client_ref":"` + testMsgID + `","timestamp":"yesterday"}`,
+		"neither kind":   `{"message_uuid":"x"}`,
 	}
 	for name, body := range cases {
 		rep := &fakeReporter{}
@@ -277,6 +276,17 @@ func TestWebhookBadInput(t *testing.T) {
 		}
 		if s, i := rep.calls(); s+i != 0 {
 			t.Errorf("%s: reporter called", name)
+		}
+	}
+	// A status of a message another sender of the application sent is
+	// taken and reports nothing.
+	for _, body := range []string{`{"status":"delivered","client_ref":"order-12"}`, `{"status":"read"}`} {
+		rep := &fakeReporter{}
+		a := newAdapter(t, chatprovider.ChannelViber, "http://127.0.0.1:1", creds, rep, nil)
+		w := httptest.NewRecorder()
+		a.ServeHTTP(w, signedRequest(t, testSecret, []byte(body), vonage.Claims{}))
+		if s, i := rep.calls(); w.Code != http.StatusOK || s+i != 0 {
+			t.Errorf("%s: answer %d, %d reports; want 200 and none", body, w.Code, s+i)
 		}
 	}
 	rep := &fakeReporter{}

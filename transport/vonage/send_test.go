@@ -107,11 +107,9 @@ func TestGoldenRequests(t *testing.T) {
 			a := newAdapter(t, tc.channel, srv.URL, creds, &fakeReporter{}, nil)
 			m := tc.m
 			m.MessageID, m.To, m.ServiceID = id, "447700900000", 42
-			if tc.channel == chatprovider.ChannelViber {
-				m.Sender = viberSender
-			} else {
+			if tc.channel == chatprovider.ChannelWhatsApp {
 				m.Sender = waSender
-			}
+			} // a Viber send without one goes from the service's Sender
 			acc, err := a.SendChat(context.Background(), m)
 			if err != nil {
 				t.Fatalf("SendChat: %v", err)
