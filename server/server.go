@@ -107,6 +107,13 @@ type Config struct {
 	//
 	// Deprecated: use Checks, which name each part.
 	Ready func(ctx context.Context) error
+	// ChatCallbacks serves the chat providers' callbacks, mounted without
+	// API-key authentication at /callbacks/chat (the deployment's own chat
+	// endpoint) and /callbacks/chat/{chatServiceId} (one chat service's:
+	// the handler reads the id from the path). Defaults to Herald's chat
+	// sender when Herald is set and that sender is an http.Handler
+	// (transport/chatroute); nil: those paths answer 404.
+	ChatCallbacks http.Handler
 	// Extra mounts more handlers outside the API, without API-key
 	// authentication, by path: an exact path ("/metrics"), or a prefix when
 	// it ends with a slash ("/callbacks/"). Longer paths are tried first.
@@ -192,6 +199,11 @@ func New(cfg Config) (http.Handler, error) {
 		if cfg.Routing == nil {
 			cfg.Routing = h.Routing()
 		}
+		if cfg.ChatCallbacks == nil {
+			if ch, ok := h.ChatSender().(http.Handler); ok {
+				cfg.ChatCallbacks = ch
+			}
+		}
 		if cfg.ConnectorStates == nil {
 			if sr, ok := h.SMSSender().(routing.StateReader); ok {
 				cfg.ConnectorStates = sr
@@ -221,7 +233,7 @@ func New(cfg Config) (http.Handler, error) {
 	var p [4]byte
 	_, _ = rand.Read(p[:])
 	s.idPrefix = hex.EncodeToString(p[:])
-	s.router = s.routes(cfg.Extra)
+	s.router = s.routes(cfg.Extra, cfg.ChatCallbacks)
 	return s, nil
 }
 
@@ -238,7 +250,7 @@ func (s *server) h(f handlerFunc) http.HandlerFunc {
 }
 
 // routes builds the router.
-func (s *server) routes(extra map[string]http.Handler) *mux.Router {
+func (s *server) routes(extra map[string]http.Handler, chatCallbacks http.Handler) *mux.Router {
 	r := mux.NewRouter()
 	notFound := s.h(func(w http.ResponseWriter, r *http.Request) error {
 		return &httpError{status: http.StatusNotFound, name: messaging.NameNotFound,
@@ -285,6 +297,13 @@ func (s *server) routes(extra map[string]http.Handler) *mux.Router {
 		} else {
 			r.Handle(p, h)
 		}
+	}
+
+	if chatCallbacks != nil {
+		// The providers' callbacks, with the body limits of Extra.
+		h := s.guard(s.limits.max, chatCallbacks)
+		r.Handle("/callbacks/chat", h)
+		r.Handle("/callbacks/chat/{chatServiceId}", h)
 	}
 
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)

@@ -24,7 +24,8 @@ import (
 	"github.com/heraldhq/herald/routing"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/store/sqlstore"
-	"github.com/heraldhq/herald/transport/chat"
+	"github.com/heraldhq/herald/transport/chatprovider"
+	"github.com/heraldhq/herald/transport/chatroute"
 	"github.com/heraldhq/herald/transport/media"
 	"github.com/heraldhq/herald/transport/smpp"
 	"github.com/heraldhq/herald/transport/smsroute"
@@ -135,20 +136,34 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		router = r
 		return r, err
 	}
-	var chatClient *chat.Client
-	var chatCallbacks http.Handler
+	// Chat messages go through the adapter of their chat service, built
+	// by the provider the service names (read again every two seconds,
+	// so that a service set up through the admin API is used without a
+	// restart); the HERALD_CHAT_* endpoint serves the herald services
+	// without an endpoint of their own.
+	providers := chatProviders()
+	hcfg.Accounts.Providers = providerInfos(providers)
+	chatCfg := chatroute.Config{Source: store, Providers: providers, Addresses: cfg.WebhookURLs.Egress(), Logger: log}
+	if rg, ok := any(store).(chatprovider.ReplayGuard); ok {
+		chatCfg.Replays = rg
+	}
+	if c, ok := any(store).(chatprovider.Contacts); ok {
+		chatCfg.Contacts = c
+	}
 	if cfg.ChatURL != "" {
-		if chatClient, err = chat.New(chat.Config{BaseURL: cfg.ChatURL, Token: cfg.ChatToken}); err != nil {
-			return fmt.Errorf("chat transport: %w", err)
-		}
-		defer chatClient.Close()
-		hcfg.Chat = func(reports delivery.Reporter) (delivery.ChatSender, error) {
-			chatCallbacks = chat.CallbackHandler(chat.CallbackConfig{Secret: cfg.ChatCallbackSecret, Logger: log,
-				Reporter: m.countReports(reports)})
-			return chatClient, nil
-		}
+		chatCfg.Static = &chatroute.Static{BaseURL: cfg.ChatURL, Token: cfg.ChatToken, CallbackSecret: cfg.ChatCallbackSecret}
 	} else {
-		log.Warn("HERALD_CHAT_URL is not set: chat messages stay Pending")
+		log.Warn("HERALD_CHAT_URL is not set: only chat services with an endpoint of their own send")
+	}
+	var chatRouter *chatroute.Router
+	hcfg.Chat = func(reports delivery.Reporter) (delivery.ChatSender, error) {
+		chatCfg.Reporter = m.countReports(reports)
+		r, err := chatroute.New(ctx, chatCfg)
+		if err != nil {
+			return nil, fmt.Errorf("chat transport: %w", err)
+		}
+		chatRouter = r
+		return r, nil
 	}
 	h, err := herald.New(hcfg)
 	if err != nil {
@@ -161,6 +176,15 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 			log.Warn("closing Herald", "err", err)
 		}
 	}()
+	if chatRouter != nil {
+		// Closed after Herald stopped: its sends in flight need the
+		// adapters.
+		defer func() {
+			if err := chatRouter.Close(); err != nil {
+				log.Warn("chat close", "err", err)
+			}
+		}()
+	}
 	if router != nil {
 		// Closed after Herald stopped (its sends in flight need the
 		// sessions) and before the database (receipts go on being stored
@@ -193,9 +217,8 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		// The demo's handsets: POST /demo/smsc/mo sends an SMS to a sender.
 		extra["/demo/smsc/"] = http.StripPrefix("/demo/smsc", sims.smsc.ControlHandler())
 	}
-	if chatClient != nil {
-		checks = append(checks, server.Check{Name: "chat", Optional: true, Check: chatClient.Reachable})
-		extra["/callbacks/chat"] = chatCallbacks
+	if chatRouter != nil && cfg.ChatURL != "" {
+		checks = append(checks, server.Check{Name: "chat", Optional: true, Check: chatRouter.Reachable})
 	}
 
 	handler, err := server.New(server.Config{

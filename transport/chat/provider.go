@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,9 +26,12 @@ type Credentials struct {
 }
 
 // Provider returns the description of Herald's own chat protocol as a
-// chat provider, "herald": it reaches Viber, carries the eight message
-// types, needs a baseUrl (it has no public endpoint) and the credentials
-// {"token", "callbackSecret"}. Its adapters are a Client and a
+// chat provider, "herald": it reaches Viber and carries the eight message
+// types. A service with its own endpoint has a baseUrl (the protocol has
+// no public endpoint) and the credentials {"token", "callbackSecret"}; a
+// service with neither goes through the deployment's endpoint
+// (HERALD_CHAT_URL: see transport/chatroute), so no credentials at all
+// are accepted too. Its adapters are a Client and a
 // CallbackHandler over the service's settings, the wire format the
 // package doc describes.
 func Provider() chatprovider.Provider {
@@ -70,8 +74,12 @@ func parseCredentials(creds json.RawMessage) (Credentials, error) {
 	return c, nil
 }
 
-// checkCredentials implements Provider.CheckCredentials.
+// checkCredentials implements Provider.CheckCredentials: none, or both
+// fields.
 func checkCredentials(_ string, creds json.RawMessage) error {
+	if t := bytes.TrimSpace(creds); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return nil
+	}
 	_, err := parseCredentials(creds)
 	return err
 }
