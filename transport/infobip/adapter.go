@@ -202,8 +202,12 @@ func (a *Adapter) body(m delivery.ChatSend) ([]byte, error) {
 	if err := Carries(a.s.Channel, m.Type, m.Config); err != nil {
 		return nil, delivery.ChatFailure(delivery.ReasonUnsupported, "not carried", fmt.Errorf("infobip: message %s: %w", m.MessageID, err))
 	}
+	sender := m.Sender
+	if sender == "" {
+		sender = a.s.Sender
+	}
 	msg := message{
-		Sender:       a.s.Sender,
+		Sender:       sender,
 		Destinations: []destination{{To: m.To, MessageID: m.MessageID.String()}},
 		Content:      contentOf(m),
 		Webhooks:     &webhooks{CallbackData: m.MessageID.String()},

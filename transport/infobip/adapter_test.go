@@ -21,7 +21,7 @@ func goldenSends() []struct {
 	file string
 	m    delivery.ChatSend
 } {
-	base := delivery.ChatSend{MessageID: testID, ServiceID: 42, Sender: "HeraldShop", To: "385981234567", Ref: 7}
+	base := delivery.ChatSend{MessageID: testID(), ServiceID: 42, Sender: "HeraldShop", To: "385981234567", Ref: 7}
 	with := func(t messaging.MessageType, text string, ttl time.Duration, c messaging.ChatConfig) delivery.ChatSend {
 		m := base
 		m.Type, m.Text, m.TTL, m.Config = t, text, ttl, c
@@ -60,7 +60,7 @@ func TestGoldenRequests(t *testing.T) {
 			a := newAdapter(t, url, newReporter())
 			acc, err := a.SendChat(context.Background(), tc.m)
 			require.NoError(t, err)
-			require.Equal(t, delivery.ChatAccepted{ProviderID: testID.String()}, acc)
+			require.Equal(t, delivery.ChatAccepted{ProviderID: testID().String()}, acc)
 			bodies, auth := p.requests()
 			require.Len(t, bodies, 1)
 			require.JSONEq(t, string(golden(t, tc.file)), string(bodies[0]))
@@ -82,10 +82,10 @@ func TestRequestWithoutCallbackURLOrTTL(t *testing.T) {
 	require.NoError(t, err)
 	bodies, _ := p.requests()
 	require.JSONEq(t, `{"messages":[{"sender":"HeraldShop",
-		"destinations":[{"to":"385981234567","messageId":"`+testID.String()+`"}],
+		"destinations":[{"to":"385981234567","messageId":"`+testID().String()+`"}],
 		"content":{"type":"TEXT","text":"Your order 1042 has shipped."},
 		"options":{"validityPeriod":{"amount":172800,"timeUnit":"SECONDS"}},
-		"webhooks":{"callbackData":"`+testID.String()+`"}}]}`, string(bodies[0]))
+		"webhooks":{"callbackData":"`+testID().String()+`"}}]}`, string(bodies[0]))
 }
 
 func TestRefusedTypes(t *testing.T) {
@@ -184,7 +184,7 @@ func TestDuplicateIsAlreadySent(t *testing.T) {
 	a := newAdapter(t, url, newReporter())
 	acc, err := a.SendChat(context.Background(), goldenSends()[0].m)
 	require.NoError(t, err)
-	require.Equal(t, delivery.ChatAccepted{ProviderID: testID.String(), AlreadySent: true}, acc)
+	require.Equal(t, delivery.ChatAccepted{ProviderID: testID().String(), AlreadySent: true}, acc)
 }
 
 func TestTimeoutIsTransient(t *testing.T) {

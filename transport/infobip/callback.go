@@ -132,7 +132,7 @@ func (a *Adapter) parse(body []byte) (batch, error) {
 			b.inboundKeys = append(b.inboundKeys, key)
 		case it.Status != nil:
 			st, keep, err := a.statusOf(it)
-			if errors.Is(err, errNotHerald) {
+			if isNotHerald(err) {
 				a.log.Warn("infobip report of a message Herald did not send, acknowledged", "message", it.MessageID)
 				continue
 			}
@@ -149,7 +149,7 @@ func (a *Adapter) parse(body []byte) (batch, error) {
 			}
 		case it.SeenAt != "":
 			st, err := a.seenOf(it)
-			if errors.Is(err, errNotHerald) {
+			if isNotHerald(err) {
 				a.log.Warn("infobip seen report of a message Herald did not send, acknowledged", "message", it.MessageID)
 				continue
 			}
@@ -178,13 +178,20 @@ func messageIDOf(it report) (messaging.ID, error) {
 	if it.MessageID == "" {
 		return messaging.ID{}, errors.New("messageId is missing")
 	}
-	return messaging.ID{}, fmt.Errorf("message %q: %w", it.MessageID, errNotHerald)
+	return messaging.ID{}, notHeraldError{id: it.MessageID}
 }
 
-// errNotHerald marks a report of a message Herald did not send (another
+// notHeraldError is a report of a message Herald did not send (another
 // system sending through the same Infobip account): it is acknowledged
 // and dropped, so that it does not hold back the reports around it.
-var errNotHerald = errors.New("not a message Herald sent")
+type notHeraldError struct{ id string }
+
+func (e notHeraldError) Error() string { return fmt.Sprintf("message %q is not one Herald sent", e.id) }
+
+func isNotHerald(err error) bool {
+	var nh notHeraldError
+	return errors.As(err, &nh)
+}
 
 func (a *Adapter) statusOf(it report) (delivery.ChatStatus, bool, error) {
 	id, err := messageIDOf(it)

@@ -26,22 +26,22 @@ func TestGoldenReports(t *testing.T) {
 		statuses [][]delivery.ChatStatus
 		inbound  []delivery.ChatInbound
 	}{
-		{"report_delivered.json", [][]delivery.ChatStatus{{{MessageID: testID, ProviderID: testID.String(),
+		{"report_delivered.json", [][]delivery.ChatStatus{{{MessageID: testID(), ProviderID: testID().String(),
 			Status: messaging.StatusDelivered, Detail: "DELIVERED_TO_HANDSET", At: at("2026-11-27T10:15:04.480+0000")}}}, nil},
 		{"report_batch.json", [][]delivery.ChatStatus{{
-			{MessageID: testID, ProviderID: testID.String(), Status: messaging.StatusDelivered, Detail: "DELIVERED_TO_HANDSET",
+			{MessageID: testID(), ProviderID: testID().String(), Status: messaging.StatusDelivered, Detail: "DELIVERED_TO_HANDSET",
 				At: at("2026-11-27T10:15:04.480+0000")},
-			{MessageID: testID2, ProviderID: testID2.String(), Status: messaging.StatusFailed, Reason: delivery.ReasonBlocked,
+			{MessageID: testID2(), ProviderID: testID2().String(), Status: messaging.StatusFailed, Reason: delivery.ReasonBlocked,
 				Detail: "UNDELIVERABLE_NOT_DELIVERED/USER_BLOCKED", At: at("2026-11-27T10:15:03.010+0000")},
-			{MessageID: testID3, ProviderID: testID3.String(), Status: messaging.StatusFailed, Reason: delivery.ReasonExpired,
+			{MessageID: testID3(), ProviderID: testID3().String(), Status: messaging.StatusFailed, Reason: delivery.ReasonExpired,
 				Detail: "EXPIRED_EXPIRED", At: at("2026-11-27T11:15:02.140+0000")},
 		}}, nil},
-		{"report_seen.json", [][]delivery.ChatStatus{{{MessageID: testID, ProviderID: testID.String(),
+		{"report_seen.json", [][]delivery.ChatStatus{{{MessageID: testID(), ProviderID: testID().String(),
 			Status: messaging.StatusSeen, Detail: "SEEN", At: at("2026-11-27T10:16:40.000+0000")}}}, nil},
 		{"report_pending.json", nil, nil},
 		{"inbound_text.json", nil, []delivery.ChatInbound{{ServiceID: 42, Kind: delivery.InboundText, Phone: "385981234567",
 			Text: "Can I change the delivery address?", OptionIndex: -1, At: at("2026-11-27T10:20:00.000+0000")}}},
-		{"inbound_survey_reply.json", nil, []delivery.ChatInbound{{ServiceID: 42, Kind: delivery.InboundReply, MessageID: testID,
+		{"inbound_survey_reply.json", nil, []delivery.ChatInbound{{ServiceID: 42, Kind: delivery.InboundReply, MessageID: testID(),
 			Phone: "385981234567", Text: "No", OptionIndex: 1, At: at("2026-11-27T10:21:30.000+0000")}}},
 	}
 	for _, tc := range cases {
@@ -108,7 +108,7 @@ func TestReportReplay(t *testing.T) {
 	statuses, _ = rep2.calls()
 	require.Len(t, statuses, 2)
 	require.Len(t, statuses[1], 2, "the delivered report was taken before")
-	require.Equal(t, testID2, statuses[1][0].MessageID)
+	require.Equal(t, testID2(), statuses[1][0].MessageID)
 }
 
 func TestReportNotStoredIsSentAgain(t *testing.T) {
@@ -131,7 +131,7 @@ func TestBadReports(t *testing.T) {
 		`not json`,
 		`{}`,
 		`{"results":[{"foo":1}]}`,
-		`{"results":[{"messageId":"` + testID.String() + `","status":{"groupId":3,"id":5},"doneAt":"yesterday"}]}`,
+		`{"results":[{"messageId":"` + testID().String() + `","status":{"groupId":3,"id":5},"doneAt":"yesterday"}]}`,
 		`{"results":[{"messageId":"m1","receivedAt":"2026-11-27T10:20:00.000+0000","message":{"type":"TEXT","text":"hi"}}]}`,
 		`{"results":[{"messageId":"m1","sender":"385981234567","message":{"type":"AUDIO"}}]}`,
 	} {
@@ -144,12 +144,12 @@ func TestBadReports(t *testing.T) {
 	// A report of a message Herald did not send is dropped, the others
 	// of its request reported.
 	other := `{"results":[{"messageId":"infobip-own-id","status":{"groupId":3,"id":5}},` +
-		`{"messageId":"` + testID.String() + `","status":{"groupId":3,"id":5}}]}`
+		`{"messageId":"` + testID().String() + `","status":{"groupId":3,"id":5}}]}`
 	require.Equal(t, http.StatusOK, post(t, a, testUser, testPassword, []byte(other)))
 	statuses, _ = rep.calls()
 	require.Len(t, statuses, 1)
 	require.Len(t, statuses[0], 1)
-	require.Equal(t, testID, statuses[0][0].MessageID)
+	require.Equal(t, testID(), statuses[0][0].MessageID)
 
 	req, w := newGet()
 	a.ServeHTTP(w, req)

@@ -28,11 +28,10 @@ const (
 	testCallback = "https://herald.example.com/callbacks/chat/42"
 )
 
-var (
-	testID  = messaging.MustParseID("01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f")
-	testID2 = messaging.MustParseID("01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e10")
-	testID3 = messaging.MustParseID("01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e11")
-)
+// The message ids of the golden files.
+func testID() messaging.ID  { return messaging.MustParseID("01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e0f") }
+func testID2() messaging.ID { return messaging.MustParseID("01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e10") }
+func testID3() messaging.ID { return messaging.MustParseID("01936f4e-8a2b-7c3d-9e4f-5a6b7c8d9e11") }
 
 func testCreds() json.RawMessage {
 	b, _ := json.Marshal(infobip.Credentials{APIKey: testAPIKey, CallbackUsername: testUser, CallbackPassword: testPassword})

@@ -60,7 +60,8 @@ type Server struct {
 
 	mu          sync.Mutex
 	callbackURL string
-	taken       map[string]bool // message ids accepted
+	taken       map[string]bool // message ids accepted, the last maxTaken
+	takenOrder  []string
 	windowStart time.Time
 	windowCount int
 
@@ -195,7 +196,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 				resp.Messages = append(resp.Messages, answer{MessageID: id, Destination: d.To, Status: statusDuplicate()})
 				continue
 			}
-			s.taken[id] = true
+			s.remember(id)
 			resp.Messages = append(resp.Messages, answer{MessageID: id, Destination: d.To, Status: statusPending()})
 			s.reports.add(outcome(m, d.To, id, time.Now()))
 		}
@@ -203,6 +204,20 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	s.log.Info("infobip simulator accepted", "messages", len(resp.Messages))
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// maxTaken is how many accepted message ids the simulator remembers.
+const maxTaken = 1 << 17
+
+// remember records an accepted message id, forgetting the oldest past
+// maxTaken. Called with s.mu held.
+func (s *Server) remember(id string) {
+	s.taken[id] = true
+	s.takenOrder = append(s.takenOrder, id)
+	if len(s.takenOrder) > maxTaken {
+		delete(s.taken, s.takenOrder[0])
+		s.takenOrder = s.takenOrder[1:]
+	}
 }
 
 func newID() string {

@@ -126,14 +126,35 @@ func statusDuplicate() status {
 	return status{GroupID: 5, GroupName: "REJECTED", ID: 23, Name: "REJECTED_DUPLICATE_MESSAGE_ID", Description: "Duplicate message id"}
 }
 
-var digits = regexp.MustCompile(`^[0-9]{7,15}$`)
+// phoneNumber reports whether s is 7 to 15 digits.
+func phoneNumber(s string) bool {
+	if len(s) < 7 || len(s) > 15 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
-var isoSeconds = regexp.MustCompile(`^PT([0-9]+H)?([0-9]+M)?([0-9]+S)?$`)
+// isoDuration reports whether s is an ISO 8601 duration of hours,
+// minutes and seconds (PT1H2M3S, PT95S).
+func isoDuration(s string) bool {
+	return regexp.MustCompile(`^PT([0-9]+H)?([0-9]+M)?([0-9]+S)?$`).MatchString(s) && s != "PT"
+}
 
-// fileTypes are the file types Infobip's reference lists for FILE content.
-var fileTypes = map[string]bool{"doc": true, "docx": true, "rtf": true, "dot": true, "dotx": true, "odt": true, "odf": true,
-	"fodt": true, "txt": true, "info": true, "pdf": true, "xps": true, "pdax": true, "eps": true, "xls": true, "xlsx": true,
-	"ods": true, "fods": true, "csv": true, "xlsm": true, "xltx": true}
+// fileType reports whether ext is a file type Infobip's reference lists
+// for FILE content.
+func fileType(ext string) bool {
+	switch ext {
+	case "doc", "docx", "rtf", "dot", "dotx", "odt", "odf", "fodt", "txt", "info", "pdf", "xps", "pdax", "eps",
+		"xls", "xlsx", "ods", "fods", "csv", "xlsm", "xltx":
+		return true
+	}
+	return false
+}
 
 // decode reads a request body strictly and returns its violations.
 func decode(body []byte) (request, []violation) {
@@ -159,7 +180,7 @@ func decode(body []byte) (request, []violation) {
 			add(p+".destinations", "must not be empty")
 		}
 		for j, dst := range m.Destinations {
-			if !digits.MatchString(dst.To) {
+			if !phoneNumber(dst.To) {
 				add(fmt.Sprintf("%s.destinations[%d].to", p, j), "must be 7 to 15 digits")
 			}
 			if len(dst.MessageID) > 200 {
@@ -273,14 +294,14 @@ func checkContent(p string, c *content, add func(p, format string, args ...any))
 			}
 		}
 	case "VIDEO":
-		if c.MediaDuration != nil && (!isoSeconds.MatchString(*c.MediaDuration) || *c.MediaDuration == "PT") {
+		if c.MediaDuration != nil && !isoDuration(*c.MediaDuration) {
 			add(p+".mediaDuration", "must be an ISO 8601 duration like PT95S")
 		}
 		if c.ThumbnailURL != nil && !httpURL(*c.ThumbnailURL) {
 			add(p+".thumbnailUrl", "must be an http or https URL")
 		}
 	case "FILE":
-		if c.FileName != nil && !fileTypes[ext(*c.FileName)] {
+		if c.FileName != nil && !fileType(ext(*c.FileName)) {
 			add(p+".fileName", "must end in a supported file type")
 		}
 	case "LIST":
