@@ -871,6 +871,36 @@ func TestBrowser(t *testing.T) {
 		b.typeIn("#chat-service-id", "acme-"+suffix)
 		b.click("#chat-add")
 		b.waitFor("the chat service", `document.querySelector('#chat-table')?.textContent.includes('acme-`+suffix+`')`, 10*time.Second)
+		// Its provider, endpoint and credentials: the credentials are
+		// written once and never shown, only whether they are set.
+		if b.js(`document.querySelector('#chat-table button[data-chat-service]') ? 'edit' : ''`) == "edit" {
+			const secret = "tok-Zr8q-never-shown"
+			lastRow := `#chat-table tbody tr:last-child`
+			b.waitFor("no credentials yet", `document.querySelector('`+lastRow+` [data-credentials-set]')?.dataset.credentialsSet === 'false'`, 5*time.Second)
+			b.click(lastRow + ` button[data-chat-service]`)
+			b.waitFor("the edit form", `document.querySelector('#chat-form')?.dataset.editing !== ''`, 5*time.Second)
+			b.choose("#chat-provider", "herald")
+			b.typeIn("#chat-base-url", "https://chat.example.com")
+			b.typeIn("#chat-credentials", `{"token": "`+secret+`", "callbackSecret": "cb-`+suffix+`"}`)
+			b.click("#chat-add")
+			b.waitFor("credentials set", `document.querySelector('`+lastRow+` [data-credentials-set]')?.dataset.credentialsSet === 'true'`, 10*time.Second)
+			b.waitFor("the add form again", `document.querySelector('#chat-form')?.dataset.editing === '' && document.querySelector('#chat-credentials').value === ''`, 5*time.Second)
+			// A second edit without credentials keeps them.
+			b.click(lastRow + ` button[data-chat-service]`)
+			b.waitFor("the stored credentials told", `document.querySelector('#chat-credentials-state')?.textContent.includes('Credentials are set')`, 5*time.Second)
+			b.js(`(() => { const i = document.querySelector('#chat-brand'); i.value = ''; return ''; })()`)
+			b.typeIn("#chat-brand", "Acme Viber")
+			b.click("#chat-add")
+			b.waitFor("the new brand", `document.querySelector('`+lastRow+`')?.textContent.includes('Acme Viber')`, 10*time.Second)
+			if got := b.js(`document.querySelector('` + lastRow + ` [data-credentials-set]').dataset.credentialsSet`); got != "true" {
+				t.Errorf("an edit without credentials dropped them: credentialsSet %s", got)
+			}
+			if b.js(`document.documentElement.outerHTML.includes('`+secret+`') ? 'shown' : ''`) != "" {
+				t.Errorf("the page shows the credentials")
+			}
+		} else {
+			t.Log("this server cannot edit chat services")
+		}
 		// API key: shown once.
 		b.typeIn("#key-name", "production")
 		b.click("#key-create")

@@ -262,6 +262,35 @@ async function renderSenders(ctx, id, box) {
   await draw();
 }
 
+// The chat providers and the channels each reaches.
+const providers = [
+  {value: 'herald', label: 'Herald', channels: ['viber']},
+  {value: 'vonage', label: 'Vonage', channels: ['viber', 'whatsapp']},
+  {value: 'infobip', label: 'Infobip', channels: ['viber']},
+  {value: 'meta-whatsapp', label: 'Meta WhatsApp', channels: ['whatsapp']},
+];
+const channelLabels = {viber: 'Viber', whatsapp: 'WhatsApp'};
+
+function providerLabel(name) {
+  const p = providers.find((x) => x.value === name);
+  return p ? p.label : name || 'Herald';
+}
+
+// credentialsBody reads the credentials box: undefined when empty (kept
+// on an edit), the object written, or an error to show under the field.
+function credentialsBody(text) {
+  const t = text.trim();
+  if (!t) return {value: undefined};
+  let v;
+  try {
+    v = JSON.parse(t);
+  } catch {
+    return {error: 'Enter a JSON object, such as {"apiKey": "…", "apiSecret": "…"}.'};
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return {error: 'Enter a JSON object, such as {"apiKey": "…"}.'};
+  return {value: v};
+}
+
 async function renderChats(ctx, id, box) {
   let list;
   try {
@@ -273,35 +302,109 @@ async function renderChats(ctx, id, box) {
   const legacy = list === null;
   const memoName = 'chat.' + id;
   const listEl = h('div', {id: 'chat-list'});
+  let editing = null; // the service being edited, or null when adding
+
+  const brand = field({label: 'Brand name', name: 'brandName', id: 'chat-brand', attrs: {autocomplete: 'off'}});
+  const svc = field({label: 'Provider service id', name: 'providerServiceId', id: 'chat-service-id',
+    hint: 'The service’s id or sender at the provider (a WhatsApp phone number id, a Viber service id).', attrs: {autocomplete: 'off'}});
+  const provider = field({label: 'Provider', name: 'provider', type: 'select', id: 'chat-provider', value: 'herald', options: providers});
+  const channel = field({label: 'Channel', name: 'channel', type: 'select', id: 'chat-channel', value: 'viber', options: []});
+  const baseUrl = field({label: 'Base URL', name: 'baseUrl', id: 'chat-base-url', optional: true, placeholder: 'https://…',
+    hint: 'Empty: the provider’s public endpoint.', attrs: {autocomplete: 'off', inputmode: 'url'}});
+  const creds = field({label: 'Credentials', name: 'credentials', type: 'textarea', rows: 3, id: 'chat-credentials', optional: true,
+    placeholder: '{"apiKey": "…", "apiSecret": "…"}',
+    hint: 'A JSON object; the provider’s page lists its fields. Stored encrypted and never shown again.',
+    attrs: {autocomplete: 'off', spellcheck: 'false', class: 'mono'}});
+  const removeCreds = field({label: 'Remove the stored credentials', name: 'removeCredentials', type: 'checkbox', id: 'chat-remove-credentials'});
+  const credsState = h('p', {class: 'muted small', id: 'chat-credentials-state', 'aria-live': 'polite'});
+  const fillChannels = (wanted) => {
+    const p = providers.find((x) => x.value === provider.input.value) || providers[0];
+    replace(channel.input, p.channels.map((c) => h('option', {value: c, selected: c === wanted}, channelLabels[c] || c)));
+    if (!p.channels.includes(wanted)) channel.input.value = p.channels[0];
+  };
+  provider.input.addEventListener('change', () => fillChannels(channel.input.value));
+  fillChannels('viber');
+
+  const addBtn = h('button', {type: 'submit', class: 'btn btn-secondary', id: 'chat-add'}, 'Add chat service');
+  const cancelBtn = h('button', {type: 'button', class: 'btn btn-ghost', id: 'chat-cancel', hidden: true}, 'Cancel');
+  const formTitle = h('h3', {class: 'small', id: 'chat-form-title'}, 'Add a chat service');
+  const form = h('form', {class: 'form', id: 'chat-form', novalidate: true}, formTitle, formError(),
+    h('div', {class: 'form-grid form-grid-2'}, brand.wrap, svc.wrap, provider.wrap, channel.wrap),
+    baseUrl.wrap, creds.wrap, credsState, removeCreds.wrap, h('div', {class: 'form-actions'}, addBtn, cancelBtn));
+
+  const setMode = (c) => {
+    editing = c;
+    clearErrors(form);
+    brand.input.value = c ? c.brandName : '';
+    svc.input.value = c ? c.providerServiceId || '' : '';
+    provider.input.value = c ? c.provider || 'herald' : 'herald';
+    fillChannels(c ? c.channel || 'viber' : 'viber');
+    baseUrl.input.value = c && c.baseUrl ? c.baseUrl : '';
+    creds.input.value = '';
+    removeCreds.input.checked = false;
+    removeCreds.wrap.hidden = !(c && c.credentialsSet);
+    replace(credsState, c ? (c.credentialsSet ? 'Credentials are set: leave the box empty to keep them.' : 'No credentials are set.') : '');
+    replace(formTitle, c ? `Edit ${c.brandName}` : 'Add a chat service');
+    addBtn.textContent = c ? 'Save chat service' : 'Add chat service';
+    cancelBtn.hidden = !c;
+    form.dataset.editing = c ? String(c.id) : '';
+  };
+  setMode(null);
+  cancelBtn.addEventListener('click', () => setMode(null));
+
   const draw = async () => {
     const items = legacy ? memo.list(memoName) : await listOrNull(`/admin/v1/companies/${enc(id)}/chat-services`, ctx.signal) || [];
-    const cols = [{label: 'Brand'}, {label: 'Provider service id'}, {label: 'Added'}];
+    const cols = [{label: 'Brand'}, {label: 'Provider'}, {label: 'Credentials'}, {label: 'Actions', class: 'col-actions'}];
     replace(listEl,
       legacy ? unavailable('Listing chat services', 'This server cannot list a company’s chat services yet: those added in this tab are shown.') : null,
-      items.length ? table(cols, items.map((c) => row(cols, [c.brandName, h('span', {class: 'mono'}, c.providerServiceId || ''), c.createdAt ? dateTime(c.createdAt) : '–'])), {id: 'chat-table', caption: 'Chat services'})
+      items.length ? table(cols, items.map((c) => {
+        const edit = legacy ? null : h('button', {type: 'button', class: 'btn btn-ghost btn-small', 'aria-label': `Edit ${c.brandName}`, dataset: {chatService: String(c.id)}}, 'Edit');
+        if (edit) {
+          edit.addEventListener('click', () => {
+            setMode(c);
+            brand.input.focus();
+          });
+        }
+        const set = !!c.credentialsSet;
+        return row(cols, [
+          h('div', null, c.brandName, h('div', {class: 'mono small muted'}, c.providerServiceId || ''),
+            c.createdAt ? h('div', {class: 'small muted'}, 'added ' + dateTime(c.createdAt)) : null),
+          h('span', {dataset: {provider: c.provider || 'herald', channel: c.channel || 'viber'}}, `${providerLabel(c.provider)} · ${channelLabels[c.channel] || c.channel || 'Viber'}`),
+          h('span', {class: 'badge ' + (set ? 'badge-completed' : 'badge-draft'), dataset: {credentialsSet: String(set)}}, set ? 'Set' : 'None'),
+          edit]);
+      }), {id: 'chat-table', caption: 'Chat services'})
         : emptyState('No chat service', 'Add the company’s service at the chat provider to send chat messages.'));
   };
-  const brand = field({label: 'Brand name', name: 'brandName', id: 'chat-brand', attrs: {autocomplete: 'off'}});
-  const svc = field({label: 'Provider service id', name: 'providerServiceId', id: 'chat-service-id', attrs: {autocomplete: 'off'}});
-  const addBtn = h('button', {type: 'submit', class: 'btn btn-secondary', id: 'chat-add'}, 'Add chat service');
-  const form = h('form', {class: 'form', id: 'chat-form', novalidate: true}, formError(), h('div', {class: 'form-grid form-grid-2'}, brand.wrap, svc.wrap), h('div', {class: 'form-actions'}, addBtn));
+
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     clearErrors(form);
-    await busy(addBtn, 'Adding…', async () => {
+    const c = credentialsBody(creds.input.value);
+    if (c.error) {
+      creds.setError(c.error);
+      creds.input.focus();
+      return;
+    }
+    const body = {brandName: brand.input.value.trim(), providerServiceId: svc.input.value.trim(),
+      provider: provider.input.value, channel: channel.input.value, baseUrl: baseUrl.input.value.trim() || null};
+    if (c.value !== undefined) body.credentials = c.value;
+    else if (editing && removeCreds.input.checked) body.credentials = null;
+    let saved = false;
+    await busy(addBtn, editing ? 'Saving…' : 'Adding…', async () => {
       try {
-        const r = await post(`/admin/v1/companies/${enc(id)}/chat-services`, {brandName: brand.input.value.trim(), providerServiceId: svc.input.value.trim()});
+        const r = editing
+          ? await put(`/admin/v1/companies/${enc(id)}/chat-services/${enc(editing.id)}`, body)
+          : await post(`/admin/v1/companies/${enc(id)}/chat-services`, body);
         memo.put(memoName, r);
-        toast(`Chat service ${r.brandName} added.`);
-        brand.input.value = '';
-        svc.input.value = '';
+        toast(editing ? `Chat service ${r.brandName} saved.` : `Chat service ${r.brandName} added.`);
+        saved = true;
       } catch (err) {
         showErrors(form, err);
       }
     });
+    if (saved) setMode(null); // also empties the credentials box
     await draw();
   });
   replace(box, h('h2', {id: 'chat-services-title'}, 'Chat services'), listEl, form);
   await draw();
 }
-
