@@ -17,6 +17,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/transport/chatprovider"
 )
 
 // Webhook limits.
@@ -93,7 +94,8 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // Vonage posts it again, signed; it reports nothing either. The statuses of a request go to one
 // Reporter.ChatStatuses call, then each inbound message to
 // Reporter.ChatInbound; the answer is 200 only when all returned nil, 500
-// otherwise so that Vonage posts again.
+// otherwise so that Vonage posts again (and the token's replay key is
+// forgotten when the guard is a chatprovider.ReplayForgetter).
 func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -118,7 +120,8 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "webhook not signed, send it again signed")
 		return
 	}
-	if err := a.verify(r.Context(), r.Header.Get("Authorization"), body); err != nil {
+	key, err := a.verify(r.Context(), r.Header.Get("Authorization"), body)
+	if err != nil {
 		a.log.Warn("vonage webhook refused", "error", err)
 		writeError(w, http.StatusUnauthorized, "webhook signature refused")
 		return
@@ -136,6 +139,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(statuses) > 0 {
 		if _, err := a.s.Reporter.ChatStatuses(r.Context(), statuses); err != nil {
 			a.log.Error("vonage statuses not stored", "error", err, "count", len(statuses))
+			a.forget(r.Context(), key)
 			writeError(w, http.StatusInternalServerError, "statuses not stored, send again")
 			return
 		}
@@ -143,6 +147,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, in := range inbound {
 		if _, err := a.s.Reporter.ChatInbound(r.Context(), in); err != nil {
 			a.log.Error("vonage inbound message not stored", "error", err)
+			a.forget(r.Context(), key)
 			writeError(w, http.StatusInternalServerError, "inbound message not stored, send again")
 			return
 		}
@@ -150,42 +155,70 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// verify checks a webhook's token and records it against replays.
-func (a *Adapter) verify(ctx context.Context, authorization string, body []byte) error {
+// forget removes a webhook's replay key after its report failed, when
+// the guard can, so that the same delivery posted again is taken.
+func (a *Adapter) forget(ctx context.Context, key string) {
+	f, ok := a.replays.(chatprovider.ReplayForgetter)
+	if !ok {
+		return
+	}
+	if err := f.Forget(ctx, key); err != nil {
+		a.log.Warn("vonage webhook replay key not forgotten", "error", err)
+	}
+}
+
+// verify checks a webhook's token and records it against replays; it
+// returns the replay key recorded.
+func (a *Adapter) verify(ctx context.Context, authorization string, body []byte) (string, error) {
+	key, err := a.check(authorization, body)
+	if err != nil {
+		return "", err
+	}
+	seen, err := a.replays.Seen(ctx, key.key, key.until)
+	if err != nil {
+		return "", fmt.Errorf("replay guard: %w", err)
+	}
+	if seen {
+		return "", errors.New("token taken before (replay)")
+	}
+	return key.key, nil
+}
+
+// replayKey is what a verified token is remembered by, and until when.
+type replayKey struct {
+	key   string
+	until time.Time
+}
+
+// check verifies a webhook's token against the body and the clock.
+func (a *Adapter) check(authorization string, body []byte) (replayKey, error) {
 	tok, ok := Bearer(authorization)
 	if !ok {
-		return errors.New("no bearer token")
+		return replayKey{}, errors.New("no bearer token")
 	}
 	c, err := VerifyHS256(a.creds.secret, tok)
 	if err != nil {
-		return err
+		return replayKey{}, err
 	}
 	sum := sha256.Sum256(body)
 	want := hex.EncodeToString(sum[:])
 	if subtle.ConstantTimeCompare([]byte(strings.ToLower(c.PayloadHash)), []byte(want)) != 1 {
-		return errors.New("payload_hash does not match the body")
+		return replayKey{}, errors.New("payload_hash does not match the body")
 	}
 	now := a.now()
 	iat := time.Unix(c.IssuedAt, 0)
 	if c.IssuedAt == 0 || iat.Before(now.Add(-a.window)) || iat.After(now.Add(a.window)) {
-		return fmt.Errorf("token issued at %s, outside the window", iat.UTC().Format(time.RFC3339))
+		return replayKey{}, fmt.Errorf("token issued at %s, outside the window", iat.UTC().Format(time.RFC3339))
 	}
 	if c.Expires != 0 && !now.Before(time.Unix(c.Expires, 0)) {
-		return errors.New("token expired")
+		return replayKey{}, errors.New("token expired")
 	}
-	key := c.ID
-	if key == "" {
+	id := c.ID
+	if id == "" {
 		s := sha256.Sum256([]byte(tok))
-		key = "token:" + hex.EncodeToString(s[:])
+		id = "token:" + hex.EncodeToString(s[:])
 	}
-	seen, err := a.replays.Seen(ctx, fmt.Sprintf("vonage:%d:%s", a.s.ServiceID, key), iat.Add(a.window))
-	if err != nil {
-		return fmt.Errorf("replay guard: %w", err)
-	}
-	if seen {
-		return errors.New("token taken before (replay)")
-	}
-	return nil
+	return replayKey{key: fmt.Sprintf("vonage:%d:%s", a.s.ServiceID, id), until: iat.Add(a.window)}, nil
 }
 
 // parseWebhooks reads one webhook object or an array of them.
@@ -295,7 +328,7 @@ func (a *Adapter) status(e Webhook, at time.Time) (delivery.ChatStatus, bool, er
 
 // inbound maps an inbound message; false when Herald takes nothing of it.
 func (a *Adapter) inbound(e Webhook, at time.Time) (delivery.ChatInbound, bool) {
-	in := delivery.ChatInbound{ServiceID: a.s.ServiceID, Phone: e.From, At: at, OptionIndex: -1}
+	in := delivery.ChatInbound{ServiceID: a.s.ServiceID, CompanyID: a.s.CompanyID, Sender: e.To, Phone: e.From, At: at, OptionIndex: -1}
 	switch e.MessageType {
 	case "text":
 		in.Kind, in.Text = delivery.InboundText, e.Text
@@ -342,6 +375,14 @@ func NewMemoryReplays(now func() time.Time) *MemoryReplays {
 		now = time.Now
 	}
 	return &MemoryReplays{now: now, keys: make(map[string]time.Time)}
+}
+
+// Forget implements chatprovider.ReplayForgetter.
+func (g *MemoryReplays) Forget(_ context.Context, key string) error {
+	g.mu.Lock()
+	delete(g.keys, key)
+	g.mu.Unlock()
+	return nil
 }
 
 // Seen implements chatprovider.ReplayGuard.

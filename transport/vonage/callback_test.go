@@ -40,6 +40,7 @@ func TestWebhookGolden(t *testing.T) {
 	_, creds := testKey(t)
 	id := messaging.MustParseID(testMsgID)
 	const uuid = "aaaaaaaa-bbbb-4ccc-8ddd-0123456789ab"
+	company := messaging.MustParseID(testCompany)
 	cases := []struct {
 		file     string
 		channel  string
@@ -60,11 +61,11 @@ func TestWebhookGolden(t *testing.T) {
 		{"status_whatsapp_undeliverable.json", chatprovider.ChannelWhatsApp, []delivery.ChatStatus{{MessageID: id, ProviderID: uuid,
 			Status: messaging.StatusFailed, Reason: delivery.ReasonTransient, Detail: "undeliverable",
 			At: at("2026-11-27T14:00:01Z")}}, nil},
-		{"inbound_whatsapp_text.json", chatprovider.ChannelWhatsApp, nil, []delivery.ChatInbound{{ServiceID: 42, Kind: delivery.InboundText,
+		{"inbound_whatsapp_text.json", chatprovider.ChannelWhatsApp, nil, []delivery.ChatInbound{{ServiceID: 42, CompanyID: company, Sender: waSender, Kind: delivery.InboundText,
 			Phone: "447700900000", Text: "Can I change the delivery day?", OptionIndex: -1, At: at("2026-11-27T15:00:00Z")}}},
-		{"inbound_whatsapp_reply.json", chatprovider.ChannelWhatsApp, nil, []delivery.ChatInbound{{ServiceID: 42, Kind: delivery.InboundReply,
+		{"inbound_whatsapp_reply.json", chatprovider.ChannelWhatsApp, nil, []delivery.ChatInbound{{ServiceID: 42, CompanyID: company, Sender: waSender, Kind: delivery.InboundReply,
 			MessageID: id, Phone: "447700900000", Text: "Late", OptionIndex: 1, At: at("2026-11-27T15:01:00Z")}}},
-		{"inbound_viber_text.json", chatprovider.ChannelViber, nil, []delivery.ChatInbound{{ServiceID: 42, Kind: delivery.InboundText,
+		{"inbound_viber_text.json", chatprovider.ChannelViber, nil, []delivery.ChatInbound{{ServiceID: 42, CompanyID: company, Sender: viberSender, Kind: delivery.InboundText,
 			Phone: "447700900000", Text: "Thanks", OptionIndex: -1, At: at("2026-11-27T15:02:00Z")}}},
 	}
 	for _, tc := range cases {
@@ -255,6 +256,42 @@ func TestWebhookReporterFails(t *testing.T) {
 		if w.Code < 500 {
 			t.Errorf("%s: answer %d, want 5xx so that Vonage sends again", f, w.Code)
 		}
+	}
+}
+
+// TestWebhookRetryAfterFailure: a webhook answered 500 because its report
+// failed is taken when posted again, token and all, if the guard can
+// forget; a guard that cannot refuses it as a replay.
+func TestWebhookRetryAfterFailure(t *testing.T) {
+	_, creds := testKey(t)
+	body := readTestdata(t, "status_viber_delivered.json")
+	for name, tc := range map[string]struct {
+		replays chatprovider.ReplayGuard
+		again   int
+	}{
+		"memory guard forgets":       {nil, http.StatusOK},
+		"guard without Forget keeps": {&guard{keys: map[string]bool{}}, http.StatusUnauthorized},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rep := &fakeReporter{err: errors.New("database down")}
+			a := newAdapter(t, chatprovider.ChannelViber, "http://127.0.0.1:1", creds, rep, func(s *chatprovider.Settings) { s.Replays = tc.replays })
+			first := signedRequest(t, testSecret, body, vonage.Claims{})
+			again := httptest.NewRequest(http.MethodPost, "/callbacks/chat/42", bytes.NewReader(body))
+			again.Header = first.Header.Clone()
+			w := httptest.NewRecorder()
+			a.ServeHTTP(w, first)
+			if w.Code != http.StatusInternalServerError {
+				t.Fatalf("first answer %d, want 500", w.Code)
+			}
+			rep.mu.Lock()
+			rep.err = nil
+			rep.mu.Unlock()
+			w = httptest.NewRecorder()
+			a.ServeHTTP(w, again)
+			if w.Code != tc.again {
+				t.Errorf("the same delivery again: %d, want %d", w.Code, tc.again)
+			}
+		})
 	}
 }
 

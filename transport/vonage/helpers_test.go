@@ -25,6 +25,7 @@ const (
 	testSecret  = "test-signature-secret-0123456789"
 	testMsgID   = "01890a5d-ac96-774b-bcce-b302099a8057"
 	testCB      = "https://herald.example.com/callbacks/chat/42"
+	testCompany = "01890a5d-ac96-774b-bcce-b30209900001"
 	viberSender = "HeraldViber"
 	waSender    = "447700900001"
 )
@@ -101,7 +102,7 @@ func newAdapter(t *testing.T, channel, baseURL string, creds json.RawMessage, re
 	t.Helper()
 	s := chatprovider.Settings{
 		ServiceID:   42,
-		CompanyID:   messaging.MustParseID("01890a5d-ac96-774b-bcce-b30209900001"),
+		CompanyID:   messaging.MustParseID(testCompany),
 		Channel:     channel,
 		Sender:      viberSender,
 		BaseURL:     baseURL,
