@@ -40,6 +40,7 @@ type Adapter struct {
 	creds    Credentials
 	endpoint string // {BaseURL}/{phone number id}/messages
 	replays  chatprovider.ReplayGuard
+	retakes  retakes
 	macKey   []byte
 	log      *slog.Logger
 	now      func() time.Time

@@ -155,7 +155,7 @@ func (a *Adapter) receive(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "Service Unavailable", "try again")
 		return
 	}
-	if seen {
+	if seen && !a.retakes.take(key) {
 		a.log.Warn("webhook refused: replay of a body taken before", "remote", r.RemoteAddr)
 		writeError(w, http.StatusUnauthorized, "Unauthorized", "this webhook was taken before")
 		return
@@ -192,13 +192,16 @@ func (a *Adapter) checkSignature(h string, body []byte) ([]byte, bool) {
 }
 
 func (a *Adapter) forget(ctx context.Context, key string) {
-	f, ok := a.replays.(chatprovider.ReplayForgetter)
-	if !ok {
-		return
-	}
-	if err := f.Forget(context.WithoutCancel(ctx), key); err != nil {
+	if f, ok := a.replays.(chatprovider.ReplayForgetter); ok {
+		err := f.Forget(context.WithoutCancel(ctx), key)
+		if err == nil {
+			return
+		}
 		a.log.Error("webhook: replay guard could not forget a failed webhook", "err", err)
 	}
+	// The guard keeps the key: this adapter takes Meta's resend once all
+	// the same.
+	a.retakes.add(key, a.now().Add(ReplayHold))
 }
 
 // parse collects the statuses and inbound messages of the changes of

@@ -118,12 +118,22 @@ func TestWebhookReportFailure(t *testing.T) {
 	if w := post(t, a3, []byte(readFile(t, "webhook/inbound_text.json")), ""); w.Code != http.StatusInternalServerError {
 		t.Fatalf("inbound: status %d, want 500", w.Code)
 	}
-	// A guard without Forget keeps the key: the resend is refused.
-	a4 := newTestAdapter(t, "https://graph.example.com/v23.0", &fakeReporter{err: errors.New("down")})
+	// A guard without Forget keeps the key: the adapter takes the resend
+	// once itself, and refuses a replay after it.
+	rep4 := &fakeReporter{err: errors.New("down")}
+	a4 := newTestAdapter(t, "https://graph.example.com/v23.0", rep4)
 	a4.replays = &replayOnly{keys: map[string]bool{}}
-	post(t, a4, body, "")
+	if w := post(t, a4, body, ""); w.Code != http.StatusInternalServerError {
+		t.Fatalf("guard without Forget: status %d, want 500", w.Code)
+	}
+	rep4.mu.Lock()
+	rep4.err = nil
+	rep4.mu.Unlock()
+	if w := post(t, a4, body, ""); w.Code != http.StatusOK {
+		t.Fatalf("guard without Forget, resend: status %d, want 200", w.Code)
+	}
 	if w := post(t, a4, body, ""); w.Code != http.StatusUnauthorized {
-		t.Fatalf("guard without Forget: status %d, want 401", w.Code)
+		t.Fatalf("guard without Forget, replay: status %d, want 401", w.Code)
 	}
 }
 

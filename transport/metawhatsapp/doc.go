@@ -66,5 +66,7 @@
 // request go to one Reporter.ChatStatuses call; text messages, replies to
 // survey options and template quick replies go to Reporter.ChatInbound.
 // The answer is 200 only once the Reporter returned nil, else 500, and the
-// key is forgotten so that Meta's resend is taken.
+// key is forgotten (chatprovider.ReplayForgetter) so that Meta's resend is
+// taken; with a guard that cannot forget, the adapter takes that resend
+// once itself.
 package metawhatsapp
