@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/transport/chatprovider"
 )
 
 // maxReportBytes caps a report body: Infobip batches up to 100 reports
@@ -242,7 +243,8 @@ func (a *Adapter) inboundOf(it report) (delivery.ChatInbound, error) {
 	if err != nil {
 		return delivery.ChatInbound{}, fmt.Errorf("receivedAt: %w", err)
 	}
-	in := delivery.ChatInbound{ServiceID: a.s.ServiceID, Kind: delivery.InboundText, Phone: phone, OptionIndex: -1, At: at}
+	in := delivery.ChatInbound{ServiceID: a.s.ServiceID, CompanyID: a.s.CompanyID, Sender: it.To,
+		Kind: delivery.InboundText, Phone: phone, OptionIndex: -1, At: at}
 	m := it.Message
 	switch strings.ToUpper(m.Type) {
 	case "TEXT":
@@ -307,7 +309,9 @@ func (a *Adapter) fresh(ctx context.Context, b batch) (batch, error) {
 }
 
 func (a *Adapter) forget(ctx context.Context, keys []string) {
-	f, ok := a.replays.(forgetter)
+	// A guard without Forget keeps the keys: Infobip's next post of the
+	// same reports is then refused as a replay.
+	f, ok := a.replays.(chatprovider.ReplayForgetter)
 	if !ok {
 		return
 	}

@@ -1,6 +1,7 @@
 package infobip_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/transport/chatprovider"
+	"github.com/heraldhq/herald/transport/infobip"
 )
 
 func at(s string) time.Time {
@@ -39,9 +42,9 @@ func TestGoldenReports(t *testing.T) {
 		{"report_seen.json", [][]delivery.ChatStatus{{{MessageID: testID(), ProviderID: testID().String(),
 			Status: messaging.StatusSeen, Detail: "SEEN", At: at("2026-11-27T10:16:40.000+0000")}}}, nil},
 		{"report_pending.json", nil, nil},
-		{"inbound_text.json", nil, []delivery.ChatInbound{{ServiceID: 42, Kind: delivery.InboundText, Phone: "385981234567",
+		{"inbound_text.json", nil, []delivery.ChatInbound{{ServiceID: 42, Sender: "HeraldShop", Kind: delivery.InboundText, Phone: "385981234567",
 			Text: "Can I change the delivery address?", OptionIndex: -1, At: at("2026-11-27T10:20:00.000+0000")}}},
-		{"inbound_survey_reply.json", nil, []delivery.ChatInbound{{ServiceID: 42, Kind: delivery.InboundReply, MessageID: testID(),
+		{"inbound_survey_reply.json", nil, []delivery.ChatInbound{{ServiceID: 42, Sender: "HeraldShop", Kind: delivery.InboundReply, MessageID: testID(),
 			Phone: "385981234567", Text: "No", OptionIndex: 1, At: at("2026-11-27T10:21:30.000+0000")}}},
 	}
 	for _, tc := range cases {
@@ -154,4 +157,23 @@ func TestBadReports(t *testing.T) {
 	req, w := newGet()
 	a.ServeHTTP(w, req)
 	require.Equal(t, http.StatusMethodNotAllowed, w.Code)
+}
+
+// failingGuard is a replay guard whose store is down.
+type failingGuard struct{}
+
+func (failingGuard) Seen(context.Context, string, time.Time) (bool, error) {
+	return false, errors.New("store down")
+}
+
+func TestReplayGuardFailure(t *testing.T) {
+	rep := newReporter()
+	a, err := infobip.New(context.Background(), chatprovider.Settings{
+		ServiceID: 42, Sender: "HeraldShop", Credentials: testCreds(), Reporter: rep, Replays: failingGuard{},
+	})
+	require.NoError(t, err)
+	defer a.Close()
+	require.Equal(t, http.StatusInternalServerError, post(t, a, testUser, testPassword, golden(t, "report_delivered.json")))
+	statuses, _ := rep.calls()
+	require.Empty(t, statuses, "nothing is reported unchecked")
 }

@@ -10,15 +10,8 @@ import (
 // Infobip's retry cycle of a webhook that keeps failing.
 const replayWindow = 72 * time.Hour
 
-// forgetter is implemented by replay guards that can drop a key, so that
-// a report Herald failed to store is taken when Infobip posts it again.
-// A guard without it refuses that second post as a replay.
-type forgetter interface {
-	Forget(ctx context.Context, key string) error
-}
-
-// memoryGuard is the adapter's own chatprovider.ReplayGuard: keys in a
-// map with their expiry, swept as they are added.
+// memoryGuard is the adapter's own chatprovider.ReplayForgetter: keys in
+// a map with their expiry, swept as they are added.
 type memoryGuard struct {
 	now       func() time.Time
 	mu        sync.Mutex
