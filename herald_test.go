@@ -251,6 +251,15 @@ func TestChatSubscriptionsAreWired(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, delivery.ChatEventIgnored, out)
 	require.False(t, chatOut())
+	// The chat router names the service and its company itself.
+	out, err = h.Reporter().ChatInbound(ctx, delivery.ChatInbound{Kind: delivery.InboundUnsubscribed, ServiceID: cs.ID, CompanyID: co.ID,
+		Phone: "447700900010"})
+	require.NoError(t, err)
+	require.Equal(t, delivery.ChatEventStored, out)
+	require.True(t, chatOut())
+	out, err = h.Reporter().ChatInbound(ctx, delivery.ChatInbound{Kind: delivery.InboundUnsubscribed, Phone: "447700900011"})
+	require.NoError(t, err)
+	require.Equal(t, delivery.ChatEventIgnored, out, "no service named")
 }
 
 // An SMS reply to a survey's fallback SMS that names an option (its text,
