@@ -158,7 +158,9 @@ func TestChatRetryAfter(t *testing.T) {
 	_, msgs := w.campaign(spec{channel: messaging.ChannelChat, mode: messaging.ModeTransactional, msgType: messaging.TypeSimpleText, phones: ps})
 	defer run(t, d)()
 	d.Wake()
-	waitFor(t, "the send failed once", func() bool { return len(chat.sent(ps[0])) == 1 && w.message(msgs[0].ID).Status == messaging.StatusPending })
+	waitFor(t, "the send failed once", func() bool {
+		return len(chat.sent(ps[0])) == 1 && w.message(msgs[0].ID).Status == messaging.StatusPending
+	})
 	m := w.message(msgs[0].ID)
 	require.False(t, m.DueAt.Before(start.Add(time.Hour)), "due %v, an hour after %v at least", m.DueAt, start)
 }
