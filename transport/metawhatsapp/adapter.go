@@ -26,8 +26,8 @@ import (
 // takes free-form messages to them.
 const CustomerWindow = 24 * time.Hour
 
-// RequestTimeout bounds one request to the Graph API when ctx has an
-// earlier deadline of its own.
+// RequestTimeout bounds one request to the Graph API; an earlier
+// deadline of ctx or of Settings.Client comes first.
 const RequestTimeout = 30 * time.Second
 
 // maxAnswerBytes caps the body of an answer read.

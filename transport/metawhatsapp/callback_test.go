@@ -234,7 +234,7 @@ func TestWebhookVerification(t *testing.T) {
 }
 
 func TestMemoryGuard(t *testing.T) {
-	now := testNow
+	now := testNow()
 	g := newMemoryGuard(func() time.Time { return now }, 3)
 	ctx := context.Background()
 	seen := func(k string) bool {

@@ -146,7 +146,8 @@ func (g *fakeGraph) requests() []captured {
 	return append([]captured(nil), g.reqs...)
 }
 
-var testNow = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+// testNow is the adapters' clock in tests.
+func testNow() time.Time { return time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC) }
 
 // newTestAdapter builds an adapter on base (a fake Graph API URL, with
 // its version) with the customer window open.
@@ -160,8 +161,8 @@ func newTestAdapter(t *testing.T, base string, rep delivery.Reporter) *Adapter {
 		Credentials: testCredentials(),
 		Client:      &http.Client{Timeout: 5 * time.Second},
 		Reporter:    rep,
-		Contacts:    openWindow{testNow},
-		Now:         func() time.Time { return testNow },
+		Contacts:    openWindow{testNow()},
+		Now:         testNow,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -192,19 +191,41 @@ func checkOptions(fe *messaging.FieldErrors, opts []messaging.SurveyOption) {
 	}
 }
 
-var (
-	templateName = regexp.MustCompile(`^[a-z0-9_]{1,512}$`)
-	languageCode = regexp.MustCompile(`^[a-z]{2,3}(_[A-Za-z]{2,4})?$`)
-)
+// validTemplateName: 1 to 512 lower-case letters, digits and underscores.
+func validTemplateName(s string) bool {
+	return len(s) >= 1 && len(s) <= 512 && onlyOf(s, "abcdefghijklmnopqrstuvwxyz0123456789_")
+}
+
+// validLanguage: a language code of 2 or 3 lower-case letters, with an
+// optional region of 2 to 4 letters after an underscore (en, en_US).
+func validLanguage(s string) bool {
+	lang, region, hasRegion := strings.Cut(s, "_")
+	if len(lang) < 2 || len(lang) > 3 || !onlyOf(lang, "abcdefghijklmnopqrstuvwxyz") {
+		return false
+	}
+	if !hasRegion {
+		return true
+	}
+	return len(region) >= 2 && len(region) <= 4 && onlyOf(region, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+}
+
+func onlyOf(s, chars string) bool {
+	for _, r := range s {
+		if !strings.ContainsRune(chars, r) {
+			return false
+		}
+	}
+	return true
+}
 
 // checkTemplate checks a message sent as an approved template: its name
 // and language, and the header media the type brings.
 func checkTemplate(fe *messaging.FieldErrors, t messaging.MessageType, c messaging.ChatConfig) {
 	p := configPrefix + "providerTemplate."
-	if !templateName.MatchString(c.ProviderTemplate.Name) {
+	if !validTemplateName(c.ProviderTemplate.Name) {
 		fe.Add(p+"name", "a WhatsApp template name is lower-case letters, digits and underscores")
 	}
-	if !languageCode.MatchString(c.ProviderTemplate.Language) {
+	if !validLanguage(c.ProviderTemplate.Language) {
 		fe.Add(p+"language", "a WhatsApp template language is a code such as en or en_US")
 	}
 	switch t {

@@ -130,7 +130,7 @@ func TestCheckCredentials(t *testing.T) {
 func TestCustomerWindow(t *testing.T) {
 	g := newFakeGraph(t)
 	a := newTestAdapter(t, g.srv.URL+"/v23.0", &fakeReporter{})
-	a.s.Contacts = lastAt{testNow.Add(-CustomerWindow - time.Second)}
+	a.s.Contacts = lastAt{testNow().Add(-CustomerWindow - time.Second)}
 	_, err := a.SendChat(context.Background(), textMessage("998901234567"))
 	sendError(t, err, delivery.ReasonNotPermitted)
 
@@ -147,7 +147,7 @@ func TestCustomerWindow(t *testing.T) {
 	if _, err := a.SendChat(context.Background(), m); err != nil {
 		t.Fatalf("template outside the window: %v", err)
 	}
-	a.s.Contacts = lastAt{testNow.Add(-CustomerWindow + time.Minute)}
+	a.s.Contacts = lastAt{testNow().Add(-CustomerWindow + time.Minute)}
 	if _, err := a.SendChat(context.Background(), textMessage("998901234567")); err != nil {
 		t.Fatalf("inside the window: %v", err)
 	}
@@ -195,7 +195,7 @@ func TestErrorAnswers(t *testing.T) {
 		{"throughput with Retry-After", 429, readFile(t, "answer/error_130429.json"), http.Header{"Retry-After": {"7"}}, delivery.ReasonTransient, true, 7 * time.Second},
 		{"throughput code on a 400", 400, graphErr(130429, ""), nil, delivery.ReasonTransient, true, 0},
 		{"pair rate limit", 400, graphErr(131056, ""), http.Header{"Retry-After": {"2"}}, delivery.ReasonTransient, true, 2 * time.Second},
-		{"429 without a body", 429, "", http.Header{"Retry-After": {testNow.Add(30 * time.Second).Format(http.TimeFormat)}}, delivery.ReasonTransient, true, 30 * time.Second},
+		{"429 without a body", 429, "", http.Header{"Retry-After": {testNow().Add(30 * time.Second).Format(http.TimeFormat)}}, delivery.ReasonTransient, true, 30 * time.Second},
 		{"server error", 500, graphErr(131000, "Something went wrong"), nil, delivery.ReasonTransient, false, 0},
 		{"bare 503", 503, "<html>busy</html>", nil, delivery.ReasonTransient, false, 0},
 		{"service unavailable", 503, graphErr(131016, ""), nil, delivery.ReasonTransient, false, 0},

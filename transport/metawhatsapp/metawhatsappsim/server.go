@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -208,12 +207,26 @@ func (s *Server) VerifyCallback(ctx context.Context) error {
 	return nil
 }
 
-var messagesPath = regexp.MustCompile(`^/(v[0-9]+\.[0-9]+)/([0-9]+)/messages$`)
+// parsePath reads /{version}/{phone number id}/messages, the version
+// like v23.0.
+func parsePath(p string) (phoneID string, ok bool) {
+	parts := strings.Split(p, "/")
+	if len(parts) != 4 || parts[0] != "" || parts[3] != "messages" {
+		return "", false
+	}
+	major, minor, dot := strings.Cut(strings.TrimPrefix(parts[1], "v"), ".")
+	if !strings.HasPrefix(parts[1], "v") || !dot || !digits(major) || !digits(minor) || !digits(parts[2]) {
+		return "", false
+	}
+	return parts[2], true
+}
+
+func digits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // ServeHTTP serves POST /{version}/{phone number id}/messages.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p := messagesPath.FindStringSubmatch(r.URL.Path)
-	if p == nil {
+	phoneID, ok := parsePath(r.URL.Path)
+	if !ok {
 		writeError(w, &apiError{400, 100, "Unsupported post request", "unknown path " + r.URL.Path})
 		return
 	}
@@ -221,8 +234,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{400, 100, "Unsupported request", "use POST"})
 		return
 	}
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || subtle.ConstantTimeCompare([]byte(token), []byte(s.creds.AccessToken)) != 1 {
+	token, hasToken := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !hasToken || subtle.ConstantTimeCompare([]byte(token), []byte(s.creds.AccessToken)) != 1 {
 		writeError(w, &apiError{401, 190, "Invalid OAuth access token", "the access token could not be decrypted"})
 		return
 	}
@@ -251,7 +264,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	to := strings.TrimPrefix(m.To, "+")
 	wamid := s.wamid(to)
-	s.schedule(p[2], to, wamid, m)
+	s.schedule(phoneID, to, wamid, m)
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"messaging_product": "whatsapp",
