@@ -24,6 +24,9 @@ type ProviderInfo struct {
 	// Channels are the chat networks the provider reaches ("viber",
 	// "whatsapp").
 	Channels []string
+	// NeedsBaseURL tells that the provider has no public endpoint: each
+	// service gives its baseUrl.
+	NeedsBaseURL bool
 	// CheckCredentials returns nil when creds has what the provider needs
 	// on channel, else a *messaging.Error of code Invalid naming the field
 	// ("credentials.apiKey"). Nil: any object, or none, is accepted.
@@ -108,6 +111,9 @@ func (s *Service) checkChatService(companyID messaging.ID, in ChatServiceInput) 
 		fe.Add("channel", "provider %s does not reach channel %q (it reaches %s)", cs.Provider, cs.Channel, strings.Join(p.Channels, ", "))
 	}
 	checkBaseURL(&fe, cs.BaseURL)
+	if known && p.NeedsBaseURL && cs.BaseURL == "" {
+		fe.Add("baseUrl", "baseUrl is required: provider %s has no public endpoint", cs.Provider)
+	}
 	keep := in.Credentials == nil
 	creds := bytes.TrimSpace(in.Credentials)
 	switch {
@@ -186,6 +192,9 @@ func (s *Service) AddChatService(ctx context.Context, companyID messaging.ID, br
 // key refuses them (messaging.SecretKeyMissing). The service returned
 // holds no credentials, only CredentialsSet.
 func (s *Service) CreateChatService(ctx context.Context, companyID messaging.ID, in ChatServiceInput) (messaging.ChatService, error) {
+	if in.Credentials == nil {
+		in.Credentials = json.RawMessage("null") // none: the provider says whether that will do
+	}
 	cs, _, err := s.checkChatService(companyID, in)
 	if err != nil {
 		return messaging.ChatService{}, err

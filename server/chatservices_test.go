@@ -131,6 +131,8 @@ func TestAdminChatServiceErrors(t *testing.T) {
 		{"unknown channel", "POST", base, with("channel", "sms"), 400, "channel"},
 		{"credentials missing a field", "POST", base, with("credentials", map[string]any{"apiKey": "k"}), 400, "credentials.apiSecret"},
 		{"credentials not an object", "POST", base, with("credentials", "k:s"), 400, "credentials"},
+		{"no credentials where the provider needs them", "POST", base, map[string]any{"brandName": "B", "providerServiceId": "p",
+			"provider": "vonage"}, 400, "credentials.apiKey"},
 		{"baseUrl not a URL", "POST", base, with("baseUrl", "api.example.test"), 400, "baseUrl"},
 		{"baseUrl with user information", "POST", base, with("baseUrl", "https://u:p@api.example.test"), 400, "baseUrl"},
 		{"get unknown service", "GET", base + "/9999", nil, 404, ""},
