@@ -181,8 +181,9 @@ func (a *Adapter) failure(m delivery.ChatSend, resp *http.Response, raw []byte) 
 	code := p.Code()
 	cause := fmt.Errorf("vonage: message %s refused: HTTP %d %s", m.MessageID, resp.StatusCode, strings.TrimSpace(p.Detail))
 	switch {
-	case resp.StatusCode == http.StatusTooManyRequests:
-		se := delivery.ChatFailure(delivery.ReasonTransient, strings.TrimSpace("HTTP 429 "+p.Word()), fmt.Errorf("%w: %w", delivery.ErrRateLimited, cause))
+	case resp.StatusCode == http.StatusTooManyRequests || code == ThrottledCode:
+		word := strings.TrimSpace("HTTP " + strconv.Itoa(resp.StatusCode) + " " + p.Word())
+		se := delivery.ChatFailure(delivery.ReasonTransient, word, fmt.Errorf("%w: %w", delivery.ErrRateLimited, cause))
 		se.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), a.now())
 		return delivery.ChatAccepted{}, se
 	case code == AlreadySentCode:

@@ -16,6 +16,10 @@ type ErrorCode struct {
 	Reason delivery.ChatReason
 }
 
+// ThrottledCode is the code of a send refused for the account's rate: a
+// rate limit like HTTP 429.
+const ThrottledCode = 1000
+
 // AlreadySentCode is the code of a message the provider says it sent
 // before: a success at send time, nothing to report in a callback.
 const AlreadySentCode = 1320
@@ -26,7 +30,7 @@ const AlreadySentCode = 1320
 // reason each maps to. A code not in the table is a rejection.
 func ErrorCodes() []ErrorCode {
 	return []ErrorCode{
-		{1000, "Throttled", delivery.ReasonTransient},
+		{ThrottledCode, "Throttled", delivery.ReasonTransient},
 		{1010, "Missing params", delivery.ReasonRejected},
 		{1020, "Invalid params", delivery.ReasonRejected},
 		{1021, "Invalid tag", delivery.ReasonRejected},

@@ -46,8 +46,8 @@
 // 202 with message_uuid is an acceptance. A refusal's problem body names
 // a code in its type (".../api-errors/messages#1020"), mapped by
 // ErrorCodes; code 1320 (already sent) is an acceptance with AlreadySent.
-// HTTP 429 is transient with RetryAfter from Retry-After and wraps
-// delivery.ErrRateLimited; 408, 5xx, timeouts and network errors are
+// HTTP 429, and code 1000 (throttled), are transient with RetryAfter from
+// Retry-After and wrap delivery.ErrRateLimited; 408, 5xx, timeouts and network errors are
 // transient; 401, 402, 403 and 404 without a code refuse the service;
 // other 4xx reject the message.
 //

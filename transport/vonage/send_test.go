@@ -284,6 +284,8 @@ func TestSendAnswers(t *testing.T) {
 	}{
 		{"rate limited", 429, `{"type":"https://developer.vonage.com/api-errors#throttled","title":"Rate Limit Hit"}`,
 			map[string]string{"Retry-After": "7"}, delivery.ReasonTransient, false, 7 * time.Second},
+		{"throttled code", 422, `{"type":"https://developer.vonage.com/api-errors/messages#1000","title":"Throttled"}`,
+			map[string]string{"Retry-After": "2"}, delivery.ReasonTransient, false, 2 * time.Second},
 		{"server error", 500, `{"type":"https://developer.vonage.com/api-errors#internal","title":"Internal Error"}`, nil, delivery.ReasonTransient, false, 0},
 		{"bad gateway without body", 502, ``, nil, delivery.ReasonTransient, false, 0},
 		{"wrong credentials", 401, `{"type":"https://developer.vonage.com/api-errors#unauthorized","title":"Unauthorized"}`, nil, delivery.ReasonServiceRefused, true, 0},
@@ -308,7 +310,7 @@ func TestSendAnswers(t *testing.T) {
 			if se.Reason != tc.reason || se.Permanent != tc.permanent || se.RetryAfter != tc.retry {
 				t.Errorf("got reason %s permanent %v retry %s, want %s %v %s", se.Reason, se.Permanent, se.RetryAfter, tc.reason, tc.permanent, tc.retry)
 			}
-			if tc.status == 429 && !errors.Is(err, delivery.ErrRateLimited) {
+			if tc.retry > 0 && !errors.Is(err, delivery.ErrRateLimited) {
 				t.Errorf("a 429 does not wrap ErrRateLimited: %v", err)
 			}
 			if want := delivery.ChatCodes()[tc.reason]; se.Details != want.Name {
