@@ -84,3 +84,69 @@ func TestClaimStoredThenFailed(t *testing.T) {
 	}
 	require.EqualValues(t, s.lost.Load(), extra, "each message of a failed claim claimed once more")
 }
+
+// beatGateStore fails heartbeats while failing is set, and counts the
+// claims made when the last heartbeat written was more than half the
+// claim lease older than the claim, or when none was.
+type beatGateStore struct {
+	*memstore.Store
+	halfLease time.Duration
+	failing   atomic.Bool
+	lastBeat  atomic.Int64 // UnixNano of the last heartbeat written
+	stale     atomic.Int64 // claims made without a fresh heartbeat
+	claims    atomic.Int64
+}
+
+func (s *beatGateStore) Heartbeat(ctx context.Context, owner string, at time.Time) error {
+	if s.failing.Load() {
+		return errors.New("store unreachable")
+	}
+	if err := s.Store.Heartbeat(ctx, owner, at); err != nil {
+		return err
+	}
+	s.lastBeat.Store(at.UnixNano())
+	return nil
+}
+
+func (s *beatGateStore) ClaimDue(ctx context.Context, c delivery.Claim) ([]messaging.Message, error) {
+	s.claims.Add(1)
+	if last := s.lastBeat.Load(); last == 0 || c.Now.Sub(time.Unix(0, last)) > s.halfLease {
+		s.stale.Add(1)
+	}
+	return s.Store.ClaimDue(ctx, c)
+}
+
+// TestNoClaimWithoutFreshHeartbeat: a dispatcher claims nothing before
+// its heartbeat is written (the one at the start failed: another process
+// would find its claims ownerless and take them back), and after its clock
+// moved on by more than half the claim lease it writes one before it
+// claims again.
+func TestNoClaimWithoutFreshHeartbeat(t *testing.T) {
+	const lease = 10 * time.Second
+	s := &beatGateStore{Store: memstore.New(), halfLease: lease / 2}
+	s.failing.Store(true)
+	w := newWorld(t, s.Store)
+	c, msgs := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(10, 0)})
+
+	var offset atomic.Int64
+	sms := newFakeSMS()
+	cfg := fastConfig(s)
+	cfg.SMS, cfg.Instance, cfg.ClaimLease = sms, "live", lease
+	cfg.HeartbeatInterval = lease - time.Second // few heartbeats besides the start and the lanes
+	cfg.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+	run(t, d)
+	time.Sleep(100 * time.Millisecond)
+	require.Empty(t, sms.sends(), "nothing sent while no heartbeat could be written")
+
+	s.failing.Store(false)
+	w.waitCampaign(c.ID, "sent once a heartbeat was written", func(c messaging.Campaign) bool { return c.Counts.Sent == len(msgs) })
+
+	offset.Store(int64(time.Hour))
+	c2, msgs2 := w.campaign(spec{channel: messaging.ChannelSMS, phones: phones(10, 100)})
+	d.Wake()
+	w.waitCampaign(c2.ID, "sent after the clock moved on", func(c messaging.Campaign) bool { return c.Counts.Sent == len(msgs2) })
+	require.Positive(t, s.claims.Load())
+	require.Zero(t, s.stale.Load(), "claims made without a fresh heartbeat")
+}

@@ -42,6 +42,9 @@ type Dispatcher struct {
 	lastLease time.Time
 	// beatFailed is when a heartbeat last failed (UnixNano; 0: never).
 	beatFailed atomic.Int64
+	// beatAt is the time the last heartbeat written carries (UnixNano;
+	// 0: none yet).
+	beatAt atomic.Int64
 
 	// sendCtx carries the sends of Run; it ends when Run gives up
 	// draining.
@@ -240,14 +243,33 @@ func (d *Dispatcher) heartbeat(ctx context.Context) {
 	sctx, cancel := context.WithTimeout(ctx, min(d.cfg.StoreTimeout, d.cfg.HeartbeatInterval))
 	defer cancel()
 	start := time.Now()
-	err := d.store.Heartbeat(sctx, d.cfg.Instance, d.cfg.Now())
+	at := d.cfg.Now()
+	err := d.store.Heartbeat(sctx, d.cfg.Instance, at)
 	d.obs.Batch("heartbeat", 1, time.Since(start), err)
+	if err == nil {
+		for {
+			last := d.beatAt.Load()
+			if last >= at.UnixNano() || d.beatAt.CompareAndSwap(last, at.UnixNano()) {
+				break
+			}
+		}
+	}
 	if err != nil {
 		d.beatFailed.Store(d.cfg.Now().UnixNano())
 		if ctx.Err() == nil {
 			d.log.Error("writing the claim heartbeat", "instance", d.cfg.Instance, "err", err)
 		}
 	}
+}
+
+// beatFresh reports whether this process's last heartbeat written is
+// recent enough at now for a claim: no more than half the claim lease old.
+// A claim made with an older one (or none, the heartbeat at the start
+// having failed) could be taken back by another process at once, its
+// owner looking dead, while this one sends its messages.
+func (d *Dispatcher) beatFresh(now time.Time) bool {
+	at := d.beatAt.Load()
+	return at != 0 && now.Sub(time.Unix(0, at)) <= d.cfg.ClaimLease/2
 }
 
 // forgetClaimer removes this process's heartbeat once it holds no claims.

@@ -164,6 +164,13 @@
 // (to the microsecond), and the owner and the lease name the claim
 // (Recovery.Unknown).
 //
+// A process claims only while its last heartbeat written is at most half
+// the claim lease old: a lane finding it older writes one first, and
+// claims nothing while that fails. Otherwise a process whose heartbeat at
+// the start failed (or was last written long ago) would claim under a name
+// the others take for dead, and they would take its claims back while it
+// sends them.
+//
 // A process never takes back its own claims for a late heartbeat, and
 // takes no other process's claims for one while its own heartbeats have
 // failed within the last ClaimLease: when the store itself was

@@ -233,6 +233,14 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		if idle && !l.sleep(ctx) || !idle && !l.waitFree(ctx) || !l.waitReady(ctx) {
 			return
 		}
+		if !d.beatFresh(d.cfg.Now()) {
+			// The heartbeat keeps the claim: without a fresh one,
+			// another process could take the claim back at once.
+			if d.heartbeat(ctx); !d.beatFresh(d.cfg.Now()) {
+				idle = true
+				continue
+			}
+		}
 		if len(unknown) > 0 {
 			if !l.takeBack(ctx, unknown) {
 				idle = true
