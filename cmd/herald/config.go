@@ -97,7 +97,7 @@ func envVars() []envVar {
 		{"HERALD_RECEIPT_TIMEOUT", "48h, or HERALD_SMPP_VALIDITY plus as much again up to an hour when shorter", "how long a Sent SMS waits for its delivery receipt; then it stays Sent, details NO_RECEIPT, and no longer counts as pending"},
 		{"HERALD_SMPP_SUBMIT_ID_FORMAT", "as-sent", "how the SMSC writes message ids in submit_sm_resp and receipted_message_id: as-sent, decimal or hex"},
 		{"HERALD_SMPP_RECEIPT_ID_FORMAT", "as-sent", "how it writes them in the id: of receipt texts; set both when they differ (e.g. hex and decimal)"},
-		{"HERALD_CHAT_URL", "empty: chat messages stay Pending", "base URL of the chat provider API (requests go to its /send_message)"},
+		{"HERALD_CHAT_URL", "empty: only chat services with an endpoint of their own send", "base URL of the herald-protocol chat endpoint (requests go to its /send_message) of the chat services without baseUrl and credentials; its callbacks come to /callbacks/chat"},
 		{"HERALD_CHAT_TOKEN", "empty", "X-Auth-Token sent to the chat provider"},
 		{"HERALD_CHAT_CALLBACK_SECRET", "empty", "key of the signatures of the provider's callbacks to /callbacks/chat; required with HERALD_CHAT_URL"},
 		{"HERALD_SHUTDOWN_TIMEOUT", "30s", "how long a stop waits for requests, preparations and sends in flight"},
@@ -106,7 +106,7 @@ func envVars() []envVar {
 		{"HERALD_RETENTION", "empty: kept for ever", "how long the messages and survey answers of a finished campaign are kept, as 90d or 36h (at least 1m); older ones are purged in the background, a thousand at a time, and the campaign and its counters stay"},
 		{"HERALD_SECRET_KEY", "empty: no secret is stored", "key encrypting the SMPP connector passwords and webhook secrets stored in the database (AES-256-GCM): 32 random bytes in base64 or hex, as herald secrets new-key prints; without it creating a webhook or a connector with a password answers 503 (the demo uses a built-in key)"},
 		{"HERALD_SECRET_KEY_PREVIOUS", "empty", "earlier keys, comma-separated, that still decrypt what they encrypted, while herald secrets rotate encrypts it again under HERALD_SECRET_KEY"},
-		{"HERALD_WEBHOOK_ALLOW", "empty: https to public addresses only (loopback in demo mode)", "addresses webhooks and media checks may reach besides those, comma-separated: loopback (http or https to this machine, for development), private (https to private-use, unique-local, shared and loopback addresses: the operator's own network; link-local stays refused)"},
+		{"HERALD_WEBHOOK_ALLOW", "empty: https to public addresses only (loopback in demo mode)", "addresses webhooks, media checks and chat services' baseUrl may reach besides those, comma-separated: loopback (http or https to this machine, for development), private (https to private-use, unique-local, shared and loopback addresses: the operator's own network; link-local stays refused)"},
 	}
 }
 

@@ -11,7 +11,7 @@
 //	herald secrets rotate   encrypt every stored secret under HERALD_SECRET_KEY
 //	herald version          the version and VCS revision the binary was built from
 //	herald simulate smsc    run the SMSC simulator alone
-//	herald simulate chat    run the chat provider simulator alone
+//	herald simulate chat    run a chat provider simulator alone (-provider: herald, vonage, infobip, meta-whatsapp)
 //
 // It stops cleanly on SIGINT or SIGTERM: it stops accepting requests,
 // finishes those in flight and the bulk preparations under way, lets the
@@ -195,7 +195,8 @@ func usage(w io.Writer) {
                             HERALD_SECRET_KEY, reading those under HERALD_SECRET_KEY_PREVIOUS
   herald version            print the version and the revision the binary was built from
   herald simulate smsc      run the SMSC simulator (flags: -addr -system-id -password -receipt-delay)
-  herald simulate chat      run the chat provider simulator (flags: -addr -token -callback-url -callback-secret -delivered-delay)
+  herald simulate chat      run a chat provider simulator (flags: -provider -addr -token -callback-url -callback-secret
+                            -delivered-delay; -channel -credentials for vonage, infobip, meta-whatsapp)
 
 herald serve reads:
 `)

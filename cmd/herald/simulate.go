@@ -71,10 +71,17 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 		callbackURL := fs.String("callback-url", "", "where callbacks are posted (Herald's /callbacks/chat); empty: none")
 		secret := fs.String("callback-secret", "", "key of the callbacks' X-Content-Signature")
 		delay := fs.Duration("delivered-delay", 200*time.Millisecond, "time between acceptance and the delivered callback")
+		provider := fs.String("provider", "herald", "the provider whose API is simulated: herald, vonage, infobip or meta-whatsapp")
+		channel := fs.String("channel", "", "the channel simulated (viber or whatsapp; empty: the provider's first); not for herald")
+		creds := fs.String("credentials", "", "the service's credentials object (JSON) requests are checked and callbacks signed with; "+
+			"empty: demo credentials, printed; not for herald, which takes -token and -callback-secret")
 		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 			return nil // the flags were listed
 		} else if err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		if *provider != "herald" {
+			return simulateProvider(ctx, *provider, *addr, *channel, *creds, *callbackURL, stdout, log)
 		}
 		sim := chatsim.New(chatsim.Config{Token: *token, CallbackURL: *callbackURL, CallbackSecret: *secret,
 			DeliveredDelay: *delay, SeenDelay: *delay, ReplyDelay: *delay, Logger: log})
@@ -87,4 +94,38 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 		return printStats(stdout, "chat provider simulator stopped: ", sim.Stats())
 	}
 	return fmt.Errorf("%w: simulate %q: want smsc or chat", errUsage, which)
+}
+
+// simulateProvider runs the simulator of a provider other than herald
+// until ctx ends. Without credentials it makes demo ones and prints them:
+// the chat service to test is set up with the same.
+func simulateProvider(ctx context.Context, provider, addr, channel, creds, callbackURL string, stdout io.Writer, log *slog.Logger) error {
+	kind, ok := simKindOf(provider)
+	if !ok {
+		return fmt.Errorf("%w: simulate chat -provider %q: want herald, vonage, infobip or meta-whatsapp", errUsage, provider)
+	}
+	if channel == "" {
+		channel = kind.channel
+	}
+	raw := json.RawMessage(creds)
+	generated := creds == ""
+	if generated {
+		raw = kind.credentials()
+	} else if !json.Valid(raw) {
+		return fmt.Errorf("%w: simulate chat -credentials: not JSON", errUsage)
+	}
+	sim, err := kind.start(ctx, addr, raw, channel, callbackURL, log)
+	if err != nil {
+		return fmt.Errorf("start the %s simulator: %w", provider, err)
+	}
+	defer sim.Close()
+	fmt.Fprintf(stdout, "%s simulator (%s) at %s; numbers ending 0008/0009/0010 fail: blocked, not on the channel, no suitable device\n",
+		provider, channel, sim.URL())
+	if generated {
+		// Made for this run, to be given to the chat service under test.
+		fmt.Fprintf(stdout, "demo credentials: %s\n", raw)
+	}
+	<-ctx.Done()
+	fmt.Fprintf(stdout, "%s simulator stopped\n", provider)
+	return nil
 }
