@@ -191,7 +191,8 @@ func usage(w io.Writer) {
                             (exit 1 when any does, 0 when none)
   herald secrets new-key    print a new key for HERALD_SECRET_KEY (32 random bytes, base64)
   herald secrets rotate [--database-url U]
-                            encrypt every stored secret (SMPP passwords, webhook secrets) under
+                            encrypt every stored secret (SMPP passwords, webhook secrets, chat
+                            service credentials) under
                             HERALD_SECRET_KEY, reading those under HERALD_SECRET_KEY_PREVIOUS
   herald version            print the version and the revision the binary was built from
   herald simulate smsc      run the SMSC simulator (flags: -addr -system-id -password -receipt-delay)
