@@ -120,12 +120,24 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "webhook not signed, send it again signed")
 		return
 	}
-	key, err := a.verify(r.Context(), r.Header.Get("Authorization"), body)
+	rk, err := a.check(r.Header.Get("Authorization"), body)
 	if err != nil {
 		a.log.Warn("vonage webhook refused", "error", err)
 		writeError(w, http.StatusUnauthorized, "webhook signature refused")
 		return
 	}
+	seen, err := a.replays.Seen(r.Context(), rk.key, rk.until)
+	if err != nil {
+		a.log.Error("vonage webhook replay guard failed", "error", err)
+		writeError(w, http.StatusInternalServerError, "webhook not checked against replays, send again")
+		return
+	}
+	if seen {
+		a.log.Warn("vonage webhook refused: token taken before (replay)")
+		writeError(w, http.StatusUnauthorized, "webhook signature refused")
+		return
+	}
+	key := rk.key
 	events, err := parseWebhooks(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
@@ -162,26 +174,9 @@ func (a *Adapter) forget(ctx context.Context, key string) {
 	if !ok {
 		return
 	}
-	if err := f.Forget(ctx, key); err != nil {
+	if err := f.Forget(context.WithoutCancel(ctx), key); err != nil {
 		a.log.Warn("vonage webhook replay key not forgotten", "error", err)
 	}
-}
-
-// verify checks a webhook's token and records it against replays; it
-// returns the replay key recorded.
-func (a *Adapter) verify(ctx context.Context, authorization string, body []byte) (string, error) {
-	key, err := a.check(authorization, body)
-	if err != nil {
-		return "", err
-	}
-	seen, err := a.replays.Seen(ctx, key.key, key.until)
-	if err != nil {
-		return "", fmt.Errorf("replay guard: %w", err)
-	}
-	if seen {
-		return "", errors.New("token taken before (replay)")
-	}
-	return key.key, nil
 }
 
 // replayKey is what a verified token is remembered by, and until when.

@@ -259,6 +259,27 @@ func TestWebhookReporterFails(t *testing.T) {
 	}
 }
 
+// failingGuard is a ReplayGuard whose store is down.
+type failingGuard struct{}
+
+func (failingGuard) Seen(context.Context, string, time.Time) (bool, error) {
+	return false, errors.New("store down")
+}
+
+func TestWebhookReplayGuardDown(t *testing.T) {
+	_, creds := testKey(t)
+	rep := &fakeReporter{}
+	a := newAdapter(t, chatprovider.ChannelViber, "http://127.0.0.1:1", creds, rep, func(s *chatprovider.Settings) { s.Replays = failingGuard{} })
+	w := httptest.NewRecorder()
+	a.ServeHTTP(w, signedRequest(t, testSecret, readTestdata(t, "status_viber_delivered.json"), vonage.Claims{}))
+	if w.Code != http.StatusInternalServerError {
+		t.Errorf("answer %d, want 500 so that Vonage posts again", w.Code)
+	}
+	if s, i := rep.calls(); s+i != 0 {
+		t.Errorf("reporter called %d+%d times, want never", s, i)
+	}
+}
+
 // TestWebhookRetryAfterFailure: a webhook answered 500 because its report
 // failed is taken when posted again, token and all, if the guard can
 // forget; a guard that cannot refuses it as a replay.
