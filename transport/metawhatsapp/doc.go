@@ -14,7 +14,8 @@
 //
 // # Sending
 //
-// A service's Sender is its business phone number id. SendChat POSTs one
+// A service's Sender (Settings.Sender) is its business phone number id;
+// ChatSend.Sender is not read. SendChat POSTs one
 // JSON message to {BaseURL}/{phone number id}/messages with the header
 // "Authorization: Bearer {accessToken}". The message carries Herald's
 // message id in biz_opaque_callback_data, which Meta repeats in every
