@@ -9,9 +9,9 @@
 // for Viber Business Messages, "Send Viber messages" (POST
 // /viber/2/messages) and its webhooks, as published at
 // https://www.infobip.com/docs/api/channels/viber/viber-business-messages
-// and in Infobip's generated Java client (github.com/infobip/
-// infobip-api-java-client, models Viber*, read at the commit of
-// 2026-03-31). Status groups and ids follow
+// and in Infobip's generated Java client
+// (github.com/infobip/infobip-api-java-client, models Viber*, read at its
+// commit of 2026-03-31). Status groups and ids follow
 // https://www.infobip.com/docs/essentials/api-essentials/response-status-and-error-codes.
 // docs/providers/infobip.md lists each field and where it comes from.
 //
@@ -52,7 +52,8 @@
 // report was taken before is a replay, answered 401. The statuses of one
 // request go to one Reporter.ChatStatuses call, its inbound messages to
 // Reporter.ChatInbound, and the request is answered 200 only once they
-// returned nil (500 otherwise, so that Infobip sends it again).
+// returned nil (500 otherwise, so that Infobip sends it again). A report
+// of a message Herald did not send is acknowledged and dropped.
 //
 // # Surveys
 //
