@@ -56,7 +56,9 @@
 // ServeHTTP verifies the bearer JWT of each webhook (HS256 with the
 // signature secret, payload_hash the SHA-256 of the body, iat within
 // DefaultSignatureWindow, jti not taken before through Settings.Replays or
-// MemoryReplays), then maps statuses (delivered, read, rejected and
-// undeliverable; submitted reports nothing) to one Reporter.ChatStatuses
-// call and inbound text and replies to Reporter.ChatInbound.
+// MemoryReplays): a forged or replayed one is answered 401, an unsigned
+// one 503 (Vonage signs it when it posts again). It then maps statuses
+// (delivered, read, rejected and undeliverable; submitted reports
+// nothing) to one Reporter.ChatStatuses call, and inbound text and
+// replies to Reporter.ChatInbound, and answers 200 once they are stored.
 package vonage
