@@ -43,8 +43,9 @@ type Dispatcher struct {
 	// beatFailed is when a heartbeat last failed (UnixNano; 0: never).
 	beatFailed atomic.Int64
 	// beatAt is the time the last heartbeat written carries (UnixNano;
-	// 0: none yet).
+	// 0: none yet); beatMu is held while one is written.
 	beatAt atomic.Int64
+	beatMu sync.Mutex
 
 	// sendCtx carries the sends of Run; it ends when Run gives up
 	// draining.
@@ -240,36 +241,48 @@ func (d *Dispatcher) maintain(ctx context.Context) {
 
 // heartbeat records that this process is alive, which keeps its claims.
 func (d *Dispatcher) heartbeat(ctx context.Context) {
+	d.beatMu.Lock()
+	defer d.beatMu.Unlock()
+	d.writeBeat(ctx)
+}
+
+// writeBeat writes the heartbeat; d.beatMu is held, so that the process
+// writes one at a time (two at once would wait for each other's row).
+func (d *Dispatcher) writeBeat(ctx context.Context) {
 	sctx, cancel := context.WithTimeout(ctx, min(d.cfg.StoreTimeout, d.cfg.HeartbeatInterval))
 	defer cancel()
 	start := time.Now()
 	at := d.cfg.Now()
 	err := d.store.Heartbeat(sctx, d.cfg.Instance, at)
 	d.obs.Batch("heartbeat", 1, time.Since(start), err)
-	if err == nil {
-		for {
-			last := d.beatAt.Load()
-			if last >= at.UnixNano() || d.beatAt.CompareAndSwap(last, at.UnixNano()) {
-				break
-			}
-		}
-	}
 	if err != nil {
 		d.beatFailed.Store(d.cfg.Now().UnixNano())
 		if ctx.Err() == nil {
 			d.log.Error("writing the claim heartbeat", "instance", d.cfg.Instance, "err", err)
 		}
+		return
 	}
+	d.beatAt.Store(max(d.beatAt.Load(), at.UnixNano()))
 }
 
-// beatFresh reports whether this process's last heartbeat written is
+// freshBeat reports whether this process's last heartbeat written is
 // recent enough at now for a claim: no more than half the claim lease old.
-// A claim made with an older one (or none, the heartbeat at the start
-// having failed) could be taken back by another process at once, its
-// owner looking dead, while this one sends its messages.
-func (d *Dispatcher) beatFresh(now time.Time) bool {
-	at := d.beatAt.Load()
-	return at != 0 && now.Sub(time.Unix(0, at)) <= d.cfg.ClaimLease/2
+// It writes one first when it is not. A claim made with an older one (or
+// none, the heartbeat at the start having failed) could be taken back by
+// another process at once, its owner looking dead, while this one sends
+// its messages.
+func (d *Dispatcher) freshBeat(ctx context.Context) bool {
+	d.beatMu.Lock()
+	defer d.beatMu.Unlock()
+	fresh := func() bool {
+		at := d.beatAt.Load()
+		return at != 0 && d.cfg.Now().Sub(time.Unix(0, at)) <= d.cfg.ClaimLease/2
+	}
+	if fresh() {
+		return true
+	}
+	d.writeBeat(ctx)
+	return fresh()
 }
 
 // forgetClaimer removes this process's heartbeat once it holds no claims.

@@ -233,13 +233,11 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		if idle && !l.sleep(ctx) || !idle && !l.waitFree(ctx) || !l.waitReady(ctx) {
 			return
 		}
-		if !d.beatFresh(d.cfg.Now()) {
+		if !d.freshBeat(ctx) {
 			// The heartbeat keeps the claim: without a fresh one,
 			// another process could take the claim back at once.
-			if d.heartbeat(ctx); !d.beatFresh(d.cfg.Now()) {
-				idle = true
-				continue
-			}
+			idle = true
+			continue
 		}
 		if len(unknown) > 0 {
 			if !l.takeBack(ctx, unknown) {
