@@ -333,3 +333,32 @@ func TestStartChecksConfig(t *testing.T) {
 		t.Error("started for viber")
 	}
 }
+
+func TestVerifyCallbackWrongToken(t *testing.T) {
+	creds := json.RawMessage(`{"accessToken":"demo-access-token","appSecret":"demo-app-secret","verifyToken":"another-token"}`)
+	sim, _ := setup(t, metawhatsappsim.Config{}, &recorder{}, creds)
+	if err := sim.VerifyCallback(context.Background()); err == nil {
+		t.Fatal("verification passed with another verify token")
+	}
+}
+
+func TestUnknownPath(t *testing.T) {
+	sim, err := metawhatsappsim.Start(context.Background(), "127.0.0.1:0", metawhatsappsim.Config{Credentials: metawhatsappsim.DemoCredentials()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	for _, p := range []string{"/v23.0/abc/messages", "/23.0/106540352242922/messages", "/v23.0/106540352242922/media", "/messages"} {
+		req, _ := http.NewRequest(http.MethodPost, sim.URL()+p, strings.NewReader(`{}`))
+		req.Header.Set("Authorization", "Bearer demo-access-token")
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 400 {
+			t.Errorf("%s: status %d, want 400", p, res.StatusCode)
+		}
+	}
+}
