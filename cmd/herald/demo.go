@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/accounts"
@@ -30,14 +33,27 @@ const (
 type demoSims struct {
 	smsc *smscsim.Server
 	// backup is a second SMSC, the demo's failover connector.
-	backup   *smscsim.Server
-	chat     *chatsim.Server
-	password string
-	secret   string
-	token    string
+	backup *smscsim.Server
+	chat   *chatsim.Server
+	// providers are the simulators of the other chat providers, one demo
+	// chat service each.
+	providers []demoProvider
+	password  string
+	secret    string
+	token     string
 	// adminToken is the admin token generated for the demo; empty when
 	// HERALD_ADMIN_TOKEN gave one.
 	adminToken string
+}
+
+// demoProvider is a chat provider's simulator and the credentials its
+// demo service uses.
+type demoProvider struct {
+	kind  simKind
+	sim   providerSim
+	creds json.RawMessage
+	// service is the demo chat service of the provider, once set up.
+	service messaging.ChatService
 }
 
 // startSims starts the SMSC and chat provider simulators on loopback, the
@@ -65,6 +81,16 @@ func startSims(cfg *config, baseURL string, log *slog.Logger) (*demoSims, error)
 		_ = s.backup.Close()
 		return nil, fmt.Errorf("start the chat provider simulator: %w", err)
 	}
+	for _, k := range simKinds() {
+		// Their callback URLs name the demo services: set once those exist.
+		creds := k.credentials()
+		sim, err := k.start(context.Background(), "127.0.0.1:0", creds, k.channel, "", log.With("component", k.provider+"-simulator"))
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("start the %s simulator: %w", k.provider, err)
+		}
+		s.providers = append(s.providers, demoProvider{kind: k, sim: sim, creds: creds})
+	}
 	cfg.SMPPAddr, cfg.SMPPSystemID, cfg.SMPPPassword = s.smsc.Addr(), demoSystemID, s.password
 	cfg.ChatURL, cfg.ChatToken, cfg.ChatCallbackSecret = s.chat.URL(), s.token, s.secret
 	// The demo's webhook receivers run on this machine.
@@ -78,6 +104,9 @@ func startSims(cfg *config, baseURL string, log *slog.Logger) (*demoSims, error)
 
 // close stops the simulators.
 func (s *demoSims) close() {
+	for _, p := range s.providers {
+		_ = p.sim.Close()
+	}
 	_ = s.chat.Close()
 	_ = s.smsc.Close()
 	_ = s.backup.Close()
@@ -181,6 +210,10 @@ func setUpDemo(ctx context.Context, acc *accounts.Service, store *sqlstore.Store
 		}
 	}
 
+	if err := setUpProviderServices(ctx, acc, id, services, baseURL, sims); err != nil {
+		return err
+	}
+
 	key, err := acc.GenerateAPIKey(ctx, id)
 	if err != nil {
 		return err
@@ -199,7 +232,7 @@ Herald demo is running at %[1]s
   chat service         id %[6]d, %[7]q
   SMSC simulator       %[8]s (SMPP; a second one, %[11]s, is the failover of the demo-backup connector)
   chat simulator       %[9]s
-Outcomes by number: ending 0001, 0002, 0003 get SMS receipts UNDELIVERED, EXPIRED, REJECTED;
+%[12]sOutcomes by number: ending 0001, 0002, 0003 get SMS receipts UNDELIVERED, EXPIRED, REJECTED;
 ending 0008, 0009, 0010 chat errors 8, 9, 10 (the SMS fallback); every other number is delivered.
 
 Set the shell variables the README uses:
@@ -211,6 +244,49 @@ Send a first SMS:
 Reply from a handset (the SMSC simulator sends it to Herald; GET /api/v1/inbound lists it):
   curl -s -d '{"from":"447700900123","to":%[5]q,"text":"Thanks!"}' %[1]s/demo/smsc/mo
 
-`, baseURL, key, admin, sender.ID, sender.SenderID, service.ID, service.BrandName, sims.smsc.Addr(), sims.chat.URL(), api, sims.backup.Addr())
+`, baseURL, key, admin, sender.ID, sender.SenderID, service.ID, service.BrandName, sims.smsc.Addr(), sims.chat.URL(), api, sims.backup.Addr(), providerLines(sims))
 	return nil
+}
+
+// demoBrand is the brand name of the demo chat service of provider.
+func demoBrand(provider string) string { return demoBrandName + " (" + provider + ")" }
+
+// setUpProviderServices gives the demo company one chat service per
+// provider simulator, pointed at it (its address and credentials change
+// with every start), and has each simulator call back that service's
+// endpoint.
+func setUpProviderServices(ctx context.Context, acc *accounts.Service, company messaging.ID, existing []messaging.ChatService,
+	baseURL string, sims *demoSims) error {
+	for i := range sims.providers {
+		p := &sims.providers[i]
+		in := accounts.ChatServiceInput{BrandName: demoBrand(p.kind.provider), ProviderServiceID: p.kind.sender, Provider: p.kind.provider,
+			Channel: p.kind.channel, BaseURL: p.sim.URL(), Credentials: p.creds}
+		var id int64
+		for _, cs := range existing {
+			if cs.BrandName == in.BrandName {
+				id = cs.ID
+			}
+		}
+		var err error
+		if id == 0 {
+			p.service, err = acc.CreateChatService(ctx, company, in)
+		} else {
+			p.service, err = acc.UpdateChatService(ctx, company, id, in)
+		}
+		if err != nil {
+			return fmt.Errorf("demo: the %s chat service: %w", p.kind.provider, err)
+		}
+		p.sim.SetCallbackURL(baseURL + "/callbacks/chat/" + strconv.FormatInt(p.service.ID, 10))
+	}
+	return nil
+}
+
+// providerLines are the banner's lines of the provider simulators.
+func providerLines(sims *demoSims) string {
+	var b strings.Builder
+	for _, p := range sims.providers {
+		fmt.Fprintf(&b, "  chat service         id %d, %q: %s over %s, simulator %s\n", p.service.ID, p.service.BrandName,
+			p.kind.provider, p.kind.channel, p.sim.URL())
+	}
+	return b.String()
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -147,7 +148,14 @@ func testDemo(t *testing.T, bin, dbURL string) {
 		BrandName string
 	}
 	api.api("GET", "/chat-services", "", http.StatusOK, &services)
-	require.Len(t, services, 1)
+	require.Len(t, services, 4, "the herald service, and one per provider simulator")
+	slices.SortFunc(services, func(a, b struct {
+		ID        int64
+		BrandName string
+	}) int {
+		return strings.Compare(a.BrandName, b.BrandName)
+	})
+	require.Equal(t, "Herald Demo", services[0].BrandName)
 
 	// Bulk SMS to 300 numbers: endings 0000 to 0011, 25 of each.
 	var sms struct{ ID string }
@@ -291,6 +299,25 @@ func testDemo(t *testing.T, bin, dbURL string) {
 	require.Contains(t, metrics, `herald_chat_callbacks_total{kind="reply",outcome="stored",status=""} 18`)
 	require.Contains(t, metrics, `herald_chat_callbacks_total{kind="status",outcome="stored",status="seen"} 18`)
 
+	// Each provider's demo service sends through its simulator: a text to
+	// a number on the channel is delivered, one not on it falls back to
+	// SMS. WhatsApp takes no free text outside the customer window.
+	for i, svc := range services[1:] {
+		var sent sendJSON
+		ok, off := fmt.Sprintf("+4479%d5000001", i), fmt.Sprintf("+4479%d5000009", i)
+		api.api("POST", "/chat/send-text", fmt.Sprintf(`{"messageContent":"Your table is ready","chatServiceId":%d,"smsFallbackText":"Your table is ready (SMS)",
+			"smsFallbackSenderId":%d,"recipients":[{"phoneNumber":%q},{"phoneNumber":%q}]}`, svc.ID, senders[0].ID, ok, off), http.StatusAccepted, &sent)
+		if strings.Contains(svc.BrandName, "meta-whatsapp") {
+			api.waitCampaign(sent.CampaignID, func(c campaignJSON) bool { return c.FailedCount == 2 })
+			require.Equal(t, "NOT_PERMITTED (13)", deref(api.messages(ok[1:])[0].Details), svc.BrandName)
+			continue
+		}
+		api.waitCampaign(sent.CampaignID, func(c campaignJSON) bool {
+			return c.DeliveredCount == 1 && c.SMSFallbackDeliveredCount == 1
+		})
+		require.Contains(t, deref(api.messages(off[1:])[0].Details)+deref(api.messages(off[1:])[1].Details), "(9)", svc.BrandName)
+	}
+
 	// A company of the operator's, whose bulk preparation a crash cut short.
 	admin := h.client("")
 	co := provision(t, admin, "admin-secret")
@@ -307,7 +334,7 @@ func testDemo(t *testing.T, bin, dbURL string) {
 	api.api("GET", "/chat-services", "", http.StatusOK, &services2)
 	require.Len(t, senders2, 1)
 	require.EqualValues(t, senders[0].ID, senders2[0]["id"])
-	require.Len(t, services2, 1)
+	require.Len(t, services2, 4, "found again, not created twice")
 	require.EqualValues(t, services[0].ID, services2[0]["id"])
 	require.Equal(t, "Completed", api.campaign(sent.CampaignID).Status)
 
