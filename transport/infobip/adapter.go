@@ -34,6 +34,10 @@ type Adapter struct {
 	sendURL string
 	log     *slog.Logger
 	replays chatprovider.ReplayGuard
+	// failed holds the keys of reports Herald failed to store, until
+	// their time: Infobip posts them again, and a guard that cannot
+	// forget would take that post for a replay.
+	failed *memoryGuard
 }
 
 // New builds the adapter of one service from s: s.Credentials must pass
@@ -80,6 +84,7 @@ func New(ctx context.Context, s chatprovider.Settings) (*Adapter, error) {
 	if a.replays == nil {
 		a.replays = newMemoryGuard(s.Now)
 	}
+	a.failed = newMemoryGuard(s.Now)
 	return a, nil
 }
 
@@ -88,6 +93,7 @@ func (a *Adapter) Close() error {
 	if g, ok := a.replays.(*memoryGuard); ok {
 		g.reset()
 	}
+	a.failed.reset()
 	return nil
 }
 

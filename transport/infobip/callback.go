@@ -34,8 +34,8 @@ const maxReportBytes = 1 << 20
 //   - 401 when every report of it was taken before (a replay);
 //   - the new delivery and seen reports to one Reporter.ChatStatuses
 //     call, the new inbound messages to Reporter.ChatInbound; 500 when one
-//     failed (its reports are forgotten, so that Infobip's next post of
-//     them is taken), else 200.
+//     failed (Infobip's next post of its reports is then taken, see
+//     forget), else 200.
 func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -275,6 +275,9 @@ func (a *Adapter) fresh(ctx context.Context, b batch) (batch, error) {
 			a.forget(ctx, out.keys)
 			return false, fmt.Errorf("replay guard: %w", err)
 		}
+		if dup && a.failed.take(key) {
+			dup = false // posted again after Herald failed to store it
+		}
 		if !dup {
 			out.keys = append(out.keys, key)
 		}
@@ -308,9 +311,16 @@ func (a *Adapter) fresh(ctx context.Context, b batch) (batch, error) {
 	return out, nil
 }
 
+// forget lets Infobip's next post of keys through: the guard forgets
+// them when it can, and the adapter remembers them as failed in any
+// case (a guard may lack Forget, or fail at it). The adapter's memory is
+// its process's: when the guard cannot forget, the next post is taken
+// only by the same process.
 func (a *Adapter) forget(ctx context.Context, keys []string) {
-	// A guard without Forget keeps the keys: Infobip's next post of the
-	// same reports is then refused as a replay.
+	until := a.s.Now().Add(replayWindow)
+	for _, k := range keys {
+		_, _ = a.failed.Seen(ctx, k, until) // records k; never fails
+	}
 	f, ok := a.replays.(chatprovider.ReplayForgetter)
 	if !ok {
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -176,4 +177,38 @@ func TestReplayGuardFailure(t *testing.T) {
 	require.Equal(t, http.StatusInternalServerError, post(t, a, testUser, testPassword, golden(t, "report_delivered.json")))
 	statuses, _ := rep.calls()
 	require.Empty(t, statuses, "nothing is reported unchecked")
+}
+
+// keepingGuard is a replay guard that cannot forget, like the stores'.
+type keepingGuard struct {
+	mu   sync.Mutex
+	keys map[string]bool
+}
+
+func (g *keepingGuard) Seen(_ context.Context, key string, _ time.Time) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	dup := g.keys[key]
+	g.keys[key] = true
+	return dup, nil
+}
+
+func TestReportNotStoredWithGuardThatCannotForget(t *testing.T) {
+	rep := newReporter()
+	a, err := infobip.New(context.Background(), chatprovider.Settings{
+		ServiceID: 42, Sender: "HeraldShop", Credentials: testCreds(), Reporter: rep,
+		Replays: &keepingGuard{keys: map[string]bool{}},
+	})
+	require.NoError(t, err)
+	defer a.Close()
+	body := golden(t, "report_batch.json")
+	rep.setFail(errors.New("database down"))
+	require.Equal(t, http.StatusInternalServerError, post(t, a, testUser, testPassword, body))
+	require.Equal(t, http.StatusInternalServerError, post(t, a, testUser, testPassword, body), "failed again")
+	rep.setFail(nil)
+	require.Equal(t, http.StatusOK, post(t, a, testUser, testPassword, body), "Infobip's next post is taken")
+	require.Equal(t, http.StatusUnauthorized, post(t, a, testUser, testPassword, body), "then it is a replay")
+	statuses, _ := rep.calls()
+	require.Len(t, statuses, 1)
+	require.Len(t, statuses[0], 3)
 }

@@ -52,6 +52,16 @@ func (g *memoryGuard) Forget(_ context.Context, key string) error {
 	return nil
 }
 
+// take removes key and reports whether it was there (and not expired).
+func (g *memoryGuard) take(key string) bool {
+	now := g.now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	exp, ok := g.keys[key]
+	delete(g.keys, key)
+	return ok && !now.After(exp)
+}
+
 func (g *memoryGuard) reset() {
 	g.mu.Lock()
 	g.keys = make(map[string]time.Time)
