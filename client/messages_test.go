@@ -226,7 +226,7 @@ func TestSendersAndServices(t *testing.T) {
 	require.Equal(t, []client.SMSSender{{ID: e.SenderID, SenderID: "ACME"}}, senders, "approved senders only, not %d", unapproved.ID)
 	services, err := e.c.ListChatServices(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []client.ChatService{{ID: e.ChatServiceID, BrandName: "Acme Brand"}}, services)
+	require.Equal(t, []client.ChatService{{ID: e.ChatServiceID, BrandName: "Acme Brand", Channel: "viber", Provider: "herald"}}, services)
 
 	_, err = e.Herald.Accounts().GenerateAPIKey(ctx, e.CompanyID) // revokes the client's
 	require.NoError(t, err)

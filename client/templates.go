@@ -97,6 +97,21 @@ type ChatConfig struct {
 	FileURL  string `json:"fileUrl,omitempty"`
 	FileName string `json:"fileName,omitempty"`
 	FileType string `json:"fileType,omitempty"`
+	// ProviderTemplate: a template approved at the provider, for the
+	// services on WhatsApp only (see ChatService.Channel).
+	ProviderTemplate *ProviderTemplate `json:"providerTemplate,omitempty"`
+}
+
+// ProviderTemplate is a template approved at the chat provider that a
+// WhatsApp message goes out as.
+type ProviderTemplate struct {
+	// Name is the template's name at the provider.
+	Name string `json:"name"`
+	// Language is its language code, such as "en" or "en_US".
+	Language string `json:"language"`
+	// Parameters are its parameters in order; each may hold
+	// {{placeholders}}, rendered for each recipient like the content.
+	Parameters []string `json:"parameters,omitempty"`
 }
 
 // CarouselItem is one card of a Carousel.

@@ -92,6 +92,11 @@ func TestTemplates(t *testing.T) {
 	require.True(t, client.IsBadRequest(err))
 	_, err = e.c.CreateSMSTemplate(ctx, client.SMSTemplateInput{Name: "welcome", TemplateContent: "x"})
 	invalid(t, err, "name")
+	// A providerTemplate is for WhatsApp services; the env's is on Viber.
+	_, err = e.c.CreateChatTemplate(ctx, client.ChatTemplateInput{Name: "wa", MessageType: client.TypeSimpleText,
+		TemplateContent: "Order {{order}}", ChatServiceID: e.ChatServiceID, TypeSpecificConfig: &client.ChatConfig{
+			ProviderTemplate: &client.ProviderTemplate{Name: "order_shipped", Language: "en", Parameters: []string{"{{order}}"}}}})
+	invalid(t, err, "typeSpecificConfig.providerTemplate")
 
 	survey, err := e.c.CreateChatTemplate(ctx, client.ChatTemplateInput{Name: "feedback", MessageType: client.TypeSurvey,
 		TemplateContent: "How was it?", ChatServiceID: e.ChatServiceID,

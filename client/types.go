@@ -73,6 +73,13 @@ const (
 type ChatService struct {
 	ID        int64  `json:"id"`
 	BrandName string `json:"brandName"`
+	// Channel is the chat network the service reaches: "viber" or
+	// "whatsapp". A template of a WhatsApp service may name a
+	// ProviderTemplate.
+	Channel string `json:"channel"`
+	// Provider is the chat provider: "herald", "vonage", "infobip" or
+	// "meta-whatsapp".
+	Provider string `json:"provider"`
 }
 
 // SMSSender is an approved SMS sender (alphanumeric originator) of the

@@ -71,7 +71,7 @@ func TestAdminOnboarding(t *testing.T) {
 	require.Equal(t, "herald", cs["provider"], "the default provider")
 	require.Equal(t, "viber", cs["channel"], "the default channel")
 	require.Equal(t, false, cs["credentialsSet"])
-	require.Equal(t, []any{map[string]any{"id": cs["id"], "brandName": "Globex"}}, e.do("GET", "/api/v1/chat-services", nil, withKey(key)).arr())
+	require.Equal(t, []any{map[string]any{"id": cs["id"], "brandName": "Globex", "channel": "viber", "provider": "herald"}}, e.do("GET", "/api/v1/chat-services", nil, withKey(key)).arr())
 
 	// A new key with a grace works beside the first (a rotation without
 	// downtime); revoking the first leaves the new one.

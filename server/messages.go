@@ -167,6 +167,8 @@ func (s *server) surveySummary(w http.ResponseWriter, r *http.Request) error {
 type chatServiceJSON struct {
 	ID        int64  `json:"id"`
 	BrandName string `json:"brandName"`
+	Channel   string `json:"channel"`
+	Provider  string `json:"provider"`
 }
 
 // listChatServices answers GET /chat-services.
@@ -177,7 +179,7 @@ func (s *server) listChatServices(w http.ResponseWriter, r *http.Request) error 
 	}
 	out := make([]chatServiceJSON, len(cs))
 	for i, c := range cs {
-		out[i] = chatServiceJSON{ID: c.ID, BrandName: c.BrandName}
+		out[i] = chatServiceJSON{ID: c.ID, BrandName: c.BrandName, Channel: c.ChannelName(), Provider: c.ProviderName()}
 	}
 	s.writeJSON(w, http.StatusOK, out)
 	return nil

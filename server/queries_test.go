@@ -282,8 +282,8 @@ func TestLookups(t *testing.T) {
 	r = e.do("GET", "/api/v1/chat-services", nil)
 	require.Equal(t, http.StatusOK, r.Code)
 	require.Equal(t, []any{
-		map[string]any{"id": float64(e.chat), "brandName": "Acme Brand"},
-		map[string]any{"id": float64(second.ID), "brandName": "Second Brand"},
+		map[string]any{"id": float64(e.chat), "brandName": "Acme Brand", "channel": "viber", "provider": "herald"},
+		map[string]any{"id": float64(second.ID), "brandName": "Second Brand", "channel": "viber", "provider": "herald"},
 	}, r.arr())
 
 	empty := e.newCompanyWithout(t)

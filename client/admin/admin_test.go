@@ -146,7 +146,7 @@ func TestOnboarding(t *testing.T) {
 	invalid(t, err, "providerServiceId")
 	services, err := c.ListChatServices(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []client.ChatService{{ID: cs.ID, BrandName: "Acme"}}, services)
+	require.Equal(t, []client.ChatService{{ID: cs.ID, BrandName: "Acme", Channel: "viber", Provider: "herald"}}, services)
 	listed, err := e.a.ListChatServices(ctx, co.ID)
 	require.NoError(t, err)
 	require.Len(t, listed, 1)
