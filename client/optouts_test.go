@@ -147,6 +147,10 @@ func TestWebhooks(t *testing.T) {
 	invalid(t, err, "url")
 	_, err = e.c.CreateWebhook(ctx, client.WebhookInput{URL: hooks.URL, Events: []client.WebhookEvent{"message.sent"}})
 	require.True(t, client.IsBadRequest(err))
+	require.Nil(t, w.Batch, "one event a request unless asked")
+	_, err = e.c.CreateWebhook(ctx, client.WebhookInput{URL: hooks.URL + "/b", Events: []client.WebhookEvent{client.EventMessageStatus},
+		Batch: &client.WebhookBatch{MaxEvents: 1001}})
+	invalid(t, err, "batch.maxEvents")
 
 	got, err := e.c.GetWebhook(ctx, w.ID)
 	require.NoError(t, err)

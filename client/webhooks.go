@@ -26,14 +26,30 @@ type WebhookInput struct {
 	// the operator allows more).
 	URL    string         `json:"url"`
 	Events []WebhookEvent `json:"events"`
+	// Batch, when set, has the endpoint take several events a request;
+	// nil, one event a request.
+	Batch *WebhookBatch `json:"batch,omitempty"`
+}
+
+// WebhookBatch is how many events one request to an endpoint carries. A
+// batch's body is {"events": [event, ...]}; a failed batch is sent again
+// whole, with the same event ids.
+type WebhookBatch struct {
+	// MaxEvents is the most events a request carries: 1 to 1000.
+	MaxEvents int `json:"maxEvents"`
+	// MaxWaitMs is how long, in milliseconds, the oldest waiting event
+	// may wait for the batch to fill: 0 to 60000.
+	MaxWaitMs int `json:"maxWaitMs"`
 }
 
 // Webhook is a webhook endpoint of the company.
 type Webhook struct {
-	ID        string         `json:"id"`
-	URL       string         `json:"url"`
-	Events    []WebhookEvent `json:"events"`
-	CreatedAt time.Time      `json:"createdAt"`
+	ID     string         `json:"id"`
+	URL    string         `json:"url"`
+	Events []WebhookEvent `json:"events"`
+	// Batch is nil when the endpoint takes one event a request.
+	Batch     *WebhookBatch `json:"batch"`
+	CreatedAt time.Time     `json:"createdAt"`
 	// Enabled is false once Herald stopped sending to the endpoint (it
 	// answered 410 Gone), since DisabledAt, for DisabledReason.
 	Enabled        bool      `json:"enabled"`

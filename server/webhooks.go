@@ -10,8 +10,22 @@ import (
 
 // webhookInput is the body of POST /webhooks.
 type webhookInput struct {
-	URL    string   `json:"url"`
-	Events []string `json:"events"`
+	URL    string      `json:"url"`
+	Events []string    `json:"events"`
+	Batch  *batchInput `json:"batch"`
+}
+
+// batchInput is an endpoint's batch settings as given; absent, one event
+// a request.
+type batchInput struct {
+	MaxEvents *int `json:"maxEvents"`
+	MaxWaitMs *int `json:"maxWaitMs"`
+}
+
+// batchJSON is an endpoint's batch settings as the API shows them.
+type batchJSON struct {
+	MaxEvents int   `json:"maxEvents"`
+	MaxWaitMs int64 `json:"maxWaitMs"`
 }
 
 // webhookJSON is an endpoint as the API shows it. Secret is shown when
@@ -20,6 +34,7 @@ type webhookJSON struct {
 	ID                      string     `json:"id"`
 	URL                     string     `json:"url"`
 	Events                  []string   `json:"events"`
+	Batch                   *batchJSON `json:"batch"`
 	CreatedAt               timestamp  `json:"createdAt"`
 	Enabled                 bool       `json:"enabled"`
 	DisabledAt              *timestamp `json:"disabledAt"`
@@ -33,6 +48,9 @@ func webhookOut(e webhook.Endpoint, withSecret bool, now time.Time) webhookJSON 
 		Enabled: e.DisabledAt == nil, DisabledAt: tsOrNull(e.DisabledAt), DisabledReason: e.DisabledReason}
 	for i, t := range e.Events {
 		out.Events[i] = string(t)
+	}
+	if e.Batch.Batched() {
+		out.Batch = &batchJSON{MaxEvents: e.Batch.MaxEvents, MaxWaitMs: e.Batch.MaxWait.Milliseconds()}
 	}
 	if withSecret {
 		out.Secret = e.Secret
@@ -50,7 +68,11 @@ func (s *server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decodeBody(w, r, &in); err != nil {
 		return err
 	}
-	e, err := s.webhooks.Register(r.Context(), companyOf(r), webhook.Registration{URL: in.URL, Events: in.Events})
+	reg := webhook.Registration{URL: in.URL, Events: in.Events}
+	if in.Batch != nil {
+		reg.Batch = &webhook.BatchInput{MaxEvents: in.Batch.MaxEvents, MaxWaitMs: in.Batch.MaxWaitMs}
+	}
+	e, err := s.webhooks.Register(r.Context(), companyOf(r), reg)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,22 @@ func TestWebhookEndpoints(t *testing.T) {
 	require.Equal(t, []any{"message.status", "survey.answered"}, created["events"], "deduplicated, in the documented order")
 	require.Equal(t, true, created["enabled"])
 	require.Nil(t, created["disabledAt"])
+	require.Nil(t, created["batch"], "one event a request unless asked")
+
+	// batch settings are kept and shown
+	br := e.do("POST", "/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/batch",
+		"events": []string{"message.status"}, "batch": map[string]any{"maxEvents": 1000, "maxWaitMs": 60000}})
+	require.Equal(t, http.StatusCreated, br.Code, "body: %s", br.Body)
+	require.Equal(t, map[string]any{"maxEvents": 1000.0, "maxWaitMs": 60000.0}, br.obj()["batch"])
+	bid := br.obj()["id"].(string)
+	require.Equal(t, map[string]any{"maxEvents": 1000.0, "maxWaitMs": 60000.0}, e.do("GET", "/api/v1/webhooks/"+bid, nil).obj()["batch"])
+	nowait := e.do("POST", "/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/batch1",
+		"events": []string{"message.status"}, "batch": map[string]any{"maxEvents": 1}})
+	require.Equal(t, http.StatusCreated, nowait.Code, "body: %s", nowait.Body)
+	require.Equal(t, map[string]any{"maxEvents": 1.0, "maxWaitMs": 0.0}, nowait.obj()["batch"])
+	for _, x := range []string{bid, nowait.obj()["id"].(string)} {
+		require.Equal(t, http.StatusNoContent, e.do("DELETE", "/api/v1/webhooks/"+x, nil).Code)
+	}
 
 	// the secret is shown once: never by GET
 	got := e.do("GET", "/api/v1/webhooks/"+id, nil)
@@ -74,6 +90,18 @@ func TestWebhookEndpointsRefuseBadInput(t *testing.T) {
 		{map[string]any{"url": "https://hooks.example.com/h", "events": []string{}}, []string{"events"}},
 		{map[string]any{"url": "https://hooks.example.com/h", "events": []string{"message.sent"}}, []string{"events"}},
 		{map[string]any{"events": []string{"nope"}}, []string{"url", "events"}},
+		{map[string]any{"url": "https://hooks.example.com/h", "events": []string{"message.status"},
+			"batch": map[string]any{"maxEvents": 0, "maxWaitMs": 100}}, []string{"batch.maxEvents"}},
+		{map[string]any{"url": "https://hooks.example.com/h", "events": []string{"message.status"},
+			"batch": map[string]any{"maxEvents": 1001}}, []string{"batch.maxEvents"}},
+		{map[string]any{"url": "https://hooks.example.com/h", "events": []string{"message.status"},
+			"batch": map[string]any{"maxWaitMs": 10}}, []string{"batch.maxEvents"}},
+		{map[string]any{"url": "https://hooks.example.com/h", "events": []string{"message.status"},
+			"batch": map[string]any{"maxEvents": 10, "maxWaitMs": -1}}, []string{"batch.maxWaitMs"}},
+		{map[string]any{"url": "https://hooks.example.com/h", "events": []string{"message.status"},
+			"batch": map[string]any{"maxEvents": 10, "maxWaitMs": 60001}}, []string{"batch.maxWaitMs"}},
+		{map[string]any{"url": "ftp://x", "events": []string{"message.status"},
+			"batch": map[string]any{"maxEvents": 2000, "maxWaitMs": 70000}}, []string{"url", "batch.maxEvents", "batch.maxWaitMs"}},
 	}
 	for _, b := range bad {
 		r := e.do("POST", "/api/v1/webhooks", b.body)
@@ -82,6 +110,8 @@ func TestWebhookEndpointsRefuseBadInput(t *testing.T) {
 		}
 	}
 	requireError(t, e.do("POST", "/api/v1/webhooks", `{"url": 5}`), http.StatusBadRequest, "Bad Request", "")
+	requireError(t, e.do("POST", "/api/v1/webhooks", `{"url": "https://hooks.example.com/h", "events": ["message.status"], "batch": {"maxEvents": "ten"}}`),
+		http.StatusBadRequest, "Bad Request", "")
 	requireError(t, e.do("POST", "/api/v1/webhooks", nil), http.StatusBadRequest, "Bad Request", "")
 	require.Empty(t, e.do("GET", "/api/v1/webhooks", nil).arr(), "nothing stored")
 

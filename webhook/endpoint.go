@@ -58,7 +58,9 @@ type Endpoint struct {
 	Secret         string
 	PreviousSecret string
 	PreviousUntil  time.Time
-	CreatedAt      time.Time
+	// Batch is how many events a request carries; the zero value, one.
+	Batch     Batch
+	CreatedAt time.Time
 	// DisabledAt is set when Herald stopped sending to the endpoint (it
 	// answered 410 Gone); DisabledReason says why.
 	DisabledAt     *time.Time

@@ -30,12 +30,39 @@ type Event struct {
 // Body returns the JSON body of the requests carrying e:
 // {"id", "type", "createdAt", "data"}.
 func (e Event) Body() []byte {
-	return mustJSON(struct {
-		ID        messaging.ID    `json:"id"`
-		Type      EventType       `json:"type"`
-		CreatedAt string          `json:"createdAt"`
-		Data      json.RawMessage `json:"data"`
-	}{e.ID, e.Type, stamp(e.CreatedAt), e.Data}, e.ID)
+	return e.AppendBody(make([]byte, 0, 128+len(e.Data)))
+}
+
+// AppendBody appends e's Body to b and returns the result. The body is
+// written directly, without reflection: the data is JSON Herald wrote,
+// kept as it is.
+func (e Event) AppendBody(b []byte) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, e.ID.String()...)
+	b = append(b, `","type":`...)
+	b = appendString(b, string(e.Type))
+	b = append(b, `,"createdAt":"`...)
+	b = e.CreatedAt.UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	b = append(b, `","data":`...)
+	if len(e.Data) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, e.Data...)
+	}
+	return append(b, '}')
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // mustJSON encodes v, the data of an event about subject: strings,

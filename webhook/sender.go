@@ -107,6 +107,12 @@ const giveUpAfterFailures = 5
 // one before (or Herald gave up on it), while different subjects go side
 // by side.
 //
+// An endpoint taking batches (Endpoint.Batch) gets each round's due
+// events in requests of up to Batch.MaxEvents: a subject's events go in
+// order in one request, so requests sent side by side share no subject.
+// A round with fewer events due than that waits until the oldest has
+// waited Batch.MaxWait.
+//
 // A 2xx answer delivers; 410 Gone disables the endpoint; any other answer,
 // a redirect included, or none is tried again after Backoff, until
 // RetryFor after the event. Every attempt is recorded with its status,
@@ -278,7 +284,7 @@ func (s *Sender) loop(ctx context.Context, id messaging.ID) {
 		if !ok { // no longer leased
 			return
 		}
-		sent, wait, gone, err := s.round(ctx, e)
+		sent, wait, hold, gone, err := s.round(ctx, e)
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("webhooks: round failed", "endpoint", e.ID, "err", err)
 		}
@@ -286,6 +292,16 @@ func (s *Sender) loop(ctx context.Context, id messaging.ID) {
 			return
 		}
 		if sent > 0 && err == nil {
+			idle = s.cfg.Idle
+			continue
+		}
+		if hold { // a batch fills: look again when it is due, or sooner
+			t := time.NewTimer(min(wait, s.cfg.Idle))
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
 			idle = s.cfg.Idle
 			continue
 		}
@@ -302,54 +318,58 @@ func (s *Sender) loop(ctx context.Context, id messaging.ID) {
 }
 
 // round sends one round of e's deliveries and records their attempts. It
-// returns how many it sent, how long to wait when it sent none, and
-// whether the endpoint is gone (disabled).
-func (s *Sender) round(ctx context.Context, e Endpoint) (sent int, wait time.Duration, gone bool, err error) {
-	ds, err := s.cfg.Store.WaitingDeliveries(ctx, e.ID, roundSize)
+// returns how many it sent, how long to wait when it sent none, whether
+// it holds a batch that is filling (then wait is what remains of its
+// wait), and whether the endpoint is gone (disabled).
+func (s *Sender) round(ctx context.Context, e Endpoint) (sent int, wait time.Duration, hold, gone bool, err error) {
+	limit := roundSize
+	if e.Batch.Batched() {
+		limit = max(roundSize, min(e.Batch.MaxEvents*s.cfg.Concurrency, maxBatchedRound))
+	}
+	ds, err := s.cfg.Store.WaitingDeliveries(ctx, e.ID, limit)
 	if err != nil {
-		return 0, s.cfg.Idle, false, fmt.Errorf("read deliveries: %w", err)
+		return 0, s.cfg.Idle, false, false, fmt.Errorf("read deliveries: %w", err)
 	}
 	now := s.cfg.Now()
-	wait = maxIdle
-	taken := map[messaging.ID]bool{} // subjects with an earlier delivery waiting
-	var due []Delivery
-	for _, d := range ds {
-		if taken[d.Event.Subject] {
-			continue
+	var jobs [][]Delivery
+	if e.Batch.Batched() {
+		jobs, wait = batches(ds, now, e.Batch.MaxEvents)
+		if n := countDue(jobs); n > 0 && n < e.Batch.MaxEvents && len(ds) < limit {
+			if left := oldestDue(jobs).Add(e.Batch.MaxWait).Sub(now); left > 0 {
+				return 0, left, true, false, nil
+			}
 		}
-		taken[d.Event.Subject] = true
-		if d.NextAt.After(now) {
-			wait = max(min(wait, d.NextAt.Sub(now)), time.Millisecond)
-			continue
-		}
-		due = append(due, d)
+	} else {
+		jobs, wait = singles(ds, now)
 	}
-	if len(due) == 0 {
-		return 0, wait, false, nil
+	if len(jobs) == 0 {
+		return 0, wait, false, false, nil
 	}
 
-	attempts := make([]Attempt, 0, len(due))
+	attempts := make([]Attempt, 0, countDue(jobs))
 	var (
 		mu       sync.Mutex
-		failures int // in a row
+		failures int // requests in a row
 		status   = map[int]int{}
 	)
-	work := make(chan Delivery)
+	stopped := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return failures >= giveUpAfterFailures || status[410] > 0
+	}
+	work := make(chan []Delivery)
 	var wg sync.WaitGroup
-	for range min(s.cfg.Concurrency, len(due)) {
+	for range min(s.cfg.Concurrency, len(jobs)) {
 		wg.Go(func() {
-			for d := range work {
-				mu.Lock()
-				stop := failures >= giveUpAfterFailures || status[410] > 0
-				mu.Unlock()
-				if stop { // not sent: it waits for a later round
+			for job := range work {
+				if stopped() { // not sent: it waits for a later round
 					continue
 				}
-				a := s.attempt(ctx, e, d)
+				as := s.attempt(ctx, e, job)
 				mu.Lock()
-				attempts = append(attempts, a)
-				status[a.Status]++
-				if a.State == Delivered {
+				attempts = append(attempts, as...)
+				status[as[0].Status]++
+				if as[0].State == Delivered {
 					failures = 0
 				} else {
 					failures++
@@ -359,15 +379,12 @@ func (s *Sender) round(ctx context.Context, e Endpoint) (sent int, wait time.Dur
 		})
 	}
 send:
-	for _, d := range due {
-		mu.Lock()
-		stop := failures >= giveUpAfterFailures || status[410] > 0
-		mu.Unlock()
-		if stop {
+	for _, job := range jobs {
+		if stopped() {
 			break
 		}
 		select {
-		case work <- d:
+		case work <- job:
 		case <-ctx.Done():
 			break send
 		}
@@ -377,47 +394,153 @@ send:
 	if status[410] > 0 {
 		at := s.cfg.Now()
 		if err := s.cfg.Store.DisableWebhook(context.WithoutCancel(ctx), e.ID, at, "answered 410 Gone"); err != nil {
-			return len(attempts), s.cfg.Idle, false, fmt.Errorf("disable endpoint: %w", err)
+			return len(attempts), s.cfg.Idle, false, false, fmt.Errorf("disable endpoint: %w", err)
 		}
 		s.log.Warn("webhooks: endpoint answered 410 Gone; disabled", "endpoint", e.ID)
 		gone = true
 	}
 	if err := s.cfg.Store.RecordAttempts(context.WithoutCancel(ctx), attempts); err != nil {
-		return len(attempts), s.cfg.Idle, gone, fmt.Errorf("record attempts: %w", err)
+		return len(attempts), s.cfg.Idle, false, gone, fmt.Errorf("record attempts: %w", err)
 	}
-	return len(attempts), s.cfg.Idle, gone, nil
+	return len(attempts), s.cfg.Idle, false, gone, nil
 }
 
-// attempt sends d once and returns its outcome.
-func (s *Sender) attempt(ctx context.Context, e Endpoint, d Delivery) Attempt {
-	body := d.Event.Body()
-	start := s.cfg.Now()
-	header := map[string]string{
-		"Content-Type":  "application/json",
-		EventIDHeader:   d.Event.ID.String(),
-		SignatureHeader: Sign(start, body, e.Secrets(start)...),
-		"User-Agent":    "Herald-Webhooks/1",
+// maxBatchedRound bounds the deliveries one round of a batched endpoint
+// reads.
+const maxBatchedRound = 10000
+
+// singles returns the requests of an endpoint taking one event a request:
+// for each subject, its first waiting delivery if it is due. wait is how
+// long until the next one not due is.
+func singles(ds []Delivery, now time.Time) (jobs [][]Delivery, wait time.Duration) {
+	wait = maxIdle
+	taken := map[messaging.ID]bool{} // subjects with an earlier delivery waiting
+	for i, d := range ds {
+		if taken[d.Event.Subject] {
+			continue
+		}
+		taken[d.Event.Subject] = true
+		if d.NextAt.After(now) {
+			wait = max(min(wait, d.NextAt.Sub(now)), time.Millisecond)
+			continue
+		}
+		jobs = append(jobs, ds[i:i+1])
 	}
+	return jobs, wait
+}
+
+// batches returns the requests of a batched endpoint, up to size events
+// each: a subject whose first waiting delivery is due has it and the
+// ones after it in one batch, in order, as many as fit; the rest of the
+// subject waits for a later round. Batches sent side by side thus never
+// share a subject. wait is how long until the next delivery not due is.
+func batches(ds []Delivery, now time.Time, size int) (jobs [][]Delivery, wait time.Duration) {
+	wait = maxIdle
+	in := map[messaging.ID]int{} // the subject's batch, -1 when it waits
+	for _, d := range ds {
+		k, seen := in[d.Event.Subject]
+		switch {
+		case seen && (k < 0 || len(jobs[k]) >= size):
+			in[d.Event.Subject] = -1
+			continue
+		case seen:
+			jobs[k] = append(jobs[k], d)
+			continue
+		case d.NextAt.After(now):
+			in[d.Event.Subject] = -1
+			wait = max(min(wait, d.NextAt.Sub(now)), time.Millisecond)
+			continue
+		}
+		if len(jobs) == 0 || len(jobs[len(jobs)-1]) >= size {
+			jobs = append(jobs, make([]Delivery, 0, size))
+		}
+		in[d.Event.Subject] = len(jobs) - 1
+		jobs[len(jobs)-1] = append(jobs[len(jobs)-1], d)
+	}
+	return jobs, wait
+}
+
+// countDue is how many deliveries jobs hold.
+func countDue(jobs [][]Delivery) int {
+	n := 0
+	for _, j := range jobs {
+		n += len(j)
+	}
+	return n
+}
+
+// oldestDue is the earliest time a delivery of jobs became due.
+func oldestDue(jobs [][]Delivery) time.Time {
+	var t time.Time
+	for _, j := range jobs {
+		for _, d := range j {
+			if t.IsZero() || d.NextAt.Before(t) {
+				t = d.NextAt
+			}
+		}
+	}
+	return t
+}
+
+// attempt sends ds in one request, the one event's body on an endpoint
+// taking one a request, a batch's on a batched one, and returns the
+// outcome of each delivery. A batch is tried again whole: the deliveries
+// of a failed one are due again together.
+func (s *Sender) attempt(ctx context.Context, e Endpoint, ds []Delivery) []Attempt {
+	header := make(map[string]string, 5)
+	header["Content-Type"] = "application/json"
+	header["User-Agent"] = "Herald-Webhooks/1"
+	var body []byte
+	if e.Batch.Batched() {
+		body = make([]byte, 0, 64+len(ds)*(200+len(ds[0].Event.Data)))
+		body = append(body, `{"events":[`...)
+		for i := range ds {
+			if i > 0 {
+				body = append(body, ',')
+			}
+			body = ds[i].Event.AppendBody(body)
+		}
+		body = append(body, "]}"...)
+		header[EventCountHeader] = strconv.Itoa(len(ds))
+	} else {
+		body = ds[0].Event.Body()
+		header[EventIDHeader] = ds[0].Event.ID.String()
+	}
+	start := s.cfg.Now()
+	header[SignatureHeader] = Sign(start, body, e.Secrets(start)...)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
 	status, err := s.cfg.Poster.Post(rctx, e.URL, header, body)
 	cancel()
 	end := s.cfg.Now()
-	a := Attempt{DeliveryID: d.ID, At: start, Status: status, Latency: end.Sub(start)}
-	switch {
-	case err == nil && status >= 200 && status < 300:
-		a.State, a.NextAt = Delivered, end
-		return a
-	case err != nil:
+	a := Attempt{At: start, Status: status, Latency: end.Sub(start), State: Delivered, NextAt: end}
+	out := make([]Attempt, len(ds))
+	if err == nil && status >= 200 && status < 300 {
+		for i, d := range ds {
+			out[i] = a
+			out[i].DeliveryID = d.ID
+		}
+		return out
+	}
+	if err != nil {
 		a.Error = truncate(err.Error(), 300)
-	default:
+	} else {
 		a.Error = "HTTP " + strconv.Itoa(status)
 	}
-	if status == 410 || end.Sub(d.Event.CreatedAt) >= s.cfg.RetryFor {
-		a.State, a.NextAt = GaveUp, end
-		return a
+	tries := 0
+	for _, d := range ds {
+		tries = max(tries, d.Attempts)
 	}
-	a.State, a.NextAt = Waiting, end.Add(s.cfg.Backoff.Delay(d.Attempts+1))
-	return a
+	next := end.Add(s.cfg.Backoff.Delay(tries + 1))
+	for i, d := range ds {
+		out[i] = a
+		out[i].DeliveryID = d.ID
+		if status == 410 || end.Sub(d.Event.CreatedAt) >= s.cfg.RetryFor {
+			out[i].State = GaveUp
+		} else {
+			out[i].State, out[i].NextAt = Waiting, next
+		}
+	}
+	return out
 }
 
 // truncate cuts s to at most n bytes, at a character boundary.

@@ -160,7 +160,7 @@ func (p *fakePoster) labels() []string {
 	return out
 }
 
-func runSender(t *testing.T, out *fakeOutbox, p *fakePoster, tune func(*webhook.SenderConfig)) (stop func()) {
+func runSender(t *testing.T, out *fakeOutbox, p webhook.Poster, tune func(*webhook.SenderConfig)) (stop func()) {
 	t.Helper()
 	cfg := webhook.SenderConfig{Store: out, Poster: p, Backoff: messaging.Backoff{Min: 20 * time.Millisecond, Max: 20 * time.Millisecond},
 		Idle: 5 * time.Millisecond, Lease: 300 * time.Millisecond}

@@ -65,6 +65,8 @@ func New(cfg Config) (*Service, error) {
 type Registration struct {
 	URL    string
 	Events []string
+	// Batch, when set, asks for several events a request (CheckBatch).
+	Batch *BatchInput
 }
 
 // Register checks r and stores a new endpoint with a new secret; the
@@ -76,6 +78,8 @@ func (s *Service) Register(ctx context.Context, companyID messaging.ID, r Regist
 	addField(&fe, err)
 	events, err := CheckEvents(r.Events)
 	addField(&fe, err)
+	batch, err := CheckBatch(r.Batch)
+	addField(&fe, err)
 	if err := fe.Err(); err != nil {
 		return Endpoint{}, err
 	}
@@ -83,7 +87,7 @@ func (s *Service) Register(ctx context.Context, companyID messaging.ID, r Regist
 	if err != nil {
 		return Endpoint{}, err
 	}
-	e := Endpoint{ID: s.ids.New(), CompanyID: companyID, URL: u, Events: events, Secret: secret,
+	e := Endpoint{ID: s.ids.New(), CompanyID: companyID, URL: u, Events: events, Secret: secret, Batch: batch,
 		CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
 	if err := s.store.CreateWebhook(ctx, &e, MaxEndpoints); err != nil {
 		return Endpoint{}, fmt.Errorf("register webhook: %w", err)

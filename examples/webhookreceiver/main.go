@@ -1,6 +1,7 @@
 // Command webhookreceiver is a Herald webhook endpoint for trying events
 // out: it checks each request's signature with the endpoint's secret,
-// prints the event on one line, and answers 204 (401 when the signature
+// prints each event on one line (one a request, or several in a batch's
+// {"events": [...]}), and answers 204 (401 when the signature
 // does not verify, so Herald tries again later).
 //
 //	go run ./examples/webhookreceiver -addr 127.0.0.1:9000 -secret whsec_...
@@ -13,7 +14,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -66,16 +66,17 @@ func serve(ctx context.Context, ln net.Listener, secret string, out io.Writer) e
 			}
 			verdict = "verified"
 		}
-		var ev struct {
-			Type string          `json:"type"`
-			Data json.RawMessage `json:"data"`
-		}
-		if err := json.Unmarshal(body, &ev); err != nil {
-			http.Error(w, "not JSON", http.StatusBadRequest)
+		// One event, or a batch ({"events": [...]}) of an endpoint
+		// registered with batch settings: the same events, in order.
+		evs, err := webhook.ParseEvents(body)
+		if err != nil {
+			http.Error(w, "not an event", http.StatusBadRequest)
 			return
 		}
 		mu.Lock()
-		fmt.Fprintf(out, "%s %s %s %s\n", verdict, r.Header.Get(webhook.EventIDHeader), ev.Type, ev.Data)
+		for _, ev := range evs {
+			fmt.Fprintf(out, "%s %s %s %s\n", verdict, ev.ID, ev.Type, ev.Data)
+		}
 		mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	})

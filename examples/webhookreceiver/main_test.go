@@ -40,8 +40,8 @@ func TestServe(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, ln, "whsec_test", &out) }()
 
-	post := func(secret string) int {
-		body := []byte(`{"id":"e1","type":"message.status","createdAt":"2026-11-26T10:00:00.000Z","data":{"status":"Delivered"}}`)
+	one := `{"id":"e1","type":"message.status","createdAt":"2026-11-26T10:00:00.000Z","data":{"status":"Delivered"}}`
+	post := func(secret string, body []byte) int {
 		req, err := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/events", bytes.NewReader(body))
 		require.NoError(t, err)
 		req.Header.Set(webhook.EventIDHeader, "e1")
@@ -51,13 +51,19 @@ func TestServe(t *testing.T) {
 		res.Body.Close()
 		return res.StatusCode
 	}
-	require.Equal(t, http.StatusNoContent, post("whsec_test"))
-	require.Equal(t, http.StatusUnauthorized, post("whsec_other"))
+	require.Equal(t, http.StatusNoContent, post("whsec_test", []byte(one)))
+	require.Equal(t, http.StatusUnauthorized, post("whsec_other", []byte(one)))
+	batch := []byte(`{"events":[` + one + `,{"id":"e2","type":"campaign.status","createdAt":"2026-11-26T10:00:01.000Z","data":{"status":"Completed"}}]}`)
+	require.Equal(t, http.StatusNoContent, post("whsec_test", batch))
+	require.Equal(t, http.StatusUnauthorized, post("whsec_other", batch))
 	cancel()
 	require.NoError(t, <-done)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Equal(t, []string{
 		`verified e1 message.status {"status":"Delivered"}`,
+		"refused: webhook: signature does not match",
+		`verified e1 message.status {"status":"Delivered"}`,
+		`verified e2 campaign.status {"status":"Completed"}`,
 		"refused: webhook: signature does not match",
 	}, lines)
 }

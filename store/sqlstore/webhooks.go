@@ -12,18 +12,20 @@ import (
 	"github.com/heraldhq/herald/webhook"
 )
 
-const webhookColumns = "id, company_id, url, events, secret, previous_secret, previous_until, created_at, disabled_at, disabled_reason"
+const webhookColumns = "id, company_id, url, events, secret, previous_secret, previous_until, created_at, disabled_at, disabled_reason, batch_max_events, batch_max_wait_ms"
 
 // scanWebhook reads an endpoint, its secrets opened.
 func (s *Store) scanWebhook(row interface{ Scan(...any) error }) (webhook.Endpoint, error) {
 	var e webhook.Endpoint
 	var events string
 	var prevUntil *time.Time
+	var batchWaitMs int64
 	err := row.Scan(&e.ID, &e.CompanyID, &e.URL, &events, &e.Secret, &e.PreviousSecret, timePtrDst{&prevUntil},
-		timeDst{&e.CreatedAt}, timePtrDst{&e.DisabledAt}, &e.DisabledReason)
+		timeDst{&e.CreatedAt}, timePtrDst{&e.DisabledAt}, &e.DisabledReason, &e.Batch.MaxEvents, &batchWaitMs)
 	if err != nil {
 		return e, err
 	}
+	e.Batch.MaxWait = time.Duration(batchWaitMs) * time.Millisecond
 	if prevUntil != nil {
 		e.PreviousUntil = *prevUntil
 	}
@@ -76,9 +78,9 @@ func (s *Store) CreateWebhook(ctx context.Context, e *webhook.Endpoint, max int)
 		if n >= max {
 			return messaging.Invalidf("url", "a company may register at most %d webhook endpoints", max)
 		}
-		_, err := tx.ExecContext(ctx, "INSERT INTO webhook_endpoints ("+webhookColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		_, err := tx.ExecContext(ctx, "INSERT INTO webhook_endpoints ("+webhookColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			s.id(e.ID), s.id(e.CompanyID), e.URL, joinEvents(e.Events), secret, previous, s.nullTS(e.PreviousUntil),
-			s.ts(e.CreatedAt), s.tsPtr(e.DisabledAt), e.DisabledReason)
+			s.ts(e.CreatedAt), s.tsPtr(e.DisabledAt), e.DisabledReason, e.Batch.MaxEvents, e.Batch.MaxWait.Milliseconds())
 		if err != nil {
 			return fmt.Errorf("create webhook: %w", err)
 		}

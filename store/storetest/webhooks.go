@@ -14,14 +14,15 @@ import (
 )
 
 // testWebhooks: endpoints round-trip, stay within their company, are
-// listed oldest first, are limited in number per company (also when
+// listed oldest first (with their batch settings), are limited in number per company (also when
 // created at once), rotate their secret keeping the old one, and are
 // deleted.
 func testWebhooks(f *fixture) {
 	t := f.t
 	a, b := f.company("A"), f.company("B")
 	e1 := webhook.Endpoint{ID: f.id(), CompanyID: a.ID, URL: "https://hooks.example.com/a",
-		Events: []webhook.EventType{webhook.MessageStatus, webhook.CampaignStatus}, Secret: "whsec_1", CreatedAt: at(1)}
+		Events: []webhook.EventType{webhook.MessageStatus, webhook.CampaignStatus}, Secret: "whsec_1", CreatedAt: at(1),
+		Batch: webhook.Batch{MaxEvents: 250, MaxWait: 1500 * time.Millisecond}}
 	e2 := webhook.Endpoint{ID: f.id(), CompanyID: b.ID, URL: "https://hooks.example.com/b",
 		Events: []webhook.EventType{webhook.OptOutChanged}, Secret: "whsec_2", CreatedAt: at(2)}
 	e3 := webhook.Endpoint{ID: f.id(), CompanyID: a.ID, URL: "https://hooks.example.com/a2",
@@ -232,6 +233,18 @@ func testWebhookOutbox(f *fixture) {
 	got, err = f.s.LeaseWebhooks(f.ctx, "p2", at(51), at(80))
 	require.NoError(t, err)
 	require.Len(t, got, 2, "p2 takes them once p1's lease ended")
+	require.False(t, got[0].Batch.Batched())
+
+	// a batched endpoint is leased with its batch settings
+	hb := webhook.Endpoint{ID: f.id(), CompanyID: f.company("B").ID, URL: "https://hooks.example.com/batch",
+		Events: []webhook.EventType{webhook.CampaignStatus}, Secret: "whsec_b", CreatedAt: at(5),
+		Batch: webhook.Batch{MaxEvents: 1000, MaxWait: time.Minute}}
+	require.NoError(t, f.s.CreateWebhook(f.ctx, &hb, 10))
+	got, err = f.s.LeaseWebhooks(f.ctx, "p3", at(52), at(80))
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, hb.Batch, got[0].Batch)
+	require.NoError(t, f.s.DeleteWebhook(f.ctx, hb.CompanyID, hb.ID))
 
 	_, msgs := f.sentBulk(a.ID, 3)
 	require.Equal(t, []bool{true, true, true}, f.apply(sent(msgs[0], 2, "P0"), sent(msgs[1], 2, "P1"), sent(msgs[2], 2, "P2")))

@@ -4,9 +4,11 @@
 package webhooktest
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -25,10 +27,11 @@ type Event struct {
 
 // Receiver is a webhook endpoint: it verifies each request's signature
 // against the secret (SetSecret), answers 401 when it does not verify, 400
-// when the body is not an event or its id differs from Herald-Event-Id, and
-// 204 otherwise. It hands each event to its handler once: an id it took
-// before is answered 204 and counted in Duplicates (Herald sends at least
-// once).
+// when the body is neither an event whose id is Herald-Event-Id nor a batch
+// of Herald-Event-Count events, and 204 otherwise. It hands each event to
+// its handler once, in the order of the body: an id it took before is
+// skipped and counted in Duplicates (Herald sends at least once, and a
+// batch is sent again whole).
 type Receiver struct {
 	handle func(Event)
 
@@ -52,7 +55,7 @@ func (r *Receiver) SetSecret(secret string) {
 	r.mu.Unlock()
 }
 
-// Duplicates is how many requests carried an event already taken.
+// Duplicates is how many events came again after they were taken.
 func (r *Receiver) Duplicates() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -84,19 +87,29 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	var ev Event
-	if err := json.Unmarshal(body, &ev); err != nil || ev.ID == "" || ev.ID != req.Header.Get(webhook.EventIDHeader) {
+	evs, err := webhook.ParseEvents(body)
+	if err != nil || !consistent(req, body, evs) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
-	ev.Received = now
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.seen[ev.ID] {
-		r.dups++
-	} else {
-		r.seen[ev.ID] = true
-		r.handle(ev)
+	for _, e := range evs {
+		if r.seen[e.ID] {
+			r.dups++
+			continue
+		}
+		r.seen[e.ID] = true
+		r.handle(Event{ID: e.ID, Type: e.Type, CreatedAt: e.CreatedAt, Data: e.Data, Received: now})
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// consistent reports whether the headers agree with the body: a single
+// event's id is Herald-Event-Id, a batch's length Herald-Event-Count.
+func consistent(req *http.Request, body []byte, evs []webhook.ReceivedEvent) bool {
+	if n := req.Header.Get(webhook.EventCountHeader); n != "" {
+		return n == strconv.Itoa(len(evs)) && bytes.HasPrefix(body, []byte(`{"events":`))
+	}
+	return len(evs) == 1 && evs[0].ID == req.Header.Get(webhook.EventIDHeader)
 }

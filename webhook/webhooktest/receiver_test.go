@@ -36,4 +36,20 @@ func TestReceiver(t *testing.T) {
 	require.JSONEq(t, `{"status":"Sent"}`, string(got[0].Data))
 	require.Equal(t, 1, rc.Duplicates())
 	require.Equal(t, 1, rc.BadSignatures())
+
+	// a batch: its events in order, the ones taken before skipped
+	batch := `{"events":[` + body + `,{"id":"e4","type":"campaign.status","createdAt":"2026-11-26T10:00:01.000Z","data":{}}]}`
+	postBatch := func(count, body string) int {
+		req := httptest.NewRequest(http.MethodPost, "/events", strings.NewReader(body))
+		req.Header.Set(webhook.EventCountHeader, count)
+		req.Header.Set(webhook.SignatureHeader, webhook.Sign(time.Now(), []byte(body), "whsec_x"))
+		rec := httptest.NewRecorder()
+		rc.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	require.Equal(t, http.StatusBadRequest, postBatch("3", batch), "the count differs")
+	require.Equal(t, http.StatusNoContent, postBatch("2", batch))
+	require.Len(t, got, 2)
+	require.Equal(t, "e4", got[1].ID)
+	require.Equal(t, 2, rc.Duplicates(), "e1 again")
 }
