@@ -43,6 +43,11 @@
 //
 //	go run ./bench/product -smsc npm -webhooks both -messages 200000
 //
+// With -webhook-batch N the endpoint is registered with batches of up to
+// N events (and -webhook-wait as their longest wait). The run then also
+// reports Herald's CPU until the last event came, and its CPU per event
+// beyond the run without webhooks.
+//
 // With -purge N it measures SMS delivery of -messages against herald
 // simulate smsc while retention (HERALD_RETENTION=1m) purges the N
 // messages of campaigns delivered and finished just before, against the
@@ -82,6 +87,8 @@ type options struct {
 	channel      string
 	callbacks    string
 	webhooks     string
+	hookBatch    int
+	hookWait     time.Duration
 	herald       string
 	db           string
 	smsc         string
@@ -103,6 +110,8 @@ func main() {
 	flag.StringVar(&o.channel, "channel", "sms", `"sms" (SMPP, against -smsc) or "chat" (HTTP, against herald simulate chat)`)
 	flag.StringVar(&o.callbacks, "callbacks", "both", `chat: "off" (the sends alone), "on" (until every message is Delivered or Seen) or "both"`)
 	flag.StringVar(&o.webhooks, "webhooks", "off", `SMS: "off", "on" (a webhook endpoint in this process takes every event) or "both" (off, then on)`)
+	flag.IntVar(&o.hookBatch, "webhook-batch", 0, "with -webhooks: when positive, the endpoint takes up to this many events a request (batch.maxEvents)")
+	flag.DurationVar(&o.hookWait, "webhook-wait", time.Second, "with -webhook-batch: how long the oldest event may wait for its batch to fill (batch.maxWaitMs)")
 	flag.StringVar(&o.herald, "herald", "", "path of the herald binary; empty: build ./cmd/herald")
 	flag.StringVar(&o.db, "db", "sqlite", `"sqlite" (a new file) or a postgres:// URL of an empty database`)
 	flag.StringVar(&o.smsc, "smsc", "both", `SMSC process: "npm" (interop/chaos-smsc.js), "sim" (herald simulate smsc) or "both"`)
@@ -253,6 +262,8 @@ type result struct {
 	// the last final status the last message's final event came.
 	events, badSignatures int
 	lastEventLag          time.Duration
+	// hookCPU is Herald's CPU from the start to the last event's arrival.
+	hookCPU time.Duration
 }
 
 // printHooks prints the webhook figures of a run, against the run
@@ -262,6 +273,10 @@ func (r result) printHooks(w io.Writer, without result) {
 		r.events, float64(r.events)/r.elapsed.Seconds(), r.badSignatures, r.lastEventLag.Round(time.Millisecond))
 	if without.finalRate > 0 {
 		fmt.Fprintf(w, "; %.2f x the final/s without webhooks", r.finalRate/without.finalRate)
+	}
+	fmt.Fprintf(w, "; Herald CPU to the last event %.1f µs a message", perMessage(r.hookCPU, r.messages))
+	if without.finalRate > 0 && r.events > 0 {
+		fmt.Fprintf(w, ", %.1f µs an event beyond the run without", float64((r.hookCPU-without.cpu).Microseconds())/float64(r.events))
 	}
 	fmt.Fprintln(w)
 }
@@ -327,7 +342,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string, withHooks b
 			return result{}, err
 		}
 		defer rc.stop()
-		if err := rc.register(ctx, c); err != nil {
+		if err := rc.register(ctx, c, o.hookBatch, o.hookWait); err != nil {
 			return result{}, err
 		}
 	}
@@ -366,6 +381,11 @@ func runHerald(ctx context.Context, o options, kind, dir, db string, withHooks b
 		if err != nil {
 			return result{}, err
 		}
+		end, err := cpuTimes(pid)
+		if err != nil {
+			return result{}, err
+		}
+		res.hookCPU = end[0] - before[0]
 		dups, bad := rc.Duplicates(), rc.BadSignatures()
 		rc.mu.Lock()
 		res.events, res.badSignatures, res.lastEventLag = rc.events+dups, bad, last.Sub(start.Add(elapsed))

@@ -58,14 +58,18 @@ func (r *receiver) take(e webhooktest.Event) {
 	}
 }
 
-// register registers the receiver for every event type and keeps its
-// secret.
+// register registers the receiver for every event type, with batches of
+// up to batch events waiting at most wait when batch is positive, and
+// keeps its secret.
 func (r *receiver) register(ctx context.Context, api interface {
 	API(ctx context.Context, method, path string, body any, want int, out any) error
-}) error {
+}, batch int, wait time.Duration) error {
 	var hook struct{ Secret string }
-	err := api.API(ctx, "POST", "/webhooks", map[string]any{"url": r.url,
-		"events": []string{"message.status", "campaign.status", "survey.answered"}}, http.StatusCreated, &hook)
+	in := map[string]any{"url": r.url, "events": []string{"message.status", "campaign.status", "survey.answered"}}
+	if batch > 0 {
+		in["batch"] = map[string]any{"maxEvents": batch, "maxWaitMs": wait.Milliseconds()}
+	}
+	err := api.API(ctx, "POST", "/webhooks", in, http.StatusCreated, &hook)
 	if err != nil {
 		return fmt.Errorf("register the webhook: %w", err)
 	}
