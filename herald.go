@@ -87,7 +87,8 @@ type Config struct {
 	// is set by New.
 	Accounts accounts.Config
 	// Campaigns tunes the campaign use cases. Its Store, Limits, Media,
-	// Logger and OnQueued are set by New.
+	// Logger and OnQueued are set by New, and its Providers when nil (to
+	// Accounts.Providers).
 	Campaigns campaign.Config
 	// Delivery tunes the dispatcher (claim identity and lease, receipt
 	// timeout, concurrency, retries, ...). Its Store, SMS, Chat, Logger,
@@ -209,6 +210,10 @@ func New(cfg Config) (*Herald, error) {
 	ccfg := cfg.Campaigns
 	ccfg.Store, ccfg.Limits, ccfg.Media, ccfg.Logger = cfg.Store, cfg.Limits, cfg.Media, cfg.Logger
 	ccfg.OptOuts = cfg.Store
+	if ccfg.Providers == nil {
+		// The same providers as the chat services may name.
+		ccfg.Providers = cfg.Accounts.Providers
+	}
 	ccfg.OnQueued = h.wake
 	ccfg.OnHalted = h.halt
 	if h.campaigns, err = campaign.New(ccfg); err != nil {
