@@ -101,6 +101,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return check(ctx, args[1:], getenv, stdout)
 	case "secrets":
 		return secrets(ctx, args[1:], getenv, stdout)
+	case "healthcheck":
+		return healthcheck(ctx, args[1:], getenv, stdout)
 	case "version", "--version":
 		info, ok := debug.ReadBuildInfo()
 		version(stdout, info, ok)
