@@ -3,7 +3,8 @@
 // (transport/metawhatsapp). It serves POST
 // /{version}/{phone number id}/messages as the Graph API does and sends
 // the signed webhooks Meta sends, so that the adapter cannot tell it from
-// the provider. Start serves it on a listener of its own.
+// the provider. Start serves it on a listener of its own; URL is the base
+// URL a service's baseUrl takes, with the Graph API version.
 //
 // # Requests
 //

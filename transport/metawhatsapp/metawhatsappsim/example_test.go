@@ -63,7 +63,7 @@ func Example() {
 		ServiceID:   1,
 		Channel:     chatprovider.ChannelWhatsApp,
 		Sender:      "106540352242922",
-		BaseURL:     sim.URL() + "/" + metawhatsapp.APIVersion,
+		BaseURL:     sim.URL(), // the address and the Graph API version
 		Credentials: metawhatsappsim.DemoCredentials(),
 		Client:      &http.Client{Timeout: 5 * time.Second},
 		Reporter:    reports,

@@ -155,9 +155,13 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// URL is the simulator's address; the Graph API's version follows it
-// ({URL}/v23.0).
-func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+// APIVersion is the Graph API version in URL. Requests naming another
+// version are served alike.
+const APIVersion = "v23.0"
+
+// URL is the base URL a service's baseUrl takes: the simulator's address
+// and the Graph API version (http://127.0.0.1:port/v23.0).
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() + "/" + APIVersion }
 
 // SetCallbackURL sets where webhooks go.
 func (s *Server) SetCallbackURL(u string) {

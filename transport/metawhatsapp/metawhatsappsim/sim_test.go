@@ -97,7 +97,7 @@ func setup(t *testing.T, cfg metawhatsappsim.Config, rep delivery.Reporter, cred
 	}
 	a, err := metawhatsapp.Provider().New(context.Background(), chatprovider.Settings{
 		ServiceID: 42, Channel: chatprovider.ChannelWhatsApp, Sender: phoneID,
-		BaseURL: sim.URL() + "/" + metawhatsapp.APIVersion, Credentials: creds,
+		BaseURL: sim.URL(), Credentials: creds,
 		Client: &http.Client{Timeout: 5 * time.Second}, Reporter: rep, Contacts: openWindow{},
 	})
 	if err != nil {
@@ -250,7 +250,7 @@ func TestStrictValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sim.Close()
-	endpoint := sim.URL() + "/v23.0/" + phoneID + "/messages"
+	endpoint := sim.URL() + "/" + phoneID + "/messages"
 	base := `"messaging_product":"whatsapp","recipient_type":"individual","to":"998901234567"`
 	tests := []struct {
 		name, body string
@@ -349,7 +349,7 @@ func TestUnknownPath(t *testing.T) {
 	}
 	defer sim.Close()
 	for _, p := range []string{"/v23.0/abc/messages", "/23.0/106540352242922/messages", "/v23.0/106540352242922/media", "/messages"} {
-		req, _ := http.NewRequest(http.MethodPost, sim.URL()+p, strings.NewReader(`{}`))
+		req, _ := http.NewRequest(http.MethodPost, strings.TrimSuffix(sim.URL(), "/"+metawhatsappsim.APIVersion)+p, strings.NewReader(`{}`))
 		req.Header.Set("Authorization", "Bearer demo-access-token")
 		req.Header.Set("Content-Type", "application/json")
 		res, err := http.DefaultClient.Do(req)
