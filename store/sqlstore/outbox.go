@@ -204,14 +204,45 @@ func (s *Store) LeaseWebhooks(ctx context.Context, owner string, now, until time
 	return out, err
 }
 
-// RecordAttempts implements webhook.Outbox.
+// RecordAttempts implements webhook.Outbox. The attempts of one batch
+// request share their outcome: a run of at least minSharedOutcome
+// attempts alike is marked in one statement, the ids its only rows; the
+// others in statements of their rows, up to 1000 a statement.
 func (s *Store) RecordAttempts(ctx context.Context, attempts []webhook.Attempt) (err error) {
 	defer keepUnavailable(&err)
 	if len(attempts) == 0 {
 		return nil
 	}
+	var single []webhook.Attempt
+	var shared [][]webhook.Attempt
+	for i := 0; i < len(attempts); {
+		j := i + 1
+		for j < len(attempts) && sameOutcome(attempts[i], attempts[j]) {
+			j++
+		}
+		if j-i >= minSharedOutcome {
+			shared = append(shared, attempts[i:j])
+		} else {
+			single = append(single, attempts[i:j]...)
+		}
+		i = j
+	}
 	return s.write(ctx, "record webhook attempts", func(tx *txn) error {
-		for chunk := range slices.Chunk(attempts, 1000) {
+		for _, run := range shared {
+			for chunk := range slices.Chunk(run, 1000) {
+				ids := make([]messaging.ID, len(chunk))
+				for i, a := range chunk {
+					ids[i] = a.DeliveryID
+				}
+				a := chunk[0]
+				if _, err := s.rawExec(ctx, tx, "UPDATE webhook_deliveries SET state = ?, next_at = ?, last_at = ?, last_status = ?, "+
+					"last_error = ?, last_latency_us = ?, attempts = attempts + 1 WHERE "+s.jsonIDsIn("id"),
+					int64(a.State), s.ts(a.NextAt), s.ts(a.At), int64(a.Status), a.Error, a.Latency.Microseconds(), s.jsonIDs(ids)); err != nil {
+					return fmt.Errorf("record webhook attempts: %w", err)
+				}
+			}
+		}
+		for chunk := range slices.Chunk(single, 1000) {
 			rows := s.newJSONRows(len(chunk))
 			for _, a := range chunk {
 				rows.row().id(a.DeliveryID).int(int64(a.State)).ts(a.NextAt).ts(a.At).int(int64(a.Status)).text(a.Error).
@@ -229,6 +260,16 @@ func (s *Store) RecordAttempts(ctx context.Context, attempts []webhook.Attempt) 
 		}
 		return nil
 	})
+}
+
+// minSharedOutcome is the shortest run of attempts alike that
+// RecordAttempts marks by their ids alone.
+const minSharedOutcome = 8
+
+// sameOutcome reports whether a and b differ in their delivery only.
+func sameOutcome(a, b webhook.Attempt) bool {
+	return a.State == b.State && a.Status == b.Status && a.Error == b.Error && a.Latency == b.Latency &&
+		a.At.Equal(b.At) && a.NextAt.Equal(b.NextAt)
 }
 
 // DisableWebhook implements webhook.Outbox.

@@ -275,6 +275,37 @@ func testWebhookOutbox(f *fixture) {
 	require.NoError(t, err)
 	require.Len(t, other, 3, "another endpoint's deliveries of the same events are its own")
 
+	// a batch's attempts, alike but for their delivery, are recorded as
+	// one run; the attempts around it each on its own
+	_, more := f.sentBulk(a.ID, 9)
+	var moves []delivery.StatusUpdate
+	for i, m := range more {
+		moves = append(moves, sent(m, 2, fmt.Sprintf("Q%d", i)))
+	}
+	f.apply(moves...)
+	other, err = f.s.WaitingDeliveries(f.ctx, h2.ID, 100)
+	require.NoError(t, err)
+	require.Len(t, other, 12)
+	var batch []webhook.Attempt
+	for _, d := range other[1:11] {
+		batch = append(batch, webhook.Attempt{DeliveryID: d.ID, At: at(4), Status: 503, Error: "HTTP 503", Latency: 3 * time.Millisecond,
+			State: webhook.Waiting, NextAt: at(14)})
+	}
+	require.NoError(t, f.s.RecordAttempts(f.ctx, append(append([]webhook.Attempt{
+		{DeliveryID: other[0].ID, At: at(4), Status: 204, State: webhook.Delivered, NextAt: at(4)}}, batch...),
+		webhook.Attempt{DeliveryID: other[11].ID, At: at(5), Status: 410, Error: "HTTP 410", State: webhook.GaveUp, NextAt: at(5)})))
+	left, err = f.s.WaitingDeliveries(f.ctx, h2.ID, 100)
+	require.NoError(t, err)
+	require.Len(t, left, 10, "the first delivered, the last given up")
+	for i, d := range left {
+		require.Equal(t, other[i+1].ID, d.ID)
+		require.Equal(t, 1, d.Attempts)
+		require.Equal(t, 503, d.LastStatus)
+		require.Equal(t, "HTTP 503", d.LastError)
+		require.Equal(t, 3*time.Millisecond, d.LastLatency)
+		requireTime(t, "NextAt", at(14), d.NextAt, nil)
+	}
+
 	require.NoError(t, f.s.DisableWebhook(f.ctx, h1.ID, at(90), "answered 410 Gone"))
 	e, err := f.s.GetWebhook(f.ctx, a.ID, h1.ID)
 	require.NoError(t, err)
