@@ -15,7 +15,10 @@
 // HERALD_CHAT_CALLBACK_SECRET) is a static service of the herald
 // provider (Config.Static). It sends the messages of every herald service
 // that has neither baseUrl nor credentials of its own, and serves the
-// callbacks posted to /callbacks/chat.
+// callbacks posted to /callbacks/chat. While it is the only service that
+// sends, the router passes on its bound of sends in flight and its pace of
+// probes while its provider does not answer (delivery.SendLimiter and
+// ReadyWaiter), as the chat client did alone before.
 //
 // Provider requests of stored services dial through the egress guard
 // (Config.Addresses): a service's baseUrl cannot reach the server's own
@@ -149,8 +152,10 @@ type Router struct {
 }
 
 var (
-	_ delivery.ChatSender = (*Router)(nil)
-	_ http.Handler        = (*Router)(nil)
+	_ delivery.ChatSender  = (*Router)(nil)
+	_ delivery.SendLimiter = (*Router)(nil)
+	_ delivery.ReadyWaiter = (*Router)(nil)
+	_ http.Handler         = (*Router)(nil)
 )
 
 // New builds the router: the static service's adapter, then every stored
@@ -500,6 +505,47 @@ func (r *Router) Reachable(ctx context.Context) error {
 		return c.Reachable(ctx)
 	}
 	return nil
+}
+
+// staticOnly returns the static service's adapter when it is the only
+// one that sends: no stored service has an adapter of its own.
+func (r *Router) staticOnly() (chatprovider.Adapter, bool) {
+	if r.static == nil {
+		return nil, false
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, s := range r.services {
+		if s.adapter != nil {
+			return nil, false
+		}
+	}
+	return r.static, true
+}
+
+// SendLimit implements delivery.SendLimiter: while the static service is
+// the only one that sends, its bound (one message at a time while its
+// provider does not answer: chat.Client.SendLimit); otherwise none, so
+// that one provider down does not hold back the others' messages.
+func (r *Router) SendLimit() int {
+	if a, ok := r.staticOnly(); ok {
+		if l, ok := a.(delivery.SendLimiter); ok {
+			return l.SendLimit()
+		}
+	}
+	return 0
+}
+
+// WaitReady implements delivery.ReadyWaiter, as SendLimit: the static
+// service's pace of probes while it is the only one that sends; at once
+// otherwise.
+func (r *Router) WaitReady(ctx context.Context) error {
+	if a, ok := r.staticOnly(); ok {
+		if w, ok := a.(delivery.ReadyWaiter); ok {
+			return w.WaitReady(ctx)
+		}
+	}
+	return ctx.Err()
 }
 
 // Close stops reading the services and closes every adapter.

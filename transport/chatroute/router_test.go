@@ -293,3 +293,30 @@ func TestRouterDialsThroughTheGuard(t *testing.T) {
 	require.NoError(t, send(open))
 	require.Len(t, sim.Received("998901234567"), 1)
 }
+
+// While the deployment's endpoint is the only one that sends, the router
+// passes on its bound: one message at a time while its provider does not
+// answer; once a service has an adapter of its own, no bound.
+func TestRouterSendLimitOfTheStaticService(t *testing.T) {
+	ctx := t.Context()
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) }))
+	defer down.Close()
+	src := &source{}
+	src.set(messaging.ChatService{ID: 7, CompanyID: messaging.NewIDGenerator(nil).New(), ProviderServiceID: "legacy"})
+	fp := &fakeProvider{}
+	r, err := chatroute.New(ctx, chatroute.Config{Source: src, Providers: []chatprovider.Provider{chat.Provider(), fp.provider()}, Reporter: &inbound{},
+		Static: &chatroute.Static{BaseURL: down.URL, Token: "tok", CallbackSecret: "cb"}, Reload: 10 * time.Millisecond})
+	require.NoError(t, err)
+	defer r.Close()
+	require.Zero(t, r.SendLimit(), "no bound while the provider answers")
+	_, err = r.SendChat(ctx, delivery.ChatSend{MessageID: messaging.NewIDGenerator(nil).New(), ServiceID: 7, Sender: "legacy",
+		To: "998901234567", Ref: 42, Type: messaging.TypeSimpleText, Text: "hi"})
+	require.Error(t, err)
+	require.Equal(t, 1, r.SendLimit(), "one at a time while it does not")
+
+	src.set(messaging.ChatService{ID: 7, CompanyID: messaging.NewIDGenerator(nil).New(), ProviderServiceID: "legacy"},
+		messaging.ChatService{ID: 8, CompanyID: messaging.NewIDGenerator(nil).New(), ProviderServiceID: "own", Provider: "fake",
+			Credentials: json.RawMessage(`{"key":"k"}`)})
+	require.Eventually(t, func() bool { return r.SendLimit() == 0 }, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, r.WaitReady(ctx))
+}
