@@ -132,7 +132,7 @@ func TestNoClaimWithoutFreshHeartbeat(t *testing.T) {
 	sms := newFakeSMS()
 	cfg := fastConfig(s)
 	cfg.SMS, cfg.Instance, cfg.ClaimLease = sms, "live", lease
-	cfg.HeartbeatInterval = lease - time.Second // few heartbeats besides the start and the lanes
+	cfg.HeartbeatInterval = time.Second
 	cfg.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	d, err := delivery.New(cfg)
 	require.NoError(t, err)

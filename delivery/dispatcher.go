@@ -46,6 +46,9 @@ type Dispatcher struct {
 	// 0: none yet); beatMu is held while one is written.
 	beatAt atomic.Int64
 	beatMu sync.Mutex
+	// beatTried is when the last heartbeat write began (wall clock,
+	// UnixNano); beatMu guards it.
+	beatTried int64
 
 	// sendCtx carries the sends of Run; it ends when Run gives up
 	// draining.
@@ -252,6 +255,7 @@ func (d *Dispatcher) writeBeat(ctx context.Context) {
 	sctx, cancel := context.WithTimeout(ctx, min(d.cfg.StoreTimeout, d.cfg.HeartbeatInterval))
 	defer cancel()
 	start := time.Now()
+	d.beatTried = start.UnixNano()
 	at := d.cfg.Now()
 	err := d.store.Heartbeat(sctx, d.cfg.Instance, at)
 	d.obs.Batch("heartbeat", 1, time.Since(start), err)
@@ -267,7 +271,9 @@ func (d *Dispatcher) writeBeat(ctx context.Context) {
 
 // freshBeat reports whether this process's last heartbeat written is
 // recent enough at now for a claim: no more than half the claim lease old.
-// It writes one first when it is not. A claim made with an older one (or
+// It writes one first when it is not, unless one was tried within half a
+// HeartbeatInterval (while writes fail, lanes do not add to them). A claim
+// made with an older one (or
 // none, the heartbeat at the start having failed) could be taken back by
 // another process at once, its owner looking dead, while this one sends
 // its messages.
@@ -280,6 +286,9 @@ func (d *Dispatcher) freshBeat(ctx context.Context) bool {
 	}
 	if fresh() {
 		return true
+	}
+	if time.Since(time.Unix(0, d.beatTried)) < d.cfg.HeartbeatInterval/2 {
+		return false
 	}
 	d.writeBeat(ctx)
 	return fresh()
