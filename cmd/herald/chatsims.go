@@ -27,7 +27,7 @@ type simKind struct {
 	channel, sender string
 	// credentials makes credentials the simulator and the adapter take.
 	credentials func() json.RawMessage
-	start       func(ctx context.Context, addr string, creds json.RawMessage, channel, callbackURL string, log *slog.Logger) (providerSim, error)
+	start       func(ctx context.Context, addr string, creds json.RawMessage, channel, callbackURL string, rate int, log *slog.Logger) (providerSim, error)
 }
 
 // simKinds are the simulators of the providers besides Herald's own
@@ -35,16 +35,16 @@ type simKind struct {
 func simKinds() []simKind {
 	return []simKind{
 		{provider: "vonage", channel: chatprovider.ChannelViber, sender: "16105550100", credentials: vonagesim.DemoCredentials,
-			start: func(ctx context.Context, addr string, creds json.RawMessage, channel, cb string, log *slog.Logger) (providerSim, error) {
-				return vonagesim.Start(ctx, addr, vonagesim.Config{Credentials: creds, Channel: channel, CallbackURL: cb, Logger: log})
+			start: func(ctx context.Context, addr string, creds json.RawMessage, channel, cb string, rate int, log *slog.Logger) (providerSim, error) {
+				return vonagesim.Start(ctx, addr, vonagesim.Config{Credentials: creds, Channel: channel, CallbackURL: cb, RatePerSecond: rate, Logger: log})
 			}},
 		{provider: "infobip", channel: chatprovider.ChannelViber, sender: "HeraldDemo", credentials: infobipsim.DemoCredentials,
-			start: func(ctx context.Context, addr string, creds json.RawMessage, channel, cb string, log *slog.Logger) (providerSim, error) {
-				return infobipsim.Start(ctx, addr, infobipsim.Config{Credentials: creds, Channel: channel, CallbackURL: cb, Logger: log})
+			start: func(ctx context.Context, addr string, creds json.RawMessage, channel, cb string, rate int, log *slog.Logger) (providerSim, error) {
+				return infobipsim.Start(ctx, addr, infobipsim.Config{Credentials: creds, Channel: channel, CallbackURL: cb, RatePerSecond: rate, Logger: log})
 			}},
 		{provider: "meta-whatsapp", channel: chatprovider.ChannelWhatsApp, sender: "100000000000002", credentials: metawhatsappsim.DemoCredentials,
-			start: func(ctx context.Context, addr string, creds json.RawMessage, channel, cb string, log *slog.Logger) (providerSim, error) {
-				return metawhatsappsim.Start(ctx, addr, metawhatsappsim.Config{Credentials: creds, Channel: channel, CallbackURL: cb, Logger: log})
+			start: func(ctx context.Context, addr string, creds json.RawMessage, channel, cb string, rate int, log *slog.Logger) (providerSim, error) {
+				return metawhatsappsim.Start(ctx, addr, metawhatsappsim.Config{Credentials: creds, Channel: channel, CallbackURL: cb, RatePerSecond: rate, Logger: log})
 			}},
 	}
 }

@@ -84,7 +84,7 @@ func startSims(cfg *config, baseURL string, log *slog.Logger) (*demoSims, error)
 	for _, k := range simKinds() {
 		// Their callback URLs name the demo services: set once those exist.
 		creds := k.credentials()
-		sim, err := k.start(context.Background(), "127.0.0.1:0", creds, k.channel, "", log.With("component", k.provider+"-simulator"))
+		sim, err := k.start(context.Background(), "127.0.0.1:0", creds, k.channel, "", 0, log.With("component", k.provider+"-simulator"))
 		if err != nil {
 			s.close()
 			return nil, fmt.Errorf("start the %s simulator: %w", k.provider, err)

@@ -75,13 +75,14 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 		channel := fs.String("channel", "", "the channel simulated (viber or whatsapp; empty: the provider's first); not for herald")
 		creds := fs.String("credentials", "", "the service's credentials object (JSON) requests are checked and callbacks signed with; "+
 			"empty: demo credentials, printed; not for herald, which takes -token and -callback-secret")
+		rate := fs.Int("rate", 0, "requests a second taken before 429 (0: the simulator's default, 100); not for herald")
 		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 			return nil // the flags were listed
 		} else if err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 		if *provider != "herald" {
-			return simulateProvider(ctx, *provider, *addr, *channel, *creds, *callbackURL, stdout, log)
+			return simulateProvider(ctx, *provider, *addr, *channel, *creds, *callbackURL, *rate, stdout, log)
 		}
 		sim := chatsim.New(chatsim.Config{Token: *token, CallbackURL: *callbackURL, CallbackSecret: *secret,
 			DeliveredDelay: *delay, SeenDelay: *delay, ReplyDelay: *delay, Logger: log})
@@ -97,9 +98,10 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 }
 
 // simulateProvider runs the simulator of a provider other than herald
-// until ctx ends. Without credentials it makes demo ones and prints them:
-// the chat service to test is set up with the same.
-func simulateProvider(ctx context.Context, provider, addr, channel, creds, callbackURL string, stdout io.Writer, log *slog.Logger) error {
+// until ctx ends. It prints the baseUrl of the chat service that uses it
+// (the simulator's URL). Without credentials it makes demo ones and prints them: the chat service
+// to test is set up with the same.
+func simulateProvider(ctx context.Context, provider, addr, channel, creds, callbackURL string, rate int, stdout io.Writer, log *slog.Logger) error {
 	kind, ok := simKindOf(provider)
 	if !ok {
 		return fmt.Errorf("%w: simulate chat -provider %q: want herald, vonage, infobip or meta-whatsapp", errUsage, provider)
@@ -114,7 +116,10 @@ func simulateProvider(ctx context.Context, provider, addr, channel, creds, callb
 	} else if !json.Valid(raw) {
 		return fmt.Errorf("%w: simulate chat -credentials: not JSON", errUsage)
 	}
-	sim, err := kind.start(ctx, addr, raw, channel, callbackURL, log)
+	if rate < 0 {
+		return fmt.Errorf("%w: simulate chat -rate %d: want 0 or more", errUsage, rate)
+	}
+	sim, err := kind.start(ctx, addr, raw, channel, callbackURL, rate, log)
 	if err != nil {
 		return fmt.Errorf("start the %s simulator: %w", provider, err)
 	}
