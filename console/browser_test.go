@@ -14,8 +14,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,6 +205,46 @@ func (d *demo) status(method, path string, in any) int {
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+// post sends a JSON body without credentials (the demo's handsets) and
+// answers the status code.
+func (d *demo) post(path string, in any) int {
+	b, _ := json.Marshal(in)
+	res, err := http.Post(d.base+path, "application/json", bytes.NewReader(b))
+	if err != nil {
+		return 0
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// get answers the body of a GET with the key or token, failing the test
+// on anything but 200.
+func (d *demo) get(t *testing.T, path string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, d.base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(path, "/admin/") {
+		req.Header.Set("Authorization", "Bearer "+d.adminToken)
+	} else {
+		req.Header.Set("X-API-Key", d.apiKey)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, res.StatusCode, body)
+	}
+	return string(body)
 }
 
 // browser is one Chromium tab on the console.
@@ -743,6 +786,214 @@ func TestBrowser(t *testing.T) {
 		return
 	}
 
+	if !t.Run("InboundOptOutsWebhooks", func(t *testing.T) {
+		b.t = t
+		// An endpoint on this machine (the demo allows loopback http)
+		// answers 200 after a short wait, so the log has a latency.
+		var hits atomic.Int32
+		recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			time.Sleep(15 * time.Millisecond)
+			w.WriteHeader(http.StatusOK)
+		}))
+		defer recv.Close()
+		b.click(`.mainnav a[href="#/webhooks"]`)
+		b.visible("#hook-url")
+		// A URL that is not one is refused next to its field.
+		b.typeIn("#hook-url", "not a url")
+		b.click("#hook-register")
+		b.waitFor("the url's error", `document.querySelector('[data-field="url"].has-error')`, 10*time.Second)
+		b.typeIn("#hook-url", recv.URL+"/herald")
+		b.click("#hook-ev-message-inbound")
+		b.click("#hook-ev-optout-changed")
+		b.click("#hook-batch")
+		b.typeIn("#hook-max-events", "5000")
+		b.click("#hook-register")
+		b.waitFor("the batch size's error", `document.querySelector('[data-field="batch.maxEvents"].has-error')`, 10*time.Second)
+		b.typeIn("#hook-max-events", "10")
+		b.typeIn("#hook-max-wait", "200")
+		b.click("#hook-register")
+		b.waitFor("the secret shown once", `/^whsec_/.test(document.querySelector('#new-secret-value')?.textContent || '')`, 10*time.Second)
+		secret := b.text("#new-secret-value")
+		b.waitFor("the endpoint listed", `document.querySelectorAll('#hooks-table tbody tr').length === 1`, 10*time.Second)
+		if got := b.text("#hooks-table tbody tr"); !strings.Contains(got, "Up to 10 events") || !strings.Contains(got, "message.inbound") {
+			t.Errorf("endpoint row: %q", got)
+		}
+		hookID := b.js(`document.querySelector('#hooks-table tbody tr').dataset.webhookId`)
+		// Rotating shows a new secret, once.
+		b.click(`button[data-rotate="` + hookID + `"]`)
+		b.visible("dialog[open] #confirm-ok")
+		b.click("dialog[open] #confirm-ok")
+		b.waitFor("the new secret", `/^whsec_/.test(document.querySelector('#new-secret-value')?.textContent || '') && document.querySelector('#new-secret-value').textContent !== `+strconv.Quote(secret), 10*time.Second)
+		rotated := b.text("#new-secret-value")
+		b.open("#/templates")
+		b.open("#/webhooks")
+		b.waitFor("the list again", `document.querySelector('#hooks-table') && !document.querySelector('#new-secret-value')`, 10*time.Second)
+		if b.js(`document.documentElement.outerHTML.includes(`+strconv.Quote(rotated)+`) || document.documentElement.outerHTML.includes(`+strconv.Quote(secret)+`) ? 'shown' : ''`) != "" {
+			t.Errorf("the list shows a secret again")
+		}
+		b.shot("webhooks.png")
+
+		// Three SMS from handsets: one of them STOP, which opts its sender out.
+		for i, text := range []string{"Hello there", "What time do you open?", "STOP"} {
+			from := fmt.Sprintf("4477009002%02d", i)
+			if code := d.post("/demo/smsc/mo", map[string]string{"from": from, "to": "Herald", "text": text}); code/100 != 2 {
+				t.Fatalf("send MO: %d", code)
+			}
+		}
+		b.click(`.mainnav a[href="#/inbound"]`)
+		b.waitFor("three inbound SMS", `document.querySelectorAll('#inbound-table tbody tr').length >= 3`, 20*time.Second)
+		if got := b.text("#inbound-table"); !strings.Contains(got, "What time do you open?") {
+			t.Errorf("inbound table: %q", got)
+		}
+		b.typeIn("#inbound-phone", "447700900201")
+		b.click("#inbound-submit")
+		b.waitFor("one number's SMS", `document.querySelectorAll('#inbound-table tbody tr').length === 1 && document.querySelector('#inbound-table').textContent.includes('What time')`, 10*time.Second)
+		// Paging: more SMS than a page.
+		for i := 0; i < 25; i++ {
+			if code := d.post("/demo/smsc/mo", map[string]string{"from": "447700900299", "to": "Herald", "text": fmt.Sprintf("note %d", i)}); code/100 != 2 {
+				t.Fatalf("send MO: %d", code)
+			}
+		}
+		var page struct {
+			TotalCount int `json:"totalCount"`
+		}
+		for deadline := time.Now().Add(20 * time.Second); page.TotalCount <= 20 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			if err := json.Unmarshal([]byte(d.get(t, "/api/v1/inbound?phoneNumber=447700900299")), &page); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if page.TotalCount <= 20 || page.TotalCount > 40 {
+			t.Fatalf("%d inbound SMS stored of 25", page.TotalCount)
+		}
+		b.open("#/inbound?phoneNumber=447700900299")
+		b.waitFor("a full first page", `document.querySelectorAll('#inbound-table tbody tr').length === 20 && document.querySelector('.pager a[rel="next"]')`, 20*time.Second)
+		b.click(`.pager a[rel="next"]`)
+		b.waitFor("the second page", `document.querySelectorAll('#inbound-table tbody tr').length === `+strconv.Itoa(page.TotalCount-20)+` && document.querySelector('.pager-info')?.textContent.includes('Page 2 of 2')`, 10*time.Second)
+		b.open("#/inbound")
+		b.visible("#inbound-table")
+		b.shot("inbound.png")
+
+		// Opt-outs: the STOP is listed with its source; one is added and
+		// removed by hand; the keywords are saved.
+		b.click(`.mainnav a[href="#/opt-outs"]`)
+		b.waitFor("the keyword opt-out", `document.querySelector('#optouts-table')?.textContent.includes('SMS keyword')`, 10*time.Second)
+		b.typeIn("#optout-phone", "+447700900333")
+		b.choose("#optout-channel", "Chat")
+		b.click("#optout-add")
+		b.waitFor("the added number", `document.querySelector('#optouts-table tr[data-phone="447700900333"]')?.textContent.includes('Chat only')`, 10*time.Second)
+		b.typeIn("#optout-phone", "12")
+		b.click("#optout-add")
+		b.waitFor("the bad number's error", `document.querySelector('[data-field="phoneNumber"].has-error')`, 10*time.Second)
+		b.typeIn("#kw-optout", "STOP ARRET")
+		b.click("#kw-save")
+		b.waitFor("the keywords saved", `document.querySelector('#kw-optout').value === 'STOP ARRET' && !document.querySelector('#keywords-form .has-error')`, 10*time.Second)
+		kw := d.get(t, "/api/v1/opt-outs/keywords")
+		if !strings.Contains(kw, `"ARRET"`) {
+			t.Errorf("keywords after the save: %s", kw)
+		}
+		b.shot("opt-outs.png")
+		b.click(`#optouts-table tr[data-phone="447700900333"] button`)
+		b.visible("dialog[open] #confirm-ok")
+		b.click("dialog[open] #confirm-ok")
+		b.waitFor("the number removed", `document.querySelector('#optouts-table') && !document.querySelector('#optouts-table tr[data-phone="447700900333"]')`, 10*time.Second)
+		if code := d.status(http.MethodDelete, "/api/v1/opt-outs/447700900333?channel=Chat", nil); code != http.StatusNotFound {
+			t.Errorf("the removed opt-out answers %d to a second DELETE", code)
+		}
+
+		// The delivery log: the inbound SMS and opt-out events, with their
+		// status code and latency; one sent again.
+		b.open("#/webhooks/" + hookID)
+		b.waitFor("delivered events", `[...document.querySelectorAll('#deliveries-table [data-status="Delivered"]')].length >= 3`, 30*time.Second)
+		delivered := `document.querySelector('#deliveries-table [data-status="Delivered"]').closest('tr')`
+		if got := b.js(delivered + `.innerText`); !strings.Contains(got, "200") || !strings.Contains(got, " ms") {
+			t.Errorf("delivery row: %q", got)
+		}
+		before := hits.Load()
+		first := b.js(delivered + `.dataset.eventId`)
+		b.click(`button[data-redeliver="` + first + `"]`)
+		deadline := time.Now().Add(20 * time.Second)
+		for hits.Load() == before && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if hits.Load() == before {
+			t.Errorf("redeliver sent nothing")
+		}
+		// The log shows the second attempt once refreshed.
+		attempts := `(() => { const r = document.querySelector('#deliveries-table tr[data-event-id="` + first + `"]'); return r && r.querySelector('[data-status="Delivered"]') ? r.children[2].textContent : ''; })()`
+		for deadline := time.Now().Add(20 * time.Second); b.js(attempts) < "2" && time.Now().Before(deadline); {
+			time.Sleep(500 * time.Millisecond)
+			b.click("#deliveries-refresh")
+			b.visible("#deliveries-table")
+		}
+		if got := b.js(attempts); got < "2" {
+			t.Errorf("attempts after the redelivery: %q", got)
+		}
+		b.shot("webhook-deliveries.png")
+		// Removing the endpoint.
+		b.open("#/webhooks")
+		b.visible(`button[data-remove="` + hookID + `"]`)
+		b.click(`button[data-remove="` + hookID + `"]`)
+		b.visible("dialog[open] #confirm-ok")
+		b.click("dialog[open] #confirm-ok")
+		b.waitFor("no endpoint", `!document.querySelector('#hooks-table')`, 10*time.Second)
+		if code := d.status(http.MethodGet, "/api/v1/webhooks/"+hookID, nil); code != http.StatusNotFound {
+			t.Errorf("the removed endpoint answers %d", code)
+		}
+		b.checkProblems()
+	}) {
+		return
+	}
+
+	if !t.Run("CompanyOverview", func(t *testing.T) {
+		b.t = t
+		b.click(`.mainnav a[href="#/overview"]`)
+		b.visible("#overview-counters")
+		// The page sums today's campaigns as the API counts them.
+		var list struct {
+			Campaigns []struct {
+				CreatedAt      time.Time `json:"createdAt"`
+				TotalMessages  int       `json:"totalMessages"`
+				DeliveredCount int       `json:"deliveredCount"`
+				FailedCount    int       `json:"failedCount"`
+			} `json:"campaigns"`
+		}
+		if err := json.Unmarshal([]byte(d.get(t, "/api/v1/campaigns?pageSize=100")), &list); err != nil {
+			t.Fatal(err)
+		}
+		total, failed := 0, 0
+		midnight := b.js(`(() => { const d = new Date(); d.setHours(0, 0, 0, 0); return d.toISOString(); })()`)
+		since, err := time.Parse(time.RFC3339, midnight)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range list.Campaigns {
+			if !c.CreatedAt.Before(since) {
+				total += c.TotalMessages
+				failed += c.FailedCount
+			}
+		}
+		if total == 0 {
+			t.Fatal("no campaign today: the earlier steps sent some")
+		}
+		b.waitFor("the totals", `document.querySelector('#ov-total dd')?.textContent.replace(/\D/g, '') === '`+strconv.Itoa(total)+`'`, 10*time.Second)
+		if got := strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return r
+			}
+			return -1
+		}, b.text("#ov-failed dd")); got != strconv.Itoa(failed) {
+			t.Errorf("failed %s, want %d", got, failed)
+		}
+		if b.js(`String(document.querySelectorAll('#overview-table tbody tr').length)`) == "0" {
+			t.Errorf("no channel rows")
+		}
+		b.shot("overview.png")
+		b.checkProblems()
+	}) {
+		return
+	}
+
 	if !t.Run("SurveyChart", func(t *testing.T) {
 		b.t = t
 		hc := d.client(t)
@@ -969,6 +1220,111 @@ func TestBrowser(t *testing.T) {
 		b.waitFor("the company in the list", `document.querySelector('#companies-table')?.textContent.includes(`+strconv.Quote(name)+`)`, 10*time.Second)
 		b.shot("operator-companies.png")
 		_ = companyID
+		b.checkProblems()
+	}) {
+		return
+	}
+	if !t.Run("ConnectorsAndRoutes", func(t *testing.T) {
+		b.t = t
+		b.click(`.mainnav a[href="#/operator/connectors"]`)
+		// The demo's connectors, the backup one bound to its SMSC.
+		b.waitFor("the backup connector up", `document.querySelector('#connectors-table tr[data-connector="demo-backup"] [data-state]')?.dataset.state === 'healthy'`, 30*time.Second)
+		const pw = "pQx7w2zk"
+		name := "spare-" + suffix
+		b.typeIn("#conn-name", name)
+		b.typeIn("#conn-addr", "127.0.0.1:1")
+		b.typeIn("#conn-system-id", "herald")
+		b.typeIn("#conn-password", pw)
+		b.typeIn("#conn-binds", "2")
+		b.click("#conn-save")
+		row := `#connectors-table tr[data-connector="` + name + `"]`
+		b.waitFor("the new connector", `document.querySelector('`+row+` [data-password-set]')?.dataset.passwordSet === 'true'`, 10*time.Second)
+		// Nothing listens there: its binds stay down.
+		b.waitFor("its state", `['down', 'none'].includes(document.querySelector('`+row+` [data-state]')?.dataset.state)`, 20*time.Second)
+		// An edit without a password keeps it.
+		b.click(row + ` button[data-edit]`)
+		b.waitFor("the edit form", `document.querySelector('#conn-form').dataset.editing === `+strconv.Quote(name)+` && document.querySelector('#conn-password-state').textContent.includes('is set')`, 5*time.Second)
+		if v := b.js(`document.querySelector('#conn-password').value`); v != "" {
+			t.Errorf("the form shows the password back: %q", v)
+		}
+		b.typeIn("#conn-window", "25")
+		b.click("#conn-save")
+		b.waitFor("the new window", `document.querySelector('`+row+`')?.textContent.includes('window 25')`, 10*time.Second)
+		var conn struct {
+			PasswordSet bool `json:"passwordSet"`
+			Window      int  `json:"window"`
+			Binds       int  `json:"binds"`
+		}
+		if err := json.Unmarshal([]byte(d.get(t, "/admin/v1/smpp-connectors/"+name)), &conn); err != nil {
+			t.Fatal(err)
+		}
+		if !conn.PasswordSet || conn.Window != 25 || conn.Binds != 2 {
+			t.Errorf("connector after the edit: %+v", conn)
+		}
+		if b.js(`document.documentElement.outerHTML.includes('`+pw+`') ? 'shown' : ''`) != "" {
+			t.Errorf("the page shows the password")
+		}
+		b.shot("connectors.png")
+
+		// Routes: one sends 3363 to the new connector, then the backup.
+		b.click(`.mainnav a[href="#/operator/routes"]`)
+		b.visible("#route-prefixes")
+		b.typeIn("#route-prefixes", "3363")
+		b.typeIn("#route-connectors", "")
+		b.click("#route-save")
+		b.waitFor("the connectors' error", `document.querySelector('[data-field="connectors"].has-error')`, 5*time.Second)
+		b.typeIn("#route-connectors", name+" demo-backup")
+		b.typeIn("#route-position", "1")
+		b.click("#route-save")
+		b.waitFor("the route", `[...document.querySelectorAll('#routes-table tbody tr')].some((r) => r.textContent.includes('3363'))`, 10*time.Second)
+		routeRow := `[...document.querySelectorAll('#routes-table tbody tr')].find((r) => r.textContent.includes('3363'))`
+		rid := b.js(routeRow + `.dataset.routeId`)
+		b.click(`#routes-table tr[data-route-id="` + rid + `"] button[data-edit]`)
+		b.choose("#route-strategy", "weighted")
+		b.typeIn("#route-connectors", name+":3 demo-backup:1")
+		b.click("#route-save")
+		b.waitFor("the weighted route", `document.querySelector('#routes-table tr[data-route-id="`+rid+`"]')?.textContent.includes('weight 3')`, 10*time.Second)
+		routes := d.get(t, "/admin/v1/routes")
+		if !strings.Contains(routes, `"weighted"`) || !strings.Contains(routes, `"3363"`) {
+			t.Errorf("routes after the edit: %s", routes)
+		}
+		// A connector a route names cannot be deleted; after the route is.
+		b.shot("routes.png")
+		b.click(`#routes-table tr[data-route-id="` + rid + `"] button[data-delete]`)
+		b.visible("dialog[open] #confirm-ok")
+		b.click("dialog[open] #confirm-ok")
+		b.waitFor("the route gone", `!document.querySelector('#routes-table tr[data-route-id="`+rid+`"]')`, 10*time.Second)
+		b.click(`.mainnav a[href="#/operator/connectors"]`)
+		b.visible(row + ` button[data-delete]`)
+		b.click(row + ` button[data-delete]`)
+		b.visible("dialog[open] #confirm-ok")
+		b.click("dialog[open] #confirm-ok")
+		b.waitFor("the connector gone", `document.querySelector('#connectors-table') && !document.querySelector('`+row+`')`, 10*time.Second)
+		if code := d.status(http.MethodGet, "/admin/v1/smpp-connectors/"+name, nil); code != http.StatusNotFound {
+			t.Errorf("the deleted connector answers %d", code)
+		}
+		b.checkProblems()
+	}) {
+		return
+	}
+
+	if !t.Run("OperatorOverview", func(t *testing.T) {
+		b.t = t
+		b.click(`.mainnav a[href="#/operator/overview"]`)
+		b.waitFor("the connectors", `document.querySelector('#overview-connectors-table tr[data-connector="demo-backup"]')`, 10*time.Second)
+		var list struct {
+			Connectors []struct{} `json:"connectors"`
+		}
+		if err := json.Unmarshal([]byte(d.get(t, "/admin/v1/smpp-connectors")), &list); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.js(`String(document.querySelectorAll('#overview-connectors-table tbody tr').length)`); got != strconv.Itoa(len(list.Connectors)) {
+			t.Errorf("%s connector rows, want %d", got, len(list.Connectors))
+		}
+		if got := b.text("#ov-healthy dd"); !strings.HasSuffix(got, "/ "+strconv.Itoa(len(list.Connectors))) {
+			t.Errorf("healthy counter %q", got)
+		}
+		b.shot("operator-overview.png")
 		b.checkProblems()
 	}) {
 		return

@@ -14,6 +14,12 @@ import * as templateEditor from './views/template-editor.js';
 import * as bulk from './views/bulk.js';
 import * as companies from './views/companies.js';
 import * as company from './views/company.js';
+import * as overview from './views/overview.js';
+import * as inbound from './views/inbound.js';
+import * as optouts from './views/optouts.js';
+import * as webhooks from './views/webhooks.js';
+import * as connectors from './views/connectors.js';
+import * as routesView from './views/routes.js';
 
 const routes = [
   {path: /^\/signin$/, view: signin, title: 'Sign in'},
@@ -24,19 +30,34 @@ const routes = [
   {path: /^\/templates$/, view: templates, role: 'company', nav: 'templates', title: 'Templates'},
   {path: /^\/templates\/new\/(sms|chat)$/, view: templateEditor, role: 'company', nav: 'templates', title: 'New template', params: ['kind']},
   {path: /^\/templates\/([^/]+)$/, view: templateEditor, role: 'company', nav: 'templates', title: 'Template', params: ['id']},
+  {path: /^\/overview$/, view: overview, role: 'company', nav: 'overview', title: 'Overview'},
+  {path: /^\/inbound$/, view: inbound, role: 'company', nav: 'inbound', title: 'Inbound SMS'},
+  {path: /^\/opt-outs$/, view: optouts, role: 'company', nav: 'opt-outs', title: 'Opt-outs'},
+  {path: /^\/webhooks$/, view: webhooks, role: 'company', nav: 'webhooks', title: 'Webhooks'},
+  {path: /^\/webhooks\/([^/]+)$/, view: webhooks, role: 'company', nav: 'webhooks', title: 'Webhook deliveries'},
+  {path: /^\/operator\/overview$/, view: overview, role: 'operator', nav: 'op-overview', title: 'Overview'},
+  {path: /^\/operator\/connectors$/, view: connectors, role: 'operator', nav: 'connectors', title: 'SMPP connectors'},
+  {path: /^\/operator\/routes$/, view: routesView, role: 'operator', nav: 'routes', title: 'Routes'},
   {path: /^\/operator\/companies$/, view: companies, role: 'operator', nav: 'companies', title: 'Companies'},
   {path: /^\/operator\/companies\/([^/]+)$/, view: company, role: 'operator', nav: 'companies', title: 'Company'},
 ];
 
 const NAV = {
   company: [
+    {id: 'overview', href: '#/overview', label: 'Overview'},
     {id: 'campaigns', href: '#/campaigns', label: 'Campaigns'},
     {id: 'new', href: '#/campaigns/new', label: 'New campaign'},
     {id: 'messages', href: '#/messages', label: 'Messages'},
     {id: 'templates', href: '#/templates', label: 'Templates'},
+    {id: 'inbound', href: '#/inbound', label: 'Inbound'},
+    {id: 'opt-outs', href: '#/opt-outs', label: 'Opt-outs'},
+    {id: 'webhooks', href: '#/webhooks', label: 'Webhooks'},
   ],
   operator: [
+    {id: 'op-overview', href: '#/operator/overview', label: 'Overview'},
     {id: 'companies', href: '#/operator/companies', label: 'Companies'},
+    {id: 'connectors', href: '#/operator/connectors', label: 'Connectors'},
+    {id: 'routes', href: '#/operator/routes', label: 'Routes'},
   ],
 };
 
