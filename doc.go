@@ -15,7 +15,7 @@
 //	delivery    the dispatcher, provider ports, chat events, fallback, crash recovery
 //	survey      recording survey answers, their list and summary
 //	store       Store adapters: memstore (in-memory), sqlstore (SQLite, Postgres), storetest
-//	transport   provider adapters: SMPP, chat over HTTP, media probing, simulators
+//	transport   provider adapters: SMPP, the chat providers and their router, media probing, simulators
 //	routing     SMPP connectors and the routes SMS take through them
 //	server      the HTTP API v1 and the admin API, built from the façade
 //	console     Herald Console, the web pages served under /console/
@@ -34,9 +34,12 @@
 // (Accounts, Campaigns, Surveys), the dispatcher that sends due messages, the chat
 // callbacks with their SMS fallback, survey answers, and the recovery of
 // work a stopped process left behind, with every internal wire made:
-// messages that become due wake the dispatcher, the SMS transport's
-// receipts reach it (Config.SMS is given the handler), a permanent chat
-// failure with code 8, 9 or 10 falls back to SMS. Run runs it until its
+// messages that become due wake the dispatcher, the SMS and chat
+// transports are built with the one Reporter of what providers report
+// back (receipts, inbound SMS, chat statuses and what people send on chat
+// channels: Herald.Reporter), a permanent chat failure whose reason falls
+// back (blocked, not on the channel, no suitable device) is sent again as
+// SMS. Run runs it until its
 // context ends, purging old finished campaigns' messages when
 // Config.Retention is set. See ExampleNew.
 package herald

@@ -11,6 +11,8 @@
 //	GET  /api/v1/openapi.json           the OpenAPI 3.1 document of the public and admin APIs
 //	*    /api/v1/...                    the public API (X-API-Key)
 //	*    /admin/v1/...                  the admin API (Authorization: Bearer)
+//	*    /callbacks/chat/{chatServiceId} one chat service's provider callbacks (Config.ChatCallbacks)
+//	*    /callbacks/chat                the callbacks of the deployment's own chat endpoint (the same)
 //
 // The OpenAPI document (openapi/openapi.json, embedded) lists every route
 // of the public API and of the admin API with its parameters, bodies,
@@ -141,7 +143,7 @@
 // enough for the largest body would also be what every stalled small
 // request holds a connection for. A body that misses its deadline is
 // answered 408 "Request Timeout" and its connection closed; the handlers
-// of Config.Extra (the chat callbacks) get a read error instead and answer
+// of Config.Extra and the chat callbacks get a read error instead and answer
 // as they do, and their connection is closed too. The deadline is set with
 // http.ResponseController, so it works under any http.Server, as long as
 // middleware wrapped around the handler lets the controller reach the
