@@ -35,6 +35,16 @@
 //
 //	go run ./bench/product -channel chat -messages 100000
 //
+// With -channel chat -provider P (or all) the campaign goes through a chat
+// service of provider P, set up through the admin API with the demo
+// credentials of herald simulate chat -provider P, which runs in its own
+// process and posts its signed callbacks to the service's callback URL.
+// The run lasts until every message is Seen (or Failed), and reports the
+// rate to Delivered and to Seen, and Herald's CPU per status event its
+// callbacks stored (from /proc/<pid>/stat over the run).
+//
+//	go run ./bench/product -channel chat -provider all -messages 5000
+//
 // With -webhooks on (or both: off, then on) a webhook endpoint in this
 // process, registered for every event type, takes Herald's events while
 // the campaign is delivered: it checks each signature, and the run reports
@@ -85,6 +95,7 @@ type options struct {
 	purge        int
 	purgeRun     string
 	channel      string
+	provider     string
 	callbacks    string
 	webhooks     string
 	hookBatch    int
@@ -108,6 +119,7 @@ func main() {
 	flag.IntVar(&o.purge, "purge", 0, "when positive: SMS delivery of -messages while retention purges this many messages of a finished campaign, against the same without")
 	flag.StringVar(&o.purgeRun, "purge-run", "both", `with -purge: "off", "on" or "both"`)
 	flag.StringVar(&o.channel, "channel", "sms", `"sms" (SMPP, against -smsc) or "chat" (HTTP, against herald simulate chat)`)
+	flag.StringVar(&o.provider, "provider", "", `chat: when set, runs through a chat service of this provider against its simulator (herald simulate chat -provider), until every message is Seen: "all", "herald", "vonage", "vonage/viber", "vonage/whatsapp", "infobip" or "meta-whatsapp"`)
 	flag.StringVar(&o.callbacks, "callbacks", "both", `chat: "off" (the sends alone), "on" (until every message is Delivered or Seen) or "both"`)
 	flag.StringVar(&o.webhooks, "webhooks", "off", `SMS: "off", "on" (a webhook endpoint in this process takes every event) or "both" (off, then on)`)
 	flag.IntVar(&o.hookBatch, "webhook-batch", 0, "with -webhooks: when positive, the endpoint takes up to this many events a request (batch.maxEvents)")
@@ -144,6 +156,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	if o.purge > 0 {
 		return runPurges(ctx, o, dir, out)
+	}
+	if o.channel == "chat" && o.provider != "" {
+		return runProviders(ctx, o, dir, out)
 	}
 	if o.channel == "chat" {
 		return runChats(ctx, o, dir, out)
