@@ -82,7 +82,10 @@ func allowed(dir, p string) (bool, string) {
 		"routing":              {"messaging"},
 	}
 	// Libraries a domain package may use: data no one should keep by hand.
-	libs := map[string][]string{"phonezone": {"github.com/nyaruka/phonenumbers"}}
+	// The tracing API (never its SDK) lets delivery and webhook open spans;
+	// the operator's exporters are chosen in cmd/herald.
+	traceAPI := []string{"go.opentelemetry.io/otel/trace", "go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/codes"}
+	libs := map[string][]string{"phonezone": {"github.com/nyaruka/phonenumbers"}, "delivery": traceAPI, "webhook": traceAPI}
 	if deps, ok := domain[dir]; ok {
 		if isStd(p) {
 			if p == "net/http" || strings.HasPrefix(p, "net/http/") || p == "database/sql" || p == "os/exec" {
@@ -115,6 +118,9 @@ func allowed(dir, p string) (bool, string) {
 			}
 		}
 		return false, "the façade imports the standard library and the domain packages only"
+	}
+	if (strings.HasPrefix(p, "go.opentelemetry.io/otel/sdk") || strings.HasPrefix(p, "go.opentelemetry.io/otel/exporters")) && !under(dir, "cmd") {
+		return false, "only cmd/herald configures the tracing SDK and its exporters"
 	}
 	for _, lib := range adapterLibs {
 		if p == lib || strings.HasPrefix(p, lib+"/") {
@@ -167,6 +173,10 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{".", "net/http"},
 		{"egress", "net/http"},
 		{"egress", module + "/messaging"},
+		{"delivery", "go.opentelemetry.io/otel/sdk/trace"},
+		{"delivery", "go.opentelemetry.io/otel"},
+		{"campaign", "go.opentelemetry.io/otel/trace"},
+		{"server", "go.opentelemetry.io/otel/exporters/stdout/stdouttrace"},
 	}
 	for _, b := range bad {
 		ok, _ := allowed(b[0], b[1])
@@ -183,6 +193,9 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"server", "github.com/gorilla/mux"},
 		{"cmd/herald", module + "/store/sqlstore"},
 		{".", module + "/delivery"},
+		{"delivery", "go.opentelemetry.io/otel/trace"},
+		{"webhook", "go.opentelemetry.io/otel/trace/noop"},
+		{"cmd/herald", "go.opentelemetry.io/otel/sdk/trace"},
 	}
 	for _, g := range good {
 		ok, why := allowed(g[0], g[1])

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -44,6 +46,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Observer receives measurements for metrics. Default: NopObserver.
 	Observer Observer
+	// Tracer opens the dispatcher's spans: one per send of a message whose
+	// request's span Traces kept, as its child. Nil: no span.
+	Tracer trace.TracerProvider
+	// Traces holds the span contexts of the requests that created
+	// messages. Nil: sends start traces of their own.
+	Traces *Traces
 
 	// BatchSize is the most messages one claim takes. Default 256.
 	BatchSize int
@@ -215,6 +223,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Observer == nil {
 		c.Observer = NopObserver{}
 	}
+
 	def := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/internal/groupcommit"
 	"github.com/heraldhq/herald/internal/pace"
 	"github.com/heraldhq/herald/internal/ttlcache"
@@ -23,6 +25,8 @@ type Dispatcher struct {
 	store Store
 	log   *slog.Logger
 	obs   Observer
+	// tracer opens the spans of sends (Config.Tracer); nil without one.
+	tracer trace.Tracer
 
 	lanes []*lane
 	// results are the writers of send results and receipts. A result goes
@@ -82,6 +86,9 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{cfg: cfg, store: cfg.Store, log: cfg.Logger, obs: cfg.Observer}
+	if cfg.Tracer != nil {
+		d.tracer = cfg.Tracer.Tracer(tracerName)
+	}
 	d.routes.TTL = cfg.RouteTTL
 	d.writeCtx, d.cancelWrite = context.WithCancel(context.Background())
 	d.depths = make([]atomic.Int64, cfg.Writers)

@@ -457,7 +457,9 @@ func (l *lane) process(j job) {
 	case j.full:
 		u, result = l.d.deferred(j)
 	default:
-		u, result = l.send(j.batch.ctx, j)
+		ctx, span := l.d.startSend(j.batch.ctx, l.ch, &j.m)
+		u, result = l.send(ctx, j)
+		endSend(span, result)
 	}
 	l.d.flights.leave(j.m.CampaignID, j.flight)
 	if j.conn != "" {

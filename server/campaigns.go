@@ -317,6 +317,7 @@ func (s *server) sendDirectSMS(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.rememberTrace(r, res.Campaign.ID)
 	s.writeJSON(w, http.StatusAccepted, sendOut(res, false))
 	return nil
 }
@@ -341,6 +342,7 @@ func (s *server) sendDirectChat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.rememberTrace(r, res.Campaign.ID)
 	s.writeJSON(w, http.StatusAccepted, sendOut(res, false))
 	return nil
 }

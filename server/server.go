@@ -17,10 +17,12 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/campaign"
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/idempotency"
 	"github.com/heraldhq/herald/inbound"
 	"github.com/heraldhq/herald/messaging"
@@ -114,6 +116,12 @@ type Config struct {
 	// sender when Herald is set and that sender is an http.Handler
 	// (transport/chatroute); nil: those paths answer 404.
 	ChatCallbacks http.Handler
+	// Tracer opens one span per routed request (its name and http.route
+	// are the route's template). Nil: no span, no cost.
+	Tracer trace.TracerProvider
+	// Traces keeps the span context of each direct send's request, by
+	// campaign, for the dispatcher's spans of its messages. Nil: none kept.
+	Traces *delivery.Traces
 	// Extra mounts more handlers outside the API, without API-key
 	// authentication, by path: an exact path ("/metrics"), or a prefix when
 	// it ends with a slash ("/callbacks/"). Longer paths are tried first.
@@ -163,6 +171,8 @@ type server struct {
 	limits     bodyLimits
 	budget     *budget
 	router     *mux.Router
+	tracer     trace.TracerProvider
+	traces     *delivery.Traces
 
 	idPrefix string
 	seq      atomic.Uint64
@@ -225,7 +235,7 @@ func New(cfg Config) (http.Handler, error) {
 		names[c.Name] = true
 	}
 	s := &server{accounts: cfg.Accounts, campaigns: cfg.Campaigns, surveys: cfg.Surveys, webhooks: cfg.Webhooks, inbound: cfg.Inbound, optOuts: cfg.OptOuts, idem: cfg.Idempotency, routing: cfg.Routing, connStates: cfg.ConnectorStates, adminToken: cfg.AdminToken, version: cfg.Version,
-		log: cfg.Logger, checks: checks}
+		log: cfg.Logger, checks: checks, tracer: cfg.Tracer, traces: cfg.Traces}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -258,6 +268,9 @@ func (s *server) routes(extra map[string]http.Handler, chatCallbacks http.Handle
 	})
 	r.NotFoundHandler = notFound
 	r.MethodNotAllowedHandler = http.HandlerFunc(s.methodNotAllowed)
+	if s.tracer != nil {
+		r.Use(s.traced)
+	}
 	if s.adminToken != "" {
 		// Under /admin/v1 a request without the token is a 401 whatever
 		// its path and method: a caller without the token learns nothing

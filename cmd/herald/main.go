@@ -91,7 +91,21 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, *demo, stdout, newLogger(cfg, stderr))
+		// Console spans go to stdout; the log goes to stderr.
+		tr, err := newTracing(ctx, getenv, stdout, mainVersion())
+		if err != nil {
+			return err
+		}
+		tr.install()
+		defer func() {
+			// Flush the spans still buffered.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+			defer cancel()
+			if err := tr.shutdown(sctx); err != nil {
+				fmt.Fprintln(stderr, "herald: flush the traces:", err)
+			}
+		}()
+		return serve(ctx, cfg, *demo, stdout, newLogger(cfg, stderr), tr.tracer())
 	case "simulate":
 		if len(args) < 2 {
 			return fmt.Errorf("%w: simulate needs smsc or chat", errUsage)
@@ -150,9 +164,9 @@ func withFlags(fs *flag.FlagSet, getenv func(string) string) func(string) string
 func newLogger(cfg config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(traceHandler{slog.NewJSONHandler(w, opts)})
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(traceHandler{slog.NewTextHandler(w, opts)})
 }
 
 // serveUsage is the help of herald serve.

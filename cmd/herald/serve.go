@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/campaign"
@@ -37,8 +38,9 @@ import (
 // warns: a shorter one can be guessed.
 const minAdminTokenLen = 32
 
-// serve runs herald serve until ctx ends, then shuts down in order.
-func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *slog.Logger) (err error) {
+// serve runs herald serve until ctx ends, then shuts down in order. tp
+// opens the spans of requests and sends; nil when tracing is off.
+func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *slog.Logger, tp trace.TracerProvider) (err error) {
 	stopping := false
 	defer func() { // after everything else is closed
 		if stopping {
@@ -166,6 +168,12 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		chatRouter = r
 		return r, nil
 	}
+	// Direct sends' traces reach their sends in this process's memory.
+	var traces *delivery.Traces
+	if tp != nil {
+		traces = delivery.NewTraces(0)
+		hcfg.Delivery.Tracer, hcfg.Delivery.Traces = tp, traces
+	}
 	h, err := herald.New(hcfg)
 	if err != nil {
 		return err
@@ -223,7 +231,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	}
 
 	handler, err := server.New(server.Config{
-		Herald: h, AdminToken: cfg.AdminToken, Logger: log,
+		Herald: h, AdminToken: cfg.AdminToken, Logger: log, Tracer: tp, Traces: traces,
 		Checks: checks, Extra: extra, Version: mainVersion(),
 	})
 	if err != nil {
