@@ -139,8 +139,8 @@ async function renderLog(ctx) {
     pageHeader(ep.url, refresh),
     h('dl', {class: 'counters counters-small', id: 'hook-summary'},
       h('div', {class: 'counter'}, h('dt', null, 'State'), h('dd', null, enabledBadge(ep))),
-      h('div', {class: 'counter'}, h('dt', null, 'Events'), h('dd', null, (ep.events || []).join(', '))),
-      h('div', {class: 'counter'}, h('dt', null, 'Batches'), h('dd', null, batchText(ep.batch)))),
+      h('div', {class: 'counter counter-list'}, h('dt', null, 'Events'), h('dd', null, (ep.events || []).join(', '))),
+      h('div', {class: 'counter counter-list'}, h('dt', null, 'Batches'), h('dd', null, batchText(ep.batch)))),
     ep.disabledReason ? h('div', {class: 'notice notice-warning'}, 'Disabled: ' + ep.disabledReason) : null,
     box);
   const list = await get('/api/v1/webhooks/' + enc(id) + '/deliveries', {query: {page, pageSize: 20}, signal: ctx.signal});
