@@ -133,7 +133,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		// Sessions bind at once; receipts that come before Herald is
 		// built wait for it (herald.Herald.HandleReceipt).
 		r, err := smsroute.New(ctx, smsroute.Config{Source: routes, Static: static, Logger: log, Instance: hcfg.Delivery.Instance,
-			Dial: smsroute.DialSMPP(smpp.Config{ValidityPeriod: cfg.SMPPValidity, Logger: log, ReceiptHandler: reports.Receipt,
+			Dial: smsroute.DialSMPP(smpp.Config{ValidityPeriod: cfg.SMPPValidity, Logger: log, ReceiptHandler: reports.Receipt, Tracer: tp,
 				InboundHandler: reports.InboundSMS})})
 		router = r
 		return r, err

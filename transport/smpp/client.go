@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/transport/smppwire"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Addressing of submit_sm.
@@ -40,6 +41,8 @@ const stableAfter = time.Minute
 type Client struct {
 	cfg         Config
 	log         *slog.Logger
+	tracer      trace.Tracer  // nil without Config.Tracer
+	spans       partSpans     // traced submits, for their receipts
 	receipts    chan struct{} // receipt handlers running
 	pace        *pacer        // paces submits at eff, first come first served
 	validity    string        // validity_period of every submit_sm
@@ -116,6 +119,9 @@ func New(cfg Config) (*Client, error) {
 		addr:    cfg.addressing(),
 		boundCh: make(chan struct{}),
 		runDone: make(chan struct{}),
+	}
+	if cfg.Tracer != nil {
+		c.tracer = cfg.Tracer.Tracer(tracerName)
 	}
 	c.ref.Store(rand.Uint32())
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -350,7 +356,11 @@ func submitFrame(seq uint32, from, to string, enc data.Encoding, pt part, validi
 // Send submits sms, one submit_sm per part, and waits for the SMSC's
 // answers; a part the SMSC throttles is submitted again while ctx leaves
 // time for it. See the package documentation for the errors.
-func (c *Client) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult, error) {
+func (c *Client) Send(ctx context.Context, sms delivery.SMS) (res delivery.SMSResult, err error) {
+	ctx, span := c.startSubmit(ctx, sms)
+	if span != nil {
+		defer func() { c.endSubmit(span, res, err) }()
+	}
 	p, err := c.prepare(sms)
 	if err != nil {
 		return delivery.SMSResult{}, err

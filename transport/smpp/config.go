@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config configures a Client. The zero value of every field but Addr has a
@@ -130,6 +131,12 @@ type Config struct {
 
 	// Logger receives the session's events. Default: discard.
 	Logger *slog.Logger
+	// Tracer opens a span for each Send made inside a recording span (its
+	// submit_sm PDUs) and one for each receipt of such a Send's parts, a
+	// child of the Send's span and linked to it. Nil: no span.
+	Tracer trace.TracerProvider
+	// Connector names this client's connector in its spans.
+	Connector string
 	// Now tells the time of a receipt that carries no done date. Default
 	// time.Now.
 	Now func() time.Time

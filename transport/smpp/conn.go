@@ -379,6 +379,10 @@ func (c *Client) handleDeliver(d *pdu.DeliverSM) data.CommandStatusType {
 	}
 	ctx, cancel := context.WithTimeout(c.hctx, c.cfg.ReceiptTimeout)
 	defer cancel()
+	ctx, span := c.startReceipt(ctx, r)
+	if span != nil {
+		defer span.End()
+	}
 	if err := c.cfg.ReceiptHandler(ctx, r); err != nil {
 		c.n.receiptErrors.Add(1)
 		c.log.Warn("smpp receipt not stored; the SMSC will send it again", "provider_id", r.ProviderID, "state", r.State, "err", err)

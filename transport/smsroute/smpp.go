@@ -48,7 +48,7 @@ func DialSMPP(base smpp.Config) func(c routing.Connector) (Client, error) {
 		cfg.Addr, cfg.SystemID, cfg.Password, cfg.SystemType = c.Addr, c.SystemID, c.Password, c.SystemType
 		cfg.Window, cfg.MaxPerSecond, cfg.EnquireLink = c.Window, c.MaxPerSecond, c.EnquireLink
 		cfg.SubmitIDFormat, cfg.ReceiptIDFormat = idFormat(c.SubmitIDFormat), idFormat(c.ReceiptIDFormat)
-		cfg.Binds = c.Binds
+		cfg.Binds, cfg.Connector = c.Binds, c.Name
 		if c.BindType == routing.BindTransmitter {
 			cfg.BindType = smpp.BindTransmitter
 		}
