@@ -1,9 +1,11 @@
 // Package console is Herald Console, the web screens of a Herald server:
-// a company's campaigns (with live progress, a chart of deliveries over
-// time and survey answers), messages, templates (with the server's SMS
-// preview and a chat preview) and bulk sends from a CSV file, signed in
-// with its API key; and the operator's companies, keys, senders and chat
-// services, signed in with the admin token.
+// a company's overview, campaigns (with live progress, a chart of
+// deliveries over time and survey answers), messages, templates (with
+// the server's SMS preview and a chat preview), bulk sends from a CSV
+// file, inbound SMS, opt-outs and webhooks (with their delivery log),
+// signed in with its API key; and the operator's overview, companies,
+// keys, senders, chat services, SMPP connectors (with their live state)
+// and routes, signed in with the admin token.
 //
 // The pages are static files (HTML, CSS and JavaScript modules, no build
 // step) embedded in the binary; they call the HTTP API from the browser,
