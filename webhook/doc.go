@@ -11,6 +11,11 @@
 // is being rotated the header carries one v1 for each of the two secrets,
 // so a receiver holding either accepts it.
 //
+// An endpoint may take its events in batches (Endpoint.Batch): one
+// request then carries {"events": [...]}, signed the same way over the
+// whole body, and a failed batch is sent again whole. ParseEvents reads
+// either body.
+//
 // Package webhook uses the standard library and package messaging only;
 // the requests themselves are sent by an adapter.
 package webhook

@@ -49,3 +49,29 @@ func ExampleVerify() {
 	// 204
 	// 401
 }
+
+// A receiver reads one event, or a batch of an endpoint registered with
+// batch settings, the same way once the signature verified; it skips the
+// ids it has taken, since a failed batch comes again whole.
+func ExampleParseEvents() {
+	body := []byte(`{"events":[` +
+		`{"id":"0197a0b0-0000-7000-8000-000000000001","type":"message.status","createdAt":"2026-11-27T10:00:00.000Z","data":{"status":"Sent"}},` +
+		`{"id":"0197a0b0-0000-7000-8000-000000000002","type":"message.status","createdAt":"2026-11-27T10:00:01.000Z","data":{"status":"Delivered"}}]}`)
+	seen := map[string]bool{"0197a0b0-0000-7000-8000-000000000001": true}
+	events, err := webhook.ParseEvents(body)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, e := range events {
+		if seen[e.ID] {
+			fmt.Println("skipped", e.ID)
+			continue
+		}
+		seen[e.ID] = true
+		fmt.Println(e.Type, string(e.Data))
+	}
+	// Output:
+	// skipped 0197a0b0-0000-7000-8000-000000000001
+	// message.status {"status":"Delivered"}
+}
