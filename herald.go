@@ -562,10 +562,29 @@ func (h *Herald) purgeKeys(ctx context.Context) {
 		if _, err := h.idem.Purge(ctx, keysBatch); err != nil && ctx.Err() == nil {
 			h.log.Error("purging idempotency keys", "err", err)
 		}
+		h.purgeReplays(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// purgeReplays removes the chat callback keys past their time
+// (accounts.CallbackReplays), keysBatch a transaction, until none is left,
+// ctx ends or the store fails (logged; the next round tries again).
+func (h *Herald) purgeReplays(ctx context.Context) {
+	for ctx.Err() == nil {
+		n, err := h.cfg.Store.PurgeReplays(ctx, time.Now().UTC(), keysBatch)
+		if err != nil {
+			if ctx.Err() == nil {
+				h.log.Error("purging chat callback keys", "err", err)
+			}
+			return
+		}
+		if n < keysBatch {
+			return
 		}
 	}
 }

@@ -396,3 +396,32 @@ func TestSendWindowsUseTheRecipientsZone(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, c.WaitingForWindow)
 }
+
+// TestRunPurgesCallbackReplays: the keys of chat callbacks past their time
+// are removed when Run starts, so that the table of replays does not grow
+// for ever; a key still in its time stays.
+func TestRunPurgesCallbackReplays(t *testing.T) {
+	ctx := context.Background()
+	s := memstore.New()
+	now := time.Now()
+	seen, err := s.Seen(ctx, "old", now.Add(-time.Minute))
+	require.NoError(t, err)
+	require.False(t, seen)
+	seen, err = s.Seen(ctx, "current", now.Add(time.Hour))
+	require.NoError(t, err)
+	require.False(t, seen)
+
+	h, err := herald.New(herald.Config{Store: s})
+	require.NoError(t, err)
+	start(t, h)
+	// Seen of a key still recorded answers true and changes nothing; once
+	// Run removed it, it answers false.
+	require.Eventually(t, func() bool {
+		seen, err := s.Seen(ctx, "old", now.Add(time.Hour))
+		require.NoError(t, err)
+		return !seen
+	}, 5*time.Second, 10*time.Millisecond, "a key past its time is purged")
+	seen, err = s.Seen(ctx, "current", now.Add(time.Hour))
+	require.NoError(t, err)
+	require.True(t, seen, "a key in its time is kept")
+}
