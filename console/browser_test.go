@@ -1294,7 +1294,7 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(routes, `"weighted"`) || !strings.Contains(routes, `"3363"`) {
 			t.Errorf("routes after the edit: %s", routes)
 		}
-		// A connector a route names cannot be deleted; after the route is.
+		// The route is deleted, then the connector.
 		b.shot("routes.png")
 		b.click(`#routes-table tr[data-route-id="` + rid + `"] button[data-delete]`)
 		b.visible("dialog[open] #confirm-ok")
