@@ -567,6 +567,9 @@ func (c *Client) submitPart(ctx context.Context, sms delivery.SMS, enc data.Enco
 				return nil, fmt.Errorf("smpp: send %s: %w", sms.MessageID, delivery.ErrWithdrawn)
 			}
 			s := &submit{seq: c.nextSeq(), sess: cn.sess, epoch: g.epoch, done: make(chan outcome, 1)}
+			if c.tracer != nil {
+				s.trace = trace.SpanContextFromContext(ctx)
+			}
 			frame, err := submitFrame(s.seq, sms.From, sms.To, enc, pt, validity, c.addr)
 			if err != nil {
 				c.unuse(cn)

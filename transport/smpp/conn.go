@@ -14,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/transport/smppwire"
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
+	"go.opentelemetry.io/otel/trace"
 )
 
 var (
@@ -28,6 +29,9 @@ type submit struct {
 	epoch uint64   // the session's rate epoch when it took its slot
 	sent  time.Time
 	done  chan outcome // buffered: receives exactly one outcome
+	// trace is the span of its traced Send, kept for the part's receipt
+	// (invalid when untraced).
+	trace trace.SpanContext
 }
 
 // outcome is the end of a submit_sm: the SMSC's message id or an error.
@@ -226,6 +230,10 @@ func (cn *conn) finish(seq uint32, o outcome) bool {
 		delete(cn.pending, seq)
 	}
 	cn.mu.Unlock()
+	if ok && o.err == nil && s.trace.IsValid() {
+		// Kept before the reader reads on: the receipt may come next.
+		cn.c.spans.add(s.trace, o.id)
+	}
 	if ok {
 		cn.settle(s, o)
 	}

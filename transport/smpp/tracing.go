@@ -29,7 +29,7 @@ type partSpans struct {
 }
 
 // add keeps sc for the parts ids.
-func (p *partSpans) add(sc trace.SpanContext, ids []string) {
+func (p *partSpans) add(sc trace.SpanContext, ids ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.byID == nil {
@@ -74,8 +74,8 @@ func (c *Client) startSubmit(ctx context.Context, sms delivery.SMS) (context.Con
 			attribute.String("smpp.bind_type", c.cfg.BindType.String()), attribute.Int("smpp.binds", c.cfg.Binds)))
 }
 
-// endSubmit closes the span of a Send and keeps it for the receipts of
-// its parts.
+// endSubmit closes the span of a Send. Its parts were kept for their
+// receipts as their submit_sm_resp came (conn.finish).
 func (c *Client) endSubmit(span trace.Span, res delivery.SMSResult, err error) {
 	if span == nil {
 		return
@@ -85,9 +85,6 @@ func (c *Client) endSubmit(span trace.Span, res delivery.SMSResult, err error) {
 		span.SetStatus(codes.Error, "submit_sm failed")
 	} else {
 		span.SetAttributes(attribute.StringSlice("smpp.message_ids", res.PartIDs))
-		if c.cfg.BindType != BindTransmitter {
-			c.spans.add(span.SpanContext(), res.PartIDs)
-		}
 	}
 	span.End()
 }
