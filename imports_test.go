@@ -1,11 +1,14 @@
 package herald_test
 
 import (
+	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -203,4 +206,81 @@ func TestImportRulesCatchViolations(t *testing.T) {
 	}
 	_, err := os.Stat("go.mod")
 	require.NoError(t, err, "the test runs from the module root")
+}
+
+// providerWords are names that belong to a chat provider's protocol: the
+// domain's chat types speak of a message's reference, its provider id and
+// a failure's reason, never of these. Compared without case and without
+// underscores.
+func providerWords() []string {
+	return []string{"seq", "token", "trackingdata", "messagetoken", "wamid", "clientref", "bizopaquecallbackdata",
+		"callbackdata", "viber", "whatsapp", "vonage", "infobip"}
+}
+
+// providerNames returns the fields of the struct types named Chat... and
+// the string literals, in the Go files given (name: source), that are a
+// provider word.
+func providerNames(t *testing.T, files map[string]string) []string {
+	t.Helper()
+	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(strings.Trim(s, "`\""), "_", "")) }
+	hit := func(s string) bool { return slices.Contains(providerWords(), norm(s)) }
+	var found []string
+	fset := token.NewFileSet()
+	for name, src := range files {
+		f, err := parser.ParseFile(fset, name, src, 0)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.TypeSpec:
+				st, ok := n.Type.(*ast.StructType)
+				if !ok || !strings.HasPrefix(n.Name.Name, "Chat") {
+					return true
+				}
+				for _, fl := range st.Fields.List {
+					for _, id := range fl.Names {
+						if hit(id.Name) {
+							found = append(found, fmt.Sprintf("%s: %s.%s", fset.Position(id.Pos()), n.Name.Name, id.Name))
+						}
+					}
+				}
+			case *ast.BasicLit:
+				if n.Kind == token.STRING && hit(n.Value) {
+					found = append(found, fmt.Sprintf("%s: literal %s", fset.Position(n.Pos()), n.Value))
+				}
+			}
+			return true
+		})
+	}
+	return found
+}
+
+// TestDeliveryNamesNoProviderField: package delivery (the dispatcher,
+// chat statuses, the fallback) holds no field or literal of a provider's
+// protocol; adapters map theirs to Herald's words.
+func TestDeliveryNamesNoProviderField(t *testing.T) {
+	files := map[string]string{}
+	paths, err := filepath.Glob("delivery/*.go")
+	require.NoError(t, err)
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		files[p] = string(b)
+	}
+	require.NotEmpty(t, files)
+	require.Empty(t, providerNames(t, files))
+}
+
+func TestProviderNamesCatchViolations(t *testing.T) {
+	for _, src := range []string{
+		"package delivery\ntype ChatMessage struct{ Seq int64 }\n",
+		"package delivery\ntype ChatResult struct{ Token string }\n",
+		"package delivery\nconst k = \"tracking_data\"\n",
+		"package delivery\ntype ChatEvent struct{ Tracking_Data string }\n",
+	} {
+		require.NotEmpty(t, providerNames(t, map[string]string{"x.go": src}), src)
+	}
+	require.Empty(t, providerNames(t, map[string]string{"x.go": "package delivery\ntype ChatSend struct{ Ref int64 }\n"}))
 }
