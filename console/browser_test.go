@@ -1082,6 +1082,13 @@ func TestBrowser(t *testing.T) {
 		if overflow := b.js(`String(document.documentElement.scrollWidth > 391)`); overflow != "false" {
 			t.Errorf("the campaigns page is wider than 390 px")
 		}
+		for _, page := range []struct{ hash, sel string }{{"#/overview", "#overview-counters"}, {"#/opt-outs", "#keywords-form"}, {"#/webhooks", "#hook-form"}, {"#/inbound", "#inbound-search"}} {
+			b.open(page.hash)
+			b.visible(page.sel)
+			if overflow := b.js(`String(document.documentElement.scrollWidth > 391)`); overflow != "false" {
+				t.Errorf("%s is wider than 390 px: %s px", page.hash, b.js(`String(document.documentElement.scrollWidth)`))
+			}
+		}
 		b.viewport(1280, 900, false)
 		b.checkProblems()
 	}) {
