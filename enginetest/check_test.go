@@ -14,8 +14,12 @@ import (
 
 // settleTimeout bounds the wait for the engine to do what a step asks of
 // it (send what is due, complete what drained): past it, what is still
-// not done is a failure.
-const settleTimeout = 15 * time.Second
+// not done is a failure. It is a bound on a stuck engine, not a figure of
+// speed: on a machine whose two cores are shared by many Postgres
+// backends, writing a claim's results took more than 15 s at times (both
+// before and after the claim and heartbeat changes of this package's
+// store), which a longer bound tells apart from a message left Sending.
+const settleTimeout = 60 * time.Second
 
 // skipResentByLiveProcess turns off on Postgres, until its cause is found
 // and fixed, the check that a message the SMSC accepted is not submitted
