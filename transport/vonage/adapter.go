@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
@@ -44,6 +45,12 @@ type Adapter struct {
 	now     func() time.Time
 	// window is how far a webhook's iat may be from now.
 	window time.Duration
+	// tokenMu guards the signed request token and when it stops being
+	// used (tokenUntil): one RS256 signature serves every send of most of
+	// its lifetime.
+	tokenMu    sync.Mutex
+	tok        string
+	tokenUntil time.Time
 }
 
 // New builds the adapter of one service from s. s.Reporter is required
@@ -94,15 +101,28 @@ func New(_ context.Context, s chatprovider.Settings) (*Adapter, error) {
 // needs releasing.
 func (a *Adapter) Close() error { return nil }
 
-// token returns a fresh request token.
+// token returns the request token: the one signed last while it has
+// more than a fifth of its lifetime left, else a new one.
 func (a *Adapter) token() (string, error) {
 	now := a.now()
-	return SignRS256(a.creds.key, Claims{
+	a.tokenMu.Lock()
+	defer a.tokenMu.Unlock()
+	if a.tok != "" && now.Before(a.tokenUntil) {
+		return a.tok, nil
+	}
+	tok, err := SignRS256(a.creds.key, Claims{
 		ApplicationID: a.creds.appID,
 		IssuedAt:      now.Unix(),
 		Expires:       now.Add(TokenLifetime).Unix(),
 		ID:            NewJTI(),
 	})
+	if err != nil {
+		return "", err
+	}
+	// Renewed a fifth of its lifetime before it expires, so that a
+	// request signed with it never reaches Vonage expired.
+	a.tok, a.tokenUntil = tok, now.Add(TokenLifetime*4/5)
+	return tok, nil
 }
 
 // sendAnswer is the body of an accepted send.

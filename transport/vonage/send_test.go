@@ -350,3 +350,35 @@ func TestSendAnswers(t *testing.T) {
 		}
 	})
 }
+
+// TestTokenReused: one RS256 token serves the sends of most of its
+// lifetime (signing is the costliest part of a send), and a new one is
+// signed before it would reach Vonage expired.
+func TestTokenReused(t *testing.T) {
+	_, creds := testKey(t)
+	got := make(chan captured, 3)
+	srv := fakeAPI(t, http.StatusAccepted, accepted, nil, got, nil)
+	var offset atomic.Int64
+	a := newAdapter(t, chatprovider.ChannelViber, srv.URL, creds, nil, func(s *chatprovider.Settings) {
+		s.Reporter = &fakeReporter{}
+		s.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	})
+	send := func() string {
+		t.Helper()
+		_, err := a.SendChat(context.Background(), delivery.ChatSend{MessageID: messaging.MustParseID(testMsgID), To: "447700900001",
+			Type: messaging.TypeSimpleText, Text: "hi"})
+		if err != nil {
+			t.Fatalf("SendChat: %v", err)
+		}
+		return (<-got).auth
+	}
+	first := send()
+	offset.Store(int64(vonage.TokenLifetime * 3 / 4))
+	if again := send(); again != first {
+		t.Errorf("a new token within most of its lifetime")
+	}
+	offset.Store(int64(vonage.TokenLifetime * 9 / 10))
+	if later := send(); later == first {
+		t.Errorf("a token near its expiry is used again")
+	}
+}
