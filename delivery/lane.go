@@ -169,7 +169,7 @@ func (l *lane) waitFree(ctx context.Context) bool {
 		}
 		var turns <-chan time.Time
 		if free > 0 {
-			if w, ok := l.d.rates.wait(l.d.cfg.Now()); ok {
+			if w, ok := l.d.rates.wait(l.ch, l.d.cfg.Now()); ok {
 				if w <= 0 {
 					return true
 				}
@@ -195,7 +195,7 @@ func (l *lane) waitFree(ctx context.Context) bool {
 // when ctx ended.
 func (l *lane) sleep(ctx context.Context) bool {
 	d := l.d.cfg.PollInterval
-	if w, ok := l.d.rates.wait(l.d.cfg.Now()); ok {
+	if w, ok := l.d.rates.wait(l.ch, l.d.cfg.Now()); ok {
 		d = min(d, max(w, time.Millisecond))
 	}
 	t := time.NewTimer(d)
@@ -260,7 +260,7 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		claimed, err := d.store.ClaimDue(sctx, Claim{Channel: l.ch, Owner: d.cfg.Instance, Now: now, LeaseUntil: lease, Limit: want,
 			Quotas: quotas, CampaignQuotas: l.loads.quotas(now)})
 		cancel()
-		d.rates.settle(quotas, claimed)
+		d.rates.settle(l.ch, quotas, claimed)
 		d.obs.Batch(op, len(claimed), time.Since(start), err)
 		if err != nil {
 			d.flights.endClaim(claim)

@@ -37,9 +37,12 @@ type rateBucket struct {
 	burst  float64
 	tokens float64
 	last   time.Time
-	// more: the last claim took all its quota, so that more of its
-	// messages may be waiting (true until a claim says otherwise).
-	more bool
+	// drained holds the channels whose last claim took less than its
+	// quota of the company: none of its messages waits there. A channel
+	// not in it may have more waiting. Each lane answers for its own
+	// channel only: a chat claim that finds none of a company's messages
+	// says nothing of its SMS.
+	drained map[messaging.Channel]bool
 }
 
 // set installs the rates read from the store, each divided among procs
@@ -66,7 +69,7 @@ func (r *companyRates) set(rates map[messaging.ID]float64, procs int, now time.T
 			if r.buckets == nil {
 				r.buckets = map[messaging.ID]*rateBucket{}
 			}
-			r.buckets[id] = &rateBucket{rate: share, burst: burst, tokens: burst, last: now, more: true}
+			r.buckets[id] = &rateBucket{rate: share, burst: burst, tokens: burst, last: now}
 			continue
 		}
 		b.advance(now)
@@ -102,10 +105,11 @@ func (r *companyRates) take(now time.Time) map[messaging.ID]int {
 	return q
 }
 
-// settle gives back the turns of quotas that the claim of claimed did not
-// use, and notes which companies took their whole quota (they may have
-// more waiting). A failed claim settles with nothing claimed.
-func (r *companyRates) settle(quotas map[messaging.ID]int, claimed []messaging.Message) {
+// settle gives back the turns of quotas that the claim of claimed, on
+// channel ch, did not use, and notes which companies took their whole
+// quota there (they may have more waiting on ch). A failed claim settles
+// with nothing claimed.
+func (r *companyRates) settle(ch messaging.Channel, quotas map[messaging.ID]int, claimed []messaging.Message) {
 	if quotas == nil {
 		return
 	}
@@ -125,19 +129,26 @@ func (r *companyRates) settle(quotas map[messaging.ID]int, claimed []messaging.M
 		n := used[id]
 		b.tokens = min(b.burst, b.tokens+float64(q-n))
 		if q > 0 {
-			b.more = n >= q
+			if n >= q {
+				delete(b.drained, ch)
+			} else {
+				if b.drained == nil {
+					b.drained = map[messaging.Channel]bool{}
+				}
+				b.drained[ch] = true
+			}
 		}
 	}
 }
 
 // wait is how long until a company that may have more messages waiting
-// has half its bucket again (a claim worth making); ok is false when no
-// company waits for its rate.
-func (r *companyRates) wait(now time.Time) (d time.Duration, ok bool) {
+// on channel ch has half its bucket again (a claim worth making); ok is
+// false when no company waits for its rate there.
+func (r *companyRates) wait(ch messaging.Channel, now time.Time) (d time.Duration, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, b := range r.buckets {
-		if !b.more {
+		if b.drained[ch] {
 			continue
 		}
 		b.advance(now)
