@@ -17,8 +17,8 @@
 // It reports, for both, the submits per second the SMSC saw (from its
 // first to its latest submit_sm), the final statuses per second (from the
 // start to the last receipt counted, or applied by Herald), the CPU each
-// process used per message, and Herald's rate as a ratio of the bare
-// client's. The SMSCs: "npm" is interop/chaos-smsc.js on the npm package
+// process used per message, and Herald's rate and CPU per message as
+// ratios of the bare client's. The SMSCs: "npm" is interop/chaos-smsc.js on the npm package
 // smpp (independent of Herald; run npm ci in interop/ first), "sim" is
 // herald simulate smsc.
 //
@@ -74,8 +74,17 @@
 //
 //	go run ./bench/product -smsc npm -bind-rate 200 -binds 1 -messages 2000
 //
-// Without -herald it builds ./cmd/herald into a temporary directory. A
-// Postgres database is used as it is: give it an empty one.
+// Without -herald it builds ./cmd/herald into a temporary directory. With
+// several binaries (-herald A,B) and -rounds N, each round runs the bare
+// client, then each binary in turn, each against its own baseline: the
+// way to compare two builds on a shared machine.
+//
+// For SMS on Postgres, each Herald run gets a new database, created through
+// the existing one -db names and dropped after the run, and the run also reports the
+// CPU of that database's backends and of the server's own processes,
+// sampled from /proc (the server must run on this machine), and Herald's
+// CPU with its backends' per message. The chat, provider and purge runs
+// use a Postgres database as it is: give them an empty one.
 package main
 
 import (
@@ -86,6 +95,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/bench/internal/drive"
@@ -101,6 +111,7 @@ type options struct {
 	hookBatch    int
 	hookWait     time.Duration
 	herald       string
+	rounds       int
 	db           string
 	smsc         string
 	interop      string
@@ -124,7 +135,8 @@ func main() {
 	flag.StringVar(&o.webhooks, "webhooks", "off", `SMS: "off", "on" (a webhook endpoint in this process takes every event) or "both" (off, then on)`)
 	flag.IntVar(&o.hookBatch, "webhook-batch", 0, "with -webhooks: when positive, the endpoint takes up to this many events a request (batch.maxEvents)")
 	flag.DurationVar(&o.hookWait, "webhook-wait", time.Second, "with -webhook-batch: how long the oldest event may wait for its batch to fill (batch.maxWaitMs)")
-	flag.StringVar(&o.herald, "herald", "", "path of the herald binary; empty: build ./cmd/herald")
+	flag.StringVar(&o.herald, "herald", "", "path of the herald binary, or several separated by commas (A,B,...: run in turn each round); empty: build ./cmd/herald")
+	flag.IntVar(&o.rounds, "rounds", 1, "SMS: rounds of the bare client followed by each herald binary in turn")
 	flag.StringVar(&o.db, "db", "sqlite", `"sqlite" (a new file) or a postgres:// URL of an empty database`)
 	flag.StringVar(&o.smsc, "smsc", "both", `SMSC process: "npm" (interop/chaos-smsc.js), "sim" (herald simulate smsc) or "both"`)
 	flag.StringVar(&o.interop, "interop", "interop", "directory of chaos-smsc.js and its node_modules")
@@ -167,48 +179,58 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.smsc == "both" {
 		kinds = []string{"npm", "sim"}
 	}
-	fmt.Fprintf(out, "%d messages, window %d, %d bind(s), receipts %v after the submit, herald %s on %s\n",
-		o.messages, o.window, o.binds, o.receiptDelay, o.herald, drive.Redact(o.db))
+	bins := strings.Split(o.herald, ",")
+	fmt.Fprintf(out, "%d messages, window %d, %d bind(s), receipts %v after the submit, herald %s on %s, %d round(s)\n",
+		o.messages, o.window, o.binds, o.receiptDelay, o.herald, drive.Redact(o.db), o.rounds)
 	if o.bindRate > 0 {
 		fmt.Fprintf(out, "the SMSC takes %d submit_sm a second on each bind (%s), throttles the rest\n", o.bindRate, o.limitName())
 		o.bare = false
 	}
-	for i, kind := range kinds {
-		var base result
-		if o.bare {
-			if base, err = runBare(ctx, o, kind, dir); err != nil {
-				return fmt.Errorf("bare client against %s: %w", kind, err)
+	hooks, err := runModes("-webhooks", o.webhooks)
+	if err != nil {
+		return err
+	}
+	runs := 0
+	for _, kind := range kinds {
+		for round := range max(o.rounds, 1) {
+			var base result
+			if o.bare {
+				if base, err = runBare(ctx, o, kind, dir); err != nil {
+					return fmt.Errorf("bare client against %s: %w", kind, err)
+				}
+				base.print(out, "bare gosmpp client", kind, result{})
 			}
-			base.print(out, "bare gosmpp client", kind, result{})
-		}
-		db := o.db
-		if i > 0 && db != "sqlite" {
-			fmt.Fprintf(out, "(a Postgres database serves one run: %s skipped)\n", kind)
-			break
-		}
-		hooks, err := runModes("-webhooks", o.webhooks)
-		if err != nil {
-			return err
-		}
-		var without result
-		for j, withHooks := range hooks {
-			if j > 0 && db != "sqlite" {
-				fmt.Fprintln(out, "(a Postgres database serves one run: the run with webhooks skipped)")
-				break
-			}
-			res, err := runHerald(ctx, o, kind, dir, db, withHooks)
-			if err != nil {
-				return fmt.Errorf("herald against %s: %w", kind, err)
-			}
-			who := "herald serve"
-			if withHooks {
-				who = "herald+webhooks"
-			}
-			res.print(out, who, kind, base)
-			if withHooks {
-				res.printHooks(out, without)
-			} else {
-				without = res
+			for b, bin := range bins {
+				var without result
+				for _, withHooks := range hooks {
+					runs++
+					db, drop := o.db, func() {}
+					if db != "sqlite" {
+						if db, drop, err = freshDatabase(ctx, o.db, fmt.Sprintf("run%d_%d", os.Getpid(), runs)); err != nil {
+							return err
+						}
+					}
+					ob := o
+					ob.herald = bin
+					res, err := runHerald(ctx, ob, kind, dir, db, withHooks)
+					drop()
+					if err != nil {
+						return fmt.Errorf("herald %s against %s: %w", bin, kind, err)
+					}
+					who := "herald serve"
+					if len(bins) > 1 {
+						who = fmt.Sprintf("herald %c (r%d)", 'A'+b, round+1)
+					}
+					if withHooks {
+						who = "herald+webhooks"
+					}
+					res.print(out, who, kind, base)
+					if withHooks {
+						res.printHooks(out, without)
+					} else {
+						without = res
+					}
+				}
 			}
 		}
 	}
@@ -271,8 +293,11 @@ type result struct {
 	elapsed    time.Duration // from the start to the last final status
 	cpu        time.Duration // of the sender (bare client or herald)
 	smscCPU    time.Duration
-	delivered  int
-	failed     int
+	// pg is the CPU of the Postgres server over the run (Herald on Postgres).
+	pg        pgCPU
+	pgSampled bool
+	delivered int
+	failed    int
 	// With webhooks: events received, bad signatures, and how long after
 	// the last final status the last message's final event came.
 	events, badSignatures int
@@ -306,7 +331,14 @@ func (r result) print(w io.Writer, who, smsc string, base result) {
 	if base.finalRate > 0 {
 		fmt.Fprintf(w, "; %.2f x the bare client's final/s, %.2f x its submits/s", r.finalRate/base.finalRate, r.submitRate/base.submitRate)
 	}
+	if base.cpu > 0 && base.messages > 0 {
+		fmt.Fprintf(w, "; %.2f x its CPU per message", perMessage(r.cpu, r.messages)/perMessage(base.cpu, base.messages))
+	}
 	fmt.Fprintln(w)
+	if r.pgSampled {
+		fmt.Fprintf(w, "  postgres: backends of the database %.1f µs a message (%d processes), the server's own processes %.1f µs; herald + backends %.1f µs a message\n",
+			perMessage(r.pg.backends, r.messages), r.pg.processes, perMessage(r.pg.server, r.messages), perMessage(r.cpu+r.pg.backends, r.messages))
+	}
 }
 
 // cpuTimes returns the CPU time each process has used.
@@ -366,6 +398,15 @@ func runHerald(ctx context.Context, o options, kind, dir, db string, withHooks b
 		return result{}, err
 	}
 	pid := srv.Cmd.Process.Pid
+	pgs, err := newPGSampler(dbURL)
+	if err != nil {
+		return result{}, err
+	}
+	if pgs != nil {
+		if err := pgs.start(); err != nil {
+			return result{}, err
+		}
+	}
 	before, err := cpuTimes(pid, sm.Pid())
 	if err != nil {
 		return result{}, err
@@ -383,6 +424,12 @@ func runHerald(ctx context.Context, o options, kind, dir, db string, withHooks b
 	if err != nil {
 		return result{}, err
 	}
+	var pg pgCPU
+	if pgs != nil {
+		if pg, err = pgs.end(); err != nil {
+			return result{}, err
+		}
+	}
 	st, err := sm.stats()
 	if err != nil {
 		return result{}, err
@@ -390,6 +437,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string, withHooks b
 	res := result{
 		messages: o.messages, submitRate: st.rate(), throttled: st.throttled, finalRate: float64(o.messages) / elapsed.Seconds(), elapsed: elapsed,
 		cpu: after[0] - before[0], smscCPU: after[1] - before[1], delivered: delivered, failed: failed,
+		pg: pg, pgSampled: pgs != nil,
 	}
 	if rc != nil {
 		last, err := rc.waitAll(ctx, o.timeout)
