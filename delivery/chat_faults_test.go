@@ -315,7 +315,7 @@ func TestChatProviderFaults(t *testing.T) {
 			// Permanent codes: Failed at the first answer, named.
 			for i, want := range map[int]string{
 				fBadData: "BAD_DATA (3)", fNotPermitted: "NOT_PERMITTED (13)", fBadPhone: "INVALID_PHONE_NUMBER (27)",
-				fUnknownCode: "42", fNotUser: "NOT_VIBER_USER (9)",
+				fUnknownCode: "BAD_DATA (3)", fNotUser: "NOT_VIBER_USER (9)",
 			} {
 				m := w.message(msgs[i].ID)
 				require.Equal(t, messaging.StatusFailed, m.Status, "message %d", i)
@@ -338,7 +338,7 @@ func TestChatProviderFaults(t *testing.T) {
 			require.Equal(t, at, m.SentAt.UTC())
 			m = w.message(msgs[fFailedFirst].ID)
 			require.Equal(t, messaging.StatusFailed, m.Status, "the send's late answer does not undo the failure")
-			require.Equal(t, "FAILED (8)", m.Details)
+			require.Equal(t, "USER_BLOCKED (8)", m.Details, "the form of a send refused for the same reason")
 
 			// The SMS fallbacks: one each, through the fallback sender.
 			requireFallbacks := func(want map[int]bool) {
@@ -374,7 +374,7 @@ func TestChatProviderFaults(t *testing.T) {
 			require.Equal(t, http.StatusOK, postSigned(t, cbURL, late))
 			got = w.waitCampaign(c.ID, "the late fallback sent", func(c messaging.Campaign) bool { return c.FallbackCounts.Sent == 3 })
 			require.Equal(t, messaging.CampaignCompleted, got.Status)
-			require.Equal(t, "FAILED (10)", w.message(msgs[fLateFailure].ID).Details)
+			require.Equal(t, "NO_SUITABLE_DEVICE (10)", w.message(msgs[fLateFailure].ID).Details)
 			requireFallbacks(map[int]bool{fNotUser: true, fFailedFirst: true, fLateFailure: true})
 
 			// Duplicated and out-of-order callbacks: forward only, at the

@@ -29,7 +29,8 @@ func (s *writesStore) ApplyUpdates(ctx context.Context, us []delivery.StatusUpda
 
 // The statuses of one callback are written in one store write; each gets
 // its outcome; a failure whose reason falls back inserts the fallback SMS
-// first; the details read "FAILED (code)" from ChatCodes, EXPIRED for an
+// first; the details read "NAME (code)" from ChatCodes, as a send refused for
+// the same reason, EXPIRED for an
 // expiry.
 func TestChatStatusesOneWrite(t *testing.T) {
 	ctx := t.Context()
@@ -67,9 +68,9 @@ func TestChatStatusesOneWrite(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{
 		"998901200001": "Seen ",
-		"998901200002": "Failed FAILED (9)",
+		"998901200002": "Failed NOT_VIBER_USER (9)",
 		"998901200003": "Failed EXPIRED",
-		"998901200004": "Failed FAILED (13)",
+		"998901200004": "Failed NOT_PERMITTED (13)",
 	}, details)
 	all, _, err := base.ListMessages(ctx, f.co.ID, messaging.MessageFilter{CampaignID: f.c.ID, PageRequest: messaging.PageRequest{Page: 1, PageSize: 50}})
 	require.NoError(t, err)

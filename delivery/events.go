@@ -47,9 +47,10 @@ func NeedsFallback(m messaging.Message, reason ChatReason) bool {
 }
 
 // FailedDetails is the details of a chat message a status report failed
-// for reason: "FAILED (code)" with the reason's code in ChatCodes, or the
-// reason's name when it has no code (EXPIRED). An unknown reason is a
-// rejection.
+// for reason: "NAME (code)" with the reason's name and code in ChatCodes,
+// the form a send refused for the same reason gets ("USER_BLOCKED (8)"),
+// or the reason's name when it has no code (EXPIRED). An unknown reason
+// is a rejection.
 func FailedDetails(reason ChatReason) string {
 	c, ok := ChatCodes()[reason]
 	if !ok {
@@ -58,7 +59,7 @@ func FailedDetails(reason ChatReason) string {
 	if c.Code == 0 {
 		return c.Name
 	}
-	return fmt.Sprintf("FAILED (%d)", c.Code)
+	return fmt.Sprintf("%s (%d)", c.Name, c.Code)
 }
 
 // FallbackID is the id of the fallback SMS of chat message id: derived
@@ -239,7 +240,7 @@ const (
 //     message is still Sending) is applied all the same, and its time
 //     becomes the message's sentAt too (Store.ApplyUpdates);
 //   - Failed fails the message with details FailedDetails(Reason)
-//     (EXPIRED for ReasonExpired, else "FAILED (code)"); when the reason
+//     (EXPIRED for ReasonExpired, else "NAME (code)"); when the reason
 //     falls back (NeedsFallback) the fallback SMS is inserted first,
 //     once however often the failure is reported. A fallback written
 //     after its bulk campaign completed is sent all the same: the

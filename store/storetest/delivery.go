@@ -539,7 +539,7 @@ func testLateFallback(f *fixture) {
 
 	fb := f.fallbackFor(msgs[1], at(4))
 	f.admit(co.ID, fb)
-	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: msgs[1].ID, Status: messaging.StatusFailed, At: at(4), Details: "FAILED (9)"}))
+	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: msgs[1].ID, Status: messaging.StatusFailed, At: at(4), Details: "NOT_VIBER_USER (9)"}))
 	claimed := f.claim(messaging.ChannelSMS, at(5), at(65), 10)
 	require.Equal(t, []messaging.ID{fb.ID}, ids(claimed))
 	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: fb.ID, Status: messaging.StatusDelivered, At: at(6)}))
@@ -583,7 +583,7 @@ func testBacklog(f *fixture) {
 	require.Len(t, f.claim(messaging.ChannelChat, at(3), at(63), 1), 1)
 	fb := f.fallbackFor(chat[0], at(4))
 	f.admit(co.ID, fb)
-	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: chat[0].ID, Status: messaging.StatusFailed, At: at(4), Details: "FAILED (9)"}))
+	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: chat[0].ID, Status: messaging.StatusFailed, At: at(4), Details: "NOT_VIBER_USER (9)"}))
 	require.Equal(t, map[messaging.Channel]int{messaging.ChannelSMS: 3, messaging.ChannelChat: 2}, backlog(),
 		"two SMS and the fallback SMS; two chat messages")
 }

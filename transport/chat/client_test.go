@@ -132,13 +132,13 @@ func TestSendChatStatusMapping(t *testing.T) {
 		{"998902000102", 2, false, true, "2", "BAD_SERVICE_ID"},
 		{"998902000103", 3, false, true, "3", "BAD_DATA"},
 		{"998902000105", 5, false, true, "5", "BAD_MESSAGE_TYPE"},
-		{"998902000106", 6, false, true, "6", "BAD_PARAMETERS"},
+		{"998902000106", 6, false, true, "3", "BAD_DATA"},
 		{"998902000113", 13, false, true, "13", "NOT_PERMITTED"},
-		{"998902000120", 20, false, true, "20", "INVALID_TTL"},
+		{"998902000120", 20, false, true, "3", "BAD_DATA"},
 		{"998902000127", 27, false, true, "27", "INVALID_PHONE_NUMBER"},
-		{"998902000142", 42, false, true, "42", "42"},
+		{"998902000142", 42, false, true, "3", "BAD_DATA"},
 		{"998902000101", 1, false, false, "1", "INTERNAL_FAILURE"},
-		{"998902000107", 7, false, false, "7", "TIMEOUT"},
+		{"998902000107", 7, false, false, "1", "INTERNAL_FAILURE"},
 	}
 	for _, tt := range tests {
 		if tt.status >= 0 {
@@ -209,8 +209,10 @@ func TestLookupStatus(t *testing.T) {
 			continue
 		}
 		require.NotNil(t, se)
-		require.Equal(t, fmt.Sprint(tt.code), se.Code)
-		require.Equal(t, tt.name, se.Details)
+		want := delivery.ChatCodes()[chat.ReasonOf(tt.code)]
+		require.Equal(t, fmt.Sprint(want.Code), se.Code, "code %d: the code of its reason", tt.code)
+		require.Equal(t, want.Name, se.Details, "code %d: the name of its reason", tt.code)
+		require.Equal(t, fmt.Sprintf("%s (%d)", tt.name, tt.code), se.Provider, "code %d: the protocol's own words", tt.code)
 		require.Equal(t, class != chat.ClassTransient, se.Permanent)
 	}
 }
@@ -333,7 +335,7 @@ func TestSendChatHTTPAnswers(t *testing.T) {
 		{"garbage", 200, `<html>`, "", false, "malformed response", 2},
 		{"no status", 200, `{"seq":SEQ}`, "", false, "malformed response", 2},
 		{"another seq", 200, `{"status":0,"seq":1,"message_token":"x"}`, "", false, "malformed response", 2},
-		{"status message kept", 200, `{"status":6,"status_message":"button missing","seq":SEQ}`, "", true, "BAD_PARAMETERS", 1},
+		{"status message kept", 200, `{"status":6,"status_message":"button missing","seq":SEQ}`, "", true, "BAD_DATA", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,9 +36,10 @@
 // Status 0 is a success and returns the message_token (accepted as a JSON
 // string or number); 12 ALREADY_SENT is a success with AlreadySent, the
 // token as the provider gave it (possibly empty). Every other status is a
-// *delivery.SendError with Code the number, Details its name (see
-// LookupStatus) and Reason its neutral reason (Reasons): 1 and 7 transient, the others permanent, unknown codes
-// permanent and named by their number. HTTP 401 is a permanent failure
+// *delivery.SendError (StatusError) with Reason its neutral reason
+// (Reasons), Code and Details that reason's in delivery.ChatCodes, and
+// Provider the protocol's name and code (LookupStatus): 1 and 7
+// transient, the others permanent, unknown codes permanent. HTTP 401 is a permanent failure
 // "BAD_TOKEN" (the configured token is wrong: every message would fail
 // alike); other 4xx but 408 and 429 are permanent too ("HTTP 404").
 //
@@ -85,8 +86,9 @@
 //	27    INVALID_PHONE_NUMBER  invalid_number
 //	other (named by number)     rejected
 //
-// A failed message's details keep the protocol's code and name at send
-// time ("USER_BLOCKED (8)"); a failed status event gives "FAILED (n)" with
-// n the reason's code in delivery.ChatCodes (the same number for the codes
-// that table lists).
+// A failed message's details are the name and code of its reason in
+// delivery.ChatCodes ("USER_BLOCKED (8)"), the same whether the send's
+// answer or a failed status event reported it: 6, 20 and unknown codes
+// read "BAD_DATA (3)", 7 "INTERNAL_FAILURE (1)". The protocol's own name
+// and code stay in the logs.
 package chat

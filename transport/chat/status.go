@@ -142,17 +142,20 @@ func ReasonOf(code int) delivery.ChatReason {
 	return delivery.ReasonRejected
 }
 
-// StatusError returns the *delivery.SendError of a failure code: Reason
-// its neutral reason (ReasonOf), Code the number ("8"), Details its name
-// ("USER_BLOCKED"), Permanent unless the class is transient. The code and
-// name are the protocol's own, so that a failed message's details read
-// "USER_BLOCKED (8)". It returns nil for the success codes 0 and 12.
+// StatusError returns the *delivery.SendError of a failure code: made by
+// delivery.ChatFailure from its neutral reason (ReasonOf), so that Code
+// and Details are the reason's in delivery.ChatCodes ("8",
+// "USER_BLOCKED") and a failed message's details read the same whether
+// the send's answer or a later callback reported the failure. Provider
+// keeps the protocol's own name and code ("BAD_PARAMETERS (6)") for the
+// logs. Permanent unless the class is transient. It returns nil for the
+// success codes 0 and 12.
 func StatusError(code int) *delivery.SendError {
 	name, class := LookupStatus(code)
 	if class.Success() {
 		return nil
 	}
-	se := delivery.ChatFailure(ReasonOf(code), name, nil)
-	se.Permanent, se.Code, se.Details = class.Permanent(), strconv.Itoa(code), name
+	se := delivery.ChatFailure(ReasonOf(code), name+" ("+strconv.Itoa(code)+")", nil)
+	se.Permanent = class.Permanent()
 	return se
 }
