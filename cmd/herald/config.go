@@ -72,7 +72,8 @@ func (c config) secretBox() (*secretbox.Box, error) {
 	return b, nil
 }
 
-// envVar documents one variable for the usage text and the README.
+// envVar documents one variable for herald help and docs/configuration.md:
+// its default and its meaning each fit one row of the reference's tables.
 type envVar struct {
 	name, def, meaning string
 }
@@ -81,32 +82,32 @@ type envVar struct {
 func envVars() []envVar {
 	return []envVar{
 		{"HERALD_ADDR", "127.0.0.1:8080", "host:port the HTTP server listens on"},
-		{"HERALD_DATABASE_URL", "sqlite://herald.db", "sqlite://path (embedded, created and migrated on start) or postgres://user:password@host:5432/db?sslmode=disable (each read or write on a Postgres connection waits at most 5 minutes unless the URL sets read_timeout or write_timeout)"},
-		{"HERALD_DATABASE_MAX_CONNS", "0: 4 per CPU, at least 4", "size of the Postgres connection pool, or of the SQLite reader pool"},
+		{"HERALD_DATABASE_URL", "sqlite://herald.db", "sqlite://path (embedded) or postgres://user:password@host:5432/db"},
+		{"HERALD_DATABASE_MAX_CONNS", "4 per CPU, at least 4", "size of the Postgres pool, or of the SQLite reader pool"},
 		{"HERALD_ADMIN_TOKEN", "empty: admin API off", "bearer token of the admin API under /admin/v1"},
-		{"HERALD_MAX_PENDING", "50000", "pending-message capacity of each company (messages not handed to a provider yet)"},
+		{"HERALD_MAX_PENDING", "50000", "each company's capacity of messages not handed to a provider yet"},
 		{"HERALD_LOG_LEVEL", "info", "debug, info, warn or error"},
-		{"HERALD_LOG_FORMAT", "text", "text or json (log/slog to standard error)"},
-		{"HERALD_SMPP_ADDR", "empty: SMS stay Pending", "host:port of the SMSC"},
+		{"HERALD_LOG_FORMAT", "text", "text or json, on standard error"},
+		{"HERALD_SMPP_ADDR", "empty: SMS stay Pending", "host:port of the SMSC of the connector named default"},
 		{"HERALD_SMPP_SYSTEM_ID", "empty", "system_id of the SMPP bind (bind_transceiver)"},
 		{"HERALD_SMPP_PASSWORD", "empty", "password of the SMPP bind"},
 		{"HERALD_SMPP_WINDOW", "100", "most submit_sm awaiting their response at once, on each session"},
-		{"HERALD_SMPP_BINDS", "1", "SMPP sessions kept bound (the default connector's binds; shared among the herald serve processes on one database)"},
-		{"HERALD_SMPP_MAX_RATE", "0: no limit", "most submit_sm per second (each part of a long SMS counts); below 34 it also caps the SMS in flight at 15 a unit of rate, so that each gets its turn within its send deadline"},
-		{"HERALD_SMPP_VALIDITY", "empty: the SMSC's default", "validity period sent with every submit_sm (at most 99 days), after which the SMSC stops trying"},
-		{"HERALD_RECEIPT_TIMEOUT", "48h, or HERALD_SMPP_VALIDITY plus as much again up to an hour when shorter", "how long a Sent SMS waits for its delivery receipt; then it stays Sent, details NO_RECEIPT, and no longer counts as pending"},
-		{"HERALD_SMPP_SUBMIT_ID_FORMAT", "as-sent", "how the SMSC writes message ids in submit_sm_resp and receipted_message_id: as-sent, decimal or hex"},
-		{"HERALD_SMPP_RECEIPT_ID_FORMAT", "as-sent", "how it writes them in the id: of receipt texts; set both when they differ (e.g. hex and decimal)"},
-		{"HERALD_CHAT_URL", "empty: only chat services with an endpoint of their own send", "base URL of the herald-protocol chat endpoint (requests go to its /send_message) of the chat services without baseUrl and credentials; its callbacks come to /callbacks/chat"},
-		{"HERALD_CHAT_TOKEN", "empty", "X-Auth-Token sent to the chat provider"},
-		{"HERALD_CHAT_CALLBACK_SECRET", "empty", "key of the signatures of the provider's callbacks to /callbacks/chat; required with HERALD_CHAT_URL"},
+		{"HERALD_SMPP_BINDS", "1", "SMPP sessions of the default connector, all processes together"},
+		{"HERALD_SMPP_MAX_RATE", "0: no limit", "most submit_sm per second; each part of a long SMS counts"},
+		{"HERALD_SMPP_VALIDITY", "empty: the SMSC's", "validity period of every submit_sm, at most 99 days"},
+		{"HERALD_RECEIPT_TIMEOUT", "48h, less with a validity", "how long a Sent SMS waits for its delivery receipt"},
+		{"HERALD_SMPP_SUBMIT_ID_FORMAT", "as-sent", "ids in submit_sm_resp and receipted_message_id: as-sent, decimal or hex"},
+		{"HERALD_SMPP_RECEIPT_ID_FORMAT", "as-sent", "ids in the id: field of receipt texts: as-sent, decimal or hex"},
+		{"HERALD_CHAT_URL", "empty", "base URL of the herald-protocol chat endpoint"},
+		{"HERALD_CHAT_TOKEN", "empty", "X-Auth-Token sent to that endpoint"},
+		{"HERALD_CHAT_CALLBACK_SECRET", "empty", "key of its callbacks' signatures; required with HERALD_CHAT_URL"},
 		{"HERALD_SHUTDOWN_TIMEOUT", "30s", "how long a stop waits for requests, preparations and sends in flight"},
-		{"HERALD_INSTANCE", "host name and HERALD_ADDR", "name of this process among those sharing the database: a restart under the same name takes back at once the messages the previous run left Sending; two running processes must not share one (with port 0 in HERALD_ADDR the default is a random name)"},
-		{"HERALD_CLAIM_LEASE", "10s", "how long after a process's last heartbeat (written every quarter of it) the other processes take back the messages it left Sending"},
-		{"HERALD_RETENTION", "empty: kept for ever", "how long the messages and survey answers of a finished campaign are kept, as 90d or 36h (at least 1m); older ones are purged in the background, a thousand at a time, and the campaign and its counters stay"},
-		{"HERALD_SECRET_KEY", "empty: no secret is stored", "key encrypting the SMPP connector passwords, webhook secrets and chat service credentials stored in the database (AES-256-GCM): 32 random bytes in base64 or hex, as herald secrets new-key prints; without it creating a webhook, a connector with a password or a chat service with credentials answers 503 (the demo uses a built-in key)"},
-		{"HERALD_SECRET_KEY_PREVIOUS", "empty", "earlier keys, comma-separated, that still decrypt what they encrypted, while herald secrets rotate encrypts it again under HERALD_SECRET_KEY"},
-		{"HERALD_WEBHOOK_ALLOW", "empty: https to public addresses only (loopback in demo mode)", "addresses webhooks, media checks and chat services' baseUrl may reach besides those, comma-separated: loopback (http or https to this machine, for development), private (https to private-use, unique-local, shared and loopback addresses: the operator's own network; link-local stays refused)"},
+		{"HERALD_INSTANCE", "host name and HERALD_ADDR", "name of this process among those sharing the database"},
+		{"HERALD_CLAIM_LEASE", "10s", "how long after a process's last heartbeat the others take back its claims"},
+		{"HERALD_RETENTION", "empty: kept for ever", "how long finished campaigns' messages and answers stay: 90d, 36h"},
+		{"HERALD_SECRET_KEY", "empty: no secret stored", "key encrypting stored secrets: 32 random bytes in base64 or hex"},
+		{"HERALD_SECRET_KEY_PREVIOUS", "empty", "earlier keys, comma-separated, that still decrypt during a rotation"},
+		{"HERALD_WEBHOOK_ALLOW", "empty: public https only", "more addresses outgoing requests may reach: loopback, private"},
 	}
 }
 

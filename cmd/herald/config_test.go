@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -238,24 +236,6 @@ func TestRunExitCodes(t *testing.T) {
 				require.Contains(t, stderr.String(), tt.err)
 			}
 		})
-	}
-}
-
-func TestEveryVariableIsDocumented(t *testing.T) {
-	asked := map[string]bool{}
-	_, err := loadConfig(func(name string) string { asked[name] = true; return "" })
-	require.NoError(t, err)
-	documented := map[string]bool{}
-	for _, v := range envVars() {
-		documented[v.name] = true
-	}
-	require.Equal(t, asked, documented, "envVars lists exactly the variables loadConfig reads")
-
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	for _, v := range envVars() {
-		require.Contains(t, string(readme), fmt.Sprintf("| `%s` | %s | %s |", v.name, v.def, v.meaning),
-			"README.md's Configuration table has the row of %s as herald help prints it", v.name)
 	}
 }
 

@@ -29,8 +29,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
-	"text/tabwriter"
 
 	"github.com/heraldhq/herald/internal/gctune"
 )
@@ -171,23 +171,24 @@ func newLogger(cfg config, w io.Writer) *slog.Logger {
 
 // serveUsage is the help of herald serve.
 func serveUsage(w io.Writer) {
-	fmt.Fprint(w, `Usage: herald serve [--demo] [--addr A] [--database-url U] [--max-pending N] [--log-level L] [--log-format F]
+	fmt.Fprint(w, `Usage: herald serve [--demo] [--addr A] [--database-url U] [--max-pending N]
+                    [--log-level L] [--log-format F]
 
 Runs Herald: the HTTP API under /api/v1, the admin API under /admin/v1 (when
 HERALD_ADMIN_TOKEN is set), the dispatcher that sends over SMPP and to the chat
-provider, the chat callback endpoint, /healthz, /readyz and /metrics. It reads
-its configuration from the environment (herald help lists every variable); a
-flag overrides its variable. On SIGINT or SIGTERM it finishes the requests,
-preparations and sends in flight, and exits 0.
+providers, the chat callback endpoints, /healthz, /readyz and /metrics.
+It reads its configuration from the environment (herald help lists every
+variable); a flag overrides its variable. On SIGINT or SIGTERM it finishes the
+requests, preparations and sends in flight, and exits 0.
 
-  --demo   try Herald on one machine, with nothing else running: on top of the
+  --demo   try Herald on one machine, with nothing else running. On top of the
            database (by default the embedded SQLite file herald.db) it starts
-           an SMSC simulator and a chat provider simulator on loopback, points
-           the real SMPP and chat transports at them (the HERALD_SMPP_* and
-           HERALD_CHAT_* variables are ignored), makes sure a demo company with
-           an approved SMS sender and a chat service exists, gives it a new API
-           key and prints it with a curl line to try. The simulators answer by
-           number: ending 0001, 0002, 0003 get SMS receipts UNDELIVERED,
+           SMSC and chat provider simulators on loopback and points the real
+           SMPP and chat transports at them (the HERALD_SMPP_* and
+           HERALD_CHAT_* variables are ignored). It makes sure a demo company
+           with an approved SMS sender and chat services exists, gives it a new
+           API key and prints it with a curl line to try. The simulators answer
+           by number: ending 0001, 0002, 0003 get SMS receipts UNDELIVERED,
            EXPIRED, REJECTED; ending 0008, 0009, 0010 chat errors 8, 9, 10 (the
            SMS fallback); every other number is delivered.
   --addr, --database-url, --max-pending, --log-level, --log-format
@@ -196,30 +197,50 @@ preparations and sends in flight, and exits 0.
 `)
 }
 
+// usageWidth is the width herald help and the commands' -h fit in.
+const usageWidth = 100
+
+// usage is the help of herald: its commands, then the variables herald
+// serve reads, each meaning wrapped under its name.
 func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
-  herald serve [--demo] [--addr A] [--database-url U] [--max-pending N] [--log-level L] [--log-format F]
+  herald serve [--demo] [--addr A] [--database-url U] [--max-pending N]
+               [--log-level L] [--log-format F]
                             run the API, the admin API, the dispatcher and the transports;
-                            a flag overrides its variable
+                            a flag overrides its variable (herald serve -h)
   herald check [--json] [--database-url U]
                             recount every campaign's counters and each company's pending
                             count from the message rows and print those that differ
                             (exit 1 when any does, 0 when none)
   herald secrets new-key    print a new key for HERALD_SECRET_KEY (32 random bytes, base64)
   herald secrets rotate [--database-url U]
-                            encrypt every stored secret (SMPP passwords, webhook secrets, chat
-                            service credentials) under
-                            HERALD_SECRET_KEY, reading those under HERALD_SECRET_KEY_PREVIOUS
+                            encrypt every stored secret (SMPP passwords, webhook secrets,
+                            chat service credentials) under HERALD_SECRET_KEY, reading
+                            those under HERALD_SECRET_KEY_PREVIOUS
+  herald healthcheck [--addr A] [--path P] [--timeout D]
+                            ask the server of HERALD_ADDR for /healthz; exit 1 unless 200
   herald version            print the version and the revision the binary was built from
-  herald simulate smsc      run the SMSC simulator (flags: -addr -system-id -password -receipt-delay)
-  herald simulate chat      run a chat provider simulator (flags: -provider -addr -token -callback-url -callback-secret
-                            -delivered-delay; -channel -credentials for vonage, infobip, meta-whatsapp)
+  herald simulate smsc      run the SMSC simulator (herald simulate smsc -h lists its flags)
+  herald simulate chat      run a chat provider simulator (herald simulate chat -h)
 
-herald serve reads:
+herald serve reads (docs/configuration.md has the details):
 `)
-	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	const indent = 33 // two spaces, the longest name, two spaces
 	for _, v := range envVars() {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", v.name, v.def, v.meaning)
+		text := v.meaning + " (default: " + v.def + ")"
+		fmt.Fprintf(w, "  %-*s", indent-2, v.name)
+		col := indent
+		for i, word := range strings.Fields(text) {
+			if i > 0 && col+1+len(word) > usageWidth {
+				fmt.Fprintf(w, "\n%*s", indent, "")
+				col = indent
+			} else if i > 0 {
+				fmt.Fprint(w, " ")
+				col++
+			}
+			fmt.Fprint(w, word)
+			col += len(word)
+		}
+		fmt.Fprintln(w)
 	}
-	_ = tw.Flush()
 }

@@ -40,7 +40,8 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 		delay := fs.Duration("receipt-delay", 0, "time between a submit_sm_resp and its receipt")
 		bindRate := fs.Float64("bind-rate", 0, "submit_sm per second each session may send; beyond, ESME_RTHROTTLED (0: no limit)")
 		maxBinds := fs.Int("max-binds", 0, "sessions one system_id may bind at once; beyond, ESME_RBINDFAIL (0: no limit)")
-		control := fs.String("control", "", "address of the control API (POST /mo sends an SMS from a handset, GET /stats ...); empty: none. No authentication: use loopback")
+		control := fs.String("control", "", "address of the control API (POST /mo sends an SMS from a handset, GET /stats ...);\n"+
+			"empty: none. No authentication: use loopback")
 		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 			return nil // the flags were listed
 		} else if err != nil {
@@ -71,9 +72,9 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 		callbackURL := fs.String("callback-url", "", "where callbacks are posted (Herald's /callbacks/chat); empty: none")
 		secret := fs.String("callback-secret", "", "key of the callbacks' X-Content-Signature")
 		delay := fs.Duration("delivered-delay", 200*time.Millisecond, "time between acceptance and the delivered callback")
-		provider := fs.String("provider", "herald", "the provider whose API is simulated: herald, vonage, infobip or meta-whatsapp")
+		provider := fs.String("provider", "herald", "the provider whose API is simulated:\nherald, vonage, infobip or meta-whatsapp")
 		channel := fs.String("channel", "", "the channel simulated (viber or whatsapp; empty: the provider's first); not for herald")
-		creds := fs.String("credentials", "", "the service's credentials object (JSON) requests are checked and callbacks signed with; "+
+		creds := fs.String("credentials", "", "the service's credentials object (JSON) requests are checked and callbacks signed with;\n"+
 			"empty: demo credentials, printed; not for herald, which takes -token and -callback-secret")
 		rate := fs.Int("rate", 0, "requests a second taken before 429 (0: the simulator's default, 100); not for herald")
 		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/stretchr/testify/require"
+)
+
+// root is the repository's root, seen from this package's directory.
+const root = "../.."
+
+// module is the module path of the repository.
+const module = "github.com/heraldhq/herald"
+
+// docFiles lists the markdown files whose links are checked:
+// README.md, ARCHITECTURE.md, RELIABILITY.md and everything under docs/.
+// BENCHMARKS.md is left out.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	files := []string{"README.md", "ARCHITECTURE.md", "RELIABILITY.md"}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return files
+}
+
+// proseLines calls f with each line of a markdown file outside fenced
+// code blocks, with its line number.
+func proseLines(t *testing.T, name string, f func(n int, line string)) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, name))
+	require.NoError(t, err)
+	fenced := false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+			continue
+		}
+		if !fenced {
+			f(n, line)
+		}
+	}
+	require.NoError(t, sc.Err())
+}
+
+// linkRE matches a markdown link or image and captures its target.
+var linkRE = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocLinksResolve: every relative link of the documentation names a
+// file or directory of the repository, and a link to a heading of a
+// markdown file names one that exists.
+func TestDocLinksResolve(t *testing.T) {
+	anchors := map[string][]string{}
+	for _, name := range docFiles(t) {
+		proseLines(t, name, func(n int, line string) {
+			for _, m := range linkRE.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				file, frag, _ := strings.Cut(target, "#")
+				dest := name
+				if file != "" {
+					dest = path.Join(path.Dir(name), file)
+					if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(dest))); err != nil {
+						t.Errorf("%s:%d: link %s: %v", name, n, target, err)
+						continue
+					}
+				}
+				if frag == "" || !strings.HasSuffix(dest, ".md") {
+					continue
+				}
+				if _, ok := anchors[dest]; !ok {
+					anchors[dest] = headingAnchors(t, dest)
+				}
+				if !slices.Contains(anchors[dest], frag) {
+					t.Errorf("%s:%d: link %s: no such heading", name, n, target)
+				}
+			}
+		})
+	}
+}
+
+// headingAnchors returns the anchors of a markdown file's headings, as
+// GitHub makes them: lower case, punctuation dropped, spaces as hyphens,
+// and -1, -2 ... after a repeated one.
+func headingAnchors(t *testing.T, name string) []string {
+	t.Helper()
+	var out []string
+	seen := map[string]int{}
+	proseLines(t, name, func(_ int, line string) {
+		if !strings.HasPrefix(line, "#") {
+			return
+		}
+		text := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(text) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		a := b.String()
+		if k := seen[a]; k > 0 {
+			out = append(out, fmt.Sprintf("%s-%d", a, k))
+		} else {
+			out = append(out, a)
+		}
+		seen[a]++
+	})
+	return out
+}
+
+// TestHelpFits: herald help and every command's -h fit 100 columns, tabs
+// counted to the next multiple of 8.
+func TestHelpFits(t *testing.T) {
+	for _, args := range [][]string{
+		{"help"}, {"serve", "-h"}, {"check", "-h"}, {"healthcheck", "-h"}, {"secrets", "rotate", "-h"},
+		{"simulate", "smsc", "-h"}, {"simulate", "chat", "-h"},
+	} {
+		var out bytes.Buffer
+		require.Equal(t, 0, run(t.Context(), args, env(nil), &out, &out), "herald %s", strings.Join(args, " "))
+		require.NotEmpty(t, out.String())
+		for i, line := range strings.Split(out.String(), "\n") {
+			w := 0
+			for _, r := range line {
+				if r == '\t' {
+					w += 8 - w%8
+				} else {
+					w++
+				}
+			}
+			require.LessOrEqual(t, w, usageWidth, "herald %s, line %d: %q", strings.Join(args, " "), i+1, line)
+		}
+	}
+}
+
+// TestEveryVariableIsDocumented: the HERALD_ variables the binary reads
+// (the string literals naming one in the source of herald and of the
+// packages of this module it imports) are those loadConfig asks for and
+// envVars lists, and docs/configuration.md has each one's row exactly
+// once, as herald help words it, and no row of another.
+func TestEveryVariableIsDocumented(t *testing.T) {
+	var listed []string
+	for _, v := range envVars() {
+		listed = append(listed, v.name)
+	}
+	slices.Sort(listed)
+
+	asked := map[string]bool{}
+	_, err := loadConfig(func(name string) string { asked[name] = true; return "" })
+	require.NoError(t, err)
+	require.Equal(t, listed, slices.Sorted(func(yield func(string) bool) {
+		for k := range asked {
+			if !yield(k) {
+				return
+			}
+		}
+	}), "envVars lists exactly the variables loadConfig reads")
+	require.Equal(t, listed, sourceVariables(t), "envVars lists exactly the variables named in the binary's source")
+
+	data, err := os.ReadFile(filepath.Join(root, "docs", "configuration.md"))
+	require.NoError(t, err)
+	doc := string(data)
+	for _, v := range envVars() {
+		row := fmt.Sprintf("| `%s` | %s | %s |", v.name, v.def, v.meaning)
+		require.Equal(t, 1, strings.Count(doc, row+"\n"),
+			"docs/configuration.md has the row of %s once, as herald help words it: %s", v.name, row)
+	}
+	rowRE := regexp.MustCompile("(?m)^\\| `(HERALD_[A-Z0-9_]+)` \\|")
+	var rows []string
+	for _, m := range rowRE.FindAllStringSubmatch(doc, -1) {
+		rows = append(rows, m[1])
+	}
+	slices.Sort(rows)
+	require.Equal(t, listed, rows, "docs/configuration.md has one row for each variable, none for another")
+
+	// Every variable the page names, or family of them (HERALD_SMPP_*), is one of these.
+	for _, m := range regexp.MustCompile(`HERALD_[A-Z0-9_]*[A-Z0-9](_\*)?`).FindAllString(doc, -1) {
+		if prefix, ok := strings.CutSuffix(m, "*"); ok {
+			require.True(t, slices.ContainsFunc(listed, func(v string) bool { return strings.HasPrefix(v, prefix) }),
+				"docs/configuration.md names %s, which matches no variable", m)
+			continue
+		}
+		require.Contains(t, listed, m, "docs/configuration.md names %s, which herald does not read", m)
+	}
+}
+
+// sourceVariables returns, sorted, the HERALD_ variables named by a
+// string literal in the non-test source of this package and of every
+// package of the module it imports.
+func sourceVariables(t *testing.T) []string {
+	t.Helper()
+	nameRE := regexp.MustCompile(`^HERALD_[A-Z0-9_]+$`)
+	found := map[string]bool{}
+	seen := map[string]bool{module + "/cmd/herald": true}
+	queue := []string{module + "/cmd/herald"}
+	fset := token.NewFileSet()
+	for len(queue) > 0 {
+		pkg := queue[0]
+		queue = queue[1:]
+		dir := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")))
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, 0)
+			require.NoError(t, err)
+			for _, imp := range f.Imports {
+				p, err := strconv.Unquote(imp.Path.Value)
+				require.NoError(t, err)
+				if (p == module || strings.HasPrefix(p, module+"/")) && !seen[p] {
+					seen[p] = true
+					queue = append(queue, p)
+				}
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					if s, err := strconv.Unquote(lit.Value); err == nil && nameRE.MatchString(s) {
+						found[s] = true
+					}
+				}
+				return true
+			})
+		}
+	}
+	require.Greater(t, len(seen), 10, "the packages herald imports were found")
+	var out []string
+	for k := range found {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
