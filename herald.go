@@ -261,8 +261,12 @@ func New(cfg Config) (*Herald, error) {
 		h.campaigns.Close()
 		return nil, fmt.Errorf("herald: %w", err)
 	}
+	if cfg.Delivery.Tracer != nil && cfg.Delivery.Sends == nil {
+		// Chat status events join their send's trace in this process.
+		cfg.Delivery.Sends = delivery.NewTraces(0)
+	}
 	ecfg := delivery.ChatEventsConfig{Store: cfg.Store, Answers: h.surveys, Logger: cfg.Logger, Observer: cfg.Observer,
-		Subscriptions: h.chatSubscription}
+		Subscriptions: h.chatSubscription, Tracer: cfg.Delivery.Tracer, Sends: cfg.Delivery.Sends}
 	if rec, ok := cfg.Store.(delivery.ChatContactRecorder); ok {
 		// The last contact of each person with each service: the
 		// customer window of the channels that keep one.

@@ -52,6 +52,10 @@ type Config struct {
 	// Traces holds the span contexts of the requests that created
 	// messages. Nil: sends start traces of their own.
 	Traces *Traces
+	// Sends keeps the span context of each traced chat send, by message
+	// id, so that the message's status events join the send's trace
+	// (ChatEventsConfig.Sends). Nil: they start no span.
+	Sends *Traces
 
 	// BatchSize is the most messages one claim takes. Default 256.
 	BatchSize int

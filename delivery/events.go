@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/internal/groupcommit"
 	"github.com/heraldhq/herald/messaging"
@@ -114,6 +116,12 @@ type ChatEventsConfig struct {
 	// Contacts records when people write to a service (texts and
 	// replies of a known service). Nil: not recorded.
 	Contacts ChatContactRecorder
+	// Tracer opens a span for each status event of a chat message whose
+	// send Sends kept, in the send's trace. Nil: no span.
+	Tracer trace.TracerProvider
+	// Sends is the Dispatcher's Config.Sends: the span contexts of
+	// traced chat sends. Nil: status events open no span.
+	Sends *Traces
 }
 
 // ChatEvents applies what chat providers report: its ChatStatuses and
@@ -127,6 +135,8 @@ type ChatEvents struct {
 	obs      Observer // nil: none
 	subs     func(ctx context.Context, in ChatInbound) (bool, error)
 	contacts ChatContactRecorder // nil: none
+	tracer   trace.Tracer        // nil: no span
+	sends    *Traces
 	// updates group the status updates of concurrent reports into one
 	// ApplyUpdates each (group commit); the statuses of one report are
 	// always written together.
@@ -157,7 +167,10 @@ const (
 // NewChatEvents returns a ChatEvents for cfg.
 func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
 	e := &ChatEvents{store: cfg.Store, answers: cfg.Answers, now: cfg.Now, log: cfg.Logger, obs: cfg.Observer, subs: cfg.Subscriptions,
-		contacts: cfg.Contacts}
+		contacts: cfg.Contacts, sends: cfg.Sends}
+	if cfg.Tracer != nil {
+		e.tracer = cfg.Tracer.Tracer(tracerName)
+	}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -251,6 +264,14 @@ const (
 // and ignored. An error means none is known to be stored: the provider
 // is to send them again.
 func (e *ChatEvents) ChatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatEventOutcome, error) {
+	spans := e.startStatuses(ctx, ss)
+	out, err := e.chatStatuses(ctx, ss)
+	endStatuses(spans, out, err)
+	return out, err
+}
+
+// chatStatuses is ChatStatuses without its spans.
+func (e *ChatEvents) chatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatEventOutcome, error) {
 	out := make([]ChatEventOutcome, len(ss))
 	us := make([]StatusUpdate, 0, len(ss))
 	idx := make([]int, 0, len(ss))
@@ -322,6 +343,14 @@ func (e *ChatEvents) ChatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatE
 //
 // A reply naming an unknown message, or an SMS, is logged and ignored.
 func (e *ChatEvents) ChatInbound(ctx context.Context, in ChatInbound) (ChatEventOutcome, error) {
+	ctx, span := e.startInbound(ctx, in)
+	outcome, err := e.chatInbound(ctx, in)
+	endInbound(span, outcome, err)
+	return outcome, err
+}
+
+// chatInbound is ChatInbound without its span.
+func (e *ChatEvents) chatInbound(ctx context.Context, in ChatInbound) (ChatEventOutcome, error) {
 	if in.At.IsZero() {
 		in.At = e.now()
 	}

@@ -279,6 +279,7 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 			continue
 		}
 		d.obs.Messages(l.ch, messaging.StatusSending, len(claimed))
+		d.traceClaim(ctx, l.ch, start, claimed)
 		// The claim committed: these messages are processed even when ctx
 		// ended meanwhile.
 		jobs := l.prepare(sendCtx, claimed)

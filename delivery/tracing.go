@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -94,6 +95,11 @@ func (d *Dispatcher) startSend(ctx context.Context, ch messaging.Channel, m *mes
 		trace.WithAttributes(attribute.String("herald.message_id", m.ID.String()),
 			attribute.String("herald.campaign_id", m.CampaignID.String()),
 			attribute.String("herald.channel", string(ch))))
+	if ch == messaging.ChannelChat {
+		// Its status events come later, as callbacks: they find the
+		// send's span here.
+		d.cfg.Sends.Remember(ctx, m.ID)
+	}
 	return ctx, span
 }
 
@@ -107,6 +113,123 @@ func endSend(span trace.Span, result string) {
 		if result == resultFailed {
 			span.SetStatus(codes.Error, result)
 		}
+	}
+	span.End()
+}
+
+// maxClaimLinks bounds the links of a claim's span: the SDK keeps 128 by
+// default.
+const maxClaimLinks = 128
+
+// traceClaim records the span of a claim that took messages, started at
+// start and ended now, linked to the traces of the requests that created
+// them (those Config.Traces kept, each trace once). It is a trace of its
+// own, sampled as any root span is. Without a tracer it does nothing.
+func (d *Dispatcher) traceClaim(ctx context.Context, ch messaging.Channel, start time.Time, claimed []messaging.Message) {
+	if d.tracer == nil {
+		return
+	}
+	var links []trace.Link
+	seen := map[trace.SpanID]bool{}
+	for i := range claimed {
+		if len(links) == maxClaimLinks {
+			break
+		}
+		sc, ok := d.cfg.Traces.Of(claimed[i].ID)
+		if !ok {
+			sc, ok = d.cfg.Traces.Of(claimed[i].CampaignID)
+		}
+		if !ok || seen[sc.SpanID()] {
+			continue
+		}
+		seen[sc.SpanID()] = true
+		links = append(links, trace.Link{SpanContext: sc,
+			Attributes: []attribute.KeyValue{attribute.String("herald.message_id", claimed[i].ID.String())}})
+	}
+	_, span := d.tracer.Start(ctx, "delivery.claim "+string(ch),
+		trace.WithNewRoot(), trace.WithTimestamp(start), trace.WithLinks(links...),
+		trace.WithAttributes(attribute.String("herald.channel", string(ch)), attribute.Int("herald.claimed", len(claimed)),
+			attribute.String("herald.instance", d.cfg.Instance)))
+	span.End()
+}
+
+// startStatuses opens the span of each status event whose message's
+// send Config.Sends kept: a child of the send, in its trace, linked to the
+// span of ctx (the callback's request) when there is one. It returns nil
+// when there is none to open.
+func (e *ChatEvents) startStatuses(ctx context.Context, ss []ChatStatus) []trace.Span {
+	if e.tracer == nil || e.sends == nil {
+		return nil
+	}
+	var spans []trace.Span
+	caller := trace.SpanContextFromContext(ctx)
+	for i, s := range ss {
+		sc, ok := e.sends.Of(s.MessageID)
+		if !ok {
+			continue
+		}
+		if spans == nil {
+			spans = make([]trace.Span, len(ss))
+		}
+		opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer),
+			trace.WithAttributes(attribute.String("herald.message_id", s.MessageID.String()),
+				attribute.String("herald.status", string(s.Status)), attribute.String("herald.provider_id", s.ProviderID))}
+		if caller.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: caller}))
+		}
+		if s.Reason != "" {
+			opts = append(opts, trace.WithAttributes(attribute.String("herald.reason", string(s.Reason))))
+		}
+		_, spans[i] = e.tracer.Start(trace.ContextWithRemoteSpanContext(ctx, sc), "delivery.chat_status "+string(s.Status), opts...)
+	}
+	return spans
+}
+
+// endStatuses closes the spans of startStatuses with what became of each
+// status event.
+func endStatuses(spans []trace.Span, out []ChatEventOutcome, err error) {
+	for i, span := range spans {
+		if span == nil {
+			continue
+		}
+		switch {
+		case err != nil:
+			span.RecordError(err)
+			span.SetStatus(codes.Error, "not stored")
+		case i < len(out):
+			span.SetAttributes(attribute.String("herald.outcome", string(out[i])))
+		}
+		span.End()
+	}
+}
+
+// startInbound opens the span of what a person sent on a chat channel: a
+// child of ctx's span (the callback's request) or a trace of its own,
+// linked to the send of the message it replies to when Sends kept it.
+func (e *ChatEvents) startInbound(ctx context.Context, in ChatInbound) (context.Context, trace.Span) {
+	if e.tracer == nil {
+		return ctx, nil
+	}
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(attribute.String("herald.inbound_kind", in.Kind), attribute.Int64("herald.chat_service_id", in.ServiceID))}
+	if !in.MessageID.IsZero() {
+		opts = append(opts, trace.WithAttributes(attribute.String("herald.message_id", in.MessageID.String())))
+		if sc, ok := e.sends.Of(in.MessageID); ok {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+		}
+	}
+	return e.tracer.Start(ctx, "delivery.chat_inbound "+in.Kind, opts...)
+}
+
+// endInbound closes the span of startInbound with its outcome.
+func endInbound(span trace.Span, outcome ChatEventOutcome, err error) {
+	if span == nil {
+		return
+	}
+	span.SetAttributes(attribute.String("herald.outcome", string(outcome)))
+	if err != nil && outcome == ChatEventError {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "not stored")
 	}
 	span.End()
 }

@@ -2,7 +2,9 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +39,21 @@ func (s consoleSpan) attr(key string) string {
 	return ""
 }
 
+// consoleSpans reads the spans of OTEL_TRACES_EXPORTER=console from out.
+func consoleSpans(t *testing.T, out string) []consoleSpan {
+	t.Helper()
+	var spans []consoleSpan
+	for line := range strings.SplitSeq(out, "\n") {
+		if !strings.HasPrefix(line, `{"Name"`) {
+			continue
+		}
+		var s consoleSpan
+		require.NoError(t, json.Unmarshal([]byte(line), &s), line)
+		spans = append(spans, s)
+	}
+	return spans
+}
+
 // testTracing runs the demo with console traces: one direct SMS yields
 // one trace holding its API request, its send, its submit_sm and its
 // receipt, the receipt linked to the submit.
@@ -53,15 +70,7 @@ func testTracing(t *testing.T, bin, dbURL string) {
 	}, 20*time.Second, 100*time.Millisecond)
 	h.stop() // flushes the spans
 
-	var spans []consoleSpan
-	for line := range strings.SplitSeq(h.stdout.String(), "\n") {
-		if !strings.HasPrefix(line, `{"Name"`) {
-			continue
-		}
-		var s consoleSpan
-		require.NoError(t, json.Unmarshal([]byte(line), &s), line)
-		spans = append(spans, s)
-	}
+	spans := consoleSpans(t, h.stdout.String())
 	var request *consoleSpan
 	for i, s := range spans {
 		if s.Name == "POST /api/v1/sms/send" {
@@ -90,4 +99,70 @@ func testTracing(t *testing.T, bin, dbURL string) {
 	require.Equal(t, "DELIVRD", receipt.attr("smpp.state"))
 	require.Len(t, receipt.Links, 1)
 	require.Equal(t, submit.SpanContext.SpanID, receipt.Links[0].SpanContext.SpanID)
+}
+
+// testTracingChat runs herald serve with console traces against herald
+// simulate chat: one direct chat message yields one trace holding its API
+// request, its send and its status events (Delivered, Seen), each a child
+// of the send and linked to its callback's request. The simulator sees
+// the send's traceparent.
+func testTracingChat(t *testing.T, bin string) {
+	addr := freeAddr(t) // the chat simulator needs the server's callback URL before it starts
+	chat := startProcess(t, bin, heraldEnv(), chatLine, "simulate", "chat", "-addr", "127.0.0.1:0", "-token", "chat-token",
+		"-callback-url", "http://"+addr+"/callbacks/chat", "-callback-secret", "shared-secret", "-delivered-delay", "10ms")
+	h := startHerald(t, bin, heraldEnv("HERALD_ADDR="+addr, "HERALD_DATABASE_URL=sqlite://"+filepath.Join(t.TempDir(), "herald.db"),
+		"HERALD_ADMIN_TOKEN=admin-secret", "OTEL_TRACES_EXPORTER=console",
+		"HERALD_CHAT_URL="+chat.ready[1], "HERALD_CHAT_TOKEN=chat-token", "HERALD_CHAT_CALLBACK_SECRET=shared-secret"), "serve")
+	co := provision(t, h.client(""), "admin-secret")
+	api := h.client(co.key)
+	var services []struct{ ID int64 }
+	api.api("GET", "/chat-services", "", http.StatusOK, &services)
+	require.Len(t, services, 1)
+	var sent sendJSON
+	api.api("POST", "/chat/send-text", fmt.Sprintf(`{"messageContent":"Traced","chatServiceId":%d,"recipients":[{"phoneNumber":"+447933000021"}]}`,
+		services[0].ID), http.StatusAccepted, &sent)
+	require.Eventually(t, func() bool {
+		ms := api.messages("447933000021")
+		return len(ms) == 1 && ms[0].Status == "Seen"
+	}, 20*time.Second, 100*time.Millisecond)
+	h.stop() // flushes the spans
+	chat.stop()
+
+	spans := consoleSpans(t, h.stdout.String())
+	var request *consoleSpan
+	for i, s := range spans {
+		if s.Name == "POST /api/v1/chat/send-text" {
+			require.Nil(t, request, "one request span")
+			request = &spans[i]
+		}
+	}
+	require.NotNil(t, request, "the request's span: %v", spans)
+	inTrace := map[string]consoleSpan{}
+	callbacks := map[string]bool{}
+	for _, s := range spans {
+		if s.SpanContext.TraceID == request.SpanContext.TraceID {
+			inTrace[s.Name] = s
+		}
+		if s.Name == "POST /callbacks/chat" {
+			callbacks[s.SpanContext.SpanID] = true
+		}
+	}
+	send, ok := inTrace["delivery.send Chat"]
+	require.True(t, ok, "the send joins the request's trace: %v", spans)
+	require.Equal(t, request.SpanContext.SpanID, send.Parent.SpanID)
+	require.Equal(t, sent.CampaignID, send.attr("herald.campaign_id"))
+	messageID := send.attr("herald.message_id")
+	require.NotEmpty(t, messageID)
+	for _, status := range []string{"Delivered", "Seen"} {
+		ev, ok := inTrace["delivery.chat_status "+status]
+		require.True(t, ok, "the %s event joins the send's trace: %v", status, spans)
+		require.Equal(t, send.SpanContext.SpanID, ev.Parent.SpanID, status)
+		require.Equal(t, messageID, ev.attr("herald.message_id"), status)
+		require.Equal(t, "stored", ev.attr("herald.outcome"), status)
+		require.Len(t, ev.Links, 1, status)
+		require.True(t, callbacks[ev.Links[0].SpanContext.SpanID], "%s links to its callback's request", status)
+	}
+	require.Contains(t, chat.stderr.String()+chat.stdout.String(),
+		"traceparent=00-"+request.SpanContext.TraceID+"-"+send.SpanContext.SpanID+"-01",
+		"the provider's request carries the send's trace context")
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/transport/chatprovider"
 )
 
 // Defaults of Config.
@@ -345,6 +346,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, seq int64) (delivery.
 	}
 	req.Header["Content-Type"] = []string{"application/json"}
 	req.Header["X-Auth-Token"] = []string{c.token}
+	chatprovider.InjectTrace(ctx, req.Header)
 
 	var resp *http.Response
 	if c.own != nil {

@@ -449,6 +449,12 @@ func (s *Server) process(r *http.Request, body []byte, req *Request, f *faultSta
 	s.remember(req.Seq, token)
 	s.seqMu.Unlock()
 	s.accepted.Add(1)
+	if tp := r.Header.Get("traceparent"); tp != "" {
+		// A request of a traced send: the line ties the trace to what
+		// the simulator did with it.
+		req.Traceparent = tp
+		s.log.Info("chatsim: traced request accepted", "traceparent", tp, "seq", req.Seq, "message_token", token)
+	}
 	s.cb.schedule(req, token, failLater, f)
 	return StatusSuccess, token
 }

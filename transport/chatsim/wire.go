@@ -26,6 +26,9 @@ type Request struct {
 	// Status is the status the request was answered with (-1 when it was
 	// answered with an HTTP error instead).
 	Status int `json:"-"`
+	// Traceparent is the request's W3C trace context header, when it
+	// carried one.
+	Traceparent string `json:"-"`
 }
 
 // Message is the message object: text, image and button.

@@ -111,6 +111,7 @@ func (a *Adapter) SendChat(ctx context.Context, m delivery.ChatSend) (delivery.C
 		return delivery.ChatAccepted{}, delivery.ChatFailure(delivery.ReasonServiceRefused, "bad base URL", fmt.Errorf("infobip: build request: %w", err))
 	}
 	req.Header.Set("Authorization", "App "+a.creds.APIKey)
+	chatprovider.InjectTrace(ctx, req.Header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.s.Client.Do(req)

@@ -176,6 +176,7 @@ func (a *Adapter) post(ctx context.Context, id messaging.ID, body []byte) (deliv
 		return delivery.ChatAccepted{}, delivery.ChatFailure(delivery.ReasonServiceRefused, "", errorf("message %s: request: %w", id, err))
 	}
 	req.Header.Set("Authorization", "Bearer "+a.creds.AccessToken)
+	chatprovider.InjectTrace(ctx, req.Header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	res, err := a.s.Client.Do(req)

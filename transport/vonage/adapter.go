@@ -172,6 +172,7 @@ func (a *Adapter) SendChat(ctx context.Context, m delivery.ChatSend) (delivery.C
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json")
 	hr.Header.Set("Authorization", "Bearer "+tok)
+	chatprovider.InjectTrace(ctx, hr.Header)
 	resp, err := a.s.Client.Do(hr)
 	if err != nil {
 		if ctx.Err() != nil {
