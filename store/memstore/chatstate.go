@@ -48,6 +48,16 @@ func (s *Store) Seen(ctx context.Context, key string, until time.Time) (bool, er
 	return false, nil
 }
 
+// Forget implements accounts.CallbackReplays.
+func (s *Store) Forget(ctx context.Context, key string) error {
+	if err := s.lock(ctx, "forget callback"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	delete(s.replays, key)
+	return nil
+}
+
 // PurgeReplays implements accounts.CallbackReplays, oldest first.
 func (s *Store) PurgeReplays(ctx context.Context, before time.Time, limit int) (int, error) {
 	if err := s.lock(ctx, "purge callbacks"); err != nil {

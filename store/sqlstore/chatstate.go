@@ -59,6 +59,17 @@ func (s *Store) Seen(ctx context.Context, key string, until time.Time) (_ bool, 
 	return n == 0, nil
 }
 
+// Forget implements accounts.CallbackReplays.
+func (s *Store) Forget(ctx context.Context, key string) (err error) {
+	defer keepUnavailable(&err)
+	return s.write(ctx, "forget callback", func(tx *txn) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM chat_replays WHERE replay_key = ?", key); err != nil {
+			return fmt.Errorf("forget callback: %w", err)
+		}
+		return nil
+	})
+}
+
 // PurgeReplays implements accounts.CallbackReplays, oldest first through
 // the index on until.
 func (s *Store) PurgeReplays(ctx context.Context, before time.Time, limit int) (_ int, err error) {

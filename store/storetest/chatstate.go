@@ -39,8 +39,8 @@ func testChatContacts(f *fixture) {
 }
 
 // testCallbackReplays: a key is new once, a replay after, also among
-// concurrent callers; purging removes the keys whose time has passed
-// only, the oldest first.
+// concurrent callers; a forgotten key is new again, once; purging removes
+// the keys whose time has passed only, the oldest first.
 func testCallbackReplays(f *fixture) {
 	t := f.t
 	seen, err := f.s.Seen(f.ctx, "vonage:abc", at(100))
@@ -49,6 +49,18 @@ func testCallbackReplays(f *fixture) {
 	seen, err = f.s.Seen(f.ctx, "vonage:abc", at(100))
 	require.NoError(t, err)
 	require.True(t, seen, "a replay")
+
+	require.NoError(t, f.s.Forget(f.ctx, "vonage:abc"))
+	seen, err = f.s.Seen(f.ctx, "vonage:abc", at(100))
+	require.NoError(t, err)
+	require.False(t, seen, "forgotten: new again")
+	seen, err = f.s.Seen(f.ctx, "vonage:abc", at(100))
+	require.NoError(t, err)
+	require.True(t, seen, "recorded again by the Seen after Forget")
+	require.NoError(t, f.s.Forget(f.ctx, "never:seen"), "forgetting an unknown key")
+	seen, err = f.s.Seen(f.ctx, "never:seen", at(100))
+	require.NoError(t, err)
+	require.False(t, seen)
 
 	var wg sync.WaitGroup
 	var fresh atomic.Int32
