@@ -210,9 +210,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 							return err
 						}
 					}
-					ob := o
-					ob.herald = bin
-					res, err := runHerald(ctx, ob, kind, dir, db, withHooks)
+					res, err := runHerald(ctx, o, bin, kind, dir, db, withHooks)
 					drop()
 					if err != nil {
 						return fmt.Errorf("herald %s against %s: %w", bin, kind, err)
@@ -263,6 +261,13 @@ func runChats(ctx context.Context, o options, dir string, out io.Writer) error {
 	return nil
 }
 
+// simulator is the binary that runs herald simulate smsc: the first of
+// -herald, whichever build a run measures.
+func (o options) simulator() string {
+	first, _, _ := strings.Cut(o.herald, ",")
+	return first
+}
+
 // limitName names the SMSC's limit on each bind.
 func (o options) limitName() string {
 	if o.smsc == "sim" {
@@ -296,6 +301,7 @@ type result struct {
 	// pg is the CPU of the Postgres server over the run (Herald on Postgres).
 	pg        pgCPU
 	pgSampled bool
+	pgTables  []tableWrites
 	delivered int
 	failed    int
 	// With webhooks: events received, bad signatures, and how long after
@@ -339,6 +345,11 @@ func (r result) print(w io.Writer, who, smsc string, base result) {
 		fmt.Fprintf(w, "  postgres: backends of the database %.1f µs a message (%d processes), the server's own processes %.1f µs; herald + backends %.1f µs a message\n",
 			perMessage(r.pg.backends, r.messages), r.pg.processes, perMessage(r.pg.server, r.messages), perMessage(r.cpu+r.pg.backends, r.messages))
 	}
+	for _, t := range r.pgTables {
+		fmt.Fprintf(w, "  %s (from its creation): %.2f inserts, %.2f updates (%.0f %% heap-only), %.2f deletes a message\n", t.name,
+			float64(t.inserts)/float64(r.messages), float64(t.updates)/float64(r.messages),
+			100*float64(t.hotUpdates)/float64(max(t.updates, 1)), float64(t.deletes)/float64(r.messages))
+	}
 }
 
 // cpuTimes returns the CPU time each process has used.
@@ -360,8 +371,8 @@ func perMessage(d time.Duration, n int) float64 {
 	return float64(d.Microseconds()) / float64(n)
 }
 
-// runHerald runs the product against a fresh SMSC of kind.
-func runHerald(ctx context.Context, o options, kind, dir, db string, withHooks bool) (result, error) {
+// runHerald runs the herald binary bin against a fresh SMSC of kind.
+func runHerald(ctx context.Context, o options, bin, kind, dir, db string, withHooks bool) (result, error) {
 	sm, err := startSMSC(ctx, o, kind, dir)
 	if err != nil {
 		return result{}, err
@@ -371,7 +382,7 @@ func runHerald(ctx context.Context, o options, kind, dir, db string, withHooks b
 	if db == "sqlite" {
 		dbURL = "sqlite://" + filepath.Join(dir, fmt.Sprintf("herald-%s-%d.db", kind, time.Now().UnixNano()))
 	}
-	srv, err := drive.StartHerald(ctx, o.herald, dbURL, dir, []string{
+	srv, err := drive.StartHerald(ctx, bin, dbURL, dir, []string{
 		"HERALD_SMPP_ADDR=" + sm.addr, "HERALD_SMPP_SYSTEM_ID=herald", "HERALD_SMPP_PASSWORD=secret",
 		fmt.Sprintf("HERALD_SMPP_WINDOW=%d", o.window), fmt.Sprintf("HERALD_SMPP_BINDS=%d", max(o.binds, 1)), "HERALD_WEBHOOK_ALLOW=loopback",
 	}, o.timeout)
@@ -438,6 +449,11 @@ func runHerald(ctx context.Context, o options, kind, dir, db string, withHooks b
 		messages: o.messages, submitRate: st.rate(), throttled: st.throttled, finalRate: float64(o.messages) / elapsed.Seconds(), elapsed: elapsed,
 		cpu: after[0] - before[0], smscCPU: after[1] - before[1], delivered: delivered, failed: failed,
 		pg: pg, pgSampled: pgs != nil,
+	}
+	if pgs != nil {
+		if res.pgTables, err = pgTableWrites(ctx, dbURL); err != nil {
+			return result{}, err
+		}
 	}
 	if rc != nil {
 		last, err := rc.waitAll(ctx, o.timeout)

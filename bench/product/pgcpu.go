@@ -191,3 +191,38 @@ func freshDatabase(ctx context.Context, dbURL, suffix string) (string, func(), e
 		_ = admin.Close()
 	}, nil
 }
+
+// tableWrites is how many rows a table got and how many of its updates
+// were heap-only (no new index entries), from pg_stat_user_tables.
+type tableWrites struct {
+	name                string
+	inserts, updates    int64
+	hotUpdates, deletes int64
+}
+
+// pgTableWrites reads the writes of the hot tables of the database of
+// dbURL. The server publishes a backend's counts within about a second of
+// its transactions, so it waits that long first.
+func pgTableWrites(ctx context.Context, dbURL string) ([]tableWrites, error) {
+	time.Sleep(1500 * time.Millisecond)
+	db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dbURL)))
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del FROM pg_stat_user_tables "+
+		"WHERE relname IN ('messages', 'sms_parts', 'campaigns', 'companies') ORDER BY relname")
+	if err != nil {
+		return nil, fmt.Errorf("table statistics: %w", err)
+	}
+	defer rows.Close()
+	var out []tableWrites
+	for rows.Next() {
+		var t tableWrites
+		if err := rows.Scan(&t.name, &t.inserts, &t.updates, &t.hotUpdates, &t.deletes); err != nil {
+			return nil, fmt.Errorf("table statistics: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("table statistics: %w", err)
+	}
+	return out, nil
+}

@@ -63,7 +63,7 @@ func startSMSC(ctx context.Context, o options, kind, dir string) (*smsc, error) 
 		cmd.Dir = o.interop
 		ready = `"event":"listening"`
 	case "sim":
-		cmd = exec.CommandContext(ctx, o.herald, "simulate", "smsc", "-addr", addr, "-receipt-delay", o.receiptDelay.String(),
+		cmd = exec.CommandContext(ctx, o.simulator(), "simulate", "smsc", "-addr", addr, "-receipt-delay", o.receiptDelay.String(),
 			"-bind-rate", fmt.Sprint(o.bindRate))
 		ready = "SMSC simulator listening"
 	default:
