@@ -121,7 +121,7 @@
 // The delivery path (claims, status updates, receipts) runs thousands of
 // statements a second with batches of every size. Its statements take a
 // batch as one JSON argument bound by the driver, expanded in the
-// statement by json_each (SQLite) or json_array_elements (Postgres), so
+// statement by json_each (SQLite) or jsonb_array_elements (Postgres), so
 // that their texts never change: each is prepared once per connection and
 // reused, where a VALUES or IN list of the batch's size would be parsed
 // and planned again every time.

@@ -21,7 +21,7 @@ import (
 // SQLite, compiling a VALUES list costs about as much as running it). So
 // those statements take their rows as one JSON array of arrays instead, a
 // single string the statement expands with json_each (SQLite) or
-// json_array_elements (Postgres): the statement's text stays short and the
+// jsonb_array_elements (Postgres): the statement's text stays short and the
 // same whatever the batch.
 
 // jsonRows builds the JSON array of a batch's rows, values in the forms
@@ -167,12 +167,14 @@ const (
 // named j, one array per row in j.value. On SQLite the rows are
 // materialised first (LIMIT -1 keeps the subquery from being flattened):
 // j.value is then stored text whose parse SQLite's JSON cache keeps across
-// the row's columns, instead of a text made again at every access.
+// the row's columns, instead of a text made again at every access. On
+// Postgres the batch is read as jsonb, parsed once: as json, each ->> of
+// a row parsed the row's text again.
 func (s *Store) jsonFrom() string {
 	if s.dialect == dialectSQLite {
 		return "(SELECT value FROM json_each(?) LIMIT -1) AS j"
 	}
-	return "json_array_elements(?::json) AS j(value)"
+	return "jsonb_array_elements(?::jsonb) AS j(value)"
 }
 
 // jsonCol is the expression reading column i of a JSON batch row as kind.
