@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/internal/pace"
 	"github.com/heraldhq/herald/messaging"
 )
@@ -62,6 +64,10 @@ type SenderConfig struct {
 	// Logger receives endpoints that fail and are disabled. Default:
 	// discard.
 	Logger *slog.Logger
+	// Tracer opens a span for each attempt (one request, one event or a
+	// batch), a trace of its own; the Poster passes its context on with
+	// the request. Nil: no span.
+	Tracer trace.TracerProvider
 }
 
 // Defaults of SenderConfig.
@@ -118,8 +124,9 @@ const giveUpAfterFailures = 5
 // RetryFor after the event. Every attempt is recorded with its status,
 // error and latency.
 type Sender struct {
-	cfg SenderConfig
-	log *slog.Logger
+	cfg    SenderConfig
+	log    *slog.Logger
+	tracer trace.Tracer // nil without SenderConfig.Tracer
 
 	mu      sync.Mutex
 	running map[messaging.ID]context.CancelFunc
@@ -167,7 +174,11 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Sender{cfg: cfg, log: log, running: map[messaging.ID]context.CancelFunc{}, endpoints: map[messaging.ID]Endpoint{},
+	var tracer trace.Tracer
+	if cfg.Tracer != nil {
+		tracer = cfg.Tracer.Tracer(tracerName)
+	}
+	return &Sender{cfg: cfg, log: log, tracer: tracer, running: map[messaging.ID]context.CancelFunc{}, endpoints: map[messaging.ID]Endpoint{},
 		wake: make(chan struct{}), refresh: make(chan struct{}, 1)}, nil
 }
 
@@ -509,7 +520,9 @@ func (s *Sender) attempt(ctx context.Context, e Endpoint, ds []Delivery) []Attem
 	start := s.cfg.Now()
 	header[SignatureHeader] = Sign(start, body, e.Secrets(start)...)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
+	rctx, span := s.startAttempt(rctx, e, ds)
 	status, err := s.cfg.Poster.Post(rctx, e.URL, header, body)
+	endAttempt(span, status, err)
 	cancel()
 	end := s.cfg.Now()
 	a := Attempt{At: start, Status: status, Latency: end.Sub(start), State: Delivered, NextAt: end}

@@ -173,6 +173,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	if tp != nil {
 		traces = delivery.NewTraces(0)
 		hcfg.Delivery.Tracer, hcfg.Delivery.Traces = tp, traces
+		hcfg.WebhookSender.Tracer = tp
 	}
 	h, err := herald.New(hcfg)
 	if err != nil {

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,16 +107,27 @@ func testTracing(t *testing.T, bin, dbURL string) {
 // simulate chat: one direct chat message yields one trace holding its API
 // request, its send and its status events (Delivered, Seen), each a child
 // of the send and linked to its callback's request. The simulator sees
-// the send's traceparent.
+// the send's traceparent, and a webhook receiver each attempt's.
 func testTracingChat(t *testing.T, bin string) {
 	addr := freeAddr(t) // the chat simulator needs the server's callback URL before it starts
 	chat := startProcess(t, bin, heraldEnv(), chatLine, "simulate", "chat", "-addr", "127.0.0.1:0", "-token", "chat-token",
 		"-callback-url", "http://"+addr+"/callbacks/chat", "-callback-secret", "shared-secret", "-delivered-delay", "10ms")
 	h := startHerald(t, bin, heraldEnv("HERALD_ADDR="+addr, "HERALD_DATABASE_URL=sqlite://"+filepath.Join(t.TempDir(), "herald.db"),
-		"HERALD_ADMIN_TOKEN=admin-secret", "OTEL_TRACES_EXPORTER=console",
+		"HERALD_ADMIN_TOKEN=admin-secret", "OTEL_TRACES_EXPORTER=console", "HERALD_WEBHOOK_ALLOW=loopback",
 		"HERALD_CHAT_URL="+chat.ready[1], "HERALD_CHAT_TOKEN=chat-token", "HERALD_CHAT_CALLBACK_SECRET=shared-secret"), "serve")
 	co := provision(t, h.client(""), "admin-secret")
 	api := h.client(co.key)
+	var (
+		mu       sync.Mutex
+		received []string // the traceparent of each webhook request
+	)
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		received = append(received, r.Header.Get("traceparent"))
+		mu.Unlock()
+	}))
+	defer hooks.Close()
+	api.api("POST", "/webhooks", fmt.Sprintf(`{"url":%q,"events":["message.status"]}`, hooks.URL+"/events"), http.StatusCreated, nil)
 	var services []struct{ ID int64 }
 	api.api("GET", "/chat-services", "", http.StatusOK, &services)
 	require.Len(t, services, 1)
@@ -124,6 +137,11 @@ func testTracingChat(t *testing.T, bin string) {
 	require.Eventually(t, func() bool {
 		ms := api.messages("447933000021")
 		return len(ms) == 1 && ms[0].Status == "Seen"
+	}, 20*time.Second, 100*time.Millisecond)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(received) >= 3 // Sent, Delivered, Seen
 	}, 20*time.Second, 100*time.Millisecond)
 	h.stop() // flushes the spans
 	chat.stop()
@@ -162,6 +180,17 @@ func testTracingChat(t *testing.T, bin string) {
 		require.Len(t, ev.Links, 1, status)
 		require.True(t, callbacks[ev.Links[0].SpanContext.SpanID], "%s links to its callback's request", status)
 	}
+	attempts := map[string]bool{}
+	for _, s := range spans {
+		if s.Name == "webhook.deliver" {
+			attempts["00-"+s.SpanContext.TraceID+"-"+s.SpanContext.SpanID+"-01"] = true
+		}
+	}
+	mu.Lock()
+	for _, tp := range received {
+		require.True(t, attempts[tp], "the webhook request's traceparent %q is its attempt's span: %v", tp, attempts)
+	}
+	mu.Unlock()
 	require.Contains(t, chat.stderr.String()+chat.stdout.String(),
 		"traceparent=00-"+request.SpanContext.TraceID+"-"+send.SpanContext.SpanID+"-01",
 		"the provider's request carries the send's trace context")

@@ -17,6 +17,9 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/webhook"
 )
@@ -70,7 +73,8 @@ func New(cfg Config) *Poster {
 	}}
 }
 
-// Post implements webhook.Poster.
+// Post implements webhook.Poster. A request made inside a span (a traced
+// attempt) carries its W3C trace context (traceparent).
 func (p *Poster) Post(ctx context.Context, url string, header map[string]string, body []byte) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -78,6 +82,10 @@ func (p *Poster) Post(ctx context.Context, url string, header map[string]string,
 	}
 	for k, v := range header {
 		req.Header.Set(k, v)
+	}
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		// The attempt's span: the endpoint may join its trace.
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	}
 	res, err := p.client.Do(req)
 	if errors.Is(err, ErrForbiddenAddress) {
