@@ -105,6 +105,7 @@ type options struct {
 	vacuum       bool
 	check        bool
 	keep         bool
+	span         string
 }
 
 // main reads the flags, runs the measurement and exits 1 on an error.
@@ -125,6 +126,7 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the random choice of the reads' targets")
 	flag.BoolVar(&o.vacuum, "vacuum", true, "Postgres: VACUUM (ANALYZE) the database before each set of reads, as autovacuum would have by then")
 	flag.BoolVar(&o.check, "check", true, "run herald check on the database at the end")
+	flag.StringVar(&o.span, "partition-span", "", "Postgres: HERALD_PARTITION_SPAN of Herald (empty: its default); a span short beside the fill spreads the history over partitions as weeks of traffic would")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, and the SQLite database)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -330,7 +332,7 @@ func (h *harness) start(ctx context.Context) error {
 	}
 	srv, err := drive.StartHerald(ctx, h.o.herald, h.dbURL, logs, []string{
 		"HERALD_SMPP_ADDR=" + h.smscAddr, "HERALD_SMPP_SYSTEM_ID=herald", "HERALD_SMPP_PASSWORD=secret",
-		fmt.Sprintf("HERALD_SMPP_WINDOW=%d", h.o.window),
+		fmt.Sprintf("HERALD_SMPP_WINDOW=%d", h.o.window), "HERALD_PARTITION_SPAN=" + h.o.span,
 	}, h.o.timeout)
 	if err != nil {
 		return fmt.Errorf("start herald: %w", err)

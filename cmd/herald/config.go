@@ -47,6 +47,7 @@ type config struct {
 	SMPPValidity   time.Duration // HERALD_SMPP_VALIDITY; 0: the SMSC's default
 	ReceiptTimeout time.Duration // HERALD_RECEIPT_TIMEOUT
 	Retention      time.Duration // HERALD_RETENTION; 0: off
+	PartitionSpan  time.Duration // HERALD_PARTITION_SPAN; 0: the store's default
 
 	// HERALD_WEBHOOK_ALLOW: which addresses besides public ones webhooks
 	// and media checks may reach (egress).
@@ -105,6 +106,7 @@ func envVars() []envVar {
 		{"HERALD_INSTANCE", "host name and HERALD_ADDR", "name of this process among those sharing the database"},
 		{"HERALD_CLAIM_LEASE", "10s", "how long after a process's last heartbeat the others take back its claims"},
 		{"HERALD_RETENTION", "empty: kept for ever", "how long finished campaigns' messages and answers stay: 90d, 36h"},
+		{"HERALD_PARTITION_SPAN", "7d", "Postgres: the creation times one partition of messages covers: 7d, 12h"},
 		{"HERALD_SECRET_KEY", "empty: no secret stored", "key encrypting stored secrets: 32 random bytes in base64 or hex"},
 		{"HERALD_SECRET_KEY_PREVIOUS", "empty", "earlier keys, comma-separated, that still decrypt during a rotation"},
 		{"HERALD_WEBHOOK_ALLOW", "empty: public https only", "more addresses outgoing requests may reach: loopback, private"},
@@ -252,6 +254,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 			errs = append(errs, fmt.Errorf("HERALD_RETENTION=%q: %w", v, err))
 		}
 		c.Retention = d
+	}
+	if v := strings.TrimSpace(getenv("HERALD_PARTITION_SPAN")); v != "" {
+		d, err := parseRetention(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("HERALD_PARTITION_SPAN=%q: %w", v, err))
+		}
+		c.PartitionSpan = d
 	}
 	for v := range strings.SplitSeq(getenv("HERALD_WEBHOOK_ALLOW"), ",") {
 		switch strings.ToLower(strings.TrimSpace(v)) {

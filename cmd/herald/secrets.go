@@ -64,7 +64,7 @@ func rotateSecrets(ctx context.Context, args []string, getenv func(string) strin
 	}
 	// Open encrypts the secrets stored in clear and fails when a secret
 	// is under a key not given.
-	store, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Config{MaxOpenConns: 2, Secrets: box})
+	store, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Config{MaxOpenConns: 2, Secrets: box, PartitionSpan: cfg.PartitionSpan})
 	if err != nil {
 		return fmt.Errorf("open the database: %w", err)
 	}

@@ -67,7 +67,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		return err
 	}
 	// With a key, Open encrypts the secrets stored in clear.
-	store, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Config{MaxOpenConns: cfg.DBMaxConns, Secrets: box})
+	store, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Config{MaxOpenConns: cfg.DBMaxConns, Secrets: box, PartitionSpan: cfg.PartitionSpan})
 	if err != nil {
 		return fmt.Errorf("open the database: %w", err)
 	}

@@ -22,7 +22,9 @@ const purgeMargin = time.Minute
 // purgeMessages deletes a batch of a finished campaign's messages: the
 // next ones in id order from the cursor, within the span of ids of the
 // campaign's life.
-const purgeMessages = "DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE id >= ? AND id <= ? " +
+// The span bounds the outer scan too, so that Postgres reads only the
+// partitions of messages the span covers.
+const purgeMessages = "DELETE FROM messages WHERE id >= ? AND id <= ? AND id IN (SELECT id FROM messages WHERE id >= ? AND id <= ? " +
 	"AND campaign_id = ? AND status NOT IN ('Pending', 'Sending') ORDER BY id LIMIT ?) RETURNING id"
 
 // purgeSettings makes Postgres read a purge batch through the primary key
@@ -43,8 +45,18 @@ const (
 // are found by their ids (UUIDv7, which begin with the time they were
 // made) between its creation and its end, each margin wide, through the
 // primary key: no index of messages by campaign is kept for it.
+//
+// On Postgres it first drops, at most once a minute, the old partitions of
+// messages whose every message may go (dropExpiredPartitions); the rows
+// left, in partitions that must stay, are deleted as above.
 func (s *Store) PurgeFinished(ctx context.Context, p campaign.Purge) (_ campaign.Purged, err error) {
 	defer keepUnavailable(&err)
+	if s.partitions != nil && s.partitions.dropDue(p.Now) {
+		if _, err := s.dropExpiredPartitions(ctx, p.FinishedBefore); err != nil {
+			s.partitions.dropFailed(p.Now)
+			return campaign.Purged{}, fmt.Errorf("drop expired partitions: %w", err)
+		}
+	}
 	var out campaign.Purged
 	err = s.write(ctx, "purge finished campaign", func(tx *txn) error {
 		out = campaign.Purged{}
@@ -81,7 +93,8 @@ func (s *Store) PurgeFinished(ctx context.Context, p campaign.Purge) (_ campaign
 				return fmt.Errorf("purge messages: %w", err)
 			}
 		}
-		rows, err := tx.QueryContext(ctx, purgeMessages, s.id(from), s.id(idAt(finished.Add(purgeMargin), 0xff)), s.id(id), p.Limit)
+		lo, hi := s.id(from), s.id(idAt(finished.Add(purgeMargin), 0xff))
+		rows, err := tx.QueryContext(ctx, purgeMessages, lo, hi, lo, hi, s.id(id), p.Limit)
 		if err != nil {
 			return fmt.Errorf("purge messages: %w", err)
 		}

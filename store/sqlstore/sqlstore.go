@@ -47,6 +47,12 @@ type Config struct {
 	// Without it, the store refuses to write a secret
 	// (messaging.SecretKeyMissing) and still reads those stored in clear.
 	Secrets *secretbox.Box
+	// PartitionSpan is the range of creation times each partition of
+	// messages holds on Postgres: the store makes them two spans ahead of
+	// the clock, and retention drops an old one whole. Zero means
+	// DefaultPartitionSpan; less than MinPartitionSpan means
+	// MinPartitionSpan. SQLite ignores it.
+	PartitionSpan time.Duration
 }
 
 func (c Config) maxOpenConns() int {
@@ -98,6 +104,11 @@ type Store struct {
 	keyChannel string
 	// secrets seals and opens stored secrets; nil: none is written.
 	secrets *secretbox.Box
+	// partitionSpan is Config.PartitionSpan with its default.
+	partitionSpan time.Duration
+	// partitions makes the partitions of messages in the background
+	// (Postgres, not read-only; nil otherwise).
+	partitions *partitioner
 }
 
 // Open connects to the database named by rawURL (sqlite://path or
@@ -139,6 +150,9 @@ func (s *Store) Close() error {
 	var err error
 	if s.checkpointer != nil {
 		err = s.checkpointer.close()
+	}
+	if s.partitions != nil {
+		s.partitions.close()
 	}
 	s.closeStmts()
 	s.closeReadStmts()
@@ -272,7 +286,15 @@ func openPostgres(ctx context.Context, rawURL string, cfg Config) (*Store, error
 		return nil, err
 	}
 
-	return postgresStore(ctx, connector, cfg, nil)
+	s, err := postgresStore(ctx, connector, cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.startPartitioner(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // openPostgresReadOnly opens a pool whose sessions begin read-only
@@ -302,7 +324,8 @@ func postgresStore(ctx context.Context, connector *pgdriver.Connector, cfg Confi
 			return nil, err
 		}
 	}
-	s := &Store{dialect: dialectPostgres, db: db, read: db, idGen: messaging.NewIDGenerator(time.Now), pg: connector}
+	s := &Store{dialect: dialectPostgres, db: db, read: db, idGen: messaging.NewIDGenerator(time.Now), pg: connector,
+		partitionSpan: cfg.partitionSpan()}
 	if err := db.QueryRowContext(ctx, keyChannelQuery).Scan(&s.keyChannel); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlstore: connect to Postgres: name the key channel: %w", err)

@@ -1,0 +1,52 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"testing/fstest"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/migrate"
+)
+
+// MigrateBefore applies to the Postgres database at rawURL the migrations
+// whose names sort before name: the schema of an earlier version, for the
+// tests of a migration on a database holding data.
+func MigrateBefore(ctx context.Context, rawURL, name string) error {
+	connector, err := pgConnector(rawURL, false)
+	if err != nil {
+		return err
+	}
+	sub, err := fs.Sub(migrationFiles, dialectPostgres.migrationDir())
+	if err != nil {
+		return err
+	}
+	files, err := fs.ReadDir(sub, ".")
+	if err != nil {
+		return err
+	}
+	older := fstest.MapFS{}
+	for _, f := range files {
+		if f.Name() < name {
+			b, err := fs.ReadFile(sub, f.Name())
+			if err != nil {
+				return err
+			}
+			older[f.Name()] = &fstest.MapFile{Data: b}
+		}
+	}
+	ms := migrate.NewMigrations()
+	if err := ms.Discover(older); err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	msql := sql.OpenDB(connector)
+	msql.SetMaxOpenConns(1)
+	db := bun.NewDB(msql, pgdialect.New())
+	defer db.Close()
+	m := migrate.NewMigrator(db, ms, migrate.WithMarkAppliedOnSuccess(true),
+		migrate.WithTableName("herald_migrations"), migrate.WithLocksTableName("herald_migration_locks"))
+	return migrateLocked(ctx, db, dialectPostgres, m)
+}
