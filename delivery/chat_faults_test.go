@@ -369,9 +369,12 @@ func TestChatProviderFaults(t *testing.T) {
 
 			// After completion: a failure reported late, twice, is stored
 			// once and its fallback is sent; the campaign stays Completed.
-			late := statusCallback(msgs[fLateFailure].ID, "failed", 10, time.Now())
+			// The same body again is a replay.
+			lateAt := time.Now()
+			late := statusCallback(msgs[fLateFailure].ID, "failed", 10, lateAt)
 			require.Equal(t, http.StatusOK, postSigned(t, cbURL, late))
-			require.Equal(t, http.StatusOK, postSigned(t, cbURL, late))
+			require.Equal(t, http.StatusOK, postSigned(t, cbURL, statusCallback(msgs[fLateFailure].ID, "failed", 10, lateAt.Add(time.Millisecond))))
+			require.Equal(t, http.StatusUnauthorized, postSigned(t, cbURL, late), "a replay")
 			got = w.waitCampaign(c.ID, "the late fallback sent", func(c messaging.Campaign) bool { return c.FallbackCounts.Sent == 3 })
 			require.Equal(t, messaging.CampaignCompleted, got.Status)
 			require.Equal(t, "NO_SUITABLE_DEVICE (10)", w.message(msgs[fLateFailure].ID).Details)
@@ -383,7 +386,7 @@ func TestChatProviderFaults(t *testing.T) {
 			id := msgs[fCallbacks].ID
 			for _, cb := range [][]byte{
 				statusCallback(id, "delivered", 0, t0),
-				statusCallback(id, "delivered", 0, t0),
+				statusCallback(id, "delivered", 0, t0.Add(-time.Millisecond)),
 				statusCallback(id, "seen", 0, t0.Add(time.Second)),
 				statusCallback(id, "seen", 0, t0.Add(2*time.Second)),
 				statusCallback(id, "delivered", 0, t0.Add(3*time.Second)),

@@ -26,10 +26,6 @@ type providerCase struct {
 	sender string
 	// authHeader carries the callbacks' signature or credentials.
 	authHeader string
-	// replayRefused tells whether a genuine callback posted again is
-	// refused (401); Herald's own protocol has no replay key, and a
-	// callback taken twice changes nothing.
-	replayRefused bool
 }
 
 // providerCases are the chat providers built into herald serve, each on
@@ -37,10 +33,10 @@ type providerCase struct {
 func providerCases() []providerCase {
 	return []providerCase{
 		{provider: "herald", channel: "viber", sender: "acme-viber", authHeader: "X-Content-Signature"},
-		{provider: "vonage", channel: "viber", sender: "16105550100", authHeader: "Authorization", replayRefused: true},
-		{provider: "vonage", channel: "whatsapp", sender: "16105550100", authHeader: "Authorization", replayRefused: true},
-		{provider: "infobip", channel: "viber", sender: "HeraldDemo", authHeader: "Authorization", replayRefused: true},
-		{provider: "meta-whatsapp", channel: "whatsapp", sender: "100000000000002", authHeader: "X-Hub-Signature-256", replayRefused: true},
+		{provider: "vonage", channel: "viber", sender: "16105550100", authHeader: "Authorization"},
+		{provider: "vonage", channel: "whatsapp", sender: "16105550100", authHeader: "Authorization"},
+		{provider: "infobip", channel: "viber", sender: "HeraldDemo", authHeader: "Authorization"},
+		{provider: "meta-whatsapp", channel: "whatsapp", sender: "100000000000002", authHeader: "X-Hub-Signature-256"},
 	}
 }
 
@@ -174,11 +170,7 @@ func testProvider(t *testing.T, bin, dbURL, smscAddr, systemID string, pc provid
 	forged := genuine.clone()
 	forged.header.Set(pc.authHeader, tamper(forged.header.Get(pc.authHeader)))
 	require.Equal(t, http.StatusUnauthorized, post(t, h.base+callbackPath, forged), "a callback with a bad signature")
-	replayWant := http.StatusUnauthorized
-	if !pc.replayRefused {
-		replayWant = http.StatusOK
-	}
-	require.Equal(t, replayWant, post(t, h.base+callbackPath, genuine.clone()), "a callback taken before, posted again")
+	require.Equal(t, http.StatusUnauthorized, post(t, h.base+callbackPath, genuine.clone()), "a callback taken before, posted again")
 	require.Equal(t, before, statuses(api, phones), "refused callbacks change nothing")
 	h.stop()
 }

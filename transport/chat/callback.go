@@ -2,6 +2,7 @@ package chat
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/transport/chatprovider"
 )
 
 // SignatureHeader carries the callback signature.
@@ -48,9 +50,20 @@ type CallbackConfig struct {
 	// Logger receives refused callbacks and handler failures. Default:
 	// discard.
 	Logger *slog.Logger
-	// Now tells the time of an event that carries no timestamp. Default
-	// time.Now.
+	// Now tells the time of an event that carries no timestamp, and
+	// the time of the replay guard. Default time.Now.
 	Now func() time.Time
+	// Replays remembers the callbacks taken, by their signature, for
+	// ReplayHold: a body taken before is refused 401. Nil: a guard in
+	// memory of the handler. A guard that is a
+	// chatprovider.ReplayForgetter forgets the key of a callback not
+	// taken (answered 400 or 500), so that the provider's resend is
+	// judged again; another keeps it, and that resend is refused.
+	Replays chatprovider.ReplayGuard
+	// ReplayScope starts every key the handler records in Replays, so
+	// that one guard serves several handlers: "herald:{service id}:" for
+	// a chat service. Default "herald:".
+	ReplayScope string
 }
 
 // callbackHandler serves POST /callbacks/chat.
@@ -71,6 +84,9 @@ type callbackHandler struct {
 //   - checks X-Content-Signature, the hex HMAC-SHA256 of the raw body keyed
 //     with cfg.Secret, in constant time before parsing anything: 401 when
 //     missing or wrong;
+//   - records the signature in cfg.Replays for ReplayHold: 401 when it
+//     was recorded before (a replay; nothing is reported), 503 when the
+//     guard fails;
 //   - parses a status or reply event: 400 when the JSON is malformed, the
 //     event kind or status is unknown, tracking_data is not a message id,
 //     the timestamp is past the year 9999, or a survey object has no or a
@@ -105,6 +121,12 @@ func CallbackHandler(cfg CallbackConfig) http.Handler {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Replays == nil {
+		cfg.Replays = newMemoryGuard(cfg.Now, defaultGuardKeys)
+	}
+	if cfg.ReplayScope == "" {
+		cfg.ReplayScope = "herald:"
 	}
 	h := &callbackHandler{cfg: cfg, limit: cfg.MaxBodyBytes}
 	if h.limit <= 0 {
@@ -176,24 +198,41 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body := buf.Bytes()
 
-	if !h.verify(r.Header.Get(SignatureHeader), body) {
+	var sum [sha256.Size]byte
+	mac, ok := h.verify(r.Header.Get(SignatureHeader), body, sum[:0])
+	if !ok {
 		h.cfg.Logger.Warn("chat callback refused: bad signature", "remote", r.RemoteAddr)
 		writeError(w, http.StatusUnauthorized, "Unauthorized", "missing or wrong "+SignatureHeader)
+		return
+	}
+	ctx := r.Context()
+	key := h.cfg.ReplayScope + hex.EncodeToString(mac)
+	seen, err := h.cfg.Replays.Seen(ctx, key, h.cfg.Now().Add(ReplayHold))
+	if err != nil {
+		h.cfg.Logger.Error("chat callback: replay guard failed", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "Service Unavailable", "the callback could not be checked; send it again")
+		return
+	}
+	if seen {
+		h.cfg.Logger.Warn("chat callback refused: taken before", "remote", r.RemoteAddr)
+		writeError(w, http.StatusUnauthorized, "Unauthorized", "this callback was taken before")
 		return
 	}
 
 	ev, err := h.parse(body)
 	if err != nil {
+		h.forget(ctx, key)
 		h.cfg.Logger.Warn("chat callback refused", "err", err)
 		writeError(w, http.StatusBadRequest, "Bad Request", err.Error())
 		return
 	}
 	if ev.status != nil {
-		_, err = h.cfg.Reporter.ChatStatuses(r.Context(), []delivery.ChatStatus{*ev.status})
+		_, err = h.cfg.Reporter.ChatStatuses(ctx, []delivery.ChatStatus{*ev.status})
 	} else {
-		_, err = h.cfg.Reporter.ChatInbound(r.Context(), ev.inbound)
+		_, err = h.cfg.Reporter.ChatInbound(ctx, ev.inbound)
 	}
 	if err != nil {
+		h.forget(ctx, key)
 		if messaging.IsCode(err, messaging.Invalid) {
 			// Refused for good (an answer outside the survey's options):
 			// sending it again would not help.
@@ -207,22 +246,35 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// verify checks a hex signature against body in constant time.
-func (h *callbackHandler) verify(sig string, body []byte) bool {
+// verify checks a hex signature against body in constant time, and
+// returns the signature (appended to dst) when it matches.
+func (h *callbackHandler) verify(sig string, body, dst []byte) ([]byte, bool) {
 	if sig == "" {
-		return false
+		return nil, false
 	}
 	got, err := hex.DecodeString(sig)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	mac := h.macs.Get().(hash.Hash)
 	mac.Reset()
 	mac.Write(body)
-	var sum [sha256.Size]byte
-	want := mac.Sum(sum[:0])
+	want := mac.Sum(dst)
 	h.macs.Put(mac)
-	return hmac.Equal(got, want)
+	return want, hmac.Equal(got, want)
+}
+
+// forget removes the key of a callback not taken from the replay guard,
+// when the guard can forget, so that the provider's resend is judged
+// again.
+func (h *callbackHandler) forget(ctx context.Context, key string) {
+	f, ok := h.cfg.Replays.(chatprovider.ReplayForgetter)
+	if !ok {
+		return
+	}
+	if err := f.Forget(context.WithoutCancel(ctx), key); err != nil {
+		h.cfg.Logger.Error("chat callback: the replay guard could not forget a callback not taken", "err", err)
+	}
 }
 
 // maxTimestamp is the last millisecond of the year 9999, the latest event

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -351,4 +352,69 @@ func TestCallbackHandlerSlowBody(t *testing.T) {
 		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &out))
 		require.Equal(t, http.StatusText(c.code), out["error"])
 	}
+}
+
+// keepGuard is a replay guard that cannot forget, failing when told.
+type keepGuard struct {
+	keys map[string]bool
+	err  error
+}
+
+func (g *keepGuard) Seen(_ context.Context, key string, _ time.Time) (bool, error) {
+	if g.err != nil {
+		return false, g.err
+	}
+	seen := g.keys[key]
+	g.keys[key] = true
+	return seen, nil
+}
+
+// A callback taken before is refused 401 and reports nothing; one that
+// could not be stored is taken when the provider sends it again; with a
+// guard that cannot forget, that resend is refused; a guard failure is a
+// 503.
+func TestCallbackHandlerReplays(t *testing.T) {
+	body := `{"event":"status","tracking_data":"` + msgID + `","status":"delivered","timestamp":1731234567890}`
+	sig := chat.Sign(secret, []byte(body))
+	send := func(h http.Handler) int {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/callbacks/chat", strings.NewReader(body))
+		req.Header.Set(chat.SignatureHeader, sig)
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	var calls, failures int
+	reporter := reporterFunc(func(context.Context, event) error {
+		calls++
+		if failures > 0 {
+			failures--
+			return errors.New("database down")
+		}
+		return nil
+	})
+
+	h := chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Reporter: reporter})
+	require.Equal(t, http.StatusOK, send(h))
+	require.Equal(t, http.StatusUnauthorized, send(h), "a replay")
+	require.Equal(t, 1, calls, "a replay reports nothing")
+
+	calls, failures = 0, 1
+	h = chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Reporter: reporter})
+	require.Equal(t, http.StatusInternalServerError, send(h))
+	require.Equal(t, http.StatusOK, send(h), "the resend of a callback not stored is taken")
+	require.Equal(t, http.StatusUnauthorized, send(h))
+	require.Equal(t, 2, calls)
+
+	calls, failures = 0, 1
+	keep := &keepGuard{keys: map[string]bool{}}
+	h = chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Reporter: reporter, Replays: keep, ReplayScope: "herald:7:"})
+	require.Equal(t, http.StatusInternalServerError, send(h))
+	require.Equal(t, http.StatusUnauthorized, send(h), "a guard that cannot forget keeps the key")
+	require.Equal(t, 1, calls)
+	require.Equal(t, map[string]bool{"herald:7:" + sig: true}, keep.keys, "the key is the scope and the signature")
+
+	calls = 0
+	h = chat.CallbackHandler(chat.CallbackConfig{Secret: secret, Reporter: reporter, Replays: &keepGuard{err: errors.New("down")}})
+	require.Equal(t, http.StatusServiceUnavailable, send(h))
+	require.Zero(t, calls)
 }

@@ -58,7 +58,9 @@
 //
 // CallbackHandler verifies X-Content-Signature (hex HMAC-SHA256 of the raw
 // body keyed with the callback secret, compared in constant time) before
-// parsing, turns status events into delivery.ChatStatus and reply and
+// parsing, refuses a body taken before (its signature is kept for
+// ReplayHold in CallbackConfig.Replays: the store's guard in a
+// deployment) with 401, turns status events into delivery.ChatStatus and reply and
 // subscription events into delivery.ChatInbound, and answers 200 only once
 // the Reporter stored them. Sign computes the
 // signature, for providers and tests.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
@@ -103,7 +104,8 @@ func newAdapter(_ context.Context, s chatprovider.Settings) (chatprovider.Adapte
 	if err != nil {
 		return nil, fmt.Errorf("chat service %d: %w", s.ServiceID, err)
 	}
-	cb := CallbackHandler(CallbackConfig{Secret: creds.CallbackSecret, Reporter: s.Reporter, Logger: s.Logger, Now: s.Now})
+	cb := CallbackHandler(CallbackConfig{Secret: creds.CallbackSecret, Reporter: s.Reporter, Logger: s.Logger, Now: s.Now,
+		Replays: s.Replays, ReplayScope: "herald:" + strconv.FormatInt(s.ServiceID, 10) + ":"})
 	return &adapter{Client: c, callbacks: cb}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -243,14 +244,18 @@ func TestRouterStaticService(t *testing.T) {
 	require.NotEmpty(t, res.ProviderID)
 	require.Len(t, sim.Received("998901234567"), 1)
 
-	body := `{"event":"subscribed","service_id":"legacy","phone_number":"998901234567","timestamp":1731234567890}`
-	for _, path := range []string{"/callbacks/chat", "/callbacks/chat/7"} {
-		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-		req.Header.Set(chat.SignatureHeader, chat.Sign("cb", []byte(body)))
-		rec := httptest.NewRecorder()
-		r.ServeHTTP(rec, req)
-		require.Equal(t, http.StatusOK, rec.Code, path)
+	for i, path := range []string{"/callbacks/chat", "/callbacks/chat/7"} {
+		body := fmt.Sprintf(`{"event":"subscribed","service_id":"legacy","phone_number":"998901234567","timestamp":%d}`, 1731234567890+i)
+		post := func() int {
+			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+			req.Header.Set(chat.SignatureHeader, chat.Sign("cb", []byte(body)))
+			rec := httptest.NewRecorder()
+			r.ServeHTTP(rec, req)
+			return rec.Code
+		}
+		require.Equal(t, http.StatusOK, post(), path)
 		require.Equal(t, "legacy", rep.last().Sender)
+		require.Equal(t, http.StatusUnauthorized, post(), "%s: the same callback again is a replay", path)
 	}
 
 	none, err := chatroute.New(ctx, chatroute.Config{Source: src, Providers: []chatprovider.Provider{chat.Provider()}, Reporter: rep})
