@@ -5,10 +5,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/memstore"
 )
 
 // spanCtx returns a context holding a span context with trace id n,
@@ -42,4 +45,87 @@ func TestTracesKeepSampledAndForgetOldest(t *testing.T) {
 	none.Remember(spanCtx(1, true), a)
 	_, ok = none.Of(a)
 	require.False(t, ok, "a nil Traces keeps nothing")
+}
+
+// spansNamed returns the ended spans of rec called name.
+func spansNamed(rec *tracetest.SpanRecorder, name string) []sdktrace.ReadOnlySpan {
+	var out []sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if s.Name() == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// attrOf returns the value of attribute key of s, as text.
+func attrOf(s sdktrace.ReadOnlySpan, key string) string {
+	for _, a := range s.Attributes() {
+		if string(a.Key) == key {
+			return a.Value.Emit()
+		}
+	}
+	return ""
+}
+
+// TestTracedClaimSendAndStatuses: a claim is a span of its own linked to
+// the request that created its messages; each send is a child of that
+// request; a chat status event is a child of its send, linked to its
+// callback's request; a status of an untraced message opens no span.
+func TestTracedClaimSendAndStatuses(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	s := memstore.New()
+	w := newWorld(t, s)
+	traces, sends := delivery.NewTraces(0), delivery.NewTraces(0)
+	cfg := fastConfig(s)
+	cfg.Chat, cfg.Tracer, cfg.Traces, cfg.Sends = &fakeChat{}, tp, traces, sends
+	d, err := delivery.New(cfg)
+	require.NoError(t, err)
+
+	c, msgs := w.campaign(spec{channel: messaging.ChannelChat, phones: phones(3, 100), status: messaging.CampaignReady})
+	other, untraced := w.campaign(spec{channel: messaging.ChannelChat, phones: phones(1, 200)})
+	rctx, request := tp.Tracer("test").Start(t.Context(), "request")
+	traces.Remember(rctx, c.ID)
+	request.End()
+	w.transition(c, messaging.CampaignReady, messaging.CampaignInProgress)
+	run(t, d)
+	for _, id := range []messaging.ID{c.ID, other.ID} {
+		w.waitCampaign(id, "sent", func(c messaging.Campaign) bool { return c.Counts.Sent == c.Planned })
+	}
+
+	sendSpans := spansNamed(rec, "delivery.send Chat")
+	require.Len(t, sendSpans, len(msgs), "the traced campaign's sends only")
+	sendOf := map[string]sdktrace.ReadOnlySpan{}
+	for _, sp := range sendSpans {
+		require.Equal(t, request.SpanContext().SpanID(), sp.Parent().SpanID())
+		require.Equal(t, c.ID.String(), attrOf(sp, "herald.campaign_id"))
+		sendOf[attrOf(sp, "herald.message_id")] = sp
+	}
+	linked := false
+	for _, sp := range spansNamed(rec, "delivery.claim Chat") {
+		require.False(t, sp.Parent().IsValid(), "a claim is a trace of its own")
+		for _, l := range sp.Links() {
+			linked = linked || l.SpanContext.SpanID() == request.SpanContext().SpanID()
+		}
+	}
+	require.True(t, linked, "a claim links to the request of the messages it took")
+
+	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: s, Tracer: tp, Sends: sends})
+	cctx, callback := tp.Tracer("test").Start(t.Context(), "callback")
+	out, err := ev.ChatStatuses(cctx, []delivery.ChatStatus{{MessageID: msgs[0].ID, Status: messaging.StatusDelivered},
+		{MessageID: untraced[0].ID, Status: messaging.StatusDelivered}})
+	callback.End()
+	require.NoError(t, err)
+	require.Equal(t, []delivery.ChatEventOutcome{delivery.ChatEventStored, delivery.ChatEventStored}, out)
+	statuses := spansNamed(rec, "delivery.chat_status Delivered")
+	require.Len(t, statuses, 1, "an untraced message's status opens no span")
+	st := statuses[0]
+	send := sendOf[msgs[0].ID.String()]
+	require.Equal(t, send.SpanContext().TraceID(), st.SpanContext().TraceID())
+	require.Equal(t, send.SpanContext().SpanID(), st.Parent().SpanID())
+	require.Equal(t, msgs[0].ID.String(), attrOf(st, "herald.message_id"))
+	require.Equal(t, "stored", attrOf(st, "herald.outcome"))
+	require.Len(t, st.Links(), 1)
+	require.Equal(t, callback.SpanContext().SpanID(), st.Links()[0].SpanContext.SpanID())
 }
