@@ -118,10 +118,14 @@ type ChatAccepted struct {
 type ChatStatus struct {
 	MessageID  messaging.ID // Herald's message id, from the provider's client reference
 	ProviderID string       // the provider's message id, when it gives one
-	Status     messaging.MessageStatus
-	Reason     ChatReason // with Failed
-	Detail     string     // the provider's own code or words, for logs
-	At         time.Time  // when the provider says it happened (zero: now)
+	// CompanyID, when set, is the company of the chat service the report
+	// came through: a message of another company is left as it is (the
+	// report is ignored). The chat router sets it.
+	CompanyID messaging.ID
+	Status    messaging.MessageStatus
+	Reason    ChatReason // with Failed
+	Detail    string     // the provider's own code or words, for logs
+	At        time.Time  // when the provider says it happened (zero: now)
 }
 
 // Kinds of ChatInbound.

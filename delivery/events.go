@@ -260,9 +260,10 @@ const (
 //     dispatcher claims the fallback SMS of Completed campaigns
 //     (Store.ClaimDue).
 //
-// Reports of unknown messages, of SMS, or with another status are logged
-// and ignored. An error means none is known to be stored: the provider
-// is to send them again.
+// Reports of unknown messages, of SMS, of a company other than their
+// CompanyID, or with another status change nothing: they are ignored.
+// An error means none is known to be stored: the provider is to send
+// them again.
 func (e *ChatEvents) ChatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatEventOutcome, error) {
 	spans := e.startStatuses(ctx, ss)
 	out, err := e.chatStatuses(ctx, ss)
@@ -285,7 +286,7 @@ func (e *ChatEvents) chatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatE
 		if at.IsZero() {
 			at = e.now()
 		}
-		u := StatusUpdate{MessageID: s.MessageID, At: at, Channel: messaging.ChannelChat}
+		u := StatusUpdate{MessageID: s.MessageID, At: at, Channel: messaging.ChannelChat, CompanyID: s.CompanyID}
 		switch s.Status {
 		case messaging.StatusDelivered, messaging.StatusSeen:
 			u.Status = s.Status
@@ -296,8 +297,8 @@ func (e *ChatEvents) chatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatE
 				if err != nil {
 					return nil, err
 				}
-				if !ok || m.Status.Final() {
-					continue // unknown, or a late failure: it changes nothing
+				if !ok || m.Status.Final() || (!s.CompanyID.IsZero() && m.CompanyID != s.CompanyID) {
+					continue // unknown, another company's, or a late failure: it changes nothing
 				}
 				if err := e.fallback(ctx, m, s.Reason); err != nil {
 					return nil, err

@@ -157,3 +157,36 @@ func TestChatEventsObserver(t *testing.T) {
 	defer obs.mu.Unlock()
 	require.Equal(t, map[string]int{"Chat/Delivered": 1, "Chat/Seen": 1, "Chat/Failed": 1}, obs.messages)
 }
+
+// TestChatEventsOtherCompany: a status naming a company (the chat
+// service's) leaves a message of another company as it is: no move, no
+// fallback SMS.
+func TestChatEventsOtherCompany(t *testing.T) {
+	ctx := t.Context()
+	store := memstore.New()
+	f := newEventsFixture(t, store, messaging.TypeSimpleText, nil)
+	delivered, blocked := f.message("998901230001", messaging.StatusSent), f.message("998901230008", messaging.StatusSent)
+	blocked.FallbackContent = "Hello (SMS)"
+	require.NoError(t, store.AdmitMessages(ctx, f.co.ID, []*messaging.Message{delivered, blocked}, 100))
+	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: store, Now: func() time.Time { return f.now }})
+	other := f.ids.New()
+
+	out, err := ev.ChatStatuses(ctx, []delivery.ChatStatus{
+		{MessageID: delivered.ID, Status: messaging.StatusDelivered, At: f.now, CompanyID: other},
+		{MessageID: blocked.ID, Status: messaging.StatusFailed, Reason: delivery.ReasonBlocked, At: f.now, CompanyID: other},
+	})
+	require.NoError(t, err)
+	require.Equal(t, []delivery.ChatEventOutcome{delivery.ChatEventIgnored, delivery.ChatEventIgnored}, out)
+	for _, m := range []*messaging.Message{delivered, blocked} {
+		got, err := store.GetMessage(ctx, f.co.ID, m.ID)
+		require.NoError(t, err)
+		require.Equal(t, messaging.StatusSent, got.Status)
+	}
+	_, total, err := store.ListMessages(ctx, f.co.ID, messaging.MessageFilter{Phone: blocked.Phone})
+	require.NoError(t, err)
+	require.Equal(t, 1, total, "no fallback SMS")
+
+	out, err = ev.ChatStatuses(ctx, []delivery.ChatStatus{{MessageID: delivered.ID, Status: messaging.StatusDelivered, At: f.now, CompanyID: f.co.ID}})
+	require.NoError(t, err)
+	require.Equal(t, []delivery.ChatEventOutcome{delivery.ChatEventStored}, out, "its own company's status applies")
+}

@@ -120,8 +120,8 @@ type Store interface {
 type Updater interface {
 	// ApplyUpdates applies status changes in one transaction. An update
 	// whose move is not allowed by MessageStatus.CanAdvance (a late or
-	// repeated report), or whose Channel is set and is not its message's,
-	// is skipped; the result tells, update by update,
+	// repeated report), or whose Channel or CompanyID is set and is not
+	// its message's, is skipped; the result tells, update by update,
 	// whether it was applied. Campaign counters and company pending counts
 	// follow every applied change exactly. Times are recorded as
 	// StatusUpdate.Times says; a message that goes Delivered or Seen with
@@ -244,6 +244,10 @@ type StatusUpdate struct {
 	// Channel, when set, restricts the update to a message of that
 	// channel: a chat callback naming an SMS changes nothing.
 	Channel messaging.Channel
+	// CompanyID, when set, restricts the update to a message of that
+	// company: a callback through one company's chat service changes
+	// nothing of another company's messages.
+	CompanyID messaging.ID
 	// Route, on an update to Sent of an SMS, names the connector it went
 	// through (SMSResult.Connector).
 	Route string
@@ -254,8 +258,11 @@ type StatusUpdate struct {
 // StatusUpdate.Apply, and writes back what Apply changed: a nil time or
 // an empty string that was nil or empty before is left as it is stored.
 type MessageState struct {
-	Status    messaging.MessageStatus
-	Channel   messaging.Channel
+	Status  messaging.MessageStatus
+	Channel messaging.Channel
+	// CompanyID is read only: an update naming another company is not
+	// applied.
+	CompanyID messaging.ID
 	UpdatedAt time.Time
 	// SentAt is read (a delivery is never earlier than the send) and may
 	// be set; the other times are only set.
@@ -271,8 +278,8 @@ type MessageState struct {
 // Apply applies u, at now, to the message whose state is st, and reports
 // whether it did: the move must be allowed by MessageStatus.CanAdvance
 // (a late or repeated report is not), and the message must be of
-// u.Channel when that is set. Both stores apply every status change
-// through it, so that the rule is written once.
+// u.Channel and of u.CompanyID when they are set. Both stores apply
+// every status change through it, so that the rule is written once.
 //
 // The times: UpdatedAt, when Herald recorded the change, is now or u.At,
 // whichever is later: a provider's time (an SMSC's done date has minute
@@ -285,7 +292,8 @@ type MessageState struct {
 // forward move. ProviderMessageID, Details and SMSErrorCode are set when
 // u carries them.
 func (u StatusUpdate) Apply(st *MessageState, now time.Time) bool {
-	if !st.Status.CanAdvance(u.Status) || (u.Channel != "" && u.Channel != st.Channel) {
+	if !st.Status.CanAdvance(u.Status) || (u.Channel != "" && u.Channel != st.Channel) ||
+		(!u.CompanyID.IsZero() && u.CompanyID != st.CompanyID) {
 		return false
 	}
 	old := st.Status

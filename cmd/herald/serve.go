@@ -146,7 +146,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	providers := chatProviders()
 	hcfg.Accounts.Providers = providerInfos(providers)
 	hcfg.Campaigns.Providers = hcfg.Accounts.Providers // a chat template must be what its service's provider carries
-	chatCfg := chatroute.Config{Source: store, Providers: providers, Addresses: cfg.WebhookURLs.Egress(), Messages: store, Logger: log}
+	chatCfg := chatroute.Config{Source: store, Providers: providers, Addresses: cfg.WebhookURLs.Egress(), Logger: log}
 	if rg, ok := any(store).(chatprovider.ReplayGuard); ok {
 		chatCfg.Replays = rg
 	}

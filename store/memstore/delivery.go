@@ -112,7 +112,7 @@ func (s *Store) applyUpdate(u delivery.StatusUpdate, now time.Time) bool {
 		return false
 	}
 	st := delivery.MessageState{
-		Status: m.Status, Channel: m.Channel, UpdatedAt: m.UpdatedAt,
+		Status: m.Status, Channel: m.Channel, CompanyID: m.CompanyID, UpdatedAt: m.UpdatedAt,
 		SentAt: m.SentAt, DeliveredAt: m.DeliveredAt, SeenAt: m.SeenAt,
 		ProviderMessageID: m.ProviderMessageID, Details: m.Details, SMSErrorCode: m.SMSErrorCode, Route: m.Route,
 	}

@@ -311,18 +311,18 @@ func compareBool(a, b bool) int {
 // messageState is what ApplyUpdates knows of a message while it applies
 // a batch.
 type messageState struct {
-	companyID, campaignID messaging.ID
-	fallback              bool
-	unconfirmed           bool // Sent and past the receipt timeout
-	was                   messaging.MessageStatus
-	wasSentAt             *time.Time // sent_at as read
-	changed               bool
+	campaignID  messaging.ID
+	fallback    bool
+	unconfirmed bool // Sent and past the receipt timeout
+	was         messaging.MessageStatus
+	wasSentAt   *time.Time // sent_at as read
+	changed     bool
 	// trail lists the statuses the message moved to in this batch, in
 	// order: each is reported by a message.status event. The first moves
 	// are kept in place (a batch rarely moves a message more than twice).
 	trail      []move
 	trailSpace [2]move
-	// MessageState holds the status, channel and sent_at read, and what
+	// MessageState holds the company, status, channel and sent_at read, and what
 	// the updates applied changed: the times and texts left nil or empty
 	// keep their stored values.
 	delivery.MessageState
@@ -473,7 +473,7 @@ func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (
 		for rows.Next() {
 			var id messaging.ID
 			st := new(messageState)
-			if err := rows.Scan(&id, &st.companyID, &st.campaignID, &st.fallback, &st.Status, timePtrDst{&st.SentAt}, &st.Channel, &st.unconfirmed); err != nil {
+			if err := rows.Scan(&id, &st.CompanyID, &st.campaignID, &st.fallback, &st.Status, timePtrDst{&st.SentAt}, &st.Channel, &st.unconfirmed); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read message statuses: %w", err)
 			}
@@ -527,7 +527,7 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 			if st.unconfirmed && st.was == messaging.StatusSent {
 				d.unconfirm(st.fallback, -1)
 			}
-			pending[st.companyID] += unsent(st.Status) - unsent(st.was)
+			pending[st.CompanyID] += unsent(st.Status) - unsent(st.was)
 		}
 	}
 	for _, cols := range slices.Sorted(maps.Keys(groups)) {

@@ -58,7 +58,7 @@ func (s *Store) subscribers(ctx context.Context, tx *txn, companies []messaging.
 func (s *Store) emitMessageStatus(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, moved []messaging.ID) error {
 	var companies []messaging.ID
 	for _, id := range moved {
-		if c := states[id].companyID; !slices.Contains(companies, c) {
+		if c := states[id].CompanyID; !slices.Contains(companies, c) {
 			companies = append(companies, c)
 		}
 	}
@@ -69,12 +69,12 @@ func (s *Store) emitMessageStatus(ctx context.Context, tx *txn, states map[messa
 	var events []webhook.Event
 	for _, id := range moved {
 		st := states[id]
-		if subs[st.companyID] == nil {
+		if subs[st.CompanyID] == nil {
 			continue
 		}
 		for _, mv := range st.trail {
 			if mv.status != messaging.StatusSending {
-				events = append(events, webhook.MessageStatusRef(s.idGen.New(), st.companyID, id, mv.status, mv.at))
+				events = append(events, webhook.MessageStatusRef(s.idGen.New(), st.CompanyID, id, mv.status, mv.at))
 			}
 		}
 	}

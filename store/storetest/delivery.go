@@ -727,6 +727,25 @@ func testApplyUpdatesChannel(f *fixture) {
 	f.requireReconciled()
 }
 
+// testApplyUpdatesCompany: an update whose CompanyID is set applies only
+// to a message of that company; the others are skipped as if unknown,
+// their counters untouched.
+func testApplyUpdatesCompany(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	cc, chat := f.bulk(a.ID, messaging.ChannelChat, 1, at(0), messaging.CampaignInProgress)
+	f.claim(messaging.ChannelChat, at(1), at(60), 1)
+	require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: chat[0].ID, Status: messaging.StatusSent, At: at(2)}))
+
+	require.Equal(t, []bool{false, true, false}, f.apply(
+		delivery.StatusUpdate{MessageID: chat[0].ID, Status: messaging.StatusDelivered, At: at(3), CompanyID: b.ID},
+		delivery.StatusUpdate{MessageID: chat[0].ID, Status: messaging.StatusDelivered, At: at(3), CompanyID: a.ID},
+		delivery.StatusUpdate{MessageID: chat[0].ID, Status: messaging.StatusSeen, At: at(4), CompanyID: b.ID}))
+	require.Equal(t, messaging.StatusDelivered, f.getMessage(a.ID, chat[0].ID).Status)
+	f.requireCounts(a.ID, cc.ID, messaging.StatusCounts{Delivered: 1}, messaging.StatusCounts{})
+	f.requireReconciled()
+}
+
 // testMessageByID: a message of any company by its id alone (the chat
 // callbacks' view), as GetMessage gives it; an unknown id is NotFound.
 func testMessageByID(f *fixture) {

@@ -150,6 +150,7 @@ func cases() []testCase {
 		{"ApplyUpdatesModel", testApplyUpdatesModel},
 		{"ApplyUpdatesConcurrent", testApplyUpdatesConcurrent},
 		{"ApplyUpdatesChannel", testApplyUpdatesChannel},
+		{"ApplyUpdatesCompany", testApplyUpdatesCompany},
 		{"MessageByID", testMessageByID},
 		{"RecoverExpired", testRecoverExpired},
 		{"RecoverClaims", testRecoverClaims},

@@ -66,11 +66,6 @@ type Source interface {
 	ChatServices(ctx context.Context) ([]messaging.ChatService, error)
 }
 
-// MessageReader reads a message of any company (delivery.EventStore).
-type MessageReader interface {
-	MessageByID(ctx context.Context, id messaging.ID) (messaging.Message, error)
-}
-
 // Static is the deployment's own chat endpoint: a service of the herald
 // provider configured by the operator rather than through the admin API.
 type Static struct {
@@ -111,11 +106,6 @@ type Config struct {
 	// each adapter's own guard in memory; contacts never known.
 	Replays  chatprovider.ReplayGuard
 	Contacts chatprovider.Contacts
-	// Messages, when set, reads the messages the statuses of a stored
-	// service's callbacks name: a status of another company's message is
-	// ignored, so that a service's own callback secret cannot touch
-	// another company's messages. Nil: statuses are not checked.
-	Messages MessageReader
 	// Reload is how often the services are read again. Default 2s.
 	Reload time.Duration
 	// CloseDelay is how long a replaced adapter lives on. Default 1m.
@@ -344,7 +334,7 @@ func (r *Router) build(ctx context.Context, cs messaging.ChatService, key string
 	st := chatprovider.Settings{
 		ServiceID: cs.ID, CompanyID: cs.CompanyID, Channel: cs.ChannelName(), Sender: cs.ProviderServiceID,
 		BaseURL: cs.BaseURL, Credentials: cs.Credentials, Client: r.client,
-		Reporter: scoped{Reporter: r.cfg.Reporter, serviceID: cs.ID, companyID: cs.CompanyID, messages: r.cfg.Messages, log: r.log},
+		Reporter: scoped{Reporter: r.cfg.Reporter, serviceID: cs.ID, companyID: cs.CompanyID},
 		Replays:  r.cfg.Replays, Contacts: r.cfg.Contacts, Logger: r.log.With("chat_service", cs.ID, "provider", p.Name), Now: r.cfg.Now,
 	}
 	if st.BaseURL == "" {
@@ -592,50 +582,20 @@ type scoped struct {
 	delivery.Reporter
 	serviceID int64
 	companyID messaging.ID
-	messages  MessageReader // nil: statuses not checked
-	log       *slog.Logger
 }
 
-// ChatStatuses implements delivery.Reporter: the statuses of messages of
-// another company than the service's are ignored (Config.Messages).
+// ChatStatuses implements delivery.Reporter: each status names the
+// service's company (delivery.ChatStatus.CompanyID), so that the store
+// leaves another company's message as it is. The check costs no read of
+// its own: the store reads each message's company as it applies the
+// status.
 func (s scoped) ChatStatuses(ctx context.Context, ss []delivery.ChatStatus) ([]delivery.ChatEventOutcome, error) {
-	if s.messages == nil {
-		return s.Reporter.ChatStatuses(ctx, ss)
-	}
-	out := make([]delivery.ChatEventOutcome, len(ss))
-	keep := make([]delivery.ChatStatus, 0, len(ss))
-	idx := make([]int, 0, len(ss))
+	own := make([]delivery.ChatStatus, len(ss))
 	for i, st := range ss {
-		out[i] = delivery.ChatEventIgnored
-		if st.MessageID.IsZero() {
-			keep, idx = append(keep, st), append(idx, i)
-			continue
-		}
-		m, err := s.messages.MessageByID(ctx, st.MessageID)
-		switch {
-		case messaging.IsCode(err, messaging.NotFound):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("chatroute: chat status of %s: %w", st.MessageID, err)
-		case m.CompanyID != s.companyID:
-			s.log.Warn("chat status of another company's message ignored", "service", s.serviceID, "message", st.MessageID)
-			continue
-		}
-		keep, idx = append(keep, st), append(idx, i)
+		st.CompanyID = s.companyID
+		own[i] = st
 	}
-	if len(keep) == 0 {
-		return out, nil
-	}
-	got, err := s.Reporter.ChatStatuses(ctx, keep)
-	if err != nil {
-		return nil, err
-	}
-	for k, o := range got {
-		if k < len(idx) {
-			out[idx[k]] = o
-		}
-	}
-	return out, nil
+	return s.Reporter.ChatStatuses(ctx, own)
 }
 
 // ChatInbound implements delivery.Reporter.
