@@ -71,7 +71,8 @@ func attrOf(s sdktrace.ReadOnlySpan, key string) string {
 // TestTracedClaimSendAndStatuses: a claim is a span of its own linked to
 // the request that created its messages; each send is a child of that
 // request; a chat status event is a child of its send, linked to its
-// callback's request; a status of an untraced message opens no span.
+// callback's request; a status of an untraced message opens no span; a
+// reply is a span of its callback linked to the send it answers.
 func TestTracedClaimSendAndStatuses(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -128,4 +129,16 @@ func TestTracedClaimSendAndStatuses(t *testing.T) {
 	require.Equal(t, "stored", attrOf(st, "herald.outcome"))
 	require.Len(t, st.Links(), 1)
 	require.Equal(t, callback.SpanContext().SpanID(), st.Links()[0].SpanContext.SpanID())
+
+	// What a person sends is a span of the callback's request, linked to
+	// the send of the message it replies to.
+	_, err = ev.ChatInbound(cctx, delivery.ChatInbound{ServiceID: w.chat.ID, Kind: delivery.InboundReply, MessageID: msgs[1].ID,
+		Phone: msgs[1].Phone, OptionIndex: 0})
+	require.NoError(t, err)
+	replies := spansNamed(rec, "delivery.chat_inbound reply")
+	require.Len(t, replies, 1)
+	require.Equal(t, callback.SpanContext().SpanID(), replies[0].Parent().SpanID())
+	require.Equal(t, msgs[1].ID.String(), attrOf(replies[0], "herald.message_id"))
+	require.Len(t, replies[0].Links(), 1)
+	require.Equal(t, sendOf[msgs[1].ID.String()].SpanContext().SpanID(), replies[0].Links()[0].SpanContext.SpanID())
 }

@@ -412,7 +412,10 @@ func (c *Client) handleInbound(d *pdu.DeliverSM) data.CommandStatusType {
 	}
 	ctx, cancel := context.WithTimeout(c.hctx, c.cfg.ReceiptTimeout)
 	defer cancel()
-	if err := c.cfg.InboundHandler(ctx, p); err != nil {
+	ctx, span := c.startInbound(ctx, p)
+	err := c.cfg.InboundHandler(ctx, p)
+	endInbound(span, err)
+	if err != nil {
 		c.log.Warn("smpp mobile-originated part not stored; the SMSC will send it again", "to", p.To, "err", err)
 		return data.ESME_RX_T_APPN
 	}

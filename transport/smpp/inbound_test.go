@@ -10,6 +10,9 @@ import (
 	"github.com/linxGnu/gosmpp/data"
 	"github.com/linxGnu/gosmpp/pdu"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/template"
@@ -77,9 +80,11 @@ func TestInboundParts(t *testing.T) {
 	s := newScripted(t)
 	sink := &inboundSink{}
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := tracetest.NewSpanRecorder()
 	c := newClient(t, s.l.Addr().String(), nil, func(cfg *smpp.Config) {
 		cfg.InboundHandler = sink.handle
 		cfg.Now = func() time.Time { return now }
+		cfg.Tracer = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	})
 	p := s.accept()
 	for _, tt := range tests {
@@ -103,4 +108,17 @@ func TestInboundParts(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, data.ESME_RX_T_APPN, resp.CommandStatus, "not stored: the SMSC sends it again")
 	require.Len(t, sink.parts, len(tests))
+
+	// Each part is a span of its own, one that was not stored an error.
+	spans := rec.Ended()
+	require.Len(t, spans, len(tests)+1)
+	for i, sp := range spans {
+		require.Equal(t, "smpp deliver_sm inbound", sp.Name())
+		require.False(t, sp.Parent().IsValid())
+		if i == len(tests) {
+			require.Equal(t, codes.Error, sp.Status().Code)
+		} else {
+			require.Equal(t, codes.Unset, sp.Status().Code)
+		}
+	}
 }

@@ -104,3 +104,27 @@ func (c *Client) startReceipt(ctx context.Context, r delivery.Receipt) (context.
 		trace.WithAttributes(attribute.String("smpp.message_id", r.ProviderID), attribute.String("smpp.state", r.State),
 			attribute.String("smpp.connector", c.cfg.Connector)))
 }
+
+// startInbound opens the span of a mobile-originated part: a trace of its
+// own, sampled as any root span is. It names neither number nor text
+// (personal data), only the part's place in its message.
+func (c *Client) startInbound(ctx context.Context, p delivery.InboundPart) (context.Context, trace.Span) {
+	if c.tracer == nil {
+		return ctx, nil
+	}
+	return c.tracer.Start(ctx, "smpp deliver_sm inbound", trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("smpp.connector", c.cfg.Connector), attribute.Int("smpp.part_ref", p.Ref),
+			attribute.Int("smpp.part_count", p.Count), attribute.Int("smpp.part_seq", p.Seq)))
+}
+
+// endInbound closes the span of startInbound; err is the handler's.
+func endInbound(span trace.Span, err error) {
+	if span == nil {
+		return
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "not stored")
+	}
+	span.End()
+}
