@@ -2,8 +2,11 @@ package campaign
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/heraldhq/herald/accounts"
 	"github.com/heraldhq/herald/messaging"
@@ -80,6 +83,43 @@ func (s *Service) checkCarried(fe *messaging.FieldErrors, cs messaging.ChatServi
 		fe.Add(k, "%s", v)
 	}
 	return nil
+}
+
+// checkDirectCarried returns why a direct chat send, a text message
+// (TypeSimpleText, no config), cannot go through service cs: an Invalid
+// *messaging.Error naming chatServiceId when the service names a
+// provider this server does not know, or one that does not carry the
+// message on the service's channel (the provider's reason in the
+// message). It returns nil when the message is carried, or the
+// provider's own error when it is not the request's fault.
+func (s *Service) checkDirectCarried(cs messaging.ChatService) error {
+	p, ok := s.provider(cs.ProviderName())
+	if !ok {
+		return messaging.Invalidf("chatServiceId", "chat service %d names provider %q, which this server does not know",
+			cs.ID, cs.ProviderName())
+	}
+	if p.Carries == nil {
+		return nil
+	}
+	err := p.Carries(cs.ChannelName(), messaging.TypeSimpleText, messaging.ChatConfig{})
+	if err == nil {
+		return nil
+	}
+	var me *messaging.Error
+	if !errors.As(err, &me) || me.Code != messaging.Invalid {
+		return fmt.Errorf("chat service %d: %w", cs.ID, err)
+	}
+	why := me.Message
+	if len(me.Fields) > 0 {
+		whys := make([]string, 0, len(me.Fields))
+		for _, v := range me.Fields {
+			whys = append(whys, v)
+		}
+		slices.Sort(whys)
+		why = strings.Join(whys, "; ")
+	}
+	return messaging.Invalidf("chatServiceId", "chat service %d (%s on %s) cannot carry a direct text message: %s",
+		cs.ID, cs.ProviderName(), cs.ChannelName(), why)
 }
 
 // checkProviderTemplate checks the form of a providerTemplate: a name, a

@@ -416,6 +416,9 @@ func (s *Service) SendDirectChat(ctx context.Context, companyID messaging.ID, d 
 	if err != nil {
 		return SendResult{}, err
 	}
+	if err := s.checkDirectCarried(cs); err != nil {
+		return SendResult{}, err
+	}
 	c := s.directCampaign(companyID, messaging.ChannelChat, len(valid))
 	c.ChatServiceID = cs.ID
 	c.ValidFor = time.Duration(d.ValidityPeriod) * time.Second

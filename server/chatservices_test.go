@@ -37,6 +37,15 @@ func testProviders(name string) (accounts.ProviderInfo, bool) {
 		return accounts.HeraldProvider(), true
 	case "vonage":
 		return accounts.ProviderInfo{Name: name, Channels: []string{"viber", "whatsapp"}, CheckCredentials: need("apiKey", "apiSecret")}, true
+	case "wa-templates":
+		// A WhatsApp provider that carries approved templates only.
+		return accounts.ProviderInfo{Name: name, Channels: []string{"whatsapp"}, CheckCredentials: need("accessToken"),
+			Carries: func(_ string, _ messaging.MessageType, c messaging.ChatConfig) error {
+				if c.ProviderTemplate == nil {
+					return messaging.Invalidf("typeSpecificConfig.providerTemplate", "this provider sends approved templates only")
+				}
+				return nil
+			}}, true
 	case "meta-whatsapp":
 		return accounts.ProviderInfo{Name: name, Channels: []string{"whatsapp"}, CheckCredentials: need("accessToken"),
 			Carries: func(_ string, t messaging.MessageType, _ messaging.ChatConfig) error {
@@ -208,4 +217,30 @@ func TestChatTemplateCarriedByProvider(t *testing.T) {
 	var cfg map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.obj()["typeSpecificConfig"].(string)), &cfg), "the config is a JSON string")
 	require.Equal(t, map[string]any{"name": "order_shipped", "language": "en_US", "parameters": []any{"{{name}}", "{{order}}"}}, cfg["providerTemplate"])
+}
+
+// TestDirectChatCarriedByProvider: a direct chat send, a text message,
+// through a service whose provider cannot carry one is a 400 naming
+// chatServiceId, and nothing is stored; through a service that can, it
+// is accepted.
+func TestDirectChatCarriedByProvider(t *testing.T) {
+	e := newEnv(t, withProviders)
+	r := e.do("POST", "/admin/v1/companies/"+e.id.String()+"/chat-services", map[string]any{"brandName": "WA", "providerServiceId": "1055",
+		"provider": "wa-templates", "credentials": map[string]any{"accessToken": "tok"}}, admin())
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+	wa := r.obj()["id"]
+	before := e.written(e.id)
+
+	body := map[string]any{"messageContent": "Your code is 1234", "chatServiceId": wa, "recipients": recipients(2),
+		"smsFallbackText": "Your code is 1234", "smsFallbackSenderId": e.sender}
+	m := requireError(t, e.do("POST", "/api/v1/chat/send-text", body), 400, "Bad Request", "chatServiceId")
+	msg := m["validationErrors"].(map[string]any)["chatServiceId"].(string)
+	require.Contains(t, msg, "cannot carry a direct text message")
+	require.Contains(t, msg, "approved templates only", "the provider's reason")
+	require.Equal(t, before, e.written(e.id), "nothing stored")
+	require.Zero(t, e.pending(e.id))
+
+	body["chatServiceId"] = e.chat
+	r = e.do("POST", "/api/v1/chat/send-text", body)
+	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
 }
