@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -27,9 +28,12 @@ const root = "../.."
 // module is the module path of the repository.
 const module = "github.com/heraldhq/herald"
 
-// docFiles lists the markdown files whose links are checked:
+// maxTableWidth is the widest a line of a markdown table may be.
+const maxTableWidth = 120
+
+// docFiles lists the markdown files whose tables and links are checked:
 // README.md, ARCHITECTURE.md, RELIABILITY.md and everything under docs/.
-// BENCHMARKS.md is left out.
+// BENCHMARKS.md is left out: its tables are wider.
 func docFiles(t *testing.T) []string {
 	t.Helper()
 	files := []string{"README.md", "ARCHITECTURE.md", "RELIABILITY.md"}
@@ -70,6 +74,21 @@ func proseLines(t *testing.T, name string, f func(n int, line string)) {
 		}
 	}
 	require.NoError(t, sc.Err())
+}
+
+// TestDocTablesFit: every line of a markdown table in the documentation
+// is at most 120 characters wide, so that each row reads without
+// scrolling.
+func TestDocTablesFit(t *testing.T) {
+	for _, name := range docFiles(t) {
+		proseLines(t, name, func(n int, line string) {
+			if strings.HasPrefix(strings.TrimSpace(line), "|") {
+				if w := utf8.RuneCountInString(line); w > maxTableWidth {
+					t.Errorf("%s:%d: a table row of %d characters", name, n, w)
+				}
+			}
+		})
+	}
 }
 
 // linkRE matches a markdown link or image and captures its target.
