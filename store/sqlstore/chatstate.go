@@ -5,7 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/internal/groupcommit"
 )
 
 // RecordInbound implements accounts.ChatContacts.
@@ -38,25 +42,88 @@ func (s *Store) LastInbound(ctx context.Context, serviceID int64, phone string) 
 
 // Seen implements accounts.CallbackReplays: the key is inserted unless
 // it is there, in one statement, so that two processes taking the same
-// callback at once see one first.
-func (s *Store) Seen(ctx context.Context, key string, until time.Time) (_ bool, err error) {
+// callback at once see one first. It is SeenAll of one key.
+func (s *Store) Seen(ctx context.Context, key string, until time.Time) (bool, error) {
+	seen, err := s.SeenAll(ctx, []string{key}, until)
+	if err != nil {
+		return false, err
+	}
+	return seen[0], nil
+}
+
+// SeenAll records keys until the time given, in one transaction, and
+// reports for each whether it was recorded before: a key given twice is
+// recorded before for its second. The keys of concurrent calls share the
+// transaction (group commit): on SQLite, whose one writer the status
+// updates need too, a transaction for each callback, or for each report
+// of a batch, cost more than the statuses. The caller waits for the
+// transaction of its keys even when ctx ends first, so that keys are
+// never recorded behind an error: the provider's next delivery would be
+// refused as a replay.
+func (s *Store) SeenAll(ctx context.Context, keys []string, until time.Time) (_ []bool, err error) {
 	defer keepUnavailable(&err)
-	var n int64
-	err = s.write(ctx, "record callback", func(tx *txn) error {
-		res, err := tx.ExecContext(ctx, "INSERT INTO chat_replays (replay_key, until) VALUES (?, ?) ON CONFLICT (replay_key) DO NOTHING", key, s.ts(until))
-		if err != nil {
-			return fmt.Errorf("record callback: %w", err)
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	return s.replays.Do(context.WithoutCancel(ctx), replayItem{keys: keys, until: until}, nil)
+}
+
+// replayItem is the callback keys of one call, and until when they are
+// kept.
+type replayItem struct {
+	keys  []string
+	until time.Time
+}
+
+// Group commit of callback keys: at most replayBatch calls a
+// transaction, and a transaction at most replayWriteTimeout long.
+const (
+	replayBatch        = 256
+	replayWriteTimeout = 30 * time.Second
+)
+
+// newReplays returns the group committer of SeenAll.
+func (s *Store) newReplays() *groupcommit.Committer[replayItem, []bool] {
+	return &groupcommit.Committer[replayItem, []bool]{Max: replayBatch, Min: 1, Write: s.writeReplays}
+}
+
+// writeReplays inserts the keys of items in one transaction, in key order
+// (two processes inserting the same keys at once then wait for each other
+// in the same order, never in a cycle), and reports for each key whether
+// it was there before: a key given twice is there for its second.
+func (s *Store) writeReplays(items []replayItem) ([][]bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), replayWriteTimeout)
+	defer cancel()
+	type ref struct{ item, key int }
+	var order []ref
+	out := make([][]bool, len(items))
+	for i, it := range items {
+		out[i] = make([]bool, len(it.keys))
+		for k := range it.keys {
+			order = append(order, ref{i, k})
 		}
-		n, err = res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("record callback: %w", err)
+	}
+	slices.SortStableFunc(order, func(a, b ref) int { return strings.Compare(items[a.item].keys[a.key], items[b.item].keys[b.key]) })
+	err := s.write(ctx, "record callbacks", func(tx *txn) error {
+		for _, r := range order {
+			it := items[r.item]
+			res, err := tx.ExecContext(ctx, "INSERT INTO chat_replays (replay_key, until) VALUES (?, ?) ON CONFLICT (replay_key) DO NOTHING",
+				it.keys[r.key], s.ts(it.until))
+			if err != nil {
+				return fmt.Errorf("record callback: %w", err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return fmt.Errorf("record callback: %w", err)
+			}
+			out[r.item][r.key] = n == 0
 		}
 		return nil
 	})
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	return n == 0, nil
+	return out, nil
 }
 
 // Forget implements accounts.CallbackReplays.

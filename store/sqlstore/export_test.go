@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"testing/fstest"
+	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
@@ -49,4 +50,15 @@ func MigrateBefore(ctx context.Context, rawURL, name string) error {
 	m := migrate.NewMigrator(db, ms, migrate.WithMarkAppliedOnSuccess(true),
 		migrate.WithTableName("herald_migrations"), migrate.WithLocksTableName("herald_migration_locks"))
 	return migrateLocked(ctx, db, dialectPostgres, m)
+}
+
+// WriteReplays records the keys of several SeenAll calls as one group
+// does, in one transaction, and reports for each key whether it was there
+// before.
+func (s *Store) WriteReplays(calls [][]string, until time.Time) ([][]bool, error) {
+	items := make([]replayItem, len(calls))
+	for i, keys := range calls {
+		items[i] = replayItem{keys: keys, until: until}
+	}
+	return s.writeReplays(items)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/uptrace/bun/driver/pgdriver"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/heraldhq/herald/internal/groupcommit"
 	"github.com/heraldhq/herald/internal/secretbox"
 	"github.com/heraldhq/herald/messaging"
 )
@@ -109,6 +110,9 @@ type Store struct {
 	// partitions makes the partitions of messages in the background
 	// (Postgres, not read-only; nil otherwise).
 	partitions *partitioner
+	// replays groups the callback keys of concurrent SeenAll calls into
+	// one transaction.
+	replays *groupcommit.Committer[replayItem, []bool]
 }
 
 // Open connects to the database named by rawURL (sqlite://path or
@@ -129,6 +133,7 @@ func Open(ctx context.Context, rawURL string, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open %s: %w", redact(rawURL), err)
 	}
+	s.replays = s.newReplays()
 	s.secrets = cfg.Secrets
 	if cfg.Secrets != nil && !cfg.ReadOnly {
 		if _, err := s.SealSecrets(ctx, false); err != nil {

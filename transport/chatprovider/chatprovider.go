@@ -14,6 +14,7 @@ package chatprovider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -112,6 +113,43 @@ type ReplayGuard interface {
 	// Seen records key until the time given and reports whether it was
 	// recorded before (a replay).
 	Seen(ctx context.Context, key string, until time.Time) (bool, error)
+}
+
+// ReplayBatcher is a ReplayGuard that records several keys in one write
+// (the stores: one transaction). Adapters whose callbacks carry several
+// reports use it through SeenAll.
+type ReplayBatcher interface {
+	ReplayGuard
+	// SeenAll records keys until the time given and reports, key by key,
+	// whether each was recorded before: a key given twice is for its
+	// second. An error means none was recorded.
+	SeenAll(ctx context.Context, keys []string, until time.Time) ([]bool, error)
+}
+
+// SeenAll records keys in g and reports, key by key, whether each was
+// recorded before: in one call when g is a ReplayBatcher, else key by
+// key. On an error it returns with it what was recorded before the error:
+// the keys of those results are recorded, the others are not.
+func SeenAll(ctx context.Context, g ReplayGuard, keys []string, until time.Time) ([]bool, error) {
+	if b, ok := g.(ReplayBatcher); ok {
+		seen, err := b.SeenAll(ctx, keys, until)
+		if err != nil {
+			return nil, fmt.Errorf("replay guard: %w", err)
+		}
+		if len(seen) != len(keys) {
+			return nil, fmt.Errorf("replay guard: %d results for %d keys", len(seen), len(keys))
+		}
+		return seen, nil
+	}
+	seen := make([]bool, 0, len(keys))
+	for _, k := range keys {
+		dup, err := g.Seen(ctx, k, until)
+		if err != nil {
+			return seen, fmt.Errorf("replay guard: %w", err)
+		}
+		seen = append(seen, dup)
+	}
+	return seen, nil
 }
 
 // ReplayForgetter is a ReplayGuard that can also forget a key. An adapter

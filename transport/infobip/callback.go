@@ -265,46 +265,37 @@ func (a *Adapter) inboundOf(it report) (delivery.ChatInbound, error) {
 	return in, nil
 }
 
-// fresh is b without the reports taken before.
+// fresh is b without the reports taken before. Its keys are recorded in
+// one call of the guard (chatprovider.SeenAll: one store write).
 func (a *Adapter) fresh(ctx context.Context, b batch) (batch, error) {
 	until := a.s.Now().Add(replayWindow)
+	// Pending reports are remembered too, so that a post of nothing but
+	// them again is a replay.
+	keys := make([]string, 0, len(b.pendingKeys)+len(b.statusKeys)+len(b.inboundKeys))
+	keys = append(append(append(keys, b.pendingKeys...), b.statusKeys...), b.inboundKeys...)
+	seen, err := chatprovider.SeenAll(ctx, a.replays, keys, until)
 	var out batch
-	seen := func(key string) (bool, error) {
-		dup, err := a.replays.Seen(ctx, key, until)
-		if err != nil {
-			a.forget(ctx, out.keys)
-			return false, fmt.Errorf("replay guard: %w", err)
+	for i, dup := range seen {
+		if dup && a.failed.take(keys[i]) {
+			seen[i] = false // posted again after Herald failed to store it
+		} else if dup {
+			continue
 		}
-		if dup && a.failed.take(key) {
-			dup = false // posted again after Herald failed to store it
-		}
-		if !dup {
-			out.keys = append(out.keys, key)
-		}
-		return dup, nil
+		out.keys = append(out.keys, keys[i])
 	}
-	for _, k := range b.pendingKeys {
-		// Pending reports: remembered too, so that a post of nothing but
-		// them again is a replay.
-		if _, err := seen(k); err != nil {
-			return batch{}, err
-		}
+	if err != nil {
+		a.forget(ctx, out.keys)
+		return batch{}, err
 	}
-	for i, k := range b.statusKeys {
-		dup, err := seen(k)
-		if err != nil {
-			return batch{}, err
-		}
-		if !dup {
+	statuses := seen[len(b.pendingKeys):]
+	for i := range b.statusKeys {
+		if !statuses[i] {
 			out.statuses = append(out.statuses, b.statuses[i])
 		}
 	}
-	for i, k := range b.inboundKeys {
-		dup, err := seen(k)
-		if err != nil {
-			return batch{}, err
-		}
-		if !dup {
+	inbound := statuses[len(b.statusKeys):]
+	for i := range b.inboundKeys {
+		if !inbound[i] {
 			out.inbound = append(out.inbound, b.inbound[i])
 		}
 	}

@@ -212,3 +212,45 @@ func TestReportNotStoredWithGuardThatCannotForget(t *testing.T) {
 	require.Len(t, statuses, 1)
 	require.Len(t, statuses[0], 3)
 }
+
+// batchingGuard is a replay guard that records the keys of a request in
+// one call, as the stores do, and counts its calls.
+type batchingGuard struct {
+	keepingGuard
+	seenAll, seen int
+}
+
+func (g *batchingGuard) Seen(ctx context.Context, key string, until time.Time) (bool, error) {
+	g.seen++
+	return g.keepingGuard.Seen(ctx, key, until)
+}
+
+func (g *batchingGuard) SeenAll(ctx context.Context, keys []string, until time.Time) ([]bool, error) {
+	g.seenAll++
+	out := make([]bool, len(keys))
+	for i, k := range keys {
+		out[i], _ = g.keepingGuard.Seen(ctx, k, until)
+	}
+	return out, nil
+}
+
+// TestReportKeysInOneCall: the reports of a request are checked against
+// replays in one call of a guard that takes several keys (one store
+// write), with the same outcome as key by key.
+func TestReportKeysInOneCall(t *testing.T) {
+	rep := newReporter()
+	g := &batchingGuard{keepingGuard: keepingGuard{keys: map[string]bool{}}}
+	a, err := infobip.New(context.Background(), chatprovider.Settings{
+		ServiceID: 42, Sender: "HeraldShop", Credentials: testCreds(), Reporter: rep, Replays: g,
+	})
+	require.NoError(t, err)
+	defer a.Close()
+	require.Equal(t, http.StatusOK, post(t, a, testUser, testPassword, golden(t, "report_delivered.json")))
+	require.Equal(t, http.StatusOK, post(t, a, testUser, testPassword, golden(t, "report_batch.json")))
+	require.Equal(t, http.StatusUnauthorized, post(t, a, testUser, testPassword, golden(t, "report_batch.json")), "a replay")
+	require.Equal(t, 3, g.seenAll, "one call a request")
+	require.Zero(t, g.seen, "no key alone")
+	statuses, _ := rep.calls()
+	require.Len(t, statuses, 2)
+	require.Len(t, statuses[1], 2, "the delivered report was taken before")
+}
