@@ -201,14 +201,16 @@ type tableWrites struct {
 }
 
 // pgTableWrites reads the writes of the hot tables of the database of
-// dbURL. The server publishes a backend's counts within about a second of
+// dbURL, a partitioned table's summed over its partitions. The server publishes a backend's counts within about a second of
 // its transactions, so it waits that long first.
 func pgTableWrites(ctx context.Context, dbURL string) ([]tableWrites, error) {
 	time.Sleep(1500 * time.Millisecond)
 	db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dbURL)))
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del FROM pg_stat_user_tables "+
-		"WHERE relname IN ('messages', 'sms_parts', 'campaigns', 'companies') ORDER BY relname")
+	// A partitioned table's rows are counted in its partitions.
+	rows, err := db.QueryContext(ctx, "SELECT t, sum(n_tup_ins), sum(n_tup_upd), sum(n_tup_hot_upd), sum(n_tup_del) FROM ("+
+		"SELECT coalesce(pg_partition_root(relid), relid)::regclass::text AS t, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del "+
+		"FROM pg_stat_user_tables) s WHERE t IN ('messages', 'sms_parts', 'campaigns', 'companies') GROUP BY t ORDER BY t")
 	if err != nil {
 		return nil, fmt.Errorf("table statistics: %w", err)
 	}
