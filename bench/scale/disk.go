@@ -51,7 +51,10 @@ func (d *database) diskUse(ctx context.Context, checkpoint bool) (diskUse, error
 		}
 		for _, t := range diskTables() {
 			var n int64
-			if err := d.db.QueryRowContext(ctx, d.q("SELECT pg_total_relation_size(CAST(? AS regclass))"), t).Scan(&n); err != nil {
+			// A partitioned table has no storage of its own: its size is
+			// its partitions'.
+			if err := d.db.QueryRowContext(ctx, d.q("SELECT COALESCE((SELECT SUM(pg_total_relation_size(relid)) FROM pg_partition_tree(CAST(? AS regclass))), "+
+				"pg_total_relation_size(CAST(? AS regclass)))"), t, t).Scan(&n); err != nil {
 				return diskUse{}, fmt.Errorf("size of %s: %w", t, err)
 			}
 			u.tables[t] = n
