@@ -64,7 +64,7 @@ type Config struct {
 	// LateFailureSuffix, when set, makes numbers ending with it accepted
 	// and then failed by a callback with error_code 9 (the SMS fallback
 	// after acceptance). Empty: no number fails late, as the demo's
-	// outcomes by number (README) have it.
+	// outcomes by number (docs/tour.md) have it.
 	LateFailureSuffix string
 
 	// SeqMemory is how many accepted seq values are remembered for the
