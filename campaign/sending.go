@@ -325,11 +325,12 @@ func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, b BulkSe
 	if err := s.store.CreateCampaign(ctx, &c, s.limits.MaxPending); err != nil {
 		return SendResult{}, s.retryHint(ctx, c.CompanyID, fmt.Errorf("create campaign: %w", err))
 	}
+	end := s.beginPrepare(ctx, c, len(valid))
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
 		values := map[string]string{} // one recipient's at a time: the renderer is one goroutine
-		s.prepare(s.bgCtx, c, valid, func(r Recipient) (template.Rendered, error) { return bound.Render(r.Placeholders.Map(values)) }, EventPrepared)
+		end(s.prepare(s.bgCtx, c, valid, func(r Recipient) (template.Rendered, error) { return bound.Render(r.Placeholders.Map(values)) }, EventPrepared))
 	}()
 	res.Campaign, res.QueuedAt = c, c.CreatedAt
 	return res, nil
@@ -503,7 +504,10 @@ func (s *Service) sendDirect(ctx context.Context, c messaging.Campaign, valid []
 	if err := s.store.CreateCampaign(ctx, &c, s.limits.MaxPending); err != nil {
 		return SendResult{}, s.retryHint(ctx, c.CompanyID, fmt.Errorf("create campaign: %w", err))
 	}
-	if err := s.prepare(ctx, c, valid, func(Recipient) (template.Rendered, error) { return r, nil }, EventAutoStart); err != nil {
+	end := s.beginPrepare(ctx, c, len(valid))
+	err = s.prepare(ctx, c, valid, func(Recipient) (template.Rendered, error) { return r, nil }, EventAutoStart)
+	end(err)
+	if err != nil {
 		return SendResult{}, fmt.Errorf("direct send: %w", err)
 	}
 	c, err = s.store.GetCampaign(ctx, c.CompanyID, c.ID)

@@ -55,6 +55,13 @@ type Config struct {
 	// Halt fits: it withdraws the campaign's messages it claimed and has
 	// not submitted yet. It must not block.
 	OnHalted func(campaignID messaging.ID, cancelled bool)
+	// OnPrepare, when set, is called as the preparation of a campaign's
+	// messages begins (a bulk send's, in the background, or a direct
+	// send's), with the context of the request that asked for it and the
+	// number of messages. The function it returns, when not nil, is called
+	// once the preparation ended, with its error. herald serve opens a
+	// span with it. It must not block.
+	OnPrepare func(ctx context.Context, c messaging.Campaign, messages int) (end func(error))
 	// Providers describes the chat providers: a chat template must be a
 	// message its service's provider carries on the service's channel.
 	// Nil: Herald's own only (accounts.HeraldProvider), which carries
@@ -75,6 +82,7 @@ type Service struct {
 	log       *slog.Logger
 	queued    func()
 	halted    func(campaignID messaging.ID, cancelled bool)
+	onPrepare func(ctx context.Context, c messaging.Campaign, messages int) func(error)
 	opts      OptOutReader
 
 	// Background preparation of bulk campaigns.
@@ -107,7 +115,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{
 		store: cfg.Store, limits: cfg.Limits.WithDefaults(), now: cfg.Now, ids: cfg.IDs, media: cfg.Media, log: cfg.Logger,
-		queued: cfg.OnQueued, halted: cfg.OnHalted, opts: cfg.OptOuts, providers: cfg.Providers,
+		queued: cfg.OnQueued, halted: cfg.OnHalted, onPrepare: cfg.OnPrepare, opts: cfg.OptOuts, providers: cfg.Providers,
 		preparing: make(map[messaging.ID]struct{}),
 	}
 	if s.now == nil {
@@ -162,6 +170,17 @@ func (s *Service) notifyHalted(id messaging.ID, cancelled bool) {
 	if s.halted != nil {
 		s.halted(id, cancelled)
 	}
+}
+
+// beginPrepare calls the OnPrepare hook, and returns the function to call
+// when the preparation ended (one doing nothing without the hook).
+func (s *Service) beginPrepare(ctx context.Context, c messaging.Campaign, messages int) func(error) {
+	if s.onPrepare != nil {
+		if end := s.onPrepare(ctx, c, messages); end != nil {
+			return end
+		}
+	}
+	return func(error) {}
 }
 
 // notifyQueued calls the OnQueued hook.

@@ -174,6 +174,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 		traces = delivery.NewTraces(0)
 		hcfg.Delivery.Tracer, hcfg.Delivery.Traces = tp, traces
 		hcfg.WebhookSender.Tracer = tp
+		hcfg.Campaigns.OnPrepare = preparationSpans(tp, traces)
 	}
 	h, err := herald.New(hcfg)
 	if err != nil {

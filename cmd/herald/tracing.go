@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
@@ -17,6 +19,9 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
 )
 
 // tracing is the tracer provider herald serve built from the OTEL_*
@@ -124,4 +129,32 @@ func (h traceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 // WithGroup keeps the wrapper around the handler with a group.
 func (h traceHandler) WithGroup(name string) slog.Handler {
 	return traceHandler{h.Handler.WithGroup(name)}
+}
+
+// preparationSpans is herald serve's campaign.Config.OnPrepare: one span
+// for each preparation of a campaign's messages, a child of the request
+// that asked for it, ended when the messages are written. A direct send's
+// request is kept in traces before its messages become due: the
+// dispatcher may claim them before the request is answered.
+func preparationSpans(tp trace.TracerProvider, traces *delivery.Traces) func(ctx context.Context, c messaging.Campaign, messages int) func(error) {
+	tracer := tp.Tracer("github.com/heraldhq/herald/campaign")
+	return func(ctx context.Context, c messaging.Campaign, messages int) func(error) {
+		if c.Hidden {
+			traces.Remember(ctx, c.ID)
+		}
+		_, span := tracer.Start(ctx, "campaign.prepare", trace.WithAttributes(attribute.String("herald.campaign_id", c.ID.String()),
+			attribute.String("herald.company_id", c.CompanyID.String()), attribute.String("herald.channel", string(c.Channel)),
+			attribute.String("herald.campaign_mode", string(c.Mode)), attribute.Int("herald.messages", messages)))
+		if !span.IsRecording() {
+			span.End()
+			return nil
+		}
+		return func(err error) {
+			if err != nil {
+				span.RecordError(err)
+				span.SetStatus(codes.Error, "preparation failed")
+			}
+			span.End()
+		}
+	}
 }

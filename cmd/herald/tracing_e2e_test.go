@@ -57,8 +57,8 @@ func consoleSpans(t *testing.T, out string) []consoleSpan {
 }
 
 // testTracing runs the demo with console traces: one direct SMS yields
-// one trace holding its API request, its send, its submit_sm and its
-// receipt, the receipt linked to the submit.
+// one trace holding its API request, its campaign's preparation, its
+// send, its submit_sm and its receipt, the receipt linked to the submit.
 func testTracing(t *testing.T, bin, dbURL string) {
 	h := startHerald(t, bin, heraldEnv("HERALD_DATABASE_URL="+dbURL, "HERALD_ADMIN_TOKEN=admin-secret",
 		"OTEL_TRACES_EXPORTER=console"), "serve", "--demo")
@@ -88,6 +88,10 @@ func testTracing(t *testing.T, bin, dbURL string) {
 			byName[s.Name] = s
 		}
 	}
+	prepare, ok := byName["campaign.prepare"]
+	require.True(t, ok, "the preparation joins the request's trace: %v", spans)
+	require.Equal(t, request.SpanContext.SpanID, prepare.Parent.SpanID)
+	require.Equal(t, sent.CampaignID, prepare.attr("herald.campaign_id"))
 	send, ok := byName["delivery.send Smpp"]
 	require.True(t, ok, "the send joins the request's trace: %v", spans)
 	require.Equal(t, request.SpanContext.SpanID, send.Parent.SpanID)
