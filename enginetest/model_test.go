@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +51,13 @@ func TestMain(m *testing.M) {
 	}
 	if !set["rapid.steps"] && os.Getenv("RAPID_STEPS") == "" {
 		_ = flag.Set("rapid.steps", steps)
+	}
+	if !set["rapid.seed"] && os.Getenv("RAPID_SEED") == "" {
+		// A seed of its own, printed by each store's run, so that any
+		// run is replayed with -rapid.seed, a passing one too.
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		_ = flag.Set("rapid.seed", strconv.FormatUint(binary.LittleEndian.Uint64(b[:])>>1, 10))
 	}
 	if !set["rapid.nofailfile"] && os.Getenv("RAPID_NOFAILFILE") == "" {
 		// The seed printed replays a failure; no file is left behind.
@@ -129,6 +138,7 @@ func TestModel(t *testing.T) {
 			if b.name == "postgres" && os.Getenv(pgtest.Env) == "" {
 				t.Skipf("needs %s", pgtest.Env)
 			}
+			t.Logf("seed %s: -rapid.seed=%[1]s replays this run", flag.Lookup("rapid.seed").Value)
 			rapid.Check(t, func(rt *rapid.T) {
 				open, drop := b.fresh(rt)
 				w := newWorld(t, rt, open)
@@ -150,6 +160,8 @@ type company struct {
 	template messaging.ID
 	conn     string
 	txn      *camp // its transactional campaign, once made
+	// chatService is its chat service, of Herald's own provider.
+	chatService int64
 }
 
 // stillStopped ends a stop window that no resume ended.
@@ -200,11 +212,12 @@ type world struct {
 	phones    int
 	last      map[messaging.ID]messaging.MessageStatus
 	lastCamp  map[messaging.ID]messaging.CampaignStatus
+	chat      *chatProvider
 }
 
 func newWorld(tb *testing.T, t *rapid.T, open opener) *world {
 	w := &world{tb: tb, open: open, clk: &clock{now: time.Now().UTC().Truncate(time.Second)}, sc: newSMSC(),
-		slots: map[string]*proc{}, procs: map[string]*proc{}, born: map[string]int{}, byID: map[messaging.ID]*camp{},
+		slots: map[string]*proc{}, procs: map[string]*proc{}, born: map[string]int{}, byID: map[messaging.ID]*camp{}, chat: newChatProvider(),
 		last: map[messaging.ID]messaging.MessageStatus{}, lastCamp: map[messaging.ID]messaging.CampaignStatus{}}
 	s, closeStore, err := open()
 	if err != nil {
@@ -227,7 +240,9 @@ func newWorld(tb *testing.T, t *rapid.T, open opener) *world {
 		tpl, err := w.api.Campaigns().CreateTemplate(ctx, co.ID, messaging.Template{Name: "notice " + conn, Channel: messaging.ChannelSMS,
 			MessageType: messaging.TypeSimpleText, Content: "Your parcel is on its way", SMSSenderID: sd.ID})
 		must(t, err)
-		w.companies = append(w.companies, &company{id: co.ID, sender: sd.ID, template: tpl.ID, conn: conn})
+		cs, err := acc.AddChatService(ctx, co.ID, "Tenant "+conn, "svc-"+conn)
+		must(t, err)
+		w.companies = append(w.companies, &company{id: co.ID, sender: sd.ID, template: tpl.ID, conn: conn, chatService: cs.ID})
 		w.sc.route[co.ID] = conn
 		_ = i
 	}
@@ -249,7 +264,7 @@ func (w *world) startProc(t *rapid.T, name string) {
 	must(t, err)
 	w.born[name]++
 	label := fmt.Sprintf("%s#%d", name, w.born[name])
-	p, err := startProc(name, label, s, w.sc, w.clk)
+	p, err := startProc(name, label, s, w.sc, w.chat, w.clk)
 	if err != nil {
 		closeStore()
 	}
@@ -346,6 +361,7 @@ func (w *world) finish(t *rapid.T) {
 		w.heartbeatsCatchUp()
 	}
 	// The last check (completion included) passed with nothing waiting.
+	w.finishChat(t)
 }
 
 // close stops the live processes cleanly and closes their store
@@ -420,7 +436,7 @@ var (
 // after each.
 func (w *world) actions() map[string]func(*rapid.T) {
 	ctx := context.Background()
-	return map[string]func(*rapid.T){
+	actions := map[string]func(*rapid.T){
 		"": w.check,
 		"bulk": func(t *rapid.T) {
 			ci := rapid.IntRange(0, 1).Draw(t, "company")
@@ -606,6 +622,8 @@ func (w *world) actions() map[string]func(*rapid.T) {
 			}
 		},
 	}
+	w.chatActions(actions)
+	return actions
 }
 
 // control draws the process whose API answers a pause, resume or

@@ -201,12 +201,15 @@ type proc struct {
 func (p *proc) alive() bool { return !p.killed && p.done != nil }
 
 // startProc builds and runs a Herald process named name on store.
-func startProc(name, label string, store herald.Store, sc *smsc, clk *clock) (*proc, error) {
+func startProc(name, label string, store herald.Store, sc *smsc, chat *chatProvider, clk *clock) (*proc, error) {
 	p := &proc{name: name, label: label, fence: &fence{}, gone: make(chan struct{})}
 	h, err := herald.New(herald.Config{
 		Store: fenced{Store: store, fence: p.fence},
 		SMS: func(r delivery.Reporter) (delivery.SMSSender, error) {
 			return &sender{smsc: sc, proc: label, receipts: r.Receipt, gone: p.gone}, nil
+		},
+		Chat: func(delivery.Reporter) (delivery.ChatSender, error) {
+			return &chatSender{p: chat, gone: p.gone}, nil
 		},
 		ScheduleEvery: 20 * time.Millisecond,
 		Campaigns:     campaign.Config{Now: clk.Now},
