@@ -5,8 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/internal/groupcommit"
@@ -87,41 +87,60 @@ func (s *Store) newReplays() *groupcommit.Committer[replayItem, []bool] {
 	return &groupcommit.Committer[replayItem, []bool]{Max: replayBatch, Min: 1, Write: s.writeReplays}
 }
 
-// writeReplays inserts the keys of items in one transaction, in key order
+// writeReplays inserts the keys of items in one statement, in key order
 // (two processes inserting the same keys at once then wait for each other
 // in the same order, never in a cycle), and reports for each key whether
-// it was there before: a key given twice is there for its second.
+// it was there before: a key given twice is there for its second. The
+// statement returns the keys it inserted; the others were there.
 func (s *Store) writeReplays(items []replayItem) ([][]bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), replayWriteTimeout)
 	defer cancel()
-	type ref struct{ item, key int }
-	var order []ref
-	out := make([][]bool, len(items))
-	for i, it := range items {
-		out[i] = make([]bool, len(it.keys))
-		for k := range it.keys {
-			order = append(order, ref{i, k})
+	until := map[string]time.Time{}
+	for _, it := range items {
+		for _, k := range it.keys {
+			if _, ok := until[k]; !ok {
+				until[k] = it.until
+			}
 		}
 	}
-	slices.SortStableFunc(order, func(a, b ref) int { return strings.Compare(items[a.item].keys[a.key], items[b.item].keys[b.key]) })
+	keys := slices.Sorted(maps.Keys(until))
+	rows := s.newJSONRows(len(keys))
+	for _, k := range keys {
+		rows.row().text(k).ts(until[k])
+	}
+	q := "INSERT INTO chat_replays (replay_key, until) " + s.jsonSelect([]string{"replay_key", "until"}, []int{jsonText, jsonTime}) +
+		" WHERE true ON CONFLICT (replay_key) DO NOTHING RETURNING replay_key"
+	inserted := make(map[string]bool, len(keys))
 	err := s.write(ctx, "record callbacks", func(tx *txn) error {
-		for _, r := range order {
-			it := items[r.item]
-			res, err := tx.ExecContext(ctx, "INSERT INTO chat_replays (replay_key, until) VALUES (?, ?) ON CONFLICT (replay_key) DO NOTHING",
-				it.keys[r.key], s.ts(it.until))
-			if err != nil {
-				return fmt.Errorf("record callback: %w", err)
+		clear(inserted)
+		rs, err := s.rawQuery(ctx, tx, q, rows.String())
+		if err != nil {
+			return fmt.Errorf("record callbacks: %w", err)
+		}
+		for rs.Next() {
+			var k string
+			if err := rs.Scan(&k); err != nil {
+				rs.Close()
+				return fmt.Errorf("record callbacks: %w", err)
 			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return fmt.Errorf("record callback: %w", err)
-			}
-			out[r.item][r.key] = n == 0
+			inserted[k] = true
+		}
+		if err := errors.Join(rs.Err(), rs.Close()); err != nil {
+			return fmt.Errorf("record callbacks: %w", err)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	out := make([][]bool, len(items))
+	for i, it := range items {
+		out[i] = make([]bool, len(it.keys))
+		for k, key := range it.keys {
+			// The first item naming a key inserted it; the others find it.
+			out[i][k] = !inserted[key]
+			delete(inserted, key)
+		}
 	}
 	return out, nil
 }
