@@ -165,7 +165,7 @@ func headingAnchors(t *testing.T, name string) []string {
 // counted to the next multiple of 8.
 func TestHelpFits(t *testing.T) {
 	for _, args := range [][]string{
-		{"help"}, {"serve", "-h"}, {"check", "-h"}, {"healthcheck", "-h"}, {"secrets", "rotate", "-h"},
+		{"help"}, {"serve", "-h"}, {"check", "-h"}, {"healthcheck", "-h"}, {"secrets", "-h"}, {"secrets", "rotate", "-h"},
 		{"simulate", "smsc", "-h"}, {"simulate", "chat", "-h"},
 	} {
 		var out bytes.Buffer

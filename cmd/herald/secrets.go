@@ -36,6 +36,8 @@ func secrets(ctx context.Context, args []string, getenv func(string) string, std
 		return nil
 	case "rotate":
 		return rotateSecrets(ctx, args[1:], getenv, stdout)
+	case "-h", "--help", "help":
+		return flag.ErrHelp // run prints the usage
 	}
 	return fmt.Errorf("%w: secrets: unknown command %q (want new-key or rotate)", errUsage, args[0])
 }
