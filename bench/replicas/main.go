@@ -44,6 +44,8 @@ type options struct {
 	rounds       int
 	receiptDelay time.Duration
 	settle       time.Duration
+	trace        bool
+	receipts     string
 	timeout      time.Duration
 }
 
@@ -64,8 +66,16 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 1, "rounds of the -replicas runs")
 	flag.DurationVar(&o.receiptDelay, "receipt-delay", 50*time.Millisecond, "time between a submit_sm_resp and its receipt")
 	flag.DurationVar(&o.settle, "settle", 7*time.Second, "wait after every process is up, for each to count the others in its share of the binds")
+	flag.StringVar(&o.receipts, "receipts", "shared", `"shared": one connector (admin API) and one system_id for every process, the SMSC `+
+		`returning a receipt on any of its sessions; "own": each process's default connector with its own system_id, receipts `+
+		`returned to the process that submitted`)
+	flag.BoolVar(&o.trace, "trace", false, "print the SMS each process sent in each second of a run")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "bound on any one phase")
 	flag.Parse()
+	if o.receipts != "shared" && o.receipts != "own" {
+		fmt.Fprintf(os.Stderr, "replicas: -receipts %q: want shared or own\n", o.receipts)
+		os.Exit(2)
+	}
 	for _, s := range strings.Split(replicas, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
@@ -92,8 +102,8 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "%d SMS a run, %d bind(s) a process of window %d, the SMSC takes %g submit_sm a second on each bind, "+
-		"receipts %v after the submit, herald %s on %s, %d round(s)\n",
-		o.messages, o.binds, o.window, o.bindRate, o.receiptDelay, o.herald, drive.Redact(o.db), o.rounds)
+		"receipts %v after the submit on %s sessions, herald %s on %s, %d round(s)\n",
+		o.messages, o.binds, o.window, o.bindRate, o.receiptDelay, o.receipts, o.herald, drive.Redact(o.db), o.rounds)
 	var results []result
 	runs := 0
 	for round := range max(o.rounds, 1) {
@@ -127,16 +137,16 @@ func printTable(w io.Writer, o options, results []result) {
 		one /= float64(ones)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| round | replicas | binds a process | limit a bind | msgs/s | ratio to 1 | duplicates | to all final | "+
+	fmt.Fprintln(w, "| round | replicas | binds a process | limit a bind | msgs/s | ratio to 1 | duplicates | deadlocks | to all final | "+
 		"CPU a message: herald, backends |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
 		ratio := "-"
 		if one > 0 {
 			ratio = fmt.Sprintf("%.2f x", r.steadyRate/one)
 		}
-		fmt.Fprintf(w, "| %d | %d | %d | %g/s | %.0f | %s | %d | %.1f s | %.0f µs, %.0f µs |\n",
-			r.round, r.replicas, o.binds, o.bindRate, r.steadyRate, ratio, r.duplicates, r.elapsed.Seconds(),
+		fmt.Fprintf(w, "| %d | %d | %d | %g/s | %.0f | %s | %d | %d | %.1f s | %.0f µs, %.0f µs |\n",
+			r.round, r.replicas, o.binds, o.bindRate, r.steadyRate, ratio, r.duplicates, r.deadlocks, r.elapsed.Seconds(),
 			perMessage(r.heraldCPU(), r.messages), perMessage(r.pgBackends, r.messages))
 	}
 }

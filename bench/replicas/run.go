@@ -32,11 +32,15 @@ type result struct {
 	elapsed         time.Duration
 	// cpu and sent are each process's CPU over the run and the SMS it
 	// moved to Sent (its herald_messages_total).
-	cpu        []time.Duration
-	sent       []int
+	cpu  []time.Duration
+	sent []int
+	// perSecond is, with -trace, the SMS each process moved to Sent in
+	// each second of the run.
+	perSecond  [][]int
 	smscCPU    time.Duration
 	pgBackends time.Duration // the backends of the run's database
 	busy       float64       // share of the machine's CPU time busy over the run
+	deadlocks  int64         // detected in the run's database (pg_stat_database)
 }
 
 // heraldCPU is the CPU of every herald process together.
@@ -50,14 +54,17 @@ func (r result) heraldCPU() time.Duration {
 
 func (r result) printDetail(w io.Writer) {
 	fmt.Fprintf(w, "round %d, %d replica(s): %d SMS final in %.1f s (%d delivered, %d failed); accepted %.0f/s over %d whole seconds %v; "+
-		"%d throttled answers, %d duplicate submits; SMSC CPU %.0f µs a message; machine %.0f %% busy\n",
+		"%d throttled answers, %d duplicate submits; %d deadlocks in the database; SMSC CPU %.0f µs a message; machine %.0f %% busy\n",
 		r.round, r.replicas, r.messages, r.elapsed.Seconds(), r.delivered, r.failed, r.steadyRate, len(r.seconds), r.seconds,
-		r.throttled, r.duplicates, perMessage(r.smscCPU, r.messages), 100*r.busy)
+		r.throttled, r.duplicates, r.deadlocks, perMessage(r.smscCPU, r.messages), 100*r.busy)
 	for i, c := range r.cpu {
 		fmt.Fprintf(w, "  process %d: %d sent, CPU %.2f s (%.0f µs a message it sent)\n", i+1, r.sent[i], c.Seconds(), perMessage(c, r.sent[i]))
 	}
 	fmt.Fprintf(w, "  herald together %.0f µs a message; the database's backends %.0f µs a message\n",
 		perMessage(r.heraldCPU(), r.messages), perMessage(r.pgBackends, r.messages))
+	for i, sec := range r.perSecond {
+		fmt.Fprintf(w, "  second %d: sent by each process %v\n", i+1, sec)
+	}
 }
 
 // runOnce runs one campaign through n herald serve processes on a new
@@ -88,7 +95,15 @@ func runOnce(ctx context.Context, o options, dir string, n int, suffix string) (
 		if err := os.MkdirAll(pdir, 0o755); err != nil {
 			return result{}, fmt.Errorf("process dir: %w", err)
 		}
-		h, err := drive.StartHerald(ctx, o.herald, dbURL, pdir, nil, o.timeout)
+		var env []string
+		if o.receipts == "own" {
+			// The default connector, the same in every process but for
+			// its system_id: the SMSC returns each receipt on a session
+			// of the account that submitted it.
+			env = []string{"HERALD_SMPP_ADDR=" + sim.addr, fmt.Sprintf("HERALD_SMPP_SYSTEM_ID=herald%d", i+1), "HERALD_SMPP_PASSWORD=secret",
+				fmt.Sprintf("HERALD_SMPP_WINDOW=%d", o.window), fmt.Sprintf("HERALD_SMPP_BINDS=%d", o.binds*n)}
+		}
+		h, err := drive.StartHerald(ctx, o.herald, dbURL, pdir, env, o.timeout)
 		if err != nil {
 			return result{}, fmt.Errorf("herald serve %d: %w", i+1, err)
 		}
@@ -99,15 +114,7 @@ func runOnce(ctx context.Context, o options, dir string, n int, suffix string) (
 	if err := c.Provision(ctx, hs[0].AdminToken); err != nil {
 		return result{}, err
 	}
-	// One connector for every process, its binds shared among them: the
-	// same binds per process whatever their number.
-	admin := [2]string{"Authorization", "Bearer " + hs[0].AdminToken}
-	conn := fmt.Sprintf(`{"name":%q,"addr":%q,"systemId":"herald","binds":%d,"window":%d}`, connector, sim.addr, o.binds*n, o.window)
-	if err := c.Do(ctx, "POST", "/admin/v1/smpp-connectors", admin, []byte(conn), http.StatusCreated, nil); err != nil {
-		return result{}, err
-	}
-	route := fmt.Sprintf(`{"position":1,"connectors":[{"name":%q}]}`, connector)
-	if err := c.Do(ctx, "POST", "/admin/v1/routes", admin, []byte(route), http.StatusCreated, nil); err != nil {
+	if err := addConnector(ctx, o, c, hs[0].AdminToken, sim.addr, n); err != nil {
 		return result{}, err
 	}
 	if err := waitBinds(ctx, o, hc, hs, sim); err != nil {
@@ -117,6 +124,28 @@ func runOnce(ctx context.Context, o options, dir string, n int, suffix string) (
 	if err != nil {
 		return result{}, err
 	}
+	return measureRun(ctx, o, c, hc, hs, sim, dbURL, dbName, id, n)
+}
+
+// addConnector sets up, with o.receipts "shared", one connector for every
+// process through the admin API, its binds shared among them: the same
+// binds per process whatever their number.
+func addConnector(ctx context.Context, o options, c *drive.Client, token, addr string, n int) error {
+	if o.receipts == "own" {
+		return nil
+	}
+	admin := [2]string{"Authorization", "Bearer " + token}
+	conn := fmt.Sprintf(`{"name":%q,"addr":%q,"systemId":"herald","binds":%d,"window":%d}`, connector, addr, o.binds*n, o.window)
+	if err := c.Do(ctx, "POST", "/admin/v1/smpp-connectors", admin, []byte(conn), http.StatusCreated, nil); err != nil {
+		return err
+	}
+	route := fmt.Sprintf(`{"position":1,"connectors":[{"name":%q}]}`, connector)
+	return c.Do(ctx, "POST", "/admin/v1/routes", admin, []byte(route), http.StatusCreated, nil)
+}
+
+// measureRun starts campaign id and measures its delivery.
+func measureRun(ctx context.Context, o options, c *drive.Client, hc *http.Client, hs []*drive.Server, sim *simulator,
+	dbURL, dbName, id string, n int) (result, error) {
 	pids := []int{sim.Pid()}
 	for _, h := range hs {
 		pids = append(pids, h.Cmd.Process.Pid)
@@ -137,7 +166,12 @@ func runOnce(ctx context.Context, o options, dir string, n int, suffix string) (
 	if err := c.API(ctx, "POST", "/campaigns/"+id+"/start", nil, http.StatusOK, nil); err != nil {
 		return result{}, err
 	}
+	stopTrace := func() [][]int { return nil }
+	if o.trace {
+		stopTrace = traceSent(ctx, hc, hs)
+	}
 	delivered, failed, err := c.WaitFinal(ctx, id, o.timeout)
+	perSecond := stopTrace()
 	if err != nil {
 		return result{}, err
 	}
@@ -155,7 +189,7 @@ func runOnce(ctx context.Context, o options, dir string, n int, suffix string) (
 		return result{}, err
 	}
 	res := result{replicas: n, messages: o.messages, delivered: delivered, failed: failed, elapsed: elapsed,
-		smscCPU: after[0] - before[0], busy: busyAfter.since(busyBefore)}
+		perSecond: perSecond, smscCPU: after[0] - before[0], busy: busyAfter.since(busyBefore)}
 	for pid, cpu := range pgAfter {
 		res.pgBackends += cpu - pgBefore[pid] // a backend first seen at the end counts from zero
 	}
@@ -168,6 +202,9 @@ func runOnce(ctx context.Context, o options, dir string, n int, suffix string) (
 		res.sent = append(res.sent, sent)
 	}
 	if err := sim.measure(ctx, hc, &res); err != nil {
+		return result{}, err
+	}
+	if res.deadlocks, err = deadlocks(ctx, dbURL, dbName); err != nil {
 		return result{}, err
 	}
 	return res, nil
@@ -191,6 +228,9 @@ func waitBinds(ctx context.Context, o options, hc *http.Client, hs []*drive.Serv
 			ok = false
 		}
 		for _, h := range hs {
+			if o.receipts == "own" {
+				break // the default connector is not listed by the admin API
+			}
 			up, err := bindsUp(ctx, hc, h)
 			if err != nil {
 				return err
@@ -237,6 +277,37 @@ func bindsUp(ctx context.Context, hc *http.Client, h *drive.Server) (int, error)
 		return 0, nil
 	}
 	return out.State.BindsUp, nil
+}
+
+// traceSent reads each process's Sent count every second until the
+// returned func is called, which returns what each process sent in each
+// second.
+func traceSent(ctx context.Context, hc *http.Client, hs []*drive.Server) func() [][]int {
+	stop, done := make(chan struct{}), make(chan [][]int, 1)
+	go func() {
+		var out [][]int
+		last := make([]int, len(hs))
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				done <- out
+				return
+			case <-t.C:
+			}
+			sec := make([]int, len(hs))
+			for i, h := range hs {
+				n, err := sentCount(ctx, hc, h.Base)
+				if err != nil {
+					continue
+				}
+				sec[i], last[i] = n-last[i], n
+			}
+			out = append(out, sec)
+		}
+	}()
+	return func() [][]int { close(stop); return <-done }
 }
 
 // sentCount reads how many SMS a process moved to Sent from its /metrics.
@@ -358,6 +429,20 @@ func freshDatabase(ctx context.Context, dbURL, name string) (string, string, fun
 		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
 		_ = admin.Close()
 	}, nil
+}
+
+// deadlocks reads the deadlocks Postgres detected in database db. The
+// server publishes a backend's counts within about a second: it waits that
+// long first.
+func deadlocks(ctx context.Context, dbURL, db string) (int64, error) {
+	time.Sleep(1500 * time.Millisecond)
+	conn := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dbURL)))
+	defer conn.Close()
+	var n int64
+	if err := conn.QueryRowContext(ctx, "SELECT deadlocks FROM pg_stat_database WHERE datname = $1", db).Scan(&n); err != nil {
+		return 0, fmt.Errorf("deadlocks of %s: %w", db, err)
+	}
+	return n, nil
 }
 
 func cpuTimes(pids []int) ([]time.Duration, error) {
