@@ -629,6 +629,81 @@ func TestBrowser(t *testing.T) {
 		return
 	}
 
+	if !t.Run("WhatsAppProviderTemplate", func(t *testing.T) {
+		b.t = t
+		hc := d.client(t)
+		services, err := hc.ListChatServices(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wa, viber int64
+		for _, s := range services {
+			switch {
+			case s.Channel == "whatsapp" && wa == 0:
+				wa = s.ID
+			case s.Channel == "viber" && viber == 0:
+				viber = s.ID
+			}
+		}
+		if wa == 0 || viber == 0 {
+			t.Fatalf("the demo has no WhatsApp or no Viber service: %+v", services)
+		}
+		b.open("#/templates/new/chat")
+		b.visible("#tpl-name")
+		b.typeIn("#tpl-name", "order-shipped-"+suffix)
+		b.typeIn("#tpl-content", "Your order {{order}} has shipped")
+		// A Viber service has no WhatsApp template fields.
+		b.choose("#tpl-service", strconv.FormatInt(viber, 10))
+		if b.js(`String(!!document.querySelector('#tpl-pt-name'))`) != "false" {
+			t.Errorf("the WhatsApp template fields show for a Viber service")
+		}
+		b.choose("#tpl-service", strconv.FormatInt(wa, 10))
+		b.visible("#tpl-pt-name")
+		b.typeIn("#tpl-pt-name", "order_shipped")
+		b.typeIn("#tpl-pt-language", "English")
+		b.click("#tpl-pt-add")
+		b.click("#tpl-pt-add")
+		b.typeIn("#tpl-pt-param-1", "{{name}}")
+		b.typeIn("#tpl-pt-param-2", "{{order}}")
+		// The parameters' placeholders get sample values too.
+		b.visible(`#chat-samples input[data-placeholder="name"]`)
+		// The server's error lands under the language.
+		b.click("#template-save")
+		b.waitFor("the language's error", `document.querySelector('[data-field="typeSpecificConfig.providerTemplate.language"].has-error .field-error')?.textContent.includes('en_US')`, 10*time.Second)
+		b.typeIn("#tpl-pt-language", "en_US")
+		b.click("#template-save")
+		b.waitFor("the saved template", `/^#\/templates\/[0-9a-f-]{36}$/.test(location.hash) && document.querySelector('#flash')`, 10*time.Second)
+		id := strings.TrimPrefix(b.js(`location.hash`), "#/templates/")
+		saved, err := hc.GetTemplate(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := saved.TypeSpecificConfig; c == nil || c.ProviderTemplate == nil || c.ProviderTemplate.Name != "order_shipped" ||
+			c.ProviderTemplate.Language != "en_US" || strings.Join(c.ProviderTemplate.Parameters, ",") != "{{name}},{{order}}" {
+			t.Fatalf("saved config %+v", saved.TypeSpecificConfig)
+		}
+		// The editor shows the saved template's fields; removing a
+		// parameter saves through PUT.
+		b.visible("#tpl-pt-param-2")
+		if got := b.js(`document.querySelector('#tpl-pt-param-2').value`); got != "{{order}}" {
+			t.Errorf("parameter 2 shows %q", got)
+		}
+		b.shot("whatsapp-template.png")
+		b.click(`button[aria-label="Remove parameter 1"]`)
+		b.click("#template-save")
+		b.waitFor("the saved template", `document.querySelector('#flash')?.textContent.includes('saved')`, 10*time.Second)
+		saved, err = hc.GetTemplate(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := saved.TypeSpecificConfig.ProviderTemplate.Parameters; strings.Join(got, ",") != "{{order}}" {
+			t.Errorf("parameters after the removal %q", got)
+		}
+		b.checkProblems()
+	}) {
+		return
+	}
+
 	if !t.Run("BulkFromCSV", func(t *testing.T) {
 		b.t = t
 		csv := filepath.Join(t.TempDir(), "recipients.csv")

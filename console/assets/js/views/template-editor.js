@@ -172,6 +172,13 @@ function renderChat(ctx, tpl, senders, services) {
       items: Array.isArray(cfg.items) && cfg.items.length ? cfg.items.map((x) => ({...x})) : [{}, {}],
       options: Array.isArray(cfg.options) && cfg.options.length ? cfg.options.map((x) => ({...x})) : [{}, {}],
     },
+    // The template approved at WhatsApp that stands for the message:
+    // its name, language and the values of its {{1}}, {{2}}, ...
+    providerTemplate: {
+      name: cfg.providerTemplate?.name || '',
+      language: cfg.providerTemplate?.language || '',
+      parameters: Array.isArray(cfg.providerTemplate?.parameters) ? [...cfg.providerTemplate.parameters] : [],
+    },
   };
 
   const name = field({label: 'Name', name: 'name', required: true, value: tpl ? tpl.name : '', id: 'tpl-name', hint: 'Unique among your templates.'});
@@ -184,6 +191,7 @@ function renderChat(ctx, tpl, senders, services) {
     hint: services.length ? null : 'Your company has no chat service yet: ask the operator.'});
   const content = field({label: 'Text', name: 'templateContent', type: 'textarea', rows: 4, id: 'tpl-content', value: tpl ? tpl.templateContent || '' : ''});
   const typeBox = h('div', {class: 'type-fields', id: 'type-fields'});
+  const ptBox = h('div', {id: 'provider-template'});
 
   const fbEnabled = field({label: 'Send an SMS instead when the chat app cannot reach the person', name: 'smsFallbackEnabled', type: 'checkbox', id: 'tpl-fallback', value: tpl ? tpl.smsFallbackEnabled : false,
     hint: 'Chat errors 8, 9 and 10: the person blocked the service, has no chat app, or no suitable device.'});
@@ -203,7 +211,7 @@ function renderChat(ctx, tpl, senders, services) {
   const sampleValues = {};
 
   const form = h('form', {class: 'card form', id: 'template-form', novalidate: true},
-    formError(), name.wrap, desc.wrap, h('div', {class: 'form-grid form-grid-2'}, type.wrap, service.wrap), content.wrap, typeBox,
+    formError(), name.wrap, desc.wrap, h('div', {class: 'form-grid form-grid-2'}, type.wrap, service.wrap), content.wrap, typeBox, ptBox,
     fieldset('SMS fallback', fbEnabled.wrap, fbBox), validity.wrap, buttons.el);
   replace(ctx.main, header(ctx, tpl, 'Chat'), h('div', {class: 'editor'}, form, h('div', {class: 'editor-side'}, preview.el, samplesBox, fbPreview.el)));
 
@@ -300,7 +308,72 @@ function renderChat(ctx, tpl, senders, services) {
     return box;
   }
 
+  const onWhatsApp = () => services.find((x) => String(x.id) === service.input.value)?.channel === 'whatsapp';
+  const ptGiven = () => {
+    const pt = model.providerTemplate;
+    return pt.name.trim() !== '' || pt.language.trim() !== '' || pt.parameters.length > 0;
+  };
+
+  // renderProviderTemplate shows the WhatsApp template fields when the
+  // chosen service is on WhatsApp, and nothing otherwise.
+  const renderProviderTemplate = () => {
+    if (!onWhatsApp()) {
+      replace(ptBox);
+      return;
+    }
+    const pt = model.providerTemplate;
+    const bind = (f, set) => {
+      f.input.addEventListener('input', () => {
+        set(f.input.value);
+        refresh();
+      });
+      return f.wrap;
+    };
+    const P = CFG + 'providerTemplate.';
+    const nameF = field({label: 'Template name', name: P + 'name', id: 'tpl-pt-name', value: pt.name, optional: true,
+      hint: 'The name of the template approved at WhatsApp, as it is written there.'});
+    const langF = field({label: 'Language', name: P + 'language', id: 'tpl-pt-language', value: pt.language, optional: true,
+      hint: 'The language of the approved template: en, en_US, pt_BR.', attrs: {autocomplete: 'off', spellcheck: 'false'}});
+    const params = pt.parameters.map((v, i) => {
+      const f = field({label: `{{${i + 1}}}`, name: `${P}parameters[${i}]`, id: `tpl-pt-param-${i + 1}`, value: v, required: true,
+        attrs: {'data-parameter': String(i + 1), placeholder: 'Text or {{placeholder}}'}});
+      f.input.addEventListener('input', () => {
+        pt.parameters[i] = f.input.value;
+        refresh();
+      });
+      const remove = h('button', {type: 'button', class: 'btn btn-ghost btn-small', 'aria-label': `Remove parameter ${i + 1}`, onclick: () => {
+        pt.parameters.splice(i, 1);
+        renderProviderTemplate();
+        refresh();
+      }}, 'Remove');
+      return h('div', {class: 'list-item provider-parameter'}, f.wrap, remove);
+    });
+    const add = pt.parameters.length < 100 ? h('button', {type: 'button', class: 'btn btn-secondary btn-small', id: 'tpl-pt-add', onclick: () => {
+      pt.parameters.push('');
+      renderProviderTemplate();
+      refresh();
+      ptBox.querySelector(`#tpl-pt-param-${pt.parameters.length}`)?.focus();
+    }}, 'Add a parameter') : null;
+    replace(ptBox, h('fieldset', {class: 'fieldset list-editor', dataset: {field: CFG + 'providerTemplate'}},
+      h('legend', null, 'WhatsApp template'),
+      h('p', {class: 'hint'}, 'WhatsApp lets a company start a conversation with an approved template only. Name it to send it instead of the text. Each parameter fills {{1}}, {{2}}, … of the approved template, in order; it may hold your placeholders.'),
+      h('p', {class: 'field-error', hidden: true}),
+      h('div', {class: 'form-grid form-grid-2'}, bind(nameF, (v) => { pt.name = v; }), bind(langF, (v) => { pt.language = v; })),
+      h('fieldset', {class: 'fieldset list-editor', dataset: {field: P + 'parameters'}},
+        h('legend', null, 'Parameters'),
+        h('p', {class: 'field-error', hidden: true}),
+        params.length ? params : h('p', {class: 'muted small', id: 'tpl-pt-none'}, 'No parameters: the approved template has no {{1}}.'),
+        add)));
+  };
+
   const configBody = () => {
+    const o = typeConfig();
+    if (!onWhatsApp() || !ptGiven()) return o;
+    const pt = model.providerTemplate;
+    return {...(o || {}), providerTemplate: {name: pt.name.trim(), language: pt.language.trim(), parameters: [...pt.parameters]}};
+  };
+
+  const typeConfig = () => {
     const c = model.config;
     const t = model.messageType;
     const pick = (...keys) => {
@@ -329,7 +402,8 @@ function renderChat(ctx, tpl, senders, services) {
   };
 
   const renderSamples = () => {
-    const names = placeholdersIn(model.messageType === 2 || model.messageType === 5 ? '' : content.input.value, model.config.buttonUrl, model.config.fileUrl, model.config.fileName);
+    const names = placeholdersIn(model.messageType === 2 || model.messageType === 5 ? '' : content.input.value, model.config.buttonUrl, model.config.fileUrl, model.config.fileName,
+      ...(onWhatsApp() ? model.providerTemplate.parameters : []));
     for (const k of Object.keys(sampleValues)) if (!names.includes(k)) delete sampleValues[k];
     const existing = new Set([...samplesBox.querySelectorAll('input[data-placeholder]')].map((i) => i.dataset.placeholder));
     samplesBox.hidden = names.length === 0;
@@ -364,12 +438,16 @@ function renderChat(ctx, tpl, senders, services) {
     renderTypeFields();
     refresh();
   });
-  service.input.addEventListener('change', drawPreview);
+  service.input.addEventListener('change', () => {
+    renderProviderTemplate();
+    refresh();
+  });
   content.input.addEventListener('input', debounce(refresh, 50));
   fbEnabled.input.addEventListener('change', refreshFallback);
   fbContent.input.addEventListener('input', refreshFallback);
   fbSender.input.addEventListener('change', refreshFallback);
   renderTypeFields();
+  renderProviderTemplate();
   refresh();
   refreshFallback();
 
