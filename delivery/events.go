@@ -415,14 +415,14 @@ func outcomeOf(err error) ChatEventOutcome {
 func (e *ChatEvents) message(ctx context.Context, id messaging.ID, what string) (messaging.Message, bool, error) {
 	m, err := e.store.MessageByID(ctx, id)
 	if messaging.IsCode(err, messaging.NotFound) {
-		e.log.Warn("chat report for an unknown message", "message", id, "report", what)
+		e.log.WarnContext(ctx, "chat report for an unknown message", "message", id, "report", what)
 		return m, false, nil
 	}
 	if err != nil {
 		return m, false, fmt.Errorf("chat report: %w", err)
 	}
 	if m.Channel != messaging.ChannelChat {
-		e.log.Warn("chat report for a message of another channel", "message", id, "channel", m.Channel, "report", what)
+		e.log.WarnContext(ctx, "chat report for a message of another channel", "message", id, "channel", m.Channel, "report", what)
 		return m, false, nil
 	}
 	return m, true, nil

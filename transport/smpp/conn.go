@@ -393,7 +393,7 @@ func (c *Client) handleDeliver(d *pdu.DeliverSM) data.CommandStatusType {
 	}
 	if err := c.cfg.ReceiptHandler(ctx, r); err != nil {
 		c.n.receiptErrors.Add(1)
-		c.log.Warn("smpp receipt not stored; the SMSC will send it again", "provider_id", r.ProviderID, "state", r.State, "err", err)
+		c.log.WarnContext(ctx, "smpp receipt not stored; the SMSC will send it again", "provider_id", r.ProviderID, "state", r.State, "err", err)
 		return data.ESME_RX_T_APPN
 	}
 	c.n.receipts.Add(1)
@@ -416,7 +416,7 @@ func (c *Client) handleInbound(d *pdu.DeliverSM) data.CommandStatusType {
 	err := c.cfg.InboundHandler(ctx, p)
 	endInbound(span, err)
 	if err != nil {
-		c.log.Warn("smpp mobile-originated part not stored; the SMSC will send it again", "to", p.To, "err", err)
+		c.log.WarnContext(ctx, "smpp mobile-originated part not stored; the SMSC will send it again", "to", p.To, "err", err)
 		return data.ESME_RX_T_APPN
 	}
 	c.n.moMsg.Add(1)
