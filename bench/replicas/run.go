@@ -474,15 +474,7 @@ func backendCPU(db string) (map[int]time.Duration, error) {
 		if err != nil {
 			continue // gone, or not ours to read
 		}
-		title, ok := strings.CutPrefix(strings.TrimRight(strings.ReplaceAll(string(cmdline), "\x00", " "), " "), "postgres: ")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(title)
-		if len(f) > 0 && strings.HasSuffix(f[0], ":") {
-			f = f[1:] // the cluster's name ("15/main:")
-		}
-		if len(f) < 2 || f[1] != db {
+		if !isBackendOf(string(cmdline), db) {
 			continue
 		}
 		if cpu, err := drive.CPUTime(pid); err == nil {
@@ -490,6 +482,20 @@ func backendCPU(db string) (map[int]time.Duration, error) {
 		}
 	}
 	return out, nil
+}
+
+// isBackendOf tells whether a process's command line (/proc/PID/cmdline)
+// is the title of a Postgres backend connected to database db.
+func isBackendOf(cmdline, db string) bool {
+	title, ok := strings.CutPrefix(strings.TrimRight(strings.ReplaceAll(cmdline, "\x00", " "), " "), "postgres: ")
+	if !ok {
+		return false
+	}
+	f := strings.Fields(title)
+	if len(f) > 0 && strings.HasSuffix(f[0], ":") {
+		f = f[1:] // the cluster's name ("15/main:")
+	}
+	return len(f) >= 2 && f[1] == db
 }
 
 // cpuJiffies is the machine's CPU time from /proc/stat, busy and all.
