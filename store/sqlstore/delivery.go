@@ -466,7 +466,7 @@ func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (
 	q := s.queries().lockMessages
 	states := make(map[messaging.ID]*messageState, len(ids))
 	for chunk := range slices.Chunk(ids, 1000) {
-		rows, err := s.rawQuery(ctx, tx, q, s.jsonIDs(chunk))
+		rows, err := s.rawQuery(ctx, tx, q, append([]any{s.jsonIDs(chunk)}, s.idBounds(chunk)...)...)
 		if err != nil {
 			return nil, fmt.Errorf("read message statuses: %w", err)
 		}
@@ -558,7 +558,7 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 					}
 				}
 			}
-			if _, err := s.rawExec(ctx, tx, q, rows.String()); err != nil {
+			if _, err := s.rawExec(ctx, tx, q, append([]any{rows.String()}, s.idBounds(chunk)...)...); err != nil {
 				return fmt.Errorf("update messages: %w", err)
 			}
 		}

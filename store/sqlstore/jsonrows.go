@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/hex"
@@ -358,9 +359,10 @@ func (s *Store) queries() *deliveryQueries {
 		if s.dialect == dialectPostgres {
 			lock = " FOR UPDATE"
 		}
+		within := s.pgWithin("id")
 		c.q = deliveryQueries{
 			lockMessages: "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status, sent_at, channel, unconfirmed FROM messages WHERE " +
-				s.jsonIDsIn("id") + " ORDER BY id" + lock,
+				s.jsonIDsIn("id") + within + " ORDER BY id" + lock,
 			claimSQLite: sqliteClaim + "WHERE " + s.jsonIDsIn("id") + " AND status = 'Pending' RETURNING " + messageColumns(""),
 			claimSQLiteOne: sqliteClaim + "WHERE id IN (SELECT id FROM messages WHERE campaign_id = ? AND channel = ? AND status = 'Pending' " +
 				"AND due_at <= ? ORDER BY due_at, id LIMIT ?) RETURNING " + messageColumns(""),
@@ -452,7 +454,37 @@ func (s *Store) writeStatesQuery(cols stateColumns) string {
 		set += ", " + name + " = v." + name
 	}
 	return "WITH v AS (" + s.jsonSelect(names, kinds) + ") UPDATE messages SET " + set +
-		" FROM v WHERE messages.id = v.id" + s.pgAlsoIn("messages.id", "SELECT id FROM v")
+		" FROM v WHERE messages.id = v.id" + s.pgAlsoIn("messages.id", "SELECT id FROM v") + s.pgWithin("messages.id")
+}
+
+// pgWithin is, on Postgres, the condition " AND col BETWEEN ? AND ?" on
+// the lowest and highest id of a batch (idBounds): the planner then reads
+// only the partitions of messages those ids fall in, where the batch's
+// ids alone, inside a subquery, would have it plan and probe every
+// partition. Empty on SQLite, whose messages are one table.
+func (s *Store) pgWithin(col string) string {
+	if s.dialect == dialectSQLite {
+		return ""
+	}
+	return " AND " + col + " BETWEEN ?::uuid AND ?::uuid"
+}
+
+// idBounds returns the arguments of pgWithin for a batch of ids: its
+// lowest and highest id on Postgres, none on SQLite.
+func (s *Store) idBounds(ids []messaging.ID) []any {
+	if s.dialect == dialectSQLite || len(ids) == 0 {
+		return nil
+	}
+	lo, hi := ids[0], ids[0]
+	for _, id := range ids[1:] {
+		if bytes.Compare(id[:], lo[:]) < 0 {
+			lo = id
+		}
+		if bytes.Compare(id[:], hi[:]) > 0 {
+			hi = id
+		}
+	}
+	return []any{lo.String(), hi.String()}
 }
 
 // commonStateColumns are the sets of columns of the usual updates, whose

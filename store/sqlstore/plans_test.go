@@ -3,8 +3,10 @@ package sqlstore
 import (
 	"database/sql"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -29,19 +31,29 @@ func TestPostgresPlansFollowTableGrowth(t *testing.T) {
 	const id = "01900000-0000-7000-8000-000000000001"
 	const at = "2026-01-01T00:00:00Z"
 	q := s.queries()
-	statements := []struct{ name, text, arg string }{
-		{"lockMessages", q.lockMessages, `["` + id + `"]`},
-		{"writeStates", q.writeStates[setSentAt], `[["` + id + `","Sent","` + at + `","` + at + `"]]`},
-		{"readParts", q.readParts, `["p1"]`},
-		{"receiptsUpdate", q.receiptsUpdate, `[["p1","DELIVRD","000","` + at + `","` + at + `"]]`},
-		{"partReceipts", q.partReceipts, `["` + id + `"]`},
+	statements := []struct {
+		name, text string
+		args       []any
+	}{
+		{"lockMessages", q.lockMessages, []any{`["` + id + `"]`, id, id}},
+		{"writeStates", q.writeStates[setSentAt], []any{`[["` + id + `","Sent","` + at + `","` + at + `"]]`, id, id}},
+		{"readParts", q.readParts, []any{`["p1"]`}},
+		{"receiptsUpdate", q.receiptsUpdate, []any{`[["p1","DELIVRD","000","` + at + `","` + at + `"]]`}},
+		{"partReceipts", q.partReceipts, []any{`["` + id + `"]`}},
+	}
+	execute := func(name string, n int) string {
+		params := make([]string, n)
+		for i := range params {
+			params[i] = fmt.Sprintf("$%d", i+1)
+		}
+		return "EXECUTE " + name + "(" + strings.Join(params, ", ") + ")"
 	}
 	for _, st := range statements {
 		_, err := conn.ExecContext(ctx, "PREPARE "+st.name+" AS "+s.placeholders(st.text))
 		require.NoError(t, err, st.name)
 		// Postgres settles on a generic plan after five runs.
 		for range 8 {
-			_, err := conn.ExecContext(ctx, "EXECUTE "+st.name+"($1)", st.arg)
+			_, err := conn.ExecContext(ctx, execute(st.name, len(st.args)), st.args...)
 			require.NoError(t, err, st.name)
 		}
 	}
@@ -55,7 +67,7 @@ func TestPostgresPlansFollowTableGrowth(t *testing.T) {
 	require.NoError(t, err)
 
 	for _, st := range statements {
-		rows, err := conn.QueryContext(ctx, "EXPLAIN EXECUTE "+st.name+"($1)", st.arg)
+		rows, err := conn.QueryContext(ctx, "EXPLAIN "+execute(st.name, len(st.args)), st.args...)
 		require.NoError(t, err, st.name)
 		plan := readPlan(t, rows)
 		require.NotRegexp(t, `Seq Scan on (messages_p0|sms_parts)\b`, plan, "%s plan:\n%s", st.name, plan)
@@ -181,6 +193,60 @@ func TestSQLiteCampaignMessagesReadThePrimaryKey(t *testing.T) {
 			plan := sqlitePlan(t, s, q, l.args...)
 			require.Contains(t, plan, "sqlite_autoindex_messages_1 (id>?)", "plan of %s:\n%s", q, plan)
 			require.NotContains(t, plan, "TEMP B-TREE", "plan of %s:\n%s", q, plan)
+		}
+	}
+}
+
+// TestPostgresBatchesReadTheirPartitionsOnly: on a store whose messages
+// are partitioned, the delivery's batch statements (reading the statuses
+// of a batch and writing them) plan and read only the partitions holding
+// the batch's ids, not every partition: with many partitions, planning and
+// probing each one cost the backends more than the update itself.
+func TestPostgresBatchesReadTheirPartitionsOnly(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, pgtest.SchemaURL(t), Config{PartitionSpan: time.Minute})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	now := time.Now().UTC()
+	for i := range 6 {
+		require.NoError(t, s.EnsurePartitions(ctx, now.Add(time.Duration(i)*time.Minute)))
+	}
+	var parts int
+	require.NoError(t, s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM pg_inherits WHERE inhparent = 'messages'::regclass").Scan(&parts))
+	require.GreaterOrEqual(t, parts, 6, "partitions to choose from")
+
+	gen := messaging.NewIDGenerator(func() time.Time { return now.Add(3 * time.Minute) })
+	ids := []messaging.ID{gen.New(), gen.New()}
+	slicesSortIDs(ids)
+	at := now.Format(time.RFC3339Nano)
+	q := s.queries()
+	args := func(batch string) []any { return append([]any{batch}, s.idBounds(ids)...) }
+	statements := []struct {
+		name, text string
+		args       []any
+	}{
+		{"lockMessages", q.lockMessages, args(s.jsonIDs(ids))},
+		{"writeStates", q.writeStates[setSentAt], args(`[["` + ids[0].String() + `","Sent","` + at + `","` + at + `"],["` +
+			ids[1].String() + `","Sent","` + at + `","` + at + `"]]`)},
+	}
+	want := "messages_p" + now.Add(3*time.Minute).Truncate(time.Minute).Format("20060102t1504")
+	conn, err := s.db.DB.Conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	for _, st := range statements {
+		params := make([]string, len(st.args))
+		for i := range params {
+			params[i] = fmt.Sprintf("$%d", i+1)
+		}
+		_, err := conn.ExecContext(ctx, "PREPARE "+st.name+" AS "+s.placeholders(st.text))
+		require.NoError(t, err, st.name)
+		rows, err := conn.QueryContext(ctx, "EXPLAIN EXECUTE "+st.name+"("+strings.Join(params, ", ")+")", st.args...)
+		require.NoError(t, err, st.name)
+		plan := readPlan(t, rows)
+		read := regexp.MustCompile(`\bmessages_(p\d+t\d+|default)\b`).FindAllString(plan, -1)
+		require.NotEmpty(t, read, "%s plan:\n%s", st.name, plan)
+		for _, name := range read {
+			require.Equal(t, want, name, "%s reads only the batch's partition; plan:\n%s", st.name, plan)
 		}
 	}
 }
