@@ -68,6 +68,20 @@ type SenderConfig struct {
 	// batch), a trace of its own; the Poster passes its context on with
 	// the request. Nil: no span.
 	Tracer trace.TracerProvider
+	// Observer is told of every attempt, for metrics. Nil: nobody.
+	Observer Observer
+}
+
+// Observer receives the outcome of each webhook request (SenderConfig.
+// Observer). Its methods are called from the endpoints' loops, several at
+// once.
+type Observer interface {
+	// WebhookAttempt reports one request to an endpoint: how many of the
+	// events it carried it delivered, how many wait to be tried again,
+	// and how many Herald gave up on; and how long the endpoint took to
+	// answer. For a delivering request, lag is how long its oldest event
+	// waited: from the event's creation to the answer that delivered it.
+	WebhookAttempt(delivered, retry, gaveUp int, latency, lag time.Duration)
 }
 
 // Defaults of SenderConfig.
@@ -528,9 +542,16 @@ func (s *Sender) attempt(ctx context.Context, e Endpoint, ds []Delivery) []Attem
 	a := Attempt{At: start, Status: status, Latency: end.Sub(start), State: Delivered, NextAt: end}
 	out := make([]Attempt, len(ds))
 	if err == nil && status >= 200 && status < 300 {
+		oldest := ds[0].Event.CreatedAt
 		for i, d := range ds {
 			out[i] = a
 			out[i].DeliveryID = d.ID
+			if d.Event.CreatedAt.Before(oldest) {
+				oldest = d.Event.CreatedAt
+			}
+		}
+		if s.cfg.Observer != nil {
+			s.cfg.Observer.WebhookAttempt(len(ds), 0, 0, a.Latency, max(0, end.Sub(oldest)))
 		}
 		return out
 	}
@@ -544,14 +565,19 @@ func (s *Sender) attempt(ctx context.Context, e Endpoint, ds []Delivery) []Attem
 		tries = max(tries, d.Attempts)
 	}
 	next := end.Add(s.cfg.Backoff.Delay(tries + 1))
+	gaveUp := 0
 	for i, d := range ds {
 		out[i] = a
 		out[i].DeliveryID = d.ID
 		if status == 410 || end.Sub(d.Event.CreatedAt) >= s.cfg.RetryFor {
 			out[i].State = GaveUp
+			gaveUp++
 		} else {
 			out[i].State, out[i].NextAt = Waiting, next
 		}
+	}
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.WebhookAttempt(0, len(ds)-gaveUp, gaveUp, a.Latency, 0)
 	}
 	return out
 }

@@ -365,3 +365,57 @@ func TestSenderRefreshTakesANewSecret(t *testing.T) {
 		return webhook.Verify("whsec_new", last.header[webhook.SignatureHeader], last.body, time.Now(), 0) == nil
 	}, 5*time.Second, 20*time.Millisecond, "the lease renews only hourly: Refresh brought the new secret")
 }
+
+// countingObserver adds up what a Sender reports of its attempts.
+type countingObserver struct {
+	mu                       sync.Mutex
+	requests                 int
+	delivered, retry, gaveUp int
+	lags                     []time.Duration
+}
+
+func (o *countingObserver) WebhookAttempt(delivered, retry, gaveUp int, latency, lag time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.requests++
+	o.delivered, o.retry, o.gaveUp = o.delivered+delivered, o.retry+retry, o.gaveUp+gaveUp
+	if delivered > 0 {
+		o.lags = append(o.lags, lag)
+	}
+}
+
+// TestSenderObservesAttempts: the observer hears of every request, with
+// the events it delivered or left to be sent again, and for a delivered
+// one how long its event waited since it was written.
+func TestSenderObservesAttempts(t *testing.T) {
+	ids := messaging.NewIDGenerator(nil)
+	ep := webhook.Endpoint{ID: ids.New(), URL: "https://hooks.example.com/h", Secret: "whsec_x"}
+	out := &fakeOutbox{endpoints: []webhook.Endpoint{ep}}
+	x, y := ids.New(), ids.New()
+	out.add(ids, x, "x1")
+	out.add(ids, y, "y1")
+	written := time.Now()
+	p := &fakePoster{answer: func(label string, try int) (int, error) {
+		if label == "x1" && try == 1 {
+			return 503, nil
+		}
+		return 200, nil
+	}}
+	obs := &countingObserver{}
+	stop := runSender(t, out, p, func(c *webhook.SenderConfig) { c.Observer = obs })
+	defer stop()
+	require.Eventually(t, func() bool { return out.waiting() == 0 }, 5*time.Second, 5*time.Millisecond)
+	stop()
+	since := time.Since(written)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	require.Equal(t, 3, obs.requests, "x1 twice, y1 once")
+	require.Equal(t, 2, obs.delivered)
+	require.Equal(t, 1, obs.retry, "x1's first answer, 503")
+	require.Zero(t, obs.gaveUp)
+	require.Len(t, obs.lags, 2)
+	for _, lag := range obs.lags {
+		require.Greater(t, lag, time.Duration(0))
+		require.LessOrEqual(t, lag, since+time.Second, "from the event's creation, not before")
+	}
+}

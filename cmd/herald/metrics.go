@@ -31,6 +31,10 @@ type metrics struct {
 
 	chatEvents *prometheus.CounterVec
 
+	webhookEvents *prometheus.CounterVec
+	webhookTime   prometheus.Histogram
+	webhookLag    prometheus.Histogram
+
 	httpRequests *prometheus.CounterVec
 	httpTime     *prometheus.HistogramVec
 	httpInFlight prometheus.Gauge
@@ -82,6 +86,20 @@ func newMetrics() *metrics {
 			Name: "herald_chat_callbacks_total",
 			Help: "Chat provider callbacks handled, by kind (status, reply), status (delivered, seen, expired, failed) and outcome (stored: it moved a message or recorded an answer; ignored: it changed nothing, for an unknown message, another channel's, or a late or repeated event; refused: an answer outside the options, answered 400; error: not stored, answered 500).",
 		}, []string{"kind", "status", "outcome"}),
+		webhookEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_webhook_events_total",
+			Help: "Webhook events carried by requests to endpoints, by result (delivered; retry: to be sent again; gave_up).",
+		}, []string{"result"}),
+		webhookTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "herald_webhook_request_duration_seconds",
+			Help:    "Time an endpoint took to answer one webhook request (one event, or a batch).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+		}),
+		webhookLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "herald_webhook_lag_seconds",
+			Help:    "Time from a webhook event's creation to the answer that delivered it (the oldest event of a batch).",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 20),
+		}),
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_http_requests_total",
 			Help: "HTTP requests answered, by part of the server (api, admin, callbacks, health, metrics, other), method and status code.",
@@ -97,7 +115,8 @@ func newMetrics() *metrics {
 		}),
 	}
 	m.reg.MustRegister(m.messages, m.sendTime, m.inFlight, m.capacity, m.receipts, m.queueDepth,
-		m.batchTime, m.batchSize, m.batchErrs, m.chatEvents, m.httpRequests, m.httpTime, m.httpInFlight,
+		m.batchTime, m.batchSize, m.batchErrs, m.chatEvents, m.webhookEvents, m.webhookTime, m.webhookLag,
+		m.httpRequests, m.httpTime, m.httpInFlight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -126,6 +145,22 @@ func (m *metrics) Receipt(state string, outcome delivery.ReceiptOutcome) {
 // QueueDepth implements delivery.Observer.
 func (m *metrics) QueueDepth(queue string, n int) {
 	m.queueDepth.WithLabelValues(queue).Set(float64(n))
+}
+
+// WebhookAttempt implements webhook.Observer.
+func (m *metrics) WebhookAttempt(delivered, retry, gaveUp int, latency, lag time.Duration) {
+	m.webhookTime.Observe(latency.Seconds())
+	for _, c := range []struct {
+		result string
+		n      int
+	}{{"delivered", delivered}, {"retry", retry}, {"gave_up", gaveUp}} {
+		if c.n > 0 {
+			m.webhookEvents.WithLabelValues(c.result).Add(float64(c.n))
+		}
+	}
+	if delivered > 0 {
+		m.webhookLag.Observe(lag.Seconds())
+	}
 }
 
 // Batch implements delivery.Observer.

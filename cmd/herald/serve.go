@@ -105,6 +105,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout io.Writer, log *sl
 	poster := webhookpost.New(webhookpost.Config{URLs: cfg.WebhookURLs})
 	defer poster.Close()
 	hcfg.WebhookPoster = poster
+	hcfg.WebhookSender.Observer = m
 	var router *smsroute.Router
 	// SMS go through the SMPP connectors: the one of the HERALD_SMPP_*
 	// variables (named default) and those set up through the admin API,
