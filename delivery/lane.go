@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/messaging"
 )
 
@@ -53,6 +55,9 @@ type sendBatch struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	left   atomic.Int32
+	// claim is the span of the claim that took the batch's messages,
+	// when it was sampled: the parent of sends outside a kept trace.
+	claim trace.SpanContext
 }
 
 // done records that one send of the batch ended.
@@ -279,7 +284,7 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 			continue
 		}
 		d.obs.Messages(l.ch, messaging.StatusSending, len(claimed))
-		d.traceClaim(ctx, l.ch, start, claimed)
+		claimSpan := d.traceClaim(ctx, l.ch, start, claimed)
 		// The claim committed: these messages are processed even when ctx
 		// ended meanwhile.
 		jobs := l.prepare(sendCtx, claimed)
@@ -287,7 +292,7 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 			d.flights.endClaim(claim)
 			continue
 		}
-		b := &sendBatch{}
+		b := &sendBatch{claim: claimSpan}
 		b.ctx, b.cancel = context.WithTimeout(sendCtx, d.cfg.SendTimeout)
 		b.left.Store(int32(len(jobs)))
 		for _, j := range jobs {
@@ -458,7 +463,7 @@ func (l *lane) process(j job) {
 	case j.full:
 		u, result = l.d.deferred(j)
 	default:
-		ctx, span := l.d.startSend(j.batch.ctx, l.ch, &j.m)
+		ctx, span := l.d.startSend(j.batch.ctx, l.ch, &j.m, j.batch.claim)
 		u, result = l.send(ctx, j)
 		endSend(span, result)
 	}

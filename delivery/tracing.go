@@ -77,16 +77,23 @@ func (t *Traces) Of(id messaging.ID) (trace.SpanContext, bool) {
 
 // startSend opens the span of one message's send, a child of the span of
 // the request that created the message, when Config.Traces kept it (a
-// sampled request of this process). Otherwise it returns ctx and a nil
-// span: a message outside a sampled trace costs one map lookup and no
-// allocation.
-func (d *Dispatcher) startSend(ctx context.Context, ch messaging.Channel, m *messaging.Message) (context.Context, trace.Span) {
-	if d.tracer == nil || d.cfg.Traces == nil {
+// sampled request of this process), or else of claim, the span of the
+// sampled claim that took it (a bulk campaign's message). Otherwise it
+// returns ctx and a nil span: a message outside a sampled trace costs
+// one map lookup and no allocation.
+func (d *Dispatcher) startSend(ctx context.Context, ch messaging.Channel, m *messaging.Message, claim trace.SpanContext) (context.Context, trace.Span) {
+	if d.tracer == nil {
 		return ctx, nil
 	}
-	sc, ok := d.cfg.Traces.Of(m.ID)
-	if !ok {
-		sc, ok = d.cfg.Traces.Of(m.CampaignID)
+	var sc trace.SpanContext
+	ok := false
+	if d.cfg.Traces != nil {
+		if sc, ok = d.cfg.Traces.Of(m.ID); !ok {
+			sc, ok = d.cfg.Traces.Of(m.CampaignID)
+		}
+	}
+	if !ok && claim.IsSampled() {
+		sc, ok = claim, true
 	}
 	if !ok {
 		return ctx, nil
@@ -124,10 +131,12 @@ const maxClaimLinks = 128
 // traceClaim records the span of a claim that took messages, started at
 // start and ended now, linked to the traces of the requests that created
 // them (those Config.Traces kept, each trace once). It is a trace of its
-// own, sampled as any root span is. Without a tracer it does nothing.
-func (d *Dispatcher) traceClaim(ctx context.Context, ch messaging.Channel, start time.Time, claimed []messaging.Message) {
+// own, sampled as any root span is, and returns its span context: the
+// parent of the sends of messages outside a kept trace. Without a tracer
+// it does nothing and returns an empty span context.
+func (d *Dispatcher) traceClaim(ctx context.Context, ch messaging.Channel, start time.Time, claimed []messaging.Message) trace.SpanContext {
 	if d.tracer == nil {
-		return
+		return trace.SpanContext{}
 	}
 	var links []trace.Link
 	seen := map[trace.SpanID]bool{}
@@ -151,6 +160,7 @@ func (d *Dispatcher) traceClaim(ctx context.Context, ch messaging.Channel, start
 		trace.WithAttributes(attribute.String("herald.channel", string(ch)), attribute.Int("herald.claimed", len(claimed)),
 			attribute.String("herald.instance", d.cfg.Instance)))
 	span.End()
+	return span.SpanContext()
 }
 
 // startStatuses opens the span of each status event whose message's

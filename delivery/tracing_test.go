@@ -70,9 +70,10 @@ func attrOf(s sdktrace.ReadOnlySpan, key string) string {
 
 // TestTracedClaimSendAndStatuses: a claim is a span of its own linked to
 // the request that created its messages; each send is a child of that
-// request; a chat status event is a child of its send, linked to its
-// callback's request; a status of an untraced message opens no span; a
-// reply is a span of its callback linked to the send it answers.
+// request, or of its claim when no request of this process kept it (a
+// bulk campaign's); a chat status event is a child of its send, linked to
+// its callback's request; a status whose send was not kept opens no span;
+// a reply is a span of its callback linked to the send it answers.
 func TestTracedClaimSendAndStatuses(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -95,32 +96,47 @@ func TestTracedClaimSendAndStatuses(t *testing.T) {
 		w.waitCampaign(id, "sent", func(c messaging.Campaign) bool { return c.Counts.Sent == c.Planned })
 	}
 
-	sendSpans := spansNamed(rec, "delivery.send Chat")
-	require.Len(t, sendSpans, len(msgs), "the traced campaign's sends only")
-	sendOf := map[string]sdktrace.ReadOnlySpan{}
-	for _, sp := range sendSpans {
-		require.Equal(t, request.SpanContext().SpanID(), sp.Parent().SpanID())
-		require.Equal(t, c.ID.String(), attrOf(sp, "herald.campaign_id"))
-		sendOf[attrOf(sp, "herald.message_id")] = sp
-	}
+	claims := map[trace.SpanID]sdktrace.ReadOnlySpan{}
 	linked := false
 	for _, sp := range spansNamed(rec, "delivery.claim Chat") {
 		require.False(t, sp.Parent().IsValid(), "a claim is a trace of its own")
+		claims[sp.SpanContext().SpanID()] = sp
 		for _, l := range sp.Links() {
 			linked = linked || l.SpanContext.SpanID() == request.SpanContext().SpanID()
 		}
 	}
+	sendSpans := spansNamed(rec, "delivery.send Chat")
+	require.Len(t, sendSpans, len(msgs)+len(untraced), "every send of a sampled trace")
+	sendOf := map[string]sdktrace.ReadOnlySpan{}
+	for _, sp := range sendSpans {
+		switch attrOf(sp, "herald.campaign_id") {
+		case c.ID.String():
+			require.Equal(t, request.SpanContext().SpanID(), sp.Parent().SpanID(), "a kept request's send is its child")
+		case other.ID.String():
+			claim, ok := claims[sp.Parent().SpanID()]
+			require.True(t, ok, "a send outside a kept request is a child of the claim that took it")
+			require.Equal(t, claim.SpanContext().TraceID(), sp.SpanContext().TraceID())
+		default:
+			t.Fatalf("a send of no campaign of the test: %s", attrOf(sp, "herald.campaign_id"))
+		}
+		sendOf[attrOf(sp, "herald.message_id")] = sp
+	}
 	require.True(t, linked, "a claim links to the request of the messages it took")
 
 	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: s, Tracer: tp, Sends: sends})
+	// A process that did not keep the send (another one, or after the
+	// bound) opens no span for its status.
+	forgetful := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: s, Tracer: tp, Sends: delivery.NewTraces(0)})
 	cctx, callback := tp.Tracer("test").Start(t.Context(), "callback")
-	out, err := ev.ChatStatuses(cctx, []delivery.ChatStatus{{MessageID: msgs[0].ID, Status: messaging.StatusDelivered},
-		{MessageID: untraced[0].ID, Status: messaging.StatusDelivered}})
+	out, err := ev.ChatStatuses(cctx, []delivery.ChatStatus{{MessageID: msgs[0].ID, Status: messaging.StatusDelivered}})
+	require.NoError(t, err)
+	require.Equal(t, []delivery.ChatEventOutcome{delivery.ChatEventStored}, out)
+	out, err = forgetful.ChatStatuses(cctx, []delivery.ChatStatus{{MessageID: untraced[0].ID, Status: messaging.StatusDelivered}})
 	callback.End()
 	require.NoError(t, err)
-	require.Equal(t, []delivery.ChatEventOutcome{delivery.ChatEventStored, delivery.ChatEventStored}, out)
+	require.Equal(t, []delivery.ChatEventOutcome{delivery.ChatEventStored}, out)
 	statuses := spansNamed(rec, "delivery.chat_status Delivered")
-	require.Len(t, statuses, 1, "an untraced message's status opens no span")
+	require.Len(t, statuses, 1, "a status whose send was not kept opens no span")
 	st := statuses[0]
 	send := sendOf[msgs[0].ID.String()]
 	require.Equal(t, send.SpanContext().TraceID(), st.SpanContext().TraceID())
