@@ -243,11 +243,19 @@ func (w *world) chatUnsettled(vs []view) []string {
 			case outBlocked, outNotOnChannel:
 				want, details = messaging.StatusFailed, chatDetails[out]
 			}
+			// A number its company opted out before the message went
+			// fails OPTED_OUT, without a fallback: the person asked for
+			// nothing more, on any channel.
+			optedOut := m.Status == messaging.StatusFailed && m.Details == campaign.DetailsOptedOut &&
+				w.optedOut[optOutKey(m.CompanyID, m.Phone)]
+			if optedOut {
+				want, details = messaging.StatusFailed, campaign.DetailsOptedOut
+			}
 			if m.Status != want || m.Details != details {
 				why = append(why, fmt.Sprintf("chat message %s to a %s number is %s %q, expected %s %q", m.ID, out, m.Status, m.Details, want, details))
 			}
 			fb, has := fallbacks[delivery.FallbackID(m.ID)]
-			switch wantFB := out == outBlocked || out == outNotOnChannel; {
+			switch wantFB := !optedOut && (out == outBlocked || out == outNotOnChannel); {
 			case wantFB && !has:
 				why = append(why, fmt.Sprintf("chat message %s to a %s number has no fallback SMS", m.ID, out))
 			case !wantFB && has:

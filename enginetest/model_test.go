@@ -213,12 +213,20 @@ type world struct {
 	last      map[messaging.ID]messaging.MessageStatus
 	lastCamp  map[messaging.ID]messaging.CampaignStatus
 	chat      *chatProvider
+	// optedOut holds the numbers (digits) each company opted out, by
+	// optOutKey: their messages not sent yet fail OPTED_OUT.
+	optedOut map[string]bool
+}
+
+// optOutKey keys world.optedOut: a company and a number's digits.
+func optOutKey(company messaging.ID, phone string) string {
+	return company.String() + "/" + strings.TrimPrefix(phone, "+")
 }
 
 func newWorld(tb *testing.T, t *rapid.T, open opener) *world {
 	w := &world{tb: tb, open: open, clk: &clock{now: time.Now().UTC().Truncate(time.Second)}, sc: newSMSC(),
 		slots: map[string]*proc{}, procs: map[string]*proc{}, born: map[string]int{}, byID: map[messaging.ID]*camp{}, chat: newChatProvider(),
-		last: map[messaging.ID]messaging.MessageStatus{}, lastCamp: map[messaging.ID]messaging.CampaignStatus{}}
+		last: map[messaging.ID]messaging.MessageStatus{}, lastCamp: map[messaging.ID]messaging.CampaignStatus{}, optedOut: map[string]bool{}}
 	s, closeStore, err := open()
 	if err != nil {
 		t.Fatalf("open the store: %v", err)
@@ -588,8 +596,10 @@ func (w *world) actions() map[string]func(*rapid.T) {
 			}
 			ci := rapid.IntRange(0, 1).Draw(t, "company")
 			n := rapid.IntRange(1, w.phones).Draw(t, "number")
-			_, _, err := w.api.OptOuts().Add(ctx, w.companies[ci].id, fmt.Sprintf("+4477009%05d", n), "")
+			phone := fmt.Sprintf("+4477009%05d", n)
+			_, _, err := w.api.OptOuts().Add(ctx, w.companies[ci].id, phone, "")
 			must(t, err)
+			w.optedOut[optOutKey(w.companies[ci].id, phone)] = true
 		},
 		"kill": func(t *rapid.T) {
 			live := w.live()
