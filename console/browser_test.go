@@ -968,7 +968,9 @@ func TestBrowser(t *testing.T) {
 		b.waitFor("the bad number's error", `document.querySelector('[data-field="phoneNumber"].has-error')`, 10*time.Second)
 		b.typeIn("#kw-optout", "STOP ARRET")
 		b.click("#kw-save")
-		b.waitFor("the keywords saved", `document.querySelector('#kw-optout').value === 'STOP ARRET' && !document.querySelector('#keywords-form .has-error')`, 10*time.Second)
+		// The save's answer: the toast, and the button enabled again.
+		b.waitFor("the keywords saved", `[...document.querySelectorAll('#toasts .toast')].some((t) => t.textContent.includes('Keywords saved')) && `+
+			`!document.querySelector('#kw-save').disabled && document.querySelector('#kw-optout').value === 'STOP ARRET'`, 10*time.Second)
 		kw := d.get(t, "/api/v1/opt-outs/keywords")
 		if !strings.Contains(kw, `"ARRET"`) {
 			t.Errorf("keywords after the save: %s", kw)
