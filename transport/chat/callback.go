@@ -123,7 +123,7 @@ func CallbackHandler(cfg CallbackConfig) http.Handler {
 		cfg.Now = time.Now
 	}
 	if cfg.Replays == nil {
-		cfg.Replays = newMemoryGuard(cfg.Now, defaultGuardKeys)
+		cfg.Replays = chatprovider.NewMemoryGuard(cfg.Now, chatprovider.DefaultGuardKeys)
 	}
 	if cfg.ReplayScope == "" {
 		cfg.ReplayScope = "herald:"

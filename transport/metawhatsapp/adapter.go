@@ -91,7 +91,7 @@ func New(_ context.Context, s chatprovider.Settings) (*Adapter, error) {
 		a.now = time.Now
 	}
 	if a.replays == nil {
-		a.replays = newMemoryGuard(a.now, defaultGuardKeys)
+		a.replays = chatprovider.NewMemoryGuard(a.now, chatprovider.DefaultGuardKeys)
 	}
 	return a, nil
 }
