@@ -361,10 +361,8 @@ func (s *Store) ApplyUpdates(ctx context.Context, updates []delivery.StatusUpdat
 }
 
 // applyUpdates applies updates to the locked states of their messages,
-// and records the parts of the SMS that went Sent (applying the receipts
-// that were waiting for them) into recorded.
-func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, updates []delivery.StatusUpdate, applied []bool,
-	then []messaging.MessageStatus, recorded map[string]partRow) error {
+// and returns the parts of the SMS that went Sent, for recordParts.
+func applyUpdates(states map[messaging.ID]*messageState, updates []delivery.StatusUpdate, applied []bool) []sentParts {
 	var sent []sentParts
 	for i, u := range updates {
 		st := states[u.MessageID]
@@ -376,10 +374,7 @@ func (s *Store) applyUpdates(ctx context.Context, tx *txn, states map[messaging.
 			sent = append(sent, sentParts{message: u.MessageID, ids: u.PartIDs, at: u.At, update: i})
 		}
 	}
-	if len(sent) == 0 {
-		return nil
-	}
-	return s.recordParts(ctx, tx, states, sent, recorded, then)
+	return sent
 }
 
 // cancelRetries keeps the rule that a message of a cancelled campaign

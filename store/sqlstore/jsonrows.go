@@ -108,6 +108,13 @@ func (j *jsonRows) text(s string) *jsonRows {
 	return j
 }
 
+// null adds a null.
+func (j *jsonRows) null() *jsonRows {
+	j.sep()
+	j.b = append(j.b, "null"...)
+	return j
+}
+
 // nullText adds s, or null when s is empty.
 func (j *jsonRows) nullText(s string) *jsonRows {
 	if s == "" {
@@ -319,7 +326,7 @@ func (s *Store) placeholders(q string) string {
 // once per connection and kept.
 type deliveryQueries struct {
 	lockMessages, claimSQLite, claimSQLiteOne, claimPostgres, claimPostgresQuotas string
-	recordParts, readParts, receiptsInsert, receiptsUpdate                        string
+	recordParts, readParts, receiptsUpdate                                        string
 	partReceipts, partsInsert, partsExist                                         string
 	// subscribers reads the enabled webhook endpoints of companies.
 	subscribers string
@@ -388,28 +395,31 @@ func (s *Store) queries() *deliveryQueries {
 				"AND (q.quota IS NULL OR q.quota > 0) AND (cq.quota IS NULL OR cq.quota > 0)), " +
 				"picked AS (SELECT id FROM cand WHERE quota IS NULL OR n <= quota ORDER BY bulk, due_at, id LIMIT ?) " +
 				pgClaimUpdate(),
-			// A row without a message holds an early receipt, kept; a row
-			// of another message is a part id the SMSC gave again: it now
-			// names this part, without the old receipt.
-			recordParts: "INSERT INTO sms_parts (provider_id, message_id, part_index, part_count, created_at) " +
-				s.jsonSelect([]string{"provider_id", "message_id", "part_index", "part_count", "created_at"},
-					[]int{jsonText, jsonID, jsonInt, jsonInt, jsonTime}) +
-				" WHERE true ON CONFLICT (provider_id) DO UPDATE SET message_id = excluded.message_id, " +
-				"part_index = excluded.part_index, part_count = excluded.part_count, created_at = excluded.created_at, " +
-				"state = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.state END, " +
-				"err = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.err ELSE '' END, " +
-				"done_at = CASE WHEN sms_parts.message_id IS NULL THEN sms_parts.done_at END " +
-				"RETURNING provider_id, message_id, part_count, state, err, done_at",
-			partsInsert: "INSERT INTO sms_parts (provider_id, message_id, part_index, part_count, created_at) " +
-				s.jsonSelect([]string{"provider_id", "message_id", "part_index", "part_count", "created_at"},
-					[]int{jsonText, jsonID, jsonInt, jsonInt, jsonTime}),
+			// Rows of parts recorded Sent (with a message) and rows of
+			// receipts of parts not known (without one), in one statement
+			// (see recordParts). A part's row without a message holds an
+			// early receipt, kept; a part's row of another message is a part
+			// id the SMSC gave again: it now names this part, without the
+			// old receipt. A receipt's row is written unless the row holds
+			// a receipt already.
+			recordParts: "INSERT INTO sms_parts (provider_id, message_id, part_index, part_count, state, err, done_at, created_at) " +
+				s.jsonSelect([]string{"provider_id", "message_id", "part_index", "part_count", "state", "err", "done_at", "created_at"},
+					[]int{jsonText, jsonID, jsonInt, jsonInt, jsonText, jsonText, jsonTime, jsonTime}) +
+				" WHERE true ON CONFLICT (provider_id) DO UPDATE SET " +
+				"message_id = coalesce(excluded.message_id, sms_parts.message_id), " +
+				"part_index = CASE WHEN excluded.message_id IS NULL THEN sms_parts.part_index ELSE excluded.part_index END, " +
+				"part_count = CASE WHEN excluded.message_id IS NULL THEN sms_parts.part_count ELSE excluded.part_count END, " +
+				"created_at = CASE WHEN excluded.message_id IS NULL THEN sms_parts.created_at ELSE excluded.created_at END, " +
+				"state = CASE WHEN excluded.message_id IS NULL THEN excluded.state WHEN sms_parts.message_id IS NULL THEN sms_parts.state END, " +
+				"err = CASE WHEN excluded.message_id IS NULL THEN excluded.err WHEN sms_parts.message_id IS NULL THEN sms_parts.err ELSE '' END, " +
+				"done_at = CASE WHEN excluded.message_id IS NULL THEN excluded.done_at WHEN sms_parts.message_id IS NULL THEN sms_parts.done_at END " +
+				"WHERE excluded.message_id IS NOT NULL OR sms_parts.state IS NULL" + partReturning,
+			partsInsert: "INSERT INTO sms_parts (provider_id, message_id, part_index, part_count, state, err, done_at, created_at) " +
+				s.jsonSelect([]string{"provider_id", "message_id", "part_index", "part_count", "state", "err", "done_at", "created_at"},
+					[]int{jsonText, jsonID, jsonInt, jsonInt, jsonText, jsonText, jsonTime, jsonTime}),
 			partsExist: "SELECT 1 FROM sms_parts WHERE " + s.jsonTextsIn("provider_id") + " LIMIT 1",
 			readParts: "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts WHERE " +
 				s.jsonTextsIn("provider_id"),
-			receiptsInsert: "INSERT INTO sms_parts (provider_id, state, err, done_at, created_at) " +
-				s.jsonSelect([]string{"provider_id", "state", "err", "done_at", "created_at"}, []int{jsonText, jsonText, jsonText, jsonTime, jsonTime}) +
-				" WHERE true ON CONFLICT (provider_id) DO UPDATE SET state = excluded.state, err = excluded.err, " +
-				"done_at = excluded.done_at WHERE sms_parts.state IS NULL" + partReturning,
 			receiptsUpdate: "WITH v AS (" + s.jsonSelect([]string{"provider_id", "state", "err", "done_at", "created_at"},
 				[]int{jsonText, jsonText, jsonText, jsonTime, jsonTime}) +
 				") UPDATE sms_parts SET state = v.state, err = v.err, done_at = v.done_at" +
@@ -512,7 +522,7 @@ const partReturning = " RETURNING sms_parts.provider_id, sms_parts.message_id, s
 // preparedTexts lists the statements prepareQueries prepares.
 func (s *Store) preparedTexts() []string {
 	q := s.queries()
-	texts := []string{q.lockMessages, q.recordParts, q.readParts, q.receiptsInsert, q.receiptsUpdate, q.partReceipts, q.subscribers}
+	texts := []string{q.lockMessages, q.recordParts, q.readParts, q.receiptsUpdate, q.partReceipts, q.subscribers}
 	for _, cols := range commonStateColumns {
 		texts = append(texts, q.writeStates[cols])
 	}

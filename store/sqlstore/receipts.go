@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -22,6 +23,15 @@ import (
 // recording of its part that race each other meet on one row: on Postgres
 // the second upsert waits for the first to commit and then sees its row;
 // on SQLite the single writer orders them.
+//
+// On Postgres that wait must not close a cycle. Processes sharing one SMPP
+// account get the receipts of each other's parts: a batch records its own
+// parts and keeps receipts of parts another batch is recording, in a
+// transaction still open, while that batch keeps receipts of ours. So a
+// transaction writes all its new rows, parts and kept receipts, in one
+// statement, in provider id order: two transactions then take the rows
+// they share in the same order, and the one that comes second waits for
+// the first to commit instead of holding a row the first one needs.
 
 // partChunk is how many part rows one upsert statement writes.
 const partChunk = 1000
@@ -44,20 +54,25 @@ type partRow struct {
 	doneAt     time.Time
 }
 
-// recordParts inserts the parts of messages just recorded Sent and applies
-// to states the receipts that were waiting for them. The rows it wrote go
-// into recorded, by part id.
+// recordParts inserts the parts of messages just recorded Sent, with the
+// receipts of index keep (of parts unknown when read: not recorded yet),
+// and applies to states the receipts that were waiting for the parts. The
+// parts' rows go into recorded, and the rows the kept receipts were
+// written into (kept, or the part's own when it was recorded since it was
+// read) into taken, by part id. Rows are written in provider id order (see
+// the top of this file).
 //
-// then[k] is set to the status those receipts moved the message of the
-// update of index k to.
-func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, sent []sentParts, recorded map[string]partRow,
-	then []messaging.MessageStatus) error {
+// then[k] is set to the status the receipts waiting for the parts moved
+// the message of the update of index k to.
+func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, sent []sentParts,
+	receipts []delivery.Receipt, keep []int, now time.Time, recorded, taken map[string]partRow, then []messaging.MessageStatus) error {
 	type row struct {
 		pid     string
 		message messaging.ID
 		index   int
 		count   int
 		at      time.Time
+		receipt int // of a kept receipt's row; -1 for a part's
 	}
 	byPID := map[string]int{}
 	updateOf := make(map[messaging.ID]int, len(sent))
@@ -65,7 +80,7 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 	for _, sp := range sent {
 		updateOf[sp.message] = sp.update
 		for i, pid := range sp.ids {
-			r := row{pid, sp.message, i, len(sp.ids), sp.at}
+			r := row{pid, sp.message, i, len(sp.ids), sp.at, -1}
 			if k, ok := byPID[pid]; ok { // an id given twice: the last one wins
 				rows[k] = r
 				continue
@@ -74,14 +89,30 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 			rows = append(rows, r)
 		}
 	}
+	for _, i := range keep { // ids of other parts, one receipt each
+		rows = append(rows, row{pid: receipts[i].ProviderID, receipt: i})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	slices.SortFunc(rows, func(a, b row) int { return strings.Compare(a.pid, b.pid) })
+	partIndex := make(map[string]int, len(rows))
 	var early []partRow
 	q := s.queries().recordParts
 	for chunk := range slices.Chunk(rows, partChunk) {
 		batch := s.newJSONRows(len(chunk))
+		kept := false
 		for _, r := range chunk {
-			batch.row().text(r.pid).id(r.message).int(int64(r.index)).int(int64(r.count)).ts(r.at)
+			if r.receipt < 0 {
+				partIndex[r.pid] = r.index
+				batch.row().text(r.pid).id(r.message).int(int64(r.index)).int(int64(r.count)).null().text("").null().ts(r.at)
+				continue
+			}
+			kept = true
+			rc := receipts[r.receipt]
+			batch.row().text(r.pid).null().int(0).int(0).text(rc.State).text(rc.Err).ts(rc.At).ts(now)
 		}
-		if s.dialect == dialectSQLite {
+		if s.dialect == dialectSQLite && !kept {
 			// Under SQLite's one writer no row can appear between a read
 			// and a write of this transaction: when none of the part ids
 			// has a row (the usual case: no early receipt, no id given
@@ -117,6 +148,10 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 			return fmt.Errorf("record sms parts: %w", err)
 		}
 		for _, p := range got {
+			if _, part := partIndex[p.providerID]; !part {
+				taken[p.providerID] = p
+				continue
+			}
 			recorded[p.providerID] = p
 			if p.state != "" {
 				early = append(early, p)
@@ -127,11 +162,11 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 		return nil
 	}
 	// Apply the early receipts message by message, in part order.
-	slices.SortStableFunc(early, func(a, b partRow) int {
+	slices.SortFunc(early, func(a, b partRow) int {
 		if c := compareIDs(a.message, b.message); c != 0 {
 			return c
 		}
-		return byPID[a.providerID] - byPID[b.providerID]
+		return partIndex[a.providerID] - partIndex[b.providerID]
 	})
 	var before []delivery.PartReceipt
 	for i, p := range early {
@@ -178,9 +213,11 @@ func (s *Store) ApplyReceipts(ctx context.Context, receipts []delivery.Receipt, 
 }
 
 // ApplyBatch implements delivery.Store: one transaction locks the messages
-// of the updates, applies them, records the parts of the SMS gone Sent,
-// then applies the receipts (locking the messages they name that the
-// updates did not), and writes every changed message in one statement.
+// of the updates, applies them, reads the parts the receipts name, writes
+// the parts of the SMS gone Sent with the receipts of parts not found (one
+// statement, in provider id order), then applies the other receipts
+// (locking the messages they name that the updates did not), and writes
+// every changed message in one statement.
 //
 // The receipt of a part of a one-part message is not written into the
 // part's row: the message's status records it (a final status makes any
@@ -226,20 +263,32 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 		clear(res.Then)
 		clear(res.Moved)
 		states := map[messaging.ID]*messageState{}
-		// The part rows this transaction wrote: receipts of these parts
-		// need not read them again.
-		recorded := map[string]partRow{}
+		var sent []sentParts
 		if len(ids) > 0 {
 			var err error
 			if states, err = s.lockMessages(ctx, tx, ids); err != nil {
 				return err
 			}
-			if err := s.applyUpdates(ctx, tx, states, updates, applied, res.Then, recorded); err != nil {
+			sent = applyUpdates(states, updates, applied)
+		}
+		// The rows of the parts the receipts name, but for the parts this
+		// batch records: the receipts of parts not found are kept.
+		var known map[string]partRow
+		var unknown []int
+		if len(cand) > 0 {
+			var err error
+			if known, unknown, err = s.readReceiptParts(ctx, tx, receipts, cand, sent); err != nil {
 				return err
 			}
 		}
+		// The part rows this transaction wrote, and those the receipts
+		// kept were written into.
+		recorded, taken := map[string]partRow{}, map[string]partRow{}
+		if err := s.recordParts(ctx, tx, states, sent, receipts, unknown, now, recorded, taken, res.Then); err != nil {
+			return err
+		}
 		if len(cand) > 0 {
-			if err := s.applyReceipts(ctx, tx, states, recorded, receipts, cand, first, now, out, res.Moved); err != nil {
+			if err := s.applyReceipts(ctx, tx, states, known, recorded, taken, receipts, cand, first, now, out, res.Moved); err != nil {
 				return err
 			}
 		}
@@ -254,38 +303,55 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 	return res, nil
 }
 
-// applyReceipts applies the candidate receipts (the first final one of
-// each part) to the parts and to states, locking the messages not in
-// states yet.
-func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, recorded map[string]partRow,
-	receipts []delivery.Receipt, cand []int, first map[string]int, now time.Time, out []delivery.ReceiptOutcome, moved []messaging.MessageStatus) error {
-	for _, i := range cand {
-		out[i] = delivery.ReceiptDuplicate
+// readReceiptParts reads the rows of the parts the candidate receipts
+// name, but for the parts of sent, and returns them with the candidates
+// whose part has no row.
+func (s *Store) readReceiptParts(ctx context.Context, tx *txn, receipts []delivery.Receipt, cand []int, sent []sentParts) (map[string]partRow, []int, error) {
+	recording := map[string]bool{}
+	for _, sp := range sent {
+		for _, pid := range sp.ids {
+			recording[pid] = true
+		}
 	}
 	var read []int
 	for _, i := range cand {
-		if _, ok := recorded[receipts[i].ProviderID]; !ok {
+		if !recording[receipts[i].ProviderID] {
 			read = append(read, i)
 		}
 	}
 	known, err := s.readParts(ctx, tx, receipts, read)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
+	var unknown []int
+	for _, i := range read {
+		if _, ok := known[receipts[i].ProviderID]; !ok {
+			unknown = append(unknown, i)
+		}
+	}
+	return known, unknown, nil
+}
+
+// applyReceipts applies the candidate receipts (the first final one of
+// each part) to the parts and to states, locking the messages not in
+// states yet. known holds the rows read of their parts, recorded the rows
+// of the parts this batch recorded, taken the rows recordParts wrote the
+// receipts of unknown parts into.
+func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, known, recorded, taken map[string]partRow,
+	receipts []delivery.Receipt, cand []int, first map[string]int, now time.Time, out []delivery.ReceiptOutcome, moved []messaging.MessageStatus) error {
 	for _, i := range cand {
+		out[i] = delivery.ReceiptDuplicate
 		if p, ok := recorded[receipts[i].ProviderID]; ok {
 			known[p.providerID] = p
 		}
 	}
-	// taken are the part rows the receipts were written into (or, for
+	// taken gets the part rows the receipts were written into (or, for
 	// one-part messages, that they apply to).
-	taken := map[string]partRow{}
-	var multi, unknown []int
+	var multi []int
 	for _, i := range cand {
 		p, ok := known[receipts[i].ProviderID]
 		switch {
-		case !ok:
-			unknown = append(unknown, i)
+		case !ok: // unknown: written by recordParts, into taken if at all
 		case p.message.IsZero() || p.state != "": // a kept receipt, or a part with its receipt
 		case p.count <= 1:
 			r := receipts[i]
@@ -298,13 +364,7 @@ func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging
 	// Parts of long messages take the receipt unless they hold one; a
 	// concurrent receipt of the same part may have written it since it
 	// was read.
-	if err := s.upsertReceipts(ctx, tx, receipts, multi, now, false, taken); err != nil {
-		return err
-	}
-	// Parts not known: the receipt is kept in a row of its own. The part
-	// may have been recorded meanwhile by a transaction that committed
-	// since it was read (Postgres): the row is then the part's.
-	if err := s.upsertReceipts(ctx, tx, receipts, unknown, now, true, taken); err != nil {
+	if err := s.updateReceipts(ctx, tx, receipts, multi, now, taken); err != nil {
 		return err
 	}
 	var ids, long []messaging.ID
@@ -405,17 +465,13 @@ func (s *Store) readParts(ctx context.Context, tx *txn, receipts []delivery.Rece
 	return known, nil
 }
 
-// upsertReceipts writes receipts into their parts' rows, inserting the
-// rows that do not exist when insert is set, unless a row holds a receipt
-// already; the rows written go into taken.
-func (s *Store) upsertReceipts(ctx context.Context, tx *txn, receipts []delivery.Receipt, idx []int, now time.Time, insert bool, taken map[string]partRow) error {
+// updateReceipts writes receipts into their parts' rows, unless a row
+// holds a receipt already; the rows written go into taken.
+func (s *Store) updateReceipts(ctx context.Context, tx *txn, receipts []delivery.Receipt, idx []int, now time.Time, taken map[string]partRow) error {
 	if len(idx) == 0 {
 		return nil
 	}
 	q := s.queries().receiptsUpdate
-	if insert {
-		q = s.queries().receiptsInsert
-	}
 	for chunk := range slices.Chunk(idx, partChunk) {
 		batch := s.newJSONRows(len(chunk))
 		for _, i := range chunk {
