@@ -250,3 +250,64 @@ func TestPostgresBatchesReadTheirPartitionsOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresReadsByNumberArePlannedOncePerConnection: on a store whose
+// messages are partitioned, the listings by phone number and by external
+// user id, which name no id and so read every partition, are prepared on
+// the connection and planned once for all their calls (a generic plan),
+// not for each call: planning every partition per call cost ten times the
+// read with 25 partitions, and grew with them. They still find the rows
+// of every partition, newest first.
+func TestPostgresReadsByNumberArePlannedOncePerConnection(t *testing.T) {
+	ctx := t.Context()
+	// One connection, so that pg_prepared_statements below is the
+	// listings' session.
+	s, err := Open(ctx, pgtest.SchemaURL(t), Config{PartitionSpan: time.Minute, MaxOpenConns: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	now := time.Now().UTC().Truncate(time.Minute)
+	for i := range 6 {
+		require.NoError(t, s.EnsurePartitions(ctx, now.Add(time.Duration(i)*time.Minute)))
+	}
+	company := messaging.NewIDGenerator(time.Now).New()
+	var ids []messaging.ID
+	for i := range 6 {
+		id := messaging.NewIDGenerator(func() time.Time { return now.Add(time.Duration(i)*time.Minute + time.Second) }).New()
+		ids = append(ids, id)
+		_, err := s.db.DB.ExecContext(ctx, "INSERT INTO messages (id, company_id, campaign_id, due_at, created_at, updated_at, channel, status, phone, external_user_id) "+
+			"VALUES ($1, $2, $3, $4, $4, $4, 'Smpp', 'Delivered', '+447700900001', 'user-1')",
+			id.String(), company.String(), company.String(), now.Add(time.Duration(i)*time.Minute+time.Second))
+		require.NoError(t, err)
+	}
+	var spread int
+	require.NoError(t, s.db.QueryRowContext(ctx, "SELECT COUNT(DISTINCT tableoid) FROM messages").Scan(&spread))
+	require.Equal(t, 6, spread, "one message a partition")
+
+	const calls = 8
+	for _, f := range []messaging.MessageFilter{{Phone: "+447700900001"}, {ExternalUserID: "user-1"}} {
+		for range calls {
+			got, total, err := s.ListMessages(ctx, company, messaging.MessageFilter{Phone: f.Phone, ExternalUserID: f.ExternalUserID,
+				PageRequest: messaging.PageRequest{Page: 1, PageSize: 4}})
+			require.NoError(t, err)
+			require.Equal(t, 6, total)
+			require.Len(t, got, 4)
+			require.Equal(t, ids[5], got[0].ID, "newest first")
+			require.Equal(t, ids[2], got[3].ID)
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements "+
+		"WHERE statement LIKE '%FROM messages WHERE company_id = $1 AND %'")
+	require.NoError(t, err)
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var st string
+		var generic, custom int
+		require.NoError(t, rows.Scan(&st, &generic, &custom))
+		require.Equal(t, calls, generic, "generic plans run: %s", st)
+		require.Zero(t, custom, "custom plans made: %s", st)
+		n++
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, 4, n, "the count and the page of each listing prepared")
+}
