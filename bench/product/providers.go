@@ -135,7 +135,7 @@ func runProvider(ctx context.Context, o options, dir string, s providerSetup, ca
 	if s.provider == "herald" {
 		creds = `{"token":"bench-token","callbackSecret":"bench-secret"}`
 		args := []string{"simulate", "chat", "-addr", simAddr, "-token", "bench-token", "-callback-url", callbackURL,
-			"-callback-secret", "bench-secret", "-delivered-delay", o.receiptDelay.String()}
+			"-callback-secret", "bench-secret", "-delivered-delay", o.receiptDelay.String(), "-callback-batch", strconv.Itoa(o.chatBatch)}
 		if err := sim.Start(exec.CommandContext(ctx, o.herald, args...), filepath.Join(dir, "chatsim.log"), "chat provider simulator at", o.timeout); err != nil {
 			return providerResult{}, fmt.Errorf("the chat simulator: %w", err)
 		}

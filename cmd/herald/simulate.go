@@ -76,6 +76,8 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 		channel := fs.String("channel", "", "the channel simulated (viber or whatsapp; empty: the provider's first); not for herald")
 		creds := fs.String("credentials", "", "the service's credentials object (JSON) requests are checked and callbacks signed with;\n"+
 			"empty: demo credentials, printed; not for herald, which takes -token and -callback-secret")
+		batch := fs.Int("callback-batch", 0, "herald: post batched callbacks of up to this many events a request (0: one event a request)")
+		batchWait := fs.Duration("callback-batch-wait", 100*time.Millisecond, "herald, with -callback-batch: how long a due event waits for others")
 		rate := fs.Int("rate", 0, "requests a second taken before 429 (0: the simulator's default, 100); not for herald")
 		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 			return nil // the flags were listed
@@ -86,7 +88,8 @@ func simulate(ctx context.Context, which string, args []string, stdout io.Writer
 			return simulateProvider(ctx, *provider, *addr, *channel, *creds, *callbackURL, *rate, stdout, log)
 		}
 		sim := chatsim.New(chatsim.Config{Token: *token, CallbackURL: *callbackURL, CallbackSecret: *secret,
-			DeliveredDelay: *delay, SeenDelay: *delay, ReplyDelay: *delay, Logger: log})
+			DeliveredDelay: *delay, SeenDelay: *delay, ReplyDelay: *delay, CallbackBatch: *batch, CallbackBatchWait: *batchWait,
+			Logger: log})
 		if err := sim.Start(*addr); err != nil {
 			return err
 		}

@@ -97,6 +97,11 @@ type callbackHandler struct {
 //     survey's options), 500 otherwise so that the provider sends the
 //     event again.
 //
+// A body that is a JSON array is a batched callback, each event with its
+// own id (serveBatch): the ids are its replay keys, its status events are
+// reported in one ChatStatuses call, and its malformed events are refused
+// one by one while the others are taken.
+//
 // Error answers carry a JSON body {"error": ..., "message": ...}. A
 // status event becomes a delivery.ChatStatus: delivered and seen as
 // such, expired a failure for delivery.ReasonExpired, failed a failure
@@ -206,6 +211,10 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	if isBatch(body) {
+		h.serveBatch(ctx, w, r, body)
+		return
+	}
 	key := h.cfg.ReplayScope + hex.EncodeToString(mac)
 	seen, err := h.cfg.Replays.Seen(ctx, key, h.cfg.Now().Add(ReplayHold))
 	if err != nil {
@@ -304,6 +313,11 @@ func (h *callbackHandler) parse(body []byte) (event, error) {
 	if err := json.Unmarshal(body, &b); err != nil {
 		return event{}, fmt.Errorf("malformed JSON: %w", err)
 	}
+	return h.eventOf(&b)
+}
+
+// eventOf turns a decoded callback into an event.
+func (h *callbackHandler) eventOf(b *callbackBody) (event, error) {
 	var id messaging.ID
 	switch b.Event {
 	case eventUnsubscribed, eventSubscribed:

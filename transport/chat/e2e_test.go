@@ -153,3 +153,22 @@ func TestEndToEndCallbackFaults(t *testing.T) {
 		require.Equal(t, res.ProviderID, got[0].Token, "12 carries the token of the first acceptance")
 	})
 }
+
+func TestEndToEndBatchedCallbacks(t *testing.T) {
+	c, sim, ev := e2e(t, chatsim.Config{DeliveredDelay: 5 * time.Millisecond, SeenDelay: 5 * time.Millisecond,
+		CallbackBatch: 10, CallbackBatchWait: 5 * time.Millisecond, Faults: chatsim.Faults{DuplicateCallbacks: true}})
+	ctx := context.Background()
+	var ms []delivery.ChatSend
+	for i := range 5 {
+		m := textTo(fmt.Sprintf("99890123456%d", i))
+		_, err := c.SendChat(ctx, m)
+		require.NoError(t, err)
+		ms = append(ms, m)
+	}
+	require.NoError(t, sim.WaitIdle(ctx))
+	for _, m := range ms {
+		require.Equal(t, []string{"status:delivered", "status:seen"}, kinds(ev.wait(t, m.MessageID, 2)),
+			"each event stored once, in order, the duplicate posts refused")
+	}
+	require.Zero(t, sim.Stats().CallbackFailures, "the first post of every batch answered 200")
+}

@@ -34,7 +34,7 @@ type callbacks struct {
 	mu     sync.Mutex
 	due    dueHeap
 	wake   chan struct{}
-	work   chan *chain
+	work   chan []*chain // the chains of one request each
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -66,6 +66,7 @@ type chain struct {
 	steps                 []step
 	body                  []byte // the current step's body, kept for its retries
 	attempt               int
+	done                  int // the steps posted: the current step's number
 	duplicate             bool
 	at                    time.Time
 	order                 uint64
@@ -102,6 +103,9 @@ func newCallbacks(cfg Config) *callbacks {
 	if cfg.CallbackAttempts <= 0 {
 		cfg.CallbackAttempts = DefaultCallbackAttempts
 	}
+	if cfg.CallbackBatch > 1 && cfg.CallbackBatchWait <= 0 {
+		cfg.CallbackBatchWait = DefaultCallbackBatchWait
+	}
 	cfg.CallbackBackoff = cfg.CallbackBackoff.Or(messaging.Backoff{Min: DefaultCallbackMin, Max: DefaultCallbackMax})
 	c := &callbacks{
 		cfg:     cfg,
@@ -109,7 +113,7 @@ func newCallbacks(cfg Config) *callbacks {
 		client:  cfg.CallbackHTTP,
 		workers: cfg.CallbackWorkers,
 		wake:    make(chan struct{}, 1),
-		work:    make(chan *chain, cfg.CallbackWorkers),
+		work:    make(chan []*chain, cfg.CallbackWorkers),
 	}
 	if c.client == nil && cfg.CallbackURL != "" {
 		if u, err := url.Parse(cfg.CallbackURL); err == nil && u.Scheme == "http" && u.Host != "" {
@@ -193,12 +197,15 @@ func (c *callbacks) push(ch *chain, at time.Time) {
 	}
 }
 
-// dispatch hands due chains to the workers, in batches.
+// dispatch hands due chains to the workers: one a request, or with
+// CallbackBatch above 1 up to CallbackBatch a request, a due chain
+// waiting up to CallbackBatchWait for others to fill its request.
 func (c *callbacks) dispatch() {
 	defer c.wg.Done()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	var batch []*chain
+	size := max(c.cfg.CallbackBatch, 1)
+	var batch []*chain // due chains not handed over yet, oldest first
 	for {
 		now := time.Now()
 		next := time.Duration(-1)
@@ -210,15 +217,29 @@ func (c *callbacks) dispatch() {
 			next = c.due[0].at.Sub(now)
 		}
 		c.mu.Unlock()
-		for i, ch := range batch {
+		hand := len(batch)
+		if size > 1 && hand > 0 && now.Sub(batch[0].at) < c.cfg.CallbackBatchWait {
+			hand -= hand % size // whole requests only; the rest waits
+		}
+		for hand > 0 {
+			n := min(size, hand)
+			group := make([]*chain, n)
+			copy(group, batch)
 			select {
-			case c.work <- ch:
-				batch[i] = nil
+			case c.work <- group:
 			case <-c.ctx.Done():
 				return
 			}
+			rest := copy(batch, batch[n:])
+			clear(batch[rest:])
+			batch = batch[:rest]
+			hand -= n
 		}
-		batch = batch[:0]
+		if len(batch) > 0 {
+			if w := batch[0].at.Add(c.cfg.CallbackBatchWait).Sub(now); next < 0 || w < next {
+				next = max(w, 0)
+			}
+		}
 		if next < 0 {
 			next = time.Hour
 		}
@@ -243,10 +264,15 @@ func (c *callbacks) worker() {
 	defer c.wg.Done()
 	p := c.newPoster()
 	defer p.close()
+	var buf []byte
 	for {
 		select {
-		case ch := <-c.work:
-			c.run(p, ch)
+		case chs := <-c.work:
+			if c.cfg.CallbackBatch > 1 {
+				buf = c.runBatch(p, chs, buf)
+			} else {
+				c.run(p, chs[0])
+			}
 		case <-c.ctx.Done():
 			return
 		}
@@ -256,9 +282,47 @@ func (c *callbacks) worker() {
 // run posts the current step of ch and plans what comes next.
 func (c *callbacks) run(p poster, ch *chain) {
 	if len(ch.body) == 0 {
-		ch.body = appendEvent(ch.body, ch, ch.steps[0].ev, c.cfg.Now().UnixMilli())
+		ch.body = appendEvent(ch.body, ch, ch.steps[0].ev, c.cfg.Now().UnixMilli(), false)
 	}
-	if !p.post(ch.body) {
+	ok := p.post(ch.body)
+	if ok && ch.duplicate && p.post(ch.body) {
+		c.sent.Add(1)
+	}
+	c.posted(ch, ok)
+}
+
+// runBatch posts the current steps of chs in one batched callback (a
+// JSON array of the events, each with its id), its body built in buf,
+// and plans what comes next for each. It returns buf for the next one.
+func (c *callbacks) runBatch(p poster, chs []*chain, buf []byte) []byte {
+	now := c.cfg.Now().UnixMilli()
+	buf = append(buf[:0], '[')
+	duplicate := false
+	for i, ch := range chs {
+		if len(ch.body) == 0 {
+			ch.body = appendEvent(ch.body, ch, ch.steps[0].ev, now, true)
+		}
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, ch.body...)
+		duplicate = duplicate || ch.duplicate
+	}
+	buf = append(buf, ']')
+	ok := p.post(buf)
+	if ok && duplicate && p.post(buf) {
+		c.sent.Add(int64(len(chs)))
+	}
+	for _, ch := range chs {
+		c.posted(ch, ok)
+	}
+	return buf
+}
+
+// posted plans what comes after the post of ch's current step: its
+// retry when it was not answered 200 (ok false), else its next step.
+func (c *callbacks) posted(ch *chain, ok bool) {
+	if !ok {
 		if c.ctx.Err() != nil {
 			return
 		}
@@ -274,10 +338,7 @@ func (c *callbacks) run(p poster, ch *chain) {
 		return
 	}
 	c.sent.Add(1)
-	if ch.duplicate && p.post(ch.body) {
-		c.sent.Add(1)
-	}
-	ch.steps, ch.body, ch.attempt = ch.steps[1:], ch.body[:0], 0
+	ch.steps, ch.body, ch.attempt, ch.done = ch.steps[1:], ch.body[:0], 0, ch.done+1
 	if len(ch.steps) == 0 {
 		c.pending.Add(-1)
 		return
@@ -286,12 +347,22 @@ func (c *callbacks) run(p poster, ch *chain) {
 }
 
 // appendEvent appends the JSON body of event ev of ch, at timestamp ts
-// (Unix milliseconds).
-func appendEvent(b []byte, ch *chain, ev event, ts int64) []byte {
+// (Unix milliseconds). An event of a batch (withID) starts with its id:
+// the message_token and the number of the chain's step, which no other
+// event of the simulator's has.
+func appendEvent(b []byte, ch *chain, ev event, ts int64, withID bool) []byte {
+	b = append(b, '{')
+	if withID {
+		b = append(b, `"id":"`...)
+		b = append(b, ch.token...)
+		b = append(b, '.')
+		b = strconv.AppendInt(b, int64(ch.done), 10)
+		b = append(b, `",`...)
+	}
 	if ev.status != "" {
-		b = append(b, `{"event":"status","message_token":`...)
+		b = append(b, `"event":"status","message_token":`...)
 	} else {
-		b = append(b, `{"event":"reply","message_token":`...)
+		b = append(b, `"event":"reply","message_token":`...)
 	}
 	b = appendJSONString(b, ch.token)
 	b = append(b, `,"tracking_data":`...)

@@ -61,7 +61,12 @@
 // fixed pool of CallbackWorkers goroutines, so the number of goroutines
 // stays bounded whatever the load. Each worker keeps a connection of its
 // own to CallbackURL and writes a callback's request in one piece, so a
-// callback costs the simulator little more than a write and a read.
+// callback costs the simulator little more than a write and a read. With
+// Config.CallbackBatch above 1 a request carries the due events of up to
+// that many messages, a JSON array of events each with its own id (the
+// message_token and the step's number); a due event waits up to
+// CallbackBatchWait for others, and a refused request is posted again
+// whole, byte for byte.
 //
 // # Faults and records
 //

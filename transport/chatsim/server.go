@@ -51,6 +51,13 @@ type Config struct {
 	// CallbackBackoff bounds the wait between attempts of a callback: it
 	// doubles from Min up to Max. Defaults: Min 100ms, Max 5s.
 	CallbackBackoff messaging.Backoff
+	// CallbackBatch, above 1, makes the callbacks batched: one signed
+	// request carries the due events of up to CallbackBatch messages, a
+	// JSON array of events each with its own id (docs/chat-provider.md).
+	// A due event waits up to CallbackBatchWait (default 100ms) for others
+	// to fill its request. Default 0: one event a request.
+	CallbackBatch     int
+	CallbackBatchWait time.Duration
 
 	// DeliveredDelay is the time between the acceptance of a message and
 	// its delivered callback (or its failed callback, for numbers ending
@@ -130,8 +137,8 @@ type Stats struct {
 	HTTPErrors  int64 // answered HTTP 401, 429 or 500 (faults included)
 	Dropped     int64 // accepted and left unanswered (Faults.DropFirst)
 
-	CallbacksSent      int64 // callbacks answered 200 (duplicates included)
-	CallbackFailures   int64 // callback attempts answered otherwise or failed
+	CallbacksSent      int64 // events answered 200 (duplicates included; each event of a batch)
+	CallbackFailures   int64 // event attempts answered otherwise or failed
 	CallbacksAbandoned int64 // callbacks given up after CallbackAttempts
 	CallbacksPending   int64 // messages whose callbacks are not all sent
 }
@@ -143,7 +150,10 @@ const (
 	DefaultCallbackAttempts = 10
 	DefaultCallbackMin      = 100 * time.Millisecond
 	DefaultCallbackMax      = 5 * time.Second
-	DefaultSeqMemory        = 1 << 20
+	// DefaultCallbackBatchWait is how long a due event of batched
+	// callbacks waits for others.
+	DefaultCallbackBatchWait = 100 * time.Millisecond
+	DefaultSeqMemory         = 1 << 20
 )
 
 // maxRequest is the largest send_message body read.
