@@ -428,7 +428,7 @@ func (s *Store) queries() *deliveryQueries {
 			partReceipts: "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts " +
 				"WHERE " + s.jsonIDsIn("message_id") + " AND part_count > 1 AND state IS NOT NULL",
 		}
-		c.q.subscribers = "SELECT id, company_id, events FROM webhook_endpoints WHERE disabled_at IS NULL AND " + s.jsonIDsIn("company_id")
+		c.q.subscribers = "SELECT id, company_id, events, batch_max_events FROM webhook_endpoints WHERE disabled_at IS NULL AND " + s.jsonIDsIn("company_id")
 		for cols := range c.q.writeStates {
 			c.q.writeStates[cols] = s.writeStatesQuery(stateColumns(cols))
 		}

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,11 +14,22 @@ import (
 	"github.com/heraldhq/herald/webhook"
 )
 
+// subscriber is an endpoint subscribed to an event type: its id, and
+// its batch size (0 when it takes one event a request).
+type subscriber struct {
+	id    messaging.ID
+	batch int
+}
+
+// subscriberMap holds, by company, the endpoints subscribed to an event
+// type, in the order of their ids.
+type subscriberMap map[messaging.ID][]subscriber
+
 // subscribers returns, for those of the companies that have any, the
 // enabled endpoints subscribed to event type t. It reads in the writing
 // transaction: an endpoint registered before the transaction gets its
 // events.
-func (s *Store) subscribers(ctx context.Context, tx *txn, companies []messaging.ID, t webhook.EventType) (map[messaging.ID][]messaging.ID, error) {
+func (s *Store) subscribers(ctx context.Context, tx *txn, companies []messaging.ID, t webhook.EventType) (subscriberMap, error) {
 	if len(companies) == 0 {
 		return nil, nil
 	}
@@ -26,26 +38,27 @@ func (s *Store) subscribers(ctx context.Context, tx *txn, companies []messaging.
 		return nil, fmt.Errorf("read webhook endpoints: %w", err)
 	}
 	defer rows.Close()
-	var out map[messaging.ID][]messaging.ID
+	var out subscriberMap
 	for rows.Next() {
-		var id, company messaging.ID
+		var sub subscriber
+		var company messaging.ID
 		var events string
-		if err := rows.Scan(&id, &company, &events); err != nil {
+		if err := rows.Scan(&sub.id, &company, &events, &sub.batch); err != nil {
 			return nil, fmt.Errorf("read webhook endpoints: %w", err)
 		}
 		if !slices.Contains(strings.Split(events, ","), string(t)) {
 			continue
 		}
 		if out == nil {
-			out = map[messaging.ID][]messaging.ID{}
+			out = subscriberMap{}
 		}
-		out[company] = append(out[company], id)
+		out[company] = append(out[company], sub)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read webhook endpoints: %w", err)
 	}
-	for _, ids := range out {
-		slicesSortIDs(ids)
+	for _, subs := range out {
+		slices.SortFunc(subs, func(a, b subscriber) int { return compareIDs(a.id, b.id) })
 	}
 	return out, nil
 }
@@ -81,12 +94,16 @@ func (s *Store) emitMessageStatus(ctx context.Context, tx *txn, states map[messa
 	return s.writeEvents(ctx, tx, events, subs)
 }
 
-// writeEvents inserts events and, for each, a delivery to every endpoint
-// of subs[its company], due at once.
-func (s *Store) writeEvents(ctx context.Context, tx *txn, events []webhook.Event, subs map[messaging.ID][]messaging.ID) error {
+// writeEvents inserts events and the deliveries of every endpoint of
+// subs[their company], due at once. An endpoint taking one event a
+// request gets a delivery an event. An endpoint taking batches gets one
+// delivery for its company's events of the write, up to its batch size
+// each: a row that the sender reads, sends and records as one.
+func (s *Store) writeEvents(ctx context.Context, tx *txn, events []webhook.Event, subs subscriberMap) error {
 	for chunk := range slices.Chunk(events, 500) {
 		ev := s.newJSONRows(len(chunk))
 		dl := s.newJSONRows(len(chunk))
+		var grouped map[messaging.ID][]webhook.Event // by company, for endpoints taking batches
 		for _, e := range chunk {
 			render := int64(0)
 			if e.Type == webhook.MessageStatus { // written by MessageStatusRef
@@ -94,7 +111,34 @@ func (s *Store) writeEvents(ctx context.Context, tx *txn, events []webhook.Event
 			}
 			ev.row().id(e.ID).id(e.CompanyID).text(string(e.Type)).id(e.Subject).ts(e.CreatedAt).text(string(e.Data)).int(render)
 			for _, ep := range subs[e.CompanyID] {
-				dl.row().id(s.idGen.New()).id(ep).id(e.ID).id(e.Subject).ts(e.CreatedAt)
+				if ep.batch > 0 {
+					if grouped == nil {
+						grouped = map[messaging.ID][]webhook.Event{}
+					}
+					if g := grouped[e.CompanyID]; len(g) == 0 || g[len(g)-1].ID != e.ID {
+						grouped[e.CompanyID] = append(g, e)
+					}
+					continue
+				}
+				dl.row().id(s.idGen.New()).id(ep.id).id(e.ID).id(e.Subject).ts(e.CreatedAt).text("").int(1)
+			}
+		}
+		for company, es := range grouped {
+			for _, ep := range subs[company] {
+				if ep.batch == 0 {
+					continue
+				}
+				for g := range slices.Chunk(es, ep.batch) {
+					ids := make([]byte, 0, 32*len(g))
+					due := g[0].CreatedAt
+					for _, e := range g {
+						ids = hex.AppendEncode(ids, e.ID[:])
+						if e.CreatedAt.Before(due) {
+							due = e.CreatedAt
+						}
+					}
+					dl.row().id(s.idGen.New()).id(ep.id).id(g[0].ID).id(g[0].Subject).ts(due).text(string(ids)).int(int64(len(g)))
+				}
 			}
 		}
 		if _, err := s.rawExec(ctx, tx, "INSERT INTO webhook_events (id, company_id, type, subject_id, created_at, data, render) "+
@@ -105,23 +149,40 @@ func (s *Store) writeEvents(ctx context.Context, tx *txn, events []webhook.Event
 		if dl.rows == 0 {
 			continue
 		}
-		if _, err := s.rawExec(ctx, tx, "INSERT INTO webhook_deliveries (id, endpoint_id, event_id, subject_id, next_at) "+
-			s.jsonSelect([]string{"id", "endpoint_id", "event_id", "subject_id", "next_at"},
-				[]int{jsonID, jsonID, jsonID, jsonID, jsonTime}), dl.String()); err != nil {
+		if _, err := s.rawExec(ctx, tx, "INSERT INTO webhook_deliveries (id, endpoint_id, event_id, subject_id, next_at, event_ids, events) "+
+			s.jsonSelect([]string{"id", "endpoint_id", "event_id", "subject_id", "next_at", "event_ids", "events"},
+				[]int{jsonID, jsonID, jsonID, jsonID, jsonTime, jsonText, jsonInt}), dl.String()); err != nil {
 			return fmt.Errorf("write webhook deliveries: %w", err)
 		}
 	}
 	return nil
 }
 
+// eventIDs returns the ids of a delivery's event_ids, 32 hex digits each.
+func eventIDs(list string) ([]messaging.ID, error) {
+	if len(list)%32 != 0 {
+		return nil, fmt.Errorf("webhook delivery event list of %d characters", len(list))
+	}
+	out := make([]messaging.ID, len(list)/32)
+	for i := range out {
+		if _, err := hex.Decode(out[i][:], []byte(list[32*i:32*i+32])); err != nil {
+			return nil, fmt.Errorf("webhook delivery event list: %w", err)
+		}
+	}
+	return out, nil
+}
+
 const deliveryColumns = "d.id, d.endpoint_id, d.state, d.attempts, d.next_at, d.last_at, d.last_status, d.last_error, d.last_latency_us, " +
-	"e.id, e.company_id, e.type, e.subject_id, e.created_at, e.data, e.render"
+	"d.event_ids, d.events, e.id, e.company_id, e.type, e.subject_id, e.created_at, e.data, e.render"
 
 // deliveryRow is a delivery as read, and whether its event's message is
-// still to be described.
+// still to be described. A delivery of several events (events > 1) is
+// read with its first; expand adds the others.
 type deliveryRow struct {
 	webhook.Delivery
-	render bool
+	render   bool
+	eventIDs string
+	events   int
 }
 
 func scanDelivery(row interface{ Scan(...any) error }) (deliveryRow, error) {
@@ -129,10 +190,82 @@ func scanDelivery(row interface{ Scan(...any) error }) (deliveryRow, error) {
 	var latency int64
 	var data string
 	err := row.Scan(&d.ID, &d.EndpointID, &d.State, &d.Attempts, timeDst{&d.NextAt}, timePtrDst{&d.LastAt}, &d.LastStatus,
-		&d.LastError, &latency, &d.Event.ID, &d.Event.CompanyID, &d.Event.Type, &d.Event.Subject, timeDst{&d.Event.CreatedAt}, &data, &d.render)
+		&d.LastError, &latency, &d.eventIDs, &d.events, &d.Event.ID, &d.Event.CompanyID, &d.Event.Type, &d.Event.Subject,
+		timeDst{&d.Event.CreatedAt}, &data, &d.render)
 	d.LastLatency = time.Duration(latency) * time.Microsecond
 	d.Event.Data = []byte(data)
 	return d, err
+}
+
+// expand returns rows with each delivery of several events in as many
+// rows, one an event in order, sharing the delivery's id and outcome.
+// Events purged since are left out.
+func (s *Store) expand(ctx context.Context, rows []deliveryRow) ([]deliveryRow, error) {
+	var more []messaging.ID
+	n := 0
+	for _, d := range rows {
+		n += max(d.events, 1)
+		if d.eventIDs == "" {
+			continue
+		}
+		ids, err := eventIDs(d.eventIDs)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			if id != d.Event.ID {
+				more = append(more, id)
+			}
+		}
+	}
+	if len(more) == 0 {
+		return rows, nil
+	}
+	type eventRow struct {
+		e      webhook.Event
+		render bool
+	}
+	events := make(map[messaging.ID]eventRow, len(more))
+	for chunk := range slices.Chunk(more, 1000) {
+		r, err := s.read.QueryContext(ctx, "SELECT id, company_id, type, subject_id, created_at, data, render FROM webhook_events WHERE "+
+			s.jsonIDsIn("id"), s.jsonIDs(chunk))
+		if err != nil {
+			return nil, fmt.Errorf("read the events of deliveries: %w", err)
+		}
+		got, err := collect(r, func(row interface{ Scan(...any) error }) (eventRow, error) {
+			var e eventRow
+			var data string
+			err := row.Scan(&e.e.ID, &e.e.CompanyID, &e.e.Type, &e.e.Subject, timeDst{&e.e.CreatedAt}, &data, &e.render)
+			e.e.Data = []byte(data)
+			return e, err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read the events of deliveries: %w", err)
+		}
+		for _, e := range got {
+			events[e.e.ID] = e
+		}
+	}
+	out := make([]deliveryRow, 0, n)
+	for _, d := range rows {
+		if d.eventIDs == "" {
+			out = append(out, d)
+			continue
+		}
+		ids, _ := eventIDs(d.eventIDs) // checked above
+		for _, id := range ids {
+			if id == d.Event.ID {
+				out = append(out, d)
+				continue
+			}
+			if e, ok := events[id]; ok {
+				x := d
+				x.Event, x.render = e.e, e.render
+				out = append(out, x)
+			}
+		}
+	}
+	return out, nil
 }
 
 // describe returns the deliveries with the events written with their
@@ -168,7 +301,8 @@ func (s *Store) describe(ctx context.Context, rows []deliveryRow) ([]webhook.Del
 	return out, nil
 }
 
-// WaitingDeliveries implements webhook.Outbox.
+// WaitingDeliveries implements webhook.Outbox. It reads whole
+// deliveries, oldest first, until they hold limit events.
 func (s *Store) WaitingDeliveries(ctx context.Context, endpointID messaging.ID, limit int) (_ []webhook.Delivery, err error) {
 	defer keepUnavailable(&err)
 	rows, err := s.read.QueryContext(ctx, "SELECT "+deliveryColumns+" FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id "+
@@ -176,11 +310,34 @@ func (s *Store) WaitingDeliveries(ctx context.Context, endpointID messaging.ID, 
 	if err != nil {
 		return nil, fmt.Errorf("read waiting deliveries: %w", err)
 	}
-	got, err := collect(rows, scanDelivery)
+	got, err := collectEvents(rows, limit, scanDelivery)
 	if err != nil {
 		return nil, fmt.Errorf("read waiting deliveries: %w", err)
 	}
+	if got, err = s.expand(ctx, got); err != nil {
+		return nil, err
+	}
 	return s.describe(ctx, got)
+}
+
+// collectEvents reads deliveries from rows until they hold at least
+// limit events.
+func collectEvents(rows *sql.Rows, limit int, scan func(interface{ Scan(...any) error }) (deliveryRow, error)) ([]deliveryRow, error) {
+	defer rows.Close()
+	var out []deliveryRow
+	n := 0
+	for n < limit && rows.Next() {
+		d, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+		n += max(d.events, 1)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // LeaseWebhooks implements webhook.Outbox.
@@ -317,40 +474,187 @@ func (s *Store) PurgeEvents(ctx context.Context, before time.Time, limit int) (_
 }
 
 // ListDeliveries implements webhook.Store, through the deliveries' index
-// by endpoint and event.
+// by endpoint and event. A delivery of several events lists each of them,
+// the latest first.
 func (s *Store) ListDeliveries(ctx context.Context, companyID, endpointID messaging.ID, page messaging.PageRequest) (_ []webhook.Delivery, _ int, err error) {
 	defer keepUnavailable(&err)
-	var n int
-	err = s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM webhook_endpoints WHERE id = ? AND company_id = ?", s.id(endpointID), s.id(companyID)).Scan(&n)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
-	}
-	if n == 0 {
+	var batch int
+	err = s.read.QueryRowContext(ctx, "SELECT batch_max_events FROM webhook_endpoints WHERE id = ? AND company_id = ?",
+		s.id(endpointID), s.id(companyID)).Scan(&batch)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, webhook.NotFound(endpointID)
 	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
+	}
 	var total int
-	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM webhook_deliveries WHERE endpoint_id = ?", s.id(endpointID)).Scan(&total); err != nil {
+	if err := s.read.QueryRowContext(ctx, "SELECT COALESCE(SUM(events), 0) FROM webhook_deliveries WHERE endpoint_id = ?",
+		s.id(endpointID)).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
 	}
-	rows, err := s.read.QueryContext(ctx, "SELECT "+deliveryColumns+" FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id "+
-		"WHERE d.endpoint_id = ? ORDER BY d.event_id DESC LIMIT ? OFFSET ?", s.id(endpointID), page.PageSize, page.Offset())
+	list := "SELECT " + deliveryColumns + " FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id " +
+		"WHERE d.endpoint_id = ? ORDER BY d.event_id DESC LIMIT ?"
+	if batch == 0 { // a delivery an event, but those of the endpoint's batches before
+		rows, err := s.read.QueryContext(ctx, list+" OFFSET ?", s.id(endpointID), page.PageSize, page.Offset())
+		if err != nil {
+			return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
+		}
+		got, err := collect(rows, scanDelivery)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
+		}
+		if got, err = s.expand(ctx, got); err != nil {
+			return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
+		}
+		out, err := s.describe(ctx, got[:min(len(got), page.PageSize)])
+		return out, total, err
+	}
+	// Deliveries of several events: skip whole ones up to the page's
+	// first event, then take the events of those it spans.
+	rows, err := s.read.QueryContext(ctx, list, s.id(endpointID), page.Offset()+page.PageSize)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
 	}
-	got, err := collect(rows, scanDelivery)
+	skip := page.Offset()
+	var picked []deliveryRow
+	err = func() error {
+		defer rows.Close()
+		taken := 0
+		for taken < page.PageSize && rows.Next() {
+			d, err := scanDelivery(rows)
+			if err != nil {
+				return err
+			}
+			n := max(d.events, 1)
+			if len(picked) == 0 && skip >= n {
+				skip -= n
+				continue
+			}
+			picked = append(picked, d)
+			taken += n
+			if len(picked) == 1 {
+				taken -= skip
+			}
+		}
+		return rows.Err()
+	}()
 	if err != nil {
 		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
 	}
-	out, err := s.describe(ctx, got)
+	var events []deliveryRow
+	for _, d := range picked {
+		got, err := s.expand(ctx, []deliveryRow{d})
+		if err != nil {
+			return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
+		}
+		slices.Reverse(got)
+		events = append(events, got...)
+	}
+	events = events[min(skip, len(events)):]
+	out, err := s.describe(ctx, events[:min(len(events), page.PageSize)])
 	return out, total, err
 }
 
-// Redeliver implements webhook.Store.
+// Redeliver implements webhook.Store. The event's delivery waits again,
+// due at now. When it is one of several events of a delivery: a delivery
+// that waits is made due whole; one that does not is split, the event
+// keeping the delivery's id (its place in order) and attempts, the other
+// events the outcome they had, under a new id.
 func (s *Store) Redeliver(ctx context.Context, companyID, endpointID, eventID messaging.ID, now time.Time) (err error) {
 	defer keepUnavailable(&err)
-	res, err := s.db.ExecContext(ctx, "UPDATE webhook_deliveries SET state = 0, next_at = ? WHERE endpoint_id = ? AND event_id = ? "+
-		"AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE company_id = ?)", s.ts(now), s.id(endpointID), s.id(eventID), s.id(companyID))
-	return updatedOne(res, err, "redeliver", func() error { return messaging.NotFoundf("no delivery of event %s", eventID) })
+	notFound := func() error { return messaging.NotFoundf("no delivery of event %s", eventID) }
+	return s.write(ctx, "redeliver", func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, "UPDATE webhook_deliveries SET state = 0, next_at = ? WHERE endpoint_id = ? AND event_id = ? "+
+			"AND events = 1 AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE company_id = ?)",
+			s.ts(now), s.id(endpointID), s.id(eventID), s.id(companyID))
+		if err != nil {
+			return fmt.Errorf("redeliver: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		// one of several events of a delivery, whose first event is not
+		// later than it
+		want := hex.EncodeToString(eventID[:])
+		rows, err := tx.QueryContext(ctx, "SELECT d.id, d.state, d.event_ids FROM webhook_deliveries d "+
+			"JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.company_id = ? "+
+			"WHERE d.endpoint_id = ? AND d.event_id <= ? AND d.events > 1 AND "+s.contains("d.event_ids")+" ORDER BY d.event_id DESC LIMIT 10",
+			s.id(companyID), s.id(endpointID), s.id(eventID), want)
+		if err != nil {
+			return fmt.Errorf("redeliver: %w", err)
+		}
+		type found struct {
+			id    messaging.ID
+			state webhook.DeliveryState
+			ids   []messaging.ID
+		}
+		var hit *found
+		err = func() error {
+			defer rows.Close()
+			for hit == nil && rows.Next() {
+				var f found
+				var list string
+				if err := rows.Scan(&f.id, &f.state, &list); err != nil {
+					return err
+				}
+				if f.ids, err = eventIDs(list); err != nil {
+					return err
+				}
+				if slices.Contains(f.ids, eventID) { // not a match across two ids
+					hit = &f
+				}
+			}
+			return rows.Err()
+		}()
+		if err != nil {
+			return fmt.Errorf("redeliver: %w", err)
+		}
+		if hit == nil {
+			return notFound()
+		}
+		if hit.state == webhook.Waiting {
+			_, err := tx.ExecContext(ctx, "UPDATE webhook_deliveries SET next_at = ? WHERE id = ?", s.ts(now), s.id(hit.id))
+			if err != nil {
+				return fmt.Errorf("redeliver: %w", err)
+			}
+			return nil
+		}
+		rest := slices.DeleteFunc(slices.Clone(hit.ids), func(id messaging.ID) bool { return id == eventID })
+		list := make([]byte, 0, 32*len(rest))
+		for _, id := range rest {
+			list = hex.AppendEncode(list, id[:])
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO webhook_deliveries (id, endpoint_id, event_id, subject_id, state, attempts, next_at, "+
+			"last_at, last_status, last_error, last_latency_us, event_ids, events) "+
+			"SELECT "+s.idParam()+", endpoint_id, "+s.idParam()+", subject_id, state, attempts, next_at, last_at, last_status, last_error, "+
+			"last_latency_us, CAST(? AS TEXT), CAST(? AS INTEGER) FROM webhook_deliveries WHERE id = ?", s.id(s.idGen.New()), s.id(rest[0]), string(list), len(rest), s.id(hit.id)); err != nil {
+			return fmt.Errorf("redeliver: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE webhook_deliveries SET event_id = ?, "+
+			"subject_id = COALESCE((SELECT subject_id FROM webhook_events WHERE id = ?), subject_id), event_ids = '', events = 1, state = 0, next_at = ? WHERE id = ?",
+			s.id(eventID), s.id(eventID), s.ts(now), s.id(hit.id)); err != nil {
+			return fmt.Errorf("redeliver: %w", err)
+		}
+		return nil
+	})
+}
+
+// idParam is an argument of s.id read as an id where its type is not
+// inferred, as in a SELECT list.
+func (s *Store) idParam() string {
+	if s.dialect == dialectSQLite {
+		return "?"
+	}
+	return "CAST(? AS uuid)"
+}
+
+// contains is the condition that the text column col holds the text of
+// the next argument.
+func (s *Store) contains(col string) string {
+	if s.dialect == dialectSQLite {
+		return "instr(" + col + ", ?) > 0"
+	}
+	return "strpos(" + col + ", ?) > 0"
 }
 
 // emitCampaignStatus writes the campaign.status events of the campaigns
