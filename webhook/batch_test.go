@@ -156,6 +156,54 @@ func TestSenderRetriesABatchWhole(t *testing.T) {
 	require.Equal(t, 5, failed, "the whole batch failed once")
 }
 
+// Events a store keeps as one delivery (sharing its ID) go whole in one
+// request, each subject in order, and one attempt records them.
+func TestSenderKeepsADeliveryOfSeveralEventsWhole(t *testing.T) {
+	ids := messaging.NewIDGenerator(nil)
+	ep := webhook.Endpoint{ID: ids.New(), URL: "https://hooks.example.com/b", Secret: "whsec_b", Batch: webhook.Batch{MaxEvents: 4}}
+	out := &fakeOutbox{endpoints: []webhook.Endpoint{ep}}
+	a, b, c, d := ids.New(), ids.New(), ids.New(), ids.New()
+	out.addWrite(ids, []messaging.ID{a, b}, []string{"a1", "b1"})
+	out.addWrite(ids, []messaging.ID{a, c, d}, []string{"a2", "c1", "d1"})
+	out.addWrite(ids, []messaging.ID{b}, []string{"b2"})
+	out.addWrite(ids, []messaging.ID{c, d}, []string{"c2", "d2"})
+	p := &recordingPoster{answer: func(_ string, n int) int {
+		if n == 1 {
+			return 503
+		}
+		return 200
+	}}
+	stop := runSender(t, out, p, func(c *webhook.SenderConfig) { c.Backoff = messaging.Backoff{Min: time.Millisecond, Max: time.Millisecond} })
+	defer stop()
+	require.Eventually(t, func() bool { return out.waiting() == 0 }, 5*time.Second, 5*time.Millisecond)
+	stop()
+
+	writes := [][]string{{"a1", "b1"}, {"a2", "c1", "d1"}, {"b2"}, {"c2", "d2"}}
+	var all []string
+	units := 0
+	for _, r := range p.requests(ep.URL) {
+		got := labelsOf(t, r)
+		require.LessOrEqual(t, len(got), 4)
+		for i := 0; i < len(got); {
+			var w []string
+			for _, x := range writes {
+				if x[0] == got[i] {
+					w = x
+				}
+			}
+			require.NotNil(t, w, "a request starts each delivery with its first event: %v", got)
+			require.Equal(t, w, got[i:min(i+len(w), len(got))], "a delivery goes whole: %v", got)
+			i += len(w)
+			units++
+		}
+		all = append(all, got...)
+	}
+	require.Len(t, out.attempts, units, "one attempt a delivery a request")
+	for _, s := range []string{"a", "b", "c", "d"} {
+		require.Less(t, indexOf(all[len(all)-8:], s+"1"), indexOf(all[len(all)-8:], s+"2"), "subject %s in order", s)
+	}
+}
+
 // A batch smaller than MaxEvents waits until its oldest event has waited
 // MaxWait; a full one goes at once.
 func TestSenderWaitsForABatchToFill(t *testing.T) {

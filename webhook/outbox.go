@@ -24,6 +24,11 @@ const (
 // Delivery is one event on its way to one endpoint: the store writes one
 // for each endpoint subscribed to the event's type when it writes the
 // event.
+//
+// For an endpoint taking batches, a store may keep the events of one write
+// as one delivery, up to the endpoint's batch size: it reads them as
+// deliveries in a row with the same ID and outcome, and they are sent in
+// one request and recorded by one Attempt.
 type Delivery struct {
 	ID         messaging.ID
 	EndpointID messaging.ID
@@ -43,8 +48,9 @@ type Delivery struct {
 // Outbox is what sending events needs from storage: the deliveries that
 // wait, and the outcome of their attempts.
 type Outbox interface {
-	// WaitingDeliveries returns up to limit deliveries of the endpoint
-	// that wait, with their events, in the order they were written.
+	// WaitingDeliveries returns about limit deliveries of the endpoint
+	// that wait, with their events, in the order they were written. The
+	// deliveries sharing an ID come whole and in a row.
 	WaitingDeliveries(ctx context.Context, endpointID messaging.ID, limit int) ([]Delivery, error)
 	// LeaseWebhooks gives owner, until until, the enabled endpoints whose
 	// lease is free at now or already owner's, and returns them: one
@@ -52,7 +58,8 @@ type Outbox interface {
 	// events in order across processes.
 	LeaseWebhooks(ctx context.Context, owner string, now, until time.Time) ([]Endpoint, error)
 	// RecordAttempts stores the outcomes of attempts, each on its
-	// delivery (one more attempt), in one transaction.
+	// delivery (one more attempt), in one transaction. One attempt
+	// records every event of a delivery sharing its ID.
 	RecordAttempts(ctx context.Context, attempts []Attempt) error
 	// DisableWebhook stops the endpoint: it is no longer leased, and
 	// reads show it disabled at at, for reason.

@@ -455,32 +455,60 @@ func singles(ds []Delivery, now time.Time) (jobs [][]Delivery, wait time.Duratio
 }
 
 // batches returns the requests of a batched endpoint, up to size events
-// each: a subject whose first waiting delivery is due has it and the
-// ones after it in one batch, in order, as many as fit; the rest of the
-// subject waits for a later round. Batches sent side by side thus never
-// share a subject. wait is how long until the next delivery not due is.
+// each. A delivery is the deliveries in a row that share an ID (the
+// events one write stored for the endpoint): it goes whole in one
+// request. A due delivery whose subjects are in no other request than
+// the last or its own joins it while it has room; otherwise it starts a
+// request, unless one of its subjects is in an earlier request or waits:
+// then it waits for a later round, and so do its subjects. Requests sent
+// side by side thus never share a subject, and each subject's events go
+// in order. wait is how long until the next delivery not due is.
 func batches(ds []Delivery, now time.Time, size int) (jobs [][]Delivery, wait time.Duration) {
 	wait = maxIdle
-	in := map[messaging.ID]int{} // the subject's batch, -1 when it waits
-	for _, d := range ds {
-		k, seen := in[d.Event.Subject]
-		switch {
-		case seen && (k < 0 || len(jobs[k]) >= size):
-			in[d.Event.Subject] = -1
-			continue
-		case seen:
-			jobs[k] = append(jobs[k], d)
-			continue
-		case d.NextAt.After(now):
-			in[d.Event.Subject] = -1
-			wait = max(min(wait, d.NextAt.Sub(now)), time.Millisecond)
+	in := map[messaging.ID]int{} // the subject's request, -1 when it waits
+	for i := 0; i < len(ds); {
+		j := i + 1
+		for j < len(ds) && ds[j].ID == ds[i].ID {
+			j++
+		}
+		unit := ds[i:j]
+		i = j
+		k, blocked := -2, unit[0].NextAt.After(now) // -2: no request yet
+		if blocked {
+			wait = max(min(wait, unit[0].NextAt.Sub(now)), time.Millisecond)
+		}
+		for _, d := range unit {
+			if blocked {
+				break
+			}
+			switch r, seen := in[d.Event.Subject]; {
+			case !seen:
+			case r < 0 || (k != -2 && k != r):
+				blocked = true
+			default:
+				k = r
+			}
+		}
+		if !blocked && k == -2 && len(jobs) > 0 && len(jobs[len(jobs)-1])+len(unit) <= size {
+			k = len(jobs) - 1
+		}
+		if !blocked && k >= 0 && len(jobs[k])+len(unit) > size {
+			blocked = true
+		}
+		if blocked {
+			for _, d := range unit {
+				in[d.Event.Subject] = -1
+			}
 			continue
 		}
-		if len(jobs) == 0 || len(jobs[len(jobs)-1]) >= size {
-			jobs = append(jobs, make([]Delivery, 0, size))
+		if k < 0 {
+			jobs = append(jobs, make([]Delivery, 0, max(size, len(unit))))
+			k = len(jobs) - 1
 		}
-		in[d.Event.Subject] = len(jobs) - 1
-		jobs[len(jobs)-1] = append(jobs[len(jobs)-1], d)
+		jobs[k] = append(jobs[k], unit...)
+		for _, d := range unit {
+			in[d.Event.Subject] = k
+		}
 	}
 	return jobs, wait
 }
@@ -540,12 +568,22 @@ func (s *Sender) attempt(ctx context.Context, e Endpoint, ds []Delivery) []Attem
 	cancel()
 	end := s.cfg.Now()
 	a := Attempt{At: start, Status: status, Latency: end.Sub(start), State: Delivered, NextAt: end}
-	out := make([]Attempt, len(ds))
+	out := make([]Attempt, 0, len(ds))
+	// one attempt a delivery: the deliveries in a row sharing an ID are one
+	add := func(d Delivery, a Attempt) {
+		a.DeliveryID = d.ID
+		if n := len(out); n > 0 && out[n-1].DeliveryID == d.ID {
+			if a.State == GaveUp {
+				out[n-1].State = GaveUp
+			}
+			return
+		}
+		out = append(out, a)
+	}
 	if err == nil && status >= 200 && status < 300 {
 		oldest := ds[0].Event.CreatedAt
-		for i, d := range ds {
-			out[i] = a
-			out[i].DeliveryID = d.ID
+		for _, d := range ds {
+			add(d, a)
 			if d.Event.CreatedAt.Before(oldest) {
 				oldest = d.Event.CreatedAt
 			}
@@ -565,15 +603,24 @@ func (s *Sender) attempt(ctx context.Context, e Endpoint, ds []Delivery) []Attem
 		tries = max(tries, d.Attempts)
 	}
 	next := end.Add(s.cfg.Backoff.Delay(tries + 1))
-	gaveUp := 0
-	for i, d := range ds {
-		out[i] = a
-		out[i].DeliveryID = d.ID
+	for _, d := range ds {
 		if status == 410 || end.Sub(d.Event.CreatedAt) >= s.cfg.RetryFor {
-			out[i].State = GaveUp
-			gaveUp++
+			b := a
+			b.State = GaveUp
+			add(d, b)
 		} else {
-			out[i].State, out[i].NextAt = Waiting, next
+			b := a
+			b.State, b.NextAt = Waiting, next
+			add(d, b)
+		}
+	}
+	gaveUp := 0
+	for _, d := range ds {
+		for _, o := range out {
+			if o.DeliveryID == d.ID && o.State == GaveUp {
+				gaveUp++
+				break
+			}
 		}
 	}
 	if s.cfg.Observer != nil {

@@ -93,6 +93,25 @@ func (o *fakeOutbox) add(ids *messaging.IDGenerator, subject messaging.ID, label
 	return ev
 }
 
+// addWrite writes events about subjects, labelled, as a store keeping one
+// write's events for an endpoint as one delivery does: for each endpoint,
+// the events share one delivery ID.
+func (o *fakeOutbox) addWrite(ids *messaging.IDGenerator, subjects []messaging.ID, labels []string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	evs := make([]webhook.Event, len(labels))
+	for i, l := range labels {
+		data, _ := json.Marshal(map[string]string{"label": l})
+		evs[i] = webhook.Event{ID: ids.New(), Type: webhook.MessageStatus, Subject: subjects[i], CreatedAt: time.Now(), Data: data}
+	}
+	for _, e := range o.endpoints {
+		id := ids.New()
+		for _, ev := range evs {
+			o.deliveries = append(o.deliveries, &webhook.Delivery{ID: id, EndpointID: e.ID, Event: ev, NextAt: ev.CreatedAt})
+		}
+	}
+}
+
 func (o *fakeOutbox) waiting() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -192,6 +192,7 @@ func cases() []testCase {
 		{"WebhookOutbox", testWebhookOutbox},
 		{"PurgeWebhookEvents", testPurgeWebhookEvents},
 		{"WebhookDeliveryLog", testWebhookDeliveryLog},
+		{"WebhookBatchedDeliveries", testWebhookBatchedDeliveries},
 		{"CampaignStatusEvents", testCampaignStatusEvents},
 		{"SurveyAnsweredEvents", testSurveyAnsweredEvents},
 		{"Inbound", testInbound},

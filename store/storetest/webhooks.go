@@ -496,3 +496,109 @@ func testSurveyAnsweredEvents(f *fixture) {
 		require.Equal(t, 1-i, data.SelectedOptionIndex)
 	}
 }
+
+// testWebhookBatchedDeliveries: an endpoint taking batches gets every
+// event of its company in order, the deliveries that share an ID (the
+// events of one write, as many as its batch takes) in a row; one attempt
+// records all of them; the delivery log lists each event, latest first;
+// redelivering one event of a delivered batch makes that event alone wait,
+// its attempts kept; another company's endpoint gets none of it.
+func testWebhookBatchedDeliveries(f *fixture) {
+	t := f.t
+	a, b := f.company("A"), f.company("B")
+	h := webhook.Endpoint{ID: f.id(), CompanyID: a.ID, URL: "https://hooks.example.com/batched",
+		Events: []webhook.EventType{webhook.MessageStatus}, Secret: "whsec_b", CreatedAt: base,
+		Batch: webhook.Batch{MaxEvents: 2, MaxWait: time.Second}}
+	require.NoError(t, f.s.CreateWebhook(f.ctx, &h, 10))
+	other := webhook.Endpoint{ID: f.id(), CompanyID: b.ID, URL: "https://hooks.example.com/other",
+		Events: []webhook.EventType{webhook.MessageStatus}, Secret: "whsec_o", CreatedAt: base, Batch: webhook.Batch{MaxEvents: 100}}
+	require.NoError(t, f.s.CreateWebhook(f.ctx, &other, 10))
+
+	_, msgs := f.sentBulk(a.ID, 3)
+	require.Equal(t, []bool{true, true, true}, f.apply(sent(msgs[0], 2, "P0"), sent(msgs[1], 2, "P1"), sent(msgs[2], 2, "P2")))
+	f.receipts(3, rcpt("P0", delivery.StateDelivered, "000", 3))
+	require.Equal(t, []string{msgs[0].ID.String() + " Sent", msgs[1].ID.String() + " Sent", msgs[2].ID.String() + " Sent",
+		msgs[0].ID.String() + " Delivered"}, f.statusEvents(h.ID))
+	require.Empty(t, f.statusEvents(other.ID), "another company's endpoint")
+
+	ds, err := f.s.WaitingDeliveries(f.ctx, h.ID, 100)
+	require.NoError(t, err)
+	require.Len(t, ds, 4)
+	var ids []messaging.ID // one a delivery, in order
+	for i, d := range ds {
+		if i == 0 || d.ID != ds[i-1].ID {
+			require.NotContains(t, ids, d.ID, "the events of a delivery come in a row")
+			ids = append(ids, d.ID)
+		}
+	}
+	for _, id := range ids {
+		n := 0
+		for _, d := range ds {
+			if d.ID == id {
+				n++
+			}
+		}
+		require.LessOrEqual(t, n, 2, "no delivery holds more events than the batch takes")
+	}
+	var attempts []webhook.Attempt
+	for _, id := range ids {
+		if id != ds[3].ID {
+			attempts = append(attempts, webhook.Attempt{DeliveryID: id, At: at(9), Status: 200, Latency: time.Millisecond,
+				State: webhook.Delivered, NextAt: at(9)})
+		}
+	}
+	require.NoError(t, f.s.RecordAttempts(f.ctx, attempts))
+	left, err := f.s.WaitingDeliveries(f.ctx, h.ID, 100)
+	require.NoError(t, err)
+	require.Len(t, left, 1)
+	require.Equal(t, ds[3].Event.ID, left[0].Event.ID, "the receipt's event still waits")
+
+	page, total, err := f.s.ListDeliveries(f.ctx, a.ID, h.ID, messaging.PageRequest{Page: 1, PageSize: 3})
+	require.NoError(t, err)
+	require.Equal(t, 4, total)
+	require.Len(t, page, 3)
+	require.Equal(t, ds[3].Event.ID, page[0].Event.ID, "latest event first")
+	require.Equal(t, webhook.Waiting, page[0].State)
+	require.Equal(t, ds[2].Event.ID, page[1].Event.ID)
+	require.Equal(t, ds[1].Event.ID, page[2].Event.ID)
+	for _, d := range page[1:] {
+		require.Equal(t, webhook.Delivered, d.State)
+		require.Equal(t, 1, d.Attempts)
+		require.Equal(t, 200, d.LastStatus)
+	}
+	page, _, err = f.s.ListDeliveries(f.ctx, a.ID, h.ID, messaging.PageRequest{Page: 2, PageSize: 3})
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	require.Equal(t, ds[0].Event.ID, page[0].Event.ID)
+	require.JSONEq(t, string(ds[0].Event.Data), string(page[0].Event.Data))
+
+	// redelivering the second event of the first write
+	require.NoError(t, f.s.Redeliver(f.ctx, a.ID, h.ID, ds[1].Event.ID, at(20)))
+	again, err := f.s.WaitingDeliveries(f.ctx, h.ID, 100)
+	require.NoError(t, err)
+	require.Len(t, again, 2, "the event redelivered and the one that waited")
+	require.ElementsMatch(t, []messaging.ID{ds[1].Event.ID, ds[3].Event.ID}, []messaging.ID{again[0].Event.ID, again[1].Event.ID})
+	for _, d := range again {
+		if d.Event.ID == ds[1].Event.ID {
+			require.Equal(t, 1, d.Attempts, "its attempts are kept")
+			requireTime(t, "NextAt", at(20), d.NextAt, nil)
+		}
+	}
+	page, total, err = f.s.ListDeliveries(f.ctx, a.ID, h.ID, messaging.PageRequest{Page: 1, PageSize: 10})
+	require.NoError(t, err)
+	require.Equal(t, 4, total)
+	require.Len(t, page, 4)
+	states := map[messaging.ID]webhook.DeliveryState{}
+	for _, d := range page {
+		states[d.Event.ID] = d.State
+	}
+	require.Equal(t, map[messaging.ID]webhook.DeliveryState{ds[0].Event.ID: webhook.Delivered, ds[1].Event.ID: webhook.Waiting,
+		ds[2].Event.ID: webhook.Delivered, ds[3].Event.ID: webhook.Waiting}, states, "the others keep their outcome")
+	require.NoError(t, f.s.Redeliver(f.ctx, a.ID, h.ID, ds[0].Event.ID, at(21)))
+	again, err = f.s.WaitingDeliveries(f.ctx, h.ID, 100)
+	require.NoError(t, err)
+	require.Len(t, again, 3)
+	requireNotFound(t, f.s.Redeliver(f.ctx, b.ID, h.ID, ds[2].Event.ID, at(20)), "another company's endpoint")
+	requireNotFound(t, f.s.Redeliver(f.ctx, a.ID, h.ID, f.id(), at(20)), "no such event")
+	f.requireReconciled()
+}
