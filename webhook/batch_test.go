@@ -173,7 +173,9 @@ func TestSenderKeepsADeliveryOfSeveralEventsWhole(t *testing.T) {
 		}
 		return 200
 	}}
-	stop := runSender(t, out, p, func(c *webhook.SenderConfig) { c.Backoff = messaging.Backoff{Min: time.Millisecond, Max: time.Millisecond} })
+	stop := runSender(t, out, p, func(c *webhook.SenderConfig) {
+		c.Backoff = messaging.Backoff{Min: time.Millisecond, Max: time.Millisecond}
+	})
 	defer stop()
 	require.Eventually(t, func() bool { return out.waiting() == 0 }, 5*time.Second, 5*time.Millisecond)
 	stop()
