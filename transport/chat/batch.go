@@ -2,9 +2,9 @@ package chat
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"net/http"
 	"strings"
 
@@ -55,7 +55,7 @@ func (h *callbackHandler) replayKey(id string) string {
 // forgotten, so that a resend of the same body stores each event once.
 func (h *callbackHandler) serveBatch(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte) {
 	var bs []batchEvent
-	if err := json.Unmarshal(body, &bs); err != nil {
+	if err := jsonv1.Unmarshal(body, &bs); err != nil {
 		h.cfg.Logger.Warn("chat callback refused", "err", err)
 		writeError(w, http.StatusBadRequest, "Bad Request", "malformed JSON: "+err.Error())
 		return

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/transport/chatprovider"
@@ -310,7 +312,7 @@ const (
 // parse turns a verified body into an event.
 func (h *callbackHandler) parse(body []byte) (event, error) {
 	var b callbackBody
-	if err := json.Unmarshal(body, &b); err != nil {
+	if err := jsonv1.Unmarshal(body, &b); err != nil {
 		return event{}, fmt.Errorf("malformed JSON: %w", err)
 	}
 	return h.eventOf(&b)
