@@ -32,6 +32,8 @@ type providerResult struct {
 	// simulator's callbacks off, from the start to every message Sent or
 	// Failed; zero when there was none.
 	sendsCPU time.Duration
+	// sendsTime is how long that run took.
+	sendsTime time.Duration
 }
 
 // perEvent is Herald's CPU per status event beyond the sends: the CPU of
@@ -50,8 +52,9 @@ func (r providerResult) print(w io.Writer) {
 		r.provider, r.channel, r.messages, float64(r.messages)/r.toDelivered.Seconds(), float64(r.messages)/r.toSeen.Seconds(),
 		r.events, r.requests, r.cpu.Seconds(), perMessage(r.cpu, r.events), perMessage(r.cpu, r.messages), perMessage(r.simCPU, r.messages), r.failed)
 	if r.sendsCPU > 0 {
-		fmt.Fprintf(w, "%-13s %-8s sends alone (callbacks off): herald CPU %.2f s, %.1f µs per message; callbacks: %.1f µs of herald CPU per status event beyond the sends\n",
-			r.provider, r.channel, r.sendsCPU.Seconds(), perMessage(r.sendsCPU, r.messages), r.perEvent())
+		fmt.Fprintf(w, "%-13s %-8s sends alone (callbacks off): herald CPU %.2f s, %.1f µs per message, in %.1f s (with callbacks %.1f s); "+
+			"callbacks: %.1f µs of herald CPU per status event beyond the sends\n",
+			r.provider, r.channel, r.sendsCPU.Seconds(), perMessage(r.sendsCPU, r.messages), r.sendsTime.Seconds(), r.toSeen.Seconds(), r.perEvent())
 	}
 }
 
@@ -99,7 +102,7 @@ func runProviders(ctx context.Context, o options, dir string, out io.Writer) err
 		if err != nil {
 			return fmt.Errorf("%s/%s: %w", s.provider, s.channel, err)
 		}
-		res.sendsCPU = sends.cpu
+		res.sendsCPU, res.sendsTime = sends.cpu, sends.toSeen
 		res.print(out)
 		ran++
 	}
