@@ -279,7 +279,7 @@ func (e *ChatEvents) chatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatE
 	for i, s := range ss {
 		out[i] = ChatEventIgnored
 		if s.MessageID.IsZero() {
-			e.log.Warn("chat status without a message id", "provider_id", s.ProviderID, "status", s.Status)
+			e.log.WarnContext(ctx, "chat status without a message id", "provider_id", s.ProviderID, "status", s.Status)
 			continue
 		}
 		at := s.At
@@ -305,7 +305,7 @@ func (e *ChatEvents) chatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatE
 				}
 			}
 		default:
-			e.log.Warn("chat status report with a status that is not reported", "message", s.MessageID, "status", s.Status)
+			e.log.WarnContext(ctx, "chat status report with a status that is not reported", "message", s.MessageID, "status", s.Status)
 			continue
 		}
 		us = append(us, u)
@@ -323,7 +323,7 @@ func (e *ChatEvents) chatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatE
 	}
 	for k, ok := range r.applied {
 		if !ok {
-			e.log.Debug("chat status changed nothing: unknown chat message, or not a forward move", "message", us[k].MessageID, "status", us[k].Status)
+			e.log.DebugContext(ctx, "chat status changed nothing: unknown chat message, or not a forward move", "message", us[k].MessageID, "status", us[k].Status)
 			continue
 		}
 		out[idx[k]] = ChatEventStored
@@ -389,7 +389,7 @@ func (e *ChatEvents) chatInbound(ctx context.Context, in ChatInbound) (ChatEvent
 		outcome, err = e.reply(ctx, m, in.OptionIndex, in.At)
 	case InboundText:
 	default:
-		e.log.Warn("chat inbound of an unknown kind", "kind", in.Kind)
+		e.log.WarnContext(ctx, "chat inbound of an unknown kind", "kind", in.Kind)
 	}
 	if outcome == ChatEventIgnored && recorded {
 		outcome = ChatEventStored
@@ -456,7 +456,7 @@ func (e *ChatEvents) fallback(ctx context.Context, m messaging.Message, reason C
 // reply has a survey answer recorded (SurveyAnswers).
 func (e *ChatEvents) reply(ctx context.Context, m messaging.Message, optionIndex int, at time.Time) (ChatEventOutcome, error) {
 	if e.answers == nil {
-		e.log.Info("chat reply ignored: no survey answers are recorded", "message", m.ID)
+		e.log.InfoContext(ctx, "chat reply ignored: no survey answers are recorded", "message", m.ID)
 		return ChatEventIgnored, nil
 	}
 	stored, err := e.answers.RecordAnswer(ctx, m, optionIndex, at)

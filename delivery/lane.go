@@ -287,7 +287,7 @@ func (l *lane) run(ctx, sendCtx context.Context) {
 		claimSpan := d.traceClaim(ctx, l.ch, start, claimed)
 		// The claim committed: these messages are processed even when ctx
 		// ended meanwhile.
-		jobs := l.prepare(sendCtx, claimed)
+		jobs := l.prepare(withClaim(sendCtx, claimSpan), claimed)
 		if len(jobs) == 0 {
 			d.flights.endClaim(claim)
 			continue
@@ -383,7 +383,7 @@ func (l *lane) prepare(ctx context.Context, claimed []messaging.Message) []job {
 		cancel()
 		d.obs.Batch("chat_seqs", len(ids), time.Since(start), err)
 		if err != nil {
-			d.log.Error("assigning chat sequence numbers", "err", err)
+			d.log.ErrorContext(ctx, "assigning chat sequence numbers", "err", err)
 			for _, m := range claimed {
 				l.settle(ctx, m, d.retry(m))
 			}
@@ -395,7 +395,7 @@ func (l *lane) prepare(ctx context.Context, claimed []messaging.Message) []job {
 			if messaging.IsCode(err, messaging.NotFound) {
 				l.settle(ctx, m, d.fail(m, "Campaign not found"))
 			} else {
-				d.log.Error("reading a campaign's route", "campaign", m.CampaignID, "err", err)
+				d.log.ErrorContext(ctx, "reading a campaign's route", "campaign", m.CampaignID, "err", err)
 				l.settle(ctx, m, d.retry(m))
 			}
 			continue
@@ -431,13 +431,14 @@ func (l *lane) settle(ctx context.Context, m messaging.Message, u *StatusUpdate)
 	go func() {
 		defer l.procs.Done()
 		defer l.release(1)
-		l.record(m, u, nil)
+		l.record(ctx, m, u, nil)
 	}()
 }
 
 // record hands u to the committer and waits until it is stored; queued,
-// when not nil, is called once u is queued.
-func (l *lane) record(m messaging.Message, u *StatusUpdate, queued func()) {
+// when not nil, is called once u is queued. ctx carries the trace of what
+// is logged.
+func (l *lane) record(ctx context.Context, m messaging.Message, u *StatusUpdate, queued func()) {
 	if u == nil {
 		if queued != nil {
 			queued()
@@ -445,7 +446,7 @@ func (l *lane) record(m messaging.Message, u *StatusUpdate, queued func()) {
 		return
 	}
 	if _, err := l.d.writerOf(u).Do(context.Background(), result{update: u, ch: l.ch}, queued); err != nil {
-		l.d.log.Error("a send result was not recorded: the message stays Sending until its lease ends",
+		l.d.log.ErrorContext(ctx, "a send result was not recorded: the message stays Sending until its lease ends",
 			"message", m.ID, "status", u.Status, "err", err)
 	}
 }
@@ -457,15 +458,21 @@ func (l *lane) process(j job) {
 	start := time.Now()
 	var u *StatusUpdate
 	var result string
+	// What is logged about the message carries its send's trace, else its
+	// claim's.
+	ctx := withClaim(j.batch.ctx, j.batch.claim)
 	switch {
 	case j.flight.isHalted():
 		u, result = l.d.withdrawn(j)
 	case j.full:
 		u, result = l.d.deferred(j)
 	default:
-		ctx, span := l.d.startSend(j.batch.ctx, l.ch, &j.m, j.batch.claim)
-		u, result = l.send(ctx, j)
+		sctx, span := l.d.startSend(j.batch.ctx, l.ch, &j.m, j.batch.claim)
+		u, result = l.send(sctx, j)
 		endSend(span, result)
+		if span != nil {
+			ctx = sctx
+		}
 	}
 	l.d.flights.leave(j.m.CampaignID, j.flight)
 	if j.conn != "" {
@@ -480,7 +487,7 @@ func (l *lane) process(j job) {
 		done := l.d.parts.add(u.PartIDs)
 		queued = func() { l.d.parts.remove(u.PartIDs, done) }
 	}
-	l.record(j.m, u, queued)
+	l.record(ctx, j.m, u, queued)
 }
 
 // smsOf is the SMS of job j: from the campaign's sender (its fallback
@@ -513,7 +520,7 @@ func (d *Dispatcher) sendSMS(ctx context.Context, j job) (*StatusUpdate, string)
 		if isWithdrawn(err) {
 			return d.withdrawn(j)
 		}
-		return d.failure(m, err)
+		return d.failure(ctx, m, err)
 	}
 	u := &StatusUpdate{MessageID: m.ID, Status: messaging.StatusSent, At: d.cfg.Now(), PartIDs: res.PartIDs, Route: res.Connector}
 	if len(res.PartIDs) > 0 {
@@ -558,18 +565,18 @@ func (d *Dispatcher) sendChat(ctx context.Context, j job) (*StatusUpdate, string
 		cancel()
 		switch {
 		case herr != nil:
-			d.log.Error("handling a chat failure; the message will be sent again", "message", m.ID, "err", herr)
+			d.log.ErrorContext(ctx, "handling a chat failure; the message will be sent again", "message", m.ID, "err", herr)
 			return d.retry(m), resultRetry
 		case handled:
 			return nil, resultFailed
 		}
 	}
-	return d.failure(m, err)
+	return d.failure(ctx, m, err)
 }
 
 // failure is the update after a failed send: Failed when permanent or out
-// of attempts, else Pending again after a backoff.
-func (d *Dispatcher) failure(m messaging.Message, err error) (*StatusUpdate, string) {
+// of attempts, else Pending again after a backoff. ctx is the send's.
+func (d *Dispatcher) failure(ctx context.Context, m messaging.Message, err error) (*StatusUpdate, string) {
 	switch {
 	case IsPermanent(err):
 		return d.fail(m, failureDetails(err)), resultFailed
@@ -580,7 +587,7 @@ func (d *Dispatcher) failure(m messaging.Message, err error) (*StatusUpdate, str
 	case m.Attempts >= d.cfg.MaxAttempts:
 		return d.fail(m, fmt.Sprintf("Gave up after %d attempts: %s", m.Attempts, failureDetails(err))), resultFailed
 	}
-	d.log.Debug("send failed; retrying later", "message", m.ID, "channel", m.Channel, "attempt", m.Attempts, "err", err)
+	d.log.DebugContext(ctx, "send failed; retrying later", "message", m.ID, "channel", m.Channel, "attempt", m.Attempts, "err", err)
 	u := d.retry(m)
 	var se *SendError
 	if errors.As(err, &se) && se.RetryAfter > 0 {

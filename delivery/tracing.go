@@ -110,6 +110,16 @@ func (d *Dispatcher) startSend(ctx context.Context, ch messaging.Channel, m *mes
 	return ctx, span
 }
 
+// withClaim is ctx holding claim, the span context of the claim that took
+// a batch of messages, when there is one: what is logged about the
+// batch's messages outside their sends carries the claim's trace.
+func withClaim(ctx context.Context, claim trace.SpanContext) context.Context {
+	if !claim.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithSpanContext(ctx, claim)
+}
+
 // endSend closes the span of a send with its result.
 func endSend(span trace.Span, result string) {
 	if span == nil {
