@@ -376,6 +376,7 @@ func (s *Sender) round(ctx context.Context, e Endpoint) (sent int, wait time.Dur
 		mu       sync.Mutex
 		failures int // requests in a row
 		status   = map[int]int{}
+		goneCtx  context.Context // the first attempt answered 410, for the log
 	)
 	stopped := func() bool {
 		mu.Lock()
@@ -390,10 +391,13 @@ func (s *Sender) round(ctx context.Context, e Endpoint) (sent int, wait time.Dur
 				if stopped() { // not sent: it waits for a later round
 					continue
 				}
-				as := s.attempt(ctx, e, job)
+				as, actx := s.attempt(ctx, e, job)
 				mu.Lock()
 				attempts = append(attempts, as...)
 				status[as[0].Status]++
+				if as[0].Status == 410 && goneCtx == nil {
+					goneCtx = actx
+				}
 				if as[0].State == Delivered {
 					failures = 0
 				} else {
@@ -421,7 +425,7 @@ send:
 		if err := s.cfg.Store.DisableWebhook(context.WithoutCancel(ctx), e.ID, at, "answered 410 Gone"); err != nil {
 			return len(attempts), s.cfg.Idle, false, false, fmt.Errorf("disable endpoint: %w", err)
 		}
-		s.log.Warn("webhooks: endpoint answered 410 Gone; disabled", "endpoint", e.ID)
+		s.log.WarnContext(goneCtx, "webhooks: endpoint answered 410 Gone; disabled", "endpoint", e.ID)
 		gone = true
 	}
 	if err := s.cfg.Store.RecordAttempts(context.WithoutCancel(ctx), attempts); err != nil {
@@ -538,8 +542,9 @@ func oldestDue(jobs [][]Delivery) time.Time {
 // attempt sends ds in one request, the one event's body on an endpoint
 // taking one a request, a batch's on a batched one, and returns the
 // outcome of each delivery. A batch is tried again whole: the deliveries
-// of a failed one are due again together.
-func (s *Sender) attempt(ctx context.Context, e Endpoint, ds []Delivery) []Attempt {
+// of a failed one are due again together. The context it returns holds
+// the attempt's span, for what is logged about its answer.
+func (s *Sender) attempt(ctx context.Context, e Endpoint, ds []Delivery) ([]Attempt, context.Context) {
 	header := make(map[string]string, 5)
 	header["Content-Type"] = "application/json"
 	header["User-Agent"] = "Herald-Webhooks/1"
@@ -566,6 +571,9 @@ func (s *Sender) attempt(ctx context.Context, e Endpoint, ds []Delivery) []Attem
 	status, err := s.cfg.Poster.Post(rctx, e.URL, header, body)
 	endAttempt(span, status, err)
 	cancel()
+	if span != nil {
+		ctx = trace.ContextWithSpan(ctx, span)
+	}
 	end := s.cfg.Now()
 	a := Attempt{At: start, Status: status, Latency: end.Sub(start), State: Delivered, NextAt: end}
 	out := make([]Attempt, 0, len(ds))
@@ -591,7 +599,7 @@ func (s *Sender) attempt(ctx context.Context, e Endpoint, ds []Delivery) []Attem
 		if s.cfg.Observer != nil {
 			s.cfg.Observer.WebhookAttempt(len(ds), 0, 0, a.Latency, max(0, end.Sub(oldest)))
 		}
-		return out
+		return out, ctx
 	}
 	if err != nil {
 		a.Error = truncate(err.Error(), 300)
@@ -626,7 +634,7 @@ func (s *Sender) attempt(ctx context.Context, e Endpoint, ds []Delivery) []Attem
 	if s.cfg.Observer != nil {
 		s.cfg.Observer.WebhookAttempt(0, len(ds)-gaveUp, gaveUp, a.Latency, 0)
 	}
-	return out
+	return out, ctx
 }
 
 // truncate cuts s to at most n bytes, at a character boundary.
