@@ -208,7 +208,7 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var sum [sha256.Size]byte
 	mac, ok := h.verify(r.Header.Get(SignatureHeader), body, sum[:0])
 	if !ok {
-		h.cfg.Logger.Warn("chat callback refused: bad signature", "remote", r.RemoteAddr)
+		h.cfg.Logger.WarnContext(r.Context(), "chat callback refused: bad signature", "remote", r.RemoteAddr)
 		writeError(w, http.StatusUnauthorized, "Unauthorized", "missing or wrong "+SignatureHeader)
 		return
 	}
@@ -220,12 +220,12 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := h.cfg.ReplayScope + hex.EncodeToString(mac)
 	seen, err := h.cfg.Replays.Seen(ctx, key, h.cfg.Now().Add(ReplayHold))
 	if err != nil {
-		h.cfg.Logger.Error("chat callback: replay guard failed", "err", err)
+		h.cfg.Logger.ErrorContext(ctx, "chat callback: replay guard failed", "err", err)
 		writeError(w, http.StatusServiceUnavailable, "Service Unavailable", "the callback could not be checked; send it again")
 		return
 	}
 	if seen {
-		h.cfg.Logger.Warn("chat callback refused: taken before", "remote", r.RemoteAddr)
+		h.cfg.Logger.WarnContext(ctx, "chat callback refused: taken before", "remote", r.RemoteAddr)
 		writeError(w, http.StatusUnauthorized, "Unauthorized", "this callback was taken before")
 		return
 	}
@@ -233,7 +233,7 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev, err := h.parse(body)
 	if err != nil {
 		h.forget(ctx, key)
-		h.cfg.Logger.Warn("chat callback refused", "err", err)
+		h.cfg.Logger.WarnContext(ctx, "chat callback refused", "err", err)
 		writeError(w, http.StatusBadRequest, "Bad Request", err.Error())
 		return
 	}
@@ -250,7 +250,7 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, "Bad Request", err.Error())
 			return
 		}
-		h.cfg.Logger.Error("chat callback not stored", "event", ev.kind, "err", err)
+		h.cfg.Logger.ErrorContext(ctx, "chat callback not stored", "event", ev.kind, "err", err)
 		writeError(w, http.StatusInternalServerError, "Internal Server Error", "the event was not stored; send it again")
 		return
 	}
@@ -284,7 +284,7 @@ func (h *callbackHandler) forget(ctx context.Context, key string) {
 		return
 	}
 	if err := f.Forget(context.WithoutCancel(ctx), key); err != nil {
-		h.cfg.Logger.Error("chat callback: the replay guard could not forget a callback not taken", "err", err)
+		h.cfg.Logger.ErrorContext(ctx, "chat callback: the replay guard could not forget a callback not taken", "err", err)
 	}
 }
 

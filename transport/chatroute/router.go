@@ -385,7 +385,7 @@ func (r *Router) lookup(ctx context.Context, id int64) (*service, bool) {
 		return s, ok
 	}
 	if err := r.loadSince(ctx, asked); err != nil {
-		r.log.Warn("reading the chat services", "err", err)
+		r.log.WarnContext(ctx, "reading the chat services", "err", err)
 		return nil, false
 	}
 	r.mu.RLock()

@@ -132,7 +132,7 @@ func (a *Adapter) SendChat(ctx context.Context, m delivery.ChatSend) (delivery.C
 	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated {
 		return a.accepted(m, answer)
 	}
-	return delivery.ChatAccepted{}, a.httpFailure(m, resp, answer)
+	return delivery.ChatAccepted{}, a.httpFailure(ctx, m, resp, answer)
 }
 
 // accepted reads a 200 answer: the status of the message's destination.
@@ -161,8 +161,8 @@ func (a *Adapter) accepted(m delivery.ChatSend, answer []byte) (delivery.ChatAcc
 		fmt.Errorf("infobip: message %s not accepted: %s (%d)", m.MessageID, got.Status.Name, got.Status.ID))
 }
 
-// httpFailure classifies an answer other than 200.
-func (a *Adapter) httpFailure(m delivery.ChatSend, resp *http.Response, answer []byte) error {
+// httpFailure classifies an answer other than 200 to the send of ctx.
+func (a *Adapter) httpFailure(ctx context.Context, m delivery.ChatSend, resp *http.Response, answer []byte) error {
 	var ae apiError
 	_ = json.Unmarshal(answer, &ae) // an unreadable body leaves the words empty
 	code, text := ae.words()
@@ -179,7 +179,7 @@ func (a *Adapter) httpFailure(m delivery.ChatSend, resp *http.Response, answer [
 	case sc == http.StatusRequestTimeout || sc >= 500:
 		return delivery.ChatFailure(delivery.ReasonTransient, word, cause)
 	case sc == http.StatusUnauthorized || sc == http.StatusForbidden || sc == http.StatusNotFound:
-		a.log.Warn("infobip refused the service's requests", "status", sc, "code", code)
+		a.log.WarnContext(ctx, "infobip refused the service's requests", "status", sc, "code", code)
 		return delivery.ChatFailure(delivery.ReasonServiceRefused, word, cause)
 	}
 	return delivery.ChatFailure(delivery.ReasonRejected, word, cause)

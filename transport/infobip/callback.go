@@ -43,7 +43,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !a.authorized(r) {
-		a.log.Warn("infobip report refused: wrong credentials", "remote", r.RemoteAddr)
+		a.log.WarnContext(r.Context(), "infobip report refused: wrong credentials", "remote", r.RemoteAddr)
 		w.Header().Set("WWW-Authenticate", `Basic realm="herald"`)
 		writeError(w, http.StatusUnauthorized, "missing or wrong Basic credentials")
 		return
@@ -60,25 +60,25 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	batch, err := a.parse(body)
 	if err != nil {
-		a.log.Warn("infobip report refused", "err", err)
+		a.log.WarnContext(r.Context(), "infobip report refused", "err", err)
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	ctx := r.Context()
 	fresh, err := a.fresh(ctx, batch)
 	if err != nil {
-		a.log.Error("infobip report: replay guard failed", "err", err)
+		a.log.ErrorContext(ctx, "infobip report: replay guard failed", "err", err)
 		writeError(w, http.StatusInternalServerError, "the report could not be checked; send it again")
 		return
 	}
 	if len(fresh.keys) == 0 && len(batch.keys) > 0 {
-		a.log.Warn("infobip report refused: replay", "reports", len(batch.keys))
+		a.log.WarnContext(ctx, "infobip report refused: replay", "reports", len(batch.keys))
 		writeError(w, http.StatusUnauthorized, "every report of this request was taken before")
 		return
 	}
 	if err := a.report(ctx, fresh); err != nil {
 		a.forget(ctx, fresh.keys)
-		a.log.Error("infobip report not stored", "err", err)
+		a.log.ErrorContext(ctx, "infobip report not stored", "err", err)
 		writeError(w, http.StatusInternalServerError, "the report was not stored; send it again")
 		return
 	}
@@ -318,7 +318,7 @@ func (a *Adapter) forget(ctx context.Context, keys []string) {
 	}
 	for _, k := range keys {
 		if err := f.Forget(ctx, k); err != nil {
-			a.log.Warn("infobip report: replay guard could not forget a report", "err", err)
+			a.log.WarnContext(ctx, "infobip report: replay guard could not forget a report", "err", err)
 		}
 	}
 }
@@ -336,7 +336,7 @@ func (a *Adapter) report(ctx context.Context, b batch) error {
 			if out == delivery.ChatEventRefused || messaging.IsCode(err, messaging.Invalid) {
 				// Refused for good (an answer outside the survey's
 				// options): sending it again would not help.
-				a.log.Warn("infobip inbound message refused", "err", err)
+				a.log.WarnContext(ctx, "infobip inbound message refused", "err", err)
 				continue
 			}
 			return fmt.Errorf("report inbound message: %w", err)

@@ -116,7 +116,7 @@ func (a *Adapter) verify(w http.ResponseWriter, r *http.Request) {
 	token := q.Get("hub.verify_token")
 	challenge := q.Get("hub.challenge")
 	if q.Get("hub.mode") != "subscribe" || subtle.ConstantTimeCompare([]byte(token), []byte(a.creds.VerifyToken)) != 1 {
-		a.log.Warn("webhook verification refused: wrong mode or verify token")
+		a.log.WarnContext(r.Context(), "webhook verification refused: wrong mode or verify token")
 		writeError(w, http.StatusForbidden, "Forbidden", "verification refused")
 		return
 	}
@@ -143,7 +143,7 @@ func (a *Adapter) receive(w http.ResponseWriter, r *http.Request) {
 	}
 	mac, ok := a.checkSignature(r.Header.Get(SignatureHeader), body)
 	if !ok {
-		a.log.Warn("webhook refused: missing or wrong signature", "remote", r.RemoteAddr)
+		a.log.WarnContext(r.Context(), "webhook refused: missing or wrong signature", "remote", r.RemoteAddr)
 		writeError(w, http.StatusUnauthorized, "Unauthorized", "the signature does not verify")
 		return
 	}
@@ -151,12 +151,12 @@ func (a *Adapter) receive(w http.ResponseWriter, r *http.Request) {
 	key := "meta-whatsapp:" + strconv.FormatInt(a.s.ServiceID, 10) + ":" + hex.EncodeToString(mac)
 	seen, err := a.replays.Seen(ctx, key, a.now().Add(ReplayHold))
 	if err != nil {
-		a.log.Error("webhook: replay guard failed", "err", err)
+		a.log.ErrorContext(ctx, "webhook: replay guard failed", "err", err)
 		writeError(w, http.StatusServiceUnavailable, "Service Unavailable", "try again")
 		return
 	}
 	if seen && !a.retakes.take(key) {
-		a.log.Warn("webhook refused: replay of a body taken before", "remote", r.RemoteAddr)
+		a.log.WarnContext(ctx, "webhook refused: replay of a body taken before", "remote", r.RemoteAddr)
 		writeError(w, http.StatusUnauthorized, "Unauthorized", "this webhook was taken before")
 		return
 	}
@@ -169,7 +169,7 @@ func (a *Adapter) receive(w http.ResponseWriter, r *http.Request) {
 	statuses, inbound := a.parse(&wh)
 	if err := a.report(ctx, statuses, inbound); err != nil {
 		a.forget(ctx, key)
-		a.log.Error("webhook: report failed; Meta will send it again", "err", err)
+		a.log.ErrorContext(ctx, "webhook: report failed; Meta will send it again", "err", err)
 		writeError(w, http.StatusInternalServerError, "Internal Server Error", "the webhook could not be stored")
 		return
 	}
@@ -197,7 +197,7 @@ func (a *Adapter) forget(ctx context.Context, key string) {
 		if err == nil {
 			return
 		}
-		a.log.Error("webhook: replay guard could not forget a failed webhook", "err", err)
+		a.log.ErrorContext(ctx, "webhook: replay guard could not forget a failed webhook", "err", err)
 	}
 	// The guard keeps the key: this adapter takes Meta's resend once all
 	// the same.
@@ -319,7 +319,7 @@ func (a *Adapter) report(ctx context.Context, statuses []delivery.ChatStatus, in
 	for _, in := range inbound {
 		o, err := rep.ChatInbound(ctx, in)
 		if o == delivery.ChatEventRefused {
-			a.log.Warn("webhook inbound refused", "kind", in.Kind, "err", err)
+			a.log.WarnContext(ctx, "webhook inbound refused", "kind", in.Kind, "err", err)
 			continue
 		}
 		if err != nil {

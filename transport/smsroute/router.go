@@ -394,7 +394,7 @@ func (r *Router) Send(ctx context.Context, sms delivery.SMS) (delivery.SMSResult
 		if cn.strikes.Add(1) >= int32(r.cfg.Strikes) {
 			cn.penalty.Store(time.Now().Add(r.cfg.Penalty).UnixNano())
 			cn.strikes.Store(0)
-			r.log.Warn("SMPP connector left out of its routes for a while", "connector", cn.settings.Name, "for", r.cfg.Penalty, "err", err)
+			r.log.WarnContext(ctx, "SMPP connector left out of its routes for a while", "connector", cn.settings.Name, "for", r.cfg.Penalty, "err", err)
 		}
 	}
 	return res, err

@@ -115,25 +115,25 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Authorization") == "" {
 		// Vonage may post a webhook unsigned after an error of its own,
 		// and signs it when it posts again after a 5xx answer.
-		a.log.Warn("vonage webhook without a signature: asked again")
+		a.log.WarnContext(r.Context(), "vonage webhook without a signature: asked again")
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, "webhook not signed, send it again signed")
 		return
 	}
 	rk, err := a.check(r.Header.Get("Authorization"), body)
 	if err != nil {
-		a.log.Warn("vonage webhook refused", "error", err)
+		a.log.WarnContext(r.Context(), "vonage webhook refused", "error", err)
 		writeError(w, http.StatusUnauthorized, "webhook signature refused")
 		return
 	}
 	seen, err := a.replays.Seen(r.Context(), rk.key, rk.until)
 	if err != nil {
-		a.log.Error("vonage webhook replay guard failed", "error", err)
+		a.log.ErrorContext(r.Context(), "vonage webhook replay guard failed", "error", err)
 		writeError(w, http.StatusInternalServerError, "webhook not checked against replays, send again")
 		return
 	}
 	if seen {
-		a.log.Warn("vonage webhook refused: token taken before (replay)")
+		a.log.WarnContext(r.Context(), "vonage webhook refused: token taken before (replay)")
 		writeError(w, http.StatusUnauthorized, "webhook signature refused")
 		return
 	}
@@ -150,7 +150,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(statuses) > 0 {
 		if _, err := a.s.Reporter.ChatStatuses(r.Context(), statuses); err != nil {
-			a.log.Error("vonage statuses not stored", "error", err, "count", len(statuses))
+			a.log.ErrorContext(r.Context(), "vonage statuses not stored", "error", err, "count", len(statuses))
 			a.forget(r.Context(), key)
 			writeError(w, http.StatusInternalServerError, "statuses not stored, send again")
 			return
@@ -158,7 +158,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, in := range inbound {
 		if _, err := a.s.Reporter.ChatInbound(r.Context(), in); err != nil {
-			a.log.Error("vonage inbound message not stored", "error", err)
+			a.log.ErrorContext(r.Context(), "vonage inbound message not stored", "error", err)
 			a.forget(r.Context(), key)
 			writeError(w, http.StatusInternalServerError, "inbound message not stored, send again")
 			return
@@ -175,7 +175,7 @@ func (a *Adapter) forget(ctx context.Context, key string) {
 		return
 	}
 	if err := f.Forget(context.WithoutCancel(ctx), key); err != nil {
-		a.log.Warn("vonage webhook replay key not forgotten", "error", err)
+		a.log.WarnContext(ctx, "vonage webhook replay key not forgotten", "error", err)
 	}
 }
 
