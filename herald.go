@@ -365,12 +365,12 @@ func (h *Herald) chatSubscription(ctx context.Context, in delivery.ChatInbound) 
 	company := in.CompanyID
 	if company.IsZero() {
 		if in.Sender == "" {
-			h.log.Info("chat subscription report without its service", "service", in.ServiceID)
+			h.log.InfoContext(ctx, "chat subscription report without its service", "service", in.ServiceID)
 			return false, nil
 		}
 		cs, err := h.cfg.Store.ChatServiceByProviderID(ctx, in.Sender)
 		if messaging.IsCode(err, messaging.NotFound) {
-			h.log.Info("chat subscription report for an unknown service", "service", in.Sender)
+			h.log.InfoContext(ctx, "chat subscription report for an unknown service", "service", in.Sender)
 			return false, nil
 		}
 		if err != nil {

@@ -286,7 +286,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (messaging.Compa
 		// At most one write a key a minute (the cache keeps the key a
 		// second); a failure loses nothing but the time of use.
 		if err := s.store.TouchAPIKey(ctx, k.ID, now); err != nil {
-			s.log.Warn("recording an API key's use", "key", k.ID, "err", err)
+			s.log.WarnContext(ctx, "recording an API key's use", "key", k.ID, "err", err)
 		}
 	}
 	if cached {

@@ -90,7 +90,7 @@ func (s *Service) retryHint(ctx context.Context, companyID messaging.ID, err err
 	if !ok {
 		var uerr error
 		if use, uerr = s.store.CapacityUse(ctx, companyID); uerr != nil {
-			s.log.Warn("reading capacity use for a 429", "company", companyID, "err", uerr)
+			s.log.WarnContext(ctx, "reading capacity use for a 429", "company", companyID, "err", uerr)
 			return s.limits.RetryHint(err)
 		}
 		s.capacity.Put(key, use, time.Now())

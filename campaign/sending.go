@@ -329,8 +329,14 @@ func (s *Service) SendBulk(ctx context.Context, companyID messaging.ID, b BulkSe
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
+		// The preparation outlives the request and stops with the
+		// Service; it keeps the request's values, so that what it logs
+		// carries the request's trace.
+		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		defer cancel()
+		defer context.AfterFunc(s.bgCtx, cancel)()
 		values := map[string]string{} // one recipient's at a time: the renderer is one goroutine
-		end(s.prepare(s.bgCtx, c, valid, func(r Recipient) (template.Rendered, error) { return bound.Render(r.Placeholders.Map(values)) }, EventPrepared))
+		end(s.prepare(pctx, c, valid, func(r Recipient) (template.Rendered, error) { return bound.Render(r.Placeholders.Map(values)) }, EventPrepared))
 	}()
 	res.Campaign, res.QueuedAt = c, c.CreatedAt
 	return res, nil
@@ -539,13 +545,13 @@ func (s *Service) prepare(ctx context.Context, c messaging.Campaign, recipients 
 			return nil
 		}
 	}
-	s.log.Error("campaign preparation failed", "campaign", c.ID, "company", c.CompanyID, "err", err)
+	s.log.ErrorContext(ctx, "campaign preparation failed", "campaign", c.ID, "company", c.CompanyID, "err", err)
 	to, _ := Next(c.Status, EventPreparationFailed)
 	// The request context may be gone; the failure must still be recorded.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if ferr := s.store.TransitionCampaign(fctx, messaging.CampaignTransition{CompanyID: c.CompanyID, CampaignID: c.ID, From: Sources(EventPreparationFailed), To: to, At: s.clock(), Reason: "Preparation failed: the messages could not be written"}); ferr != nil {
-		s.log.Error("recording the preparation failure", "campaign", c.ID, "err", ferr)
+		s.log.ErrorContext(ctx, "recording the preparation failure", "campaign", c.ID, "err", ferr)
 	}
 	return fmt.Errorf("prepare campaign %s: %w", c.ID, err)
 }

@@ -84,10 +84,10 @@ func (s *Service) Receive(ctx context.Context, p delivery.InboundPart) error {
 		// The message is stored: an answer that cannot be recorded is
 		// logged, and the SMS stays in the inbound list.
 		if answered, err = s.answers(ctx, *m); err != nil {
-			s.log.Warn("inbound SMS: survey answer not recorded", "id", m.ID, "err", err)
+			s.log.WarnContext(ctx, "inbound SMS: survey answer not recorded", "id", m.ID, "err", err)
 		}
 	}
-	s.log.Info("inbound SMS stored", "id", m.ID, "from", Mask(m.Phone), "to", m.To, "parts", m.Parts,
+	s.log.InfoContext(ctx, "inbound SMS stored", "id", m.ID, "from", Mask(m.Phone), "to", m.To, "parts", m.Parts,
 		"attributed", !m.CompanyID.IsZero(), "survey_answer", answered, "chars", len([]rune(m.Text)))
 	return nil
 }

@@ -46,7 +46,7 @@ func (s *server) exportMessages(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	})
 	if err != nil && out != nil {
-		s.log.Error("campaign export cut short", "campaign", id, "err", err)
+		s.log.ErrorContext(r.Context(), "campaign export cut short", "campaign", id, "err", err)
 		panic(http.ErrAbortHandler)
 	}
 	if err != nil {

@@ -61,7 +61,7 @@ func (s *server) idempotent(next http.Handler) http.Handler {
 			// The request did its work: its answer is given all the same;
 			// a retry with the key waits, then runs again once the key is
 			// taken as abandoned.
-			s.log.Error("keeping the answer of an idempotency key", "err", err)
+			s.log.ErrorContext(r.Context(), "keeping the answer of an idempotency key", "err", err)
 		}
 		for k, v := range rec.header {
 			w.Header()[k] = v

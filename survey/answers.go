@@ -43,7 +43,7 @@ func (s *Service) RecordAnswer(ctx context.Context, m messaging.Message, optionI
 		return false, fmt.Errorf("survey answer: %w", err)
 	}
 	if c.MessageType != messaging.TypeSurvey || optionIndex < 0 {
-		s.log.Info("a reply that is not a survey answer", "message", m.ID)
+		s.log.InfoContext(ctx, "a reply that is not a survey answer", "message", m.ID)
 		return false, nil
 	}
 	cfg := m.Config
@@ -55,7 +55,7 @@ func (s *Service) RecordAnswer(ctx context.Context, m messaging.Message, optionI
 		n = len(cfg.Options)
 	}
 	if optionIndex >= n {
-		s.log.Warn("survey answer outside the options refused", "message", m.ID, "option_index", optionIndex, "options", n)
+		s.log.WarnContext(ctx, "survey answer outside the options refused", "message", m.ID, "option_index", optionIndex, "options", n)
 		return false, messaging.Invalidf("survey.option_index", "option_index %d is outside the survey's %d options", optionIndex, n)
 	}
 	r := messaging.SurveyResult{
