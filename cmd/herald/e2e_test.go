@@ -71,6 +71,7 @@ func TestBinary(t *testing.T) {
 	t.Run("simulators", func(t *testing.T) { testSimulators(t, bin) })
 	t.Run("tracing", func(t *testing.T) { testTracing(t, bin, "sqlite://"+filepath.Join(t.TempDir(), "herald.db")) })
 	t.Run("tracing-chat", func(t *testing.T) { testTracingChat(t, bin) })
+	t.Run("trace-logs", func(t *testing.T) { testTraceLogs(t, bin) })
 }
 
 // testServe runs herald serve without transports: a company provisioned
