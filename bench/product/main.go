@@ -110,6 +110,7 @@ type options struct {
 	channel      string
 	provider     string
 	chatBatch    int
+	idleWindow   time.Duration
 	sendsFirst   bool
 	callbacks    string
 	webhooks     string
@@ -136,6 +137,7 @@ func main() {
 	flag.StringVar(&o.purgeRun, "purge-run", "both", `with -purge: "off", "on" or "both"`)
 	flag.StringVar(&o.channel, "channel", "sms", `"sms" (SMPP, against -smsc) or "chat" (HTTP, against herald simulate chat)`)
 	flag.StringVar(&o.provider, "provider", "", `chat: when set, runs through a chat service of this provider against its simulator (herald simulate chat -provider), until every message is Seen: "all", "herald", "vonage", "vonage/viber", "vonage/whatsapp", "infobip" or "meta-whatsapp"`)
+	flag.DurationVar(&o.idleWindow, "provider-idle", 3*time.Second, "with -provider: how long Herald's idle CPU is measured after each run, reported apart (0: not)")
 	flag.IntVar(&o.chatBatch, "chat-batch", 0, "with -provider herald: its simulator posts batched callbacks of up to this many events (0: one event a request)")
 	flag.BoolVar(&o.sendsFirst, "provider-sends", true, "with -provider on SQLite: time each provider's sends alone first (its simulator posts no callbacks), for the CPU per status event beyond the sends")
 	flag.StringVar(&o.callbacks, "callbacks", "both", `chat: "off" (the sends alone), "on" (until every message is Delivered or Seen) or "both"`)

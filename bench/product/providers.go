@@ -34,6 +34,9 @@ type providerResult struct {
 	sendsCPU time.Duration
 	// sendsTime is how long that run took.
 	sendsTime time.Duration
+	// idlePerSec is Herald's CPU a second once the run was over; zero
+	// when not measured.
+	idlePerSec time.Duration
 }
 
 // perEvent is Herald's CPU per status event beyond the sends: the CPU of
@@ -55,6 +58,11 @@ func (r providerResult) print(w io.Writer) {
 		fmt.Fprintf(w, "%-13s %-8s sends alone (callbacks off): herald CPU %.2f s, %.1f µs per message, in %.1f s (with callbacks %.1f s); "+
 			"callbacks: %.1f µs of herald CPU per status event beyond the sends\n",
 			r.provider, r.channel, r.sendsCPU.Seconds(), perMessage(r.sendsCPU, r.messages), r.sendsTime.Seconds(), r.toSeen.Seconds(), r.perEvent())
+		if r.idlePerSec > 0 && r.events > 0 {
+			idle := time.Duration(float64(r.idlePerSec) * (r.toSeen - r.sendsTime).Seconds())
+			fmt.Fprintf(w, "%-13s %-8s idle afterwards: herald CPU %.1f ms a second; the longer run's idle share: %.1f µs per status event\n",
+				r.provider, r.channel, float64(r.idlePerSec.Microseconds())/1000, float64(idle.Nanoseconds())/1000/float64(r.events))
+		}
 	}
 }
 
@@ -256,6 +264,20 @@ func runProvider(ctx context.Context, o options, dir string, s providerSetup, ca
 	res.cpu, res.simCPU = after[0]-before[0], after[1]-before[1]
 	if res.events, res.requests, err = callbackMetrics(ctx, c); err != nil {
 		return providerResult{}, err
+	}
+	if o.idleWindow > 0 {
+		// Herald's idle work, once the run is over: the difference of
+		// two runs of different lengths counts it too.
+		idleFrom, err := cpuTimes(pid)
+		if err != nil {
+			return providerResult{}, err
+		}
+		time.Sleep(o.idleWindow)
+		idleTo, err := cpuTimes(pid)
+		if err != nil {
+			return providerResult{}, err
+		}
+		res.idlePerSec = time.Duration(float64(idleTo[0]-idleFrom[0]) / o.idleWindow.Seconds())
 	}
 	return res, nil
 }
