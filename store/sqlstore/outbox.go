@@ -201,7 +201,11 @@ func scanDelivery(row interface{ Scan(...any) error }) (deliveryRow, error) {
 // rows, one an event in order, sharing the delivery's id and outcome.
 // Events purged since are left out.
 func (s *Store) expand(ctx context.Context, rows []deliveryRow) ([]deliveryRow, error) {
-	var more []messaging.ID
+	// The events of a delivery were written by one transaction, their ids
+	// made in order: each delivery's are read as the range of its first
+	// and last id, through the primary key, others in the range skipped.
+	want := map[messaging.ID]bool{}
+	var spans [][2]messaging.ID
 	n := 0
 	for _, d := range rows {
 		n += max(d.events, 1)
@@ -212,38 +216,64 @@ func (s *Store) expand(ctx context.Context, rows []deliveryRow) ([]deliveryRow, 
 		if err != nil {
 			return nil, err
 		}
+		if len(ids) < 2 {
+			continue
+		}
+		span := [2]messaging.ID{ids[0], ids[0]}
 		for _, id := range ids {
-			if id != d.Event.ID {
-				more = append(more, id)
+			want[id] = true
+			if compareIDs(id, span[0]) < 0 {
+				span[0] = id
+			}
+			if compareIDs(id, span[1]) > 0 {
+				span[1] = id
 			}
 		}
+		spans = append(spans, span)
 	}
-	if len(more) == 0 {
+	if len(spans) == 0 {
 		return rows, nil
 	}
 	type eventRow struct {
 		e      webhook.Event
 		render bool
 	}
-	events := make(map[messaging.ID]eventRow, len(more))
-	for chunk := range slices.Chunk(more, 1000) {
-		r, err := s.read.QueryContext(ctx, "SELECT id, company_id, type, subject_id, created_at, data, render FROM webhook_events WHERE "+
-			s.jsonIDsIn("id"), s.jsonIDs(chunk))
+	slices.SortFunc(spans, func(a, b [2]messaging.ID) int { return compareIDs(a[0], b[0]) })
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		last := &merged[len(merged)-1]
+		if compareIDs(sp[0], last[1]) <= 0 {
+			if compareIDs(sp[1], last[1]) > 0 {
+				last[1] = sp[1]
+			}
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	events := make(map[messaging.ID]eventRow, len(want))
+	for _, sp := range merged {
+		r, err := s.read.QueryContext(ctx, "SELECT id, company_id, type, subject_id, created_at, data, render FROM webhook_events "+
+			"WHERE id >= ? AND id <= ? ORDER BY id", s.id(sp[0]), s.id(sp[1]))
 		if err != nil {
 			return nil, fmt.Errorf("read the events of deliveries: %w", err)
 		}
-		got, err := collect(r, func(row interface{ Scan(...any) error }) (eventRow, error) {
-			var e eventRow
-			var data string
-			err := row.Scan(&e.e.ID, &e.e.CompanyID, &e.e.Type, &e.e.Subject, timeDst{&e.e.CreatedAt}, &data, &e.render)
-			e.e.Data = []byte(data)
-			return e, err
-		})
+		err = func() error {
+			defer r.Close()
+			for r.Next() {
+				var e eventRow
+				var data string
+				if err := r.Scan(&e.e.ID, &e.e.CompanyID, &e.e.Type, &e.e.Subject, timeDst{&e.e.CreatedAt}, &data, &e.render); err != nil {
+					return err
+				}
+				if want[e.e.ID] {
+					e.e.Data = []byte(data)
+					events[e.e.ID] = e
+				}
+			}
+			return r.Err()
+		}()
 		if err != nil {
 			return nil, fmt.Errorf("read the events of deliveries: %w", err)
-		}
-		for _, e := range got {
-			events[e.e.ID] = e
 		}
 	}
 	out := make([]deliveryRow, 0, n)
