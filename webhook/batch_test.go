@@ -206,6 +206,26 @@ func TestSenderKeepsADeliveryOfSeveralEventsWhole(t *testing.T) {
 	}
 }
 
+// A batch that cannot grow because the events after it wait for it (they
+// share a subject and would not fit) goes at once: with MaxEvents due in
+// all, waiting fills nothing.
+func TestSenderSendsABatchHeldByOrderAtOnce(t *testing.T) {
+	ids := messaging.NewIDGenerator(nil)
+	ep := webhook.Endpoint{ID: ids.New(), URL: "https://hooks.example.com/b", Secret: "whsec_b",
+		Batch: webhook.Batch{MaxEvents: 3, MaxWait: time.Minute}}
+	out := &fakeOutbox{endpoints: []webhook.Endpoint{ep}}
+	a, b, c := ids.New(), ids.New(), ids.New()
+	out.addWrite(ids, []messaging.ID{a, b}, []string{"a1", "b1"})
+	out.addWrite(ids, []messaging.ID{a, c}, []string{"a2", "c1"})
+	p := &recordingPoster{}
+	stop := runSender(t, out, p, nil)
+	defer stop()
+	require.Eventually(t, func() bool { return len(p.requests(ep.URL)) > 0 }, 5*time.Second, 5*time.Millisecond,
+		"four events are due: the first batch does not wait a minute to fill")
+	stop()
+	require.Equal(t, []string{"a1", "b1"}, labelsOf(t, p.requests(ep.URL)[0]))
+}
+
 // A batch smaller than MaxEvents waits until its oldest event has waited
 // MaxWait; a full one goes at once.
 func TestSenderWaitsForABatchToFill(t *testing.T) {

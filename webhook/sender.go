@@ -359,7 +359,9 @@ func (s *Sender) round(ctx context.Context, e Endpoint) (sent int, wait time.Dur
 	var jobs [][]Delivery
 	if e.Batch.Batched() {
 		jobs, wait = batches(ds, now, e.Batch.MaxEvents)
-		if n := countDue(jobs); n > 0 && n < e.Batch.MaxEvents && len(ds) < limit {
+		// Hold while fewer than MaxEvents are due in all: events due but
+		// kept for a later round by their order fill no batch by waiting.
+		if n := countDue(jobs); n > 0 && dueIn(ds, now) < e.Batch.MaxEvents && len(ds) < limit {
 			if left := oldestDue(jobs).Add(e.Batch.MaxWait).Sub(now); left > 0 {
 				return 0, left, true, false, nil
 			}
@@ -515,6 +517,17 @@ func batches(ds []Delivery, now time.Time, size int) (jobs [][]Delivery, wait ti
 		}
 	}
 	return jobs, wait
+}
+
+// dueIn is how many of ds are due at now.
+func dueIn(ds []Delivery, now time.Time) int {
+	n := 0
+	for _, d := range ds {
+		if !d.NextAt.After(now) {
+			n++
+		}
+	}
+	return n
 }
 
 // countDue is how many deliveries jobs hold.
