@@ -131,9 +131,10 @@ func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) (_ []messaging.M
 // so that concurrent claimers pass each other, then the first of those,
 // transactional ones first (within the quotas, when there are).
 func (s *Store) claimPostgres(ctx context.Context, tx *txn, c delivery.Claim) ([]messaging.Message, error) {
+	plain, quotas := s.pgClaimTexts(c.Channel)
 	if len(c.Quotas) == 0 && len(c.CampaignQuotas) == 0 {
-		return s.claimed(ctx, tx, s.queries().claimPostgres,
-			string(c.Channel), s.ts(c.Now), c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
+		return s.claimed(ctx, tx, plain,
+			s.ts(c.Now), c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
 	}
 	type quota struct {
 		Company string `json:"company"`
@@ -159,8 +160,21 @@ func (s *Store) claimPostgres(ctx context.Context, tx *txn, c delivery.Claim) ([
 	if err != nil {
 		return nil, fmt.Errorf("claim: campaign quotas: %w", err)
 	}
-	return s.claimed(ctx, tx, s.queries().claimPostgresQuotas,
-		string(j), string(cj), string(c.Channel), s.ts(c.Now), c.Limit, c.Limit, c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
+	return s.claimed(ctx, tx, quotas,
+		string(j), string(cj), s.ts(c.Now), c.Limit, c.Limit, c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
+}
+
+// pgClaimTexts returns the Postgres claims of a channel (pgClaims), those
+// of the two channels prepared.
+func (s *Store) pgClaimTexts(channel messaging.Channel) (plain, quotas string) {
+	q := s.queries()
+	switch channel {
+	case messaging.ChannelSMS:
+		return q.claimPostgres[0], q.claimPostgresQuotas[0]
+	case messaging.ChannelChat:
+		return q.claimPostgres[1], q.claimPostgresQuotas[1]
+	}
+	return pgClaims(channel)
 }
 
 // claimed runs a claim statement and returns the messages it claimed.

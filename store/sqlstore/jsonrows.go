@@ -325,9 +325,12 @@ func (s *Store) placeholders(q string) string {
 // not depend on the batch (it is a JSON argument), so each is prepared
 // once per connection and kept.
 type deliveryQueries struct {
-	lockMessages, claimSQLite, claimSQLiteOne, claimPostgres, claimPostgresQuotas string
-	recordParts, readParts, receiptsUpdate                                        string
-	partReceipts, partsInsert, partsExist                                         string
+	lockMessages, claimSQLite, claimSQLiteOne string
+	// claimPostgres and claimPostgresQuotas are the Postgres claims of
+	// SMS (index 0) and of chat messages (index 1); see pgClaims.
+	claimPostgres, claimPostgresQuotas     [2]string
+	recordParts, readParts, receiptsUpdate string
+	partReceipts, partsInsert, partsExist  string
 	// subscribers reads the enabled webhook endpoints of companies.
 	subscribers string
 	// writeStates writes status, updated_at and the given columns of
@@ -373,28 +376,6 @@ func (s *Store) queries() *deliveryQueries {
 			claimSQLite: sqliteClaim + "WHERE " + s.jsonIDsIn("id") + " AND status = 'Pending' RETURNING " + messageColumns(""),
 			claimSQLiteOne: sqliteClaim + "WHERE id IN (SELECT id FROM messages WHERE campaign_id = ? AND channel = ? AND status = 'Pending' " +
 				"AND due_at <= ? ORDER BY due_at, id LIMIT ?) RETURNING " + messageColumns(""),
-			claimPostgres: "WITH picked AS (" +
-				"SELECT m.id FROM campaigns c CROSS JOIN LATERAL (" +
-				"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? " +
-				"ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED) m " +
-				"WHERE ((c.status = 'InProgress' AND c.pending + c.fb_pending > 0) OR (c.status = 'Completed' AND c.fb_pending > 0)) " +
-				"ORDER BY (c.mode = 'Bulk' AND NOT c.hidden), m.due_at, m.id LIMIT ?) " +
-				pgClaimUpdate(),
-			// The same with quotas: a capped company's campaigns give at
-			// most its quota each, and its messages are numbered to keep
-			// the first of them up to the quota.
-			// A campaign's own quota (cq) bounds what its lateral reads.
-			claimPostgresQuotas: "WITH q AS (SELECT * FROM json_to_recordset(?::json) AS q(company uuid, quota int)), " +
-				"cq AS (SELECT * FROM json_to_recordset(?::json) AS cq(campaign uuid, quota int)), " +
-				"cand AS (SELECT m.id, m.due_at, (c.mode = 'Bulk' AND NOT c.hidden) AS bulk, q.quota, " +
-				"row_number() OVER (PARTITION BY c.company_id ORDER BY (c.mode = 'Bulk' AND NOT c.hidden), m.due_at, m.id) AS n " +
-				"FROM campaigns c LEFT JOIN q ON q.company = c.company_id LEFT JOIN cq ON cq.campaign = c.id CROSS JOIN LATERAL (" +
-				"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = ? AND status = 'Pending' AND due_at <= ? " +
-				"ORDER BY due_at, id LIMIT least(?, coalesce(q.quota, ?), coalesce(cq.quota, ?)) FOR UPDATE SKIP LOCKED) m " +
-				"WHERE ((c.status = 'InProgress' AND c.pending + c.fb_pending > 0) OR (c.status = 'Completed' AND c.fb_pending > 0)) " +
-				"AND (q.quota IS NULL OR q.quota > 0) AND (cq.quota IS NULL OR cq.quota > 0)), " +
-				"picked AS (SELECT id FROM cand WHERE quota IS NULL OR n <= quota ORDER BY bulk, due_at, id LIMIT ?) " +
-				pgClaimUpdate(),
 			// Rows of parts recorded Sent (with a message) and rows of
 			// receipts of parts not known (without one), in one statement
 			// (see recordParts). A part's row without a message holds an
@@ -428,6 +409,9 @@ func (s *Store) queries() *deliveryQueries {
 			partReceipts: "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts " +
 				"WHERE " + s.jsonIDsIn("message_id") + " AND part_count > 1 AND state IS NOT NULL",
 		}
+		for i, ch := range []messaging.Channel{messaging.ChannelSMS, messaging.ChannelChat} {
+			c.q.claimPostgres[i], c.q.claimPostgresQuotas[i] = pgClaims(ch)
+		}
 		c.q.subscribers = "SELECT id, company_id, events, batch_max_events FROM webhook_endpoints WHERE disabled_at IS NULL AND " + s.jsonIDsIn("company_id")
 		for cols := range c.q.writeStates {
 			c.q.writeStates[cols] = s.writeStatesQuery(stateColumns(cols))
@@ -437,14 +421,48 @@ func (s *Store) queries() *deliveryQueries {
 	return &c.q
 }
 
-// sqliteClaim begins the SQLite claim statements: the claimed messages
-// go Sending, leased to their owner.
+// pgClaims returns the Postgres claims of the messages of a channel,
+// without quotas and with. The channel is part of the text, not an
+// argument: a plan made once for every run (a generic plan) may then read
+// the channel's partial claim index, whose condition names the channel.
+// With the channel as an argument the planner cannot tell that the index
+// covers the rows asked for, and a generic plan reads every Pending
+// message of the campaign instead.
+func pgClaims(channel messaging.Channel) (plain, quotas string) {
+	ch := "'" + strings.ReplaceAll(string(channel), "'", "''") + "'"
+	plain = "WITH picked AS (" +
+		"SELECT m.id FROM campaigns c CROSS JOIN LATERAL (" +
+		"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = " + ch + " AND status = 'Pending' AND due_at <= ? " +
+		"ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED) m " +
+		"WHERE ((c.status = 'InProgress' AND c.pending + c.fb_pending > 0) OR (c.status = 'Completed' AND c.fb_pending > 0)) " +
+		"ORDER BY (c.mode = 'Bulk' AND NOT c.hidden), m.due_at, m.id LIMIT ?) " +
+		pgClaimUpdate()
+	// The same with quotas: a capped company's campaigns give at most its
+	// quota each, and its messages are numbered to keep the first of them
+	// up to the quota. A campaign's own quota (cq) bounds what its lateral
+	// reads.
+	quotas = "WITH q AS (SELECT * FROM json_to_recordset(?::json) AS q(company uuid, quota int)), " +
+		"cq AS (SELECT * FROM json_to_recordset(?::json) AS cq(campaign uuid, quota int)), " +
+		"cand AS (SELECT m.id, m.due_at, (c.mode = 'Bulk' AND NOT c.hidden) AS bulk, q.quota, " +
+		"row_number() OVER (PARTITION BY c.company_id ORDER BY (c.mode = 'Bulk' AND NOT c.hidden), m.due_at, m.id) AS n " +
+		"FROM campaigns c LEFT JOIN q ON q.company = c.company_id LEFT JOIN cq ON cq.campaign = c.id CROSS JOIN LATERAL (" +
+		"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = " + ch + " AND status = 'Pending' AND due_at <= ? " +
+		"ORDER BY due_at, id LIMIT least(?, coalesce(q.quota, ?), coalesce(cq.quota, ?)) FOR UPDATE SKIP LOCKED) m " +
+		"WHERE ((c.status = 'InProgress' AND c.pending + c.fb_pending > 0) OR (c.status = 'Completed' AND c.fb_pending > 0)) " +
+		"AND (q.quota IS NULL OR q.quota > 0) AND (cq.quota IS NULL OR cq.quota > 0)), " +
+		"picked AS (SELECT id FROM cand WHERE quota IS NULL OR n <= quota ORDER BY bulk, due_at, id LIMIT ?) " +
+		pgClaimUpdate()
+	return plain, quotas
+}
+
 // pgClaimUpdate claims the messages of a "picked" subquery on Postgres.
 func pgClaimUpdate() string {
 	return "UPDATE messages SET status = 'Sending', attempts = messages.attempts + 1, lease_until = ?, claimed_by = ?, updated_at = ? " +
 		"FROM picked WHERE messages.id = picked.id RETURNING " + messageColumns("messages")
 }
 
+// sqliteClaim begins the SQLite claim statements: the claimed messages
+// go Sending, leased to their owner.
 const sqliteClaim = "UPDATE messages SET status = 'Sending', attempts = attempts + 1, lease_until = ?, claimed_by = ?, updated_at = ? "
 
 // writeStatesQuery is the statement writing status, updated_at and the
@@ -530,7 +548,8 @@ func (s *Store) preparedTexts() []string {
 	if s.dialect == dialectSQLite {
 		return append(texts, q.claimSQLite, q.claimSQLiteOne, q.partsInsert, q.partsExist)
 	}
-	return append(texts, q.claimPostgres)
+	texts = append(texts, q.claimPostgres[:]...)
+	return append(texts, q.claimPostgresQuotas[:]...)
 }
 
 // prepareQueries prepares the delivery statements once. It runs outside
