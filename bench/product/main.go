@@ -355,9 +355,9 @@ func (r result) print(w io.Writer, who, smsc string, base result) {
 			perMessage(r.pg.backends, r.messages), r.pg.processes, perMessage(r.pg.server, r.messages), perMessage(r.cpu+r.pg.backends, r.messages))
 	}
 	for _, t := range r.pgTables {
-		fmt.Fprintf(w, "  %s (from its creation): %.2f inserts, %.2f updates (%.0f %% heap-only), %.2f deletes a message\n", t.name,
+		fmt.Fprintf(w, "  %s (from its creation): %.2f inserts, %.2f updates (%.0f %% heap-only), %.2f deletes a message; autovacuum %d times\n", t.name,
 			float64(t.inserts)/float64(r.messages), float64(t.updates)/float64(r.messages),
-			100*float64(t.hotUpdates)/float64(max(t.updates, 1)), float64(t.deletes)/float64(r.messages))
+			100*float64(t.hotUpdates)/float64(max(t.updates, 1)), float64(t.deletes)/float64(r.messages), t.autovacuums)
 	}
 }
 

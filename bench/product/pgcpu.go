@@ -192,12 +192,16 @@ func freshDatabase(ctx context.Context, dbURL, suffix string) (string, func(), e
 	}, nil
 }
 
-// tableWrites is how many rows a table got and how many of its updates
-// were heap-only (no new index entries), from pg_stat_user_tables.
+// tableWrites is how many rows a table got, how many of its updates
+// were heap-only (no new index entries), and how many times autovacuum
+// cleaned it (a partitioned table's partitions summed), from
+// pg_stat_user_tables. Until autovacuum runs, the claim index keeps the
+// entries of every message claimed, which each claim steps over.
 type tableWrites struct {
 	name                string
 	inserts, updates    int64
 	hotUpdates, deletes int64
+	autovacuums         int64
 }
 
 // pgTableWrites reads the writes of the hot tables of the database of
@@ -208,8 +212,8 @@ func pgTableWrites(ctx context.Context, dbURL string) ([]tableWrites, error) {
 	db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dbURL)))
 	defer db.Close()
 	// A partitioned table's rows are counted in its partitions.
-	rows, err := db.QueryContext(ctx, "SELECT t, sum(n_tup_ins), sum(n_tup_upd), sum(n_tup_hot_upd), sum(n_tup_del) FROM ("+
-		"SELECT coalesce(pg_partition_root(relid), relid)::regclass::text AS t, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del "+
+	rows, err := db.QueryContext(ctx, "SELECT t, sum(n_tup_ins), sum(n_tup_upd), sum(n_tup_hot_upd), sum(n_tup_del), sum(autovacuum_count) FROM ("+
+		"SELECT coalesce(pg_partition_root(relid), relid)::regclass::text AS t, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del, autovacuum_count "+
 		"FROM pg_stat_user_tables) s WHERE t IN ('messages', 'sms_parts', 'campaigns', 'companies') GROUP BY t ORDER BY t")
 	if err != nil {
 		return nil, fmt.Errorf("table statistics: %w", err)
@@ -218,7 +222,7 @@ func pgTableWrites(ctx context.Context, dbURL string) ([]tableWrites, error) {
 	var out []tableWrites
 	for rows.Next() {
 		var t tableWrites
-		if err := rows.Scan(&t.name, &t.inserts, &t.updates, &t.hotUpdates, &t.deletes); err != nil {
+		if err := rows.Scan(&t.name, &t.inserts, &t.updates, &t.hotUpdates, &t.deletes, &t.autovacuums); err != nil {
 			return nil, fmt.Errorf("table statistics: %w", err)
 		}
 		out = append(out, t)
