@@ -56,7 +56,7 @@ func (h *callbackHandler) replayKey(id string) string {
 func (h *callbackHandler) serveBatch(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte) {
 	var bs []batchEvent
 	if err := jsonv1.Unmarshal(body, &bs); err != nil {
-		h.cfg.Logger.Warn("chat callback refused", "err", err)
+		h.cfg.Logger.WarnContext(ctx, "chat callback refused", "err", err)
 		writeError(w, http.StatusBadRequest, "Bad Request", "malformed JSON: "+err.Error())
 		return
 	}
@@ -102,7 +102,7 @@ func (h *callbackHandler) serveBatch(ctx context.Context, w http.ResponseWriter,
 					h.forget(ctx, keys[k])
 				}
 			}
-			h.cfg.Logger.Error("chat callback: replay guard failed", "err", err)
+			h.cfg.Logger.ErrorContext(ctx, "chat callback: replay guard failed", "err", err)
 			writeError(w, http.StatusServiceUnavailable, "Service Unavailable", "the callback could not be checked; send it again")
 			return
 		}
@@ -114,7 +114,7 @@ func (h *callbackHandler) serveBatch(ctx context.Context, w http.ResponseWriter,
 		}
 	}
 	if len(fresh) == 0 && len(bad) == 0 {
-		h.cfg.Logger.Warn("chat callback refused: taken before", "remote", r.RemoteAddr)
+		h.cfg.Logger.WarnContext(ctx, "chat callback refused: taken before", "remote", r.RemoteAddr)
 		writeError(w, http.StatusUnauthorized, "Unauthorized", "every event of this callback was taken before")
 		return
 	}
@@ -124,14 +124,14 @@ func (h *callbackHandler) serveBatch(ctx context.Context, w http.ResponseWriter,
 		for _, i := range fresh[stored:] {
 			h.forget(ctx, h.replayKey(bs[i].ID))
 		}
-		h.cfg.Logger.Error("chat callback not stored", "events", len(fresh)-stored, "err", err)
+		h.cfg.Logger.ErrorContext(ctx, "chat callback not stored", "events", len(fresh)-stored, "err", err)
 		writeError(w, http.StatusInternalServerError, "Internal Server Error",
 			fmt.Sprintf("event %d and the events after it were not stored; send the callback again "+
 				"(the events stored are not taken twice)", fresh[stored]))
 		return
 	}
 	if len(bad) > 0 {
-		h.cfg.Logger.Warn("chat callback: events refused", "refused", len(bad), "taken", len(fresh))
+		h.cfg.Logger.WarnContext(ctx, "chat callback: events refused", "refused", len(bad), "taken", len(fresh))
 		writeError(w, http.StatusBadRequest, "Bad Request", strings.Join(bad, "; ")+"; the other events were taken")
 		return
 	}
