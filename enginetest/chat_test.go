@@ -208,7 +208,7 @@ func (w *world) finishChat(t *rapid.T) {
 			t.Fatalf("chat messages not as expected after %d rounds:\n  %s", finishRounds, strings.Join(why, "\n  "))
 		}
 		w.clk.advance(delivery.DefaultRetryMax + time.Minute)
-		w.heartbeatsCatchUp()
+		w.heartbeatsCatchUp(t)
 	}
 }
 

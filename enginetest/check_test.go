@@ -21,14 +21,6 @@ import (
 // store), which a longer bound tells apart from a message left Sending.
 const settleTimeout = 60 * time.Second
 
-// skipResentByLiveProcess turns off on Postgres, until its cause is found
-// and fixed, the check that a message the SMSC accepted is not submitted
-// again while the process that had it accepted lives: in about one
-// sequence of 45 (of 40 steps), a message was accepted twice by the same
-// live process (-rapid.seed=3710149224322219657 found it once and did not
-// replay it). Set it to false once fixed.
-const skipResentByLiveProcess = true
-
 // haltGrace is how long after a pause or cancel answered another process
 // than the one that answered may still put the campaign's claimed
 // messages on the wire: it learns of the halt within its haltInterval, a
@@ -171,13 +163,8 @@ func (w *world) always(t *rapid.T, vs []view) {
 		}
 		if prev, ok := accepted[s.msg]; ok {
 			if p := w.procs[prev.proc]; !p.killed || p.killedAt < prev.seq {
-				if skipResentByLiveProcess && w.backend == "postgres" {
-					t.Logf("known defect: message %s accepted twice: by %s (submit %d) and by %s (submit %d), the first process alive",
-						s.msg, prev.proc, prev.seq, s.proc, s.seq)
-				} else {
-					t.Fatalf("message %s accepted twice: by %s (submit %d) and by %s (submit %d), the first process alive", s.msg,
-						prev.proc, prev.seq, s.proc, s.seq)
-				}
+				t.Fatalf("message %s accepted twice: by %s (submit %d) and by %s (submit %d), the first process alive", s.msg,
+					prev.proc, prev.seq, s.proc, s.seq)
 			}
 		}
 		accepted[s.msg] = s

@@ -329,7 +329,7 @@ func (w *world) finish(t *rapid.T) {
 			must(t, live[1].shutdown())
 		}
 		w.clk.advance(claimLease + time.Second)
-		w.heartbeatsCatchUp()
+		w.heartbeatsCatchUp(t)
 		for _, p := range w.procs {
 			p.recovered = p.recovered || p.killed
 		}
@@ -366,7 +366,7 @@ func (w *world) finish(t *rapid.T) {
 			t.Fatalf("%d messages still wait after %d rounds", waiting, finishRounds)
 		}
 		w.clk.advance(delivery.DefaultRetryMax + time.Minute)
-		w.heartbeatsCatchUp()
+		w.heartbeatsCatchUp(t)
 	}
 	// The last check (completion included) passed with nothing waiting.
 	w.finishChat(t)
@@ -551,7 +551,7 @@ func (w *world) actions() map[string]func(*rapid.T) {
 			// backoffs and schedules, never past the claim lease.
 			d := time.Duration(rapid.IntRange(1, 200).Draw(t, "seconds")) * time.Second
 			w.clk.advance(d)
-			w.heartbeatsCatchUp()
+			w.heartbeatsCatchUp(t)
 		},
 		"receipts": func(t *rapid.T) {
 			live := w.live()
@@ -624,7 +624,7 @@ func (w *world) actions() map[string]func(*rapid.T) {
 			// The dead process's heartbeat ages past the claim lease;
 			// a live one takes its claims back.
 			w.clk.advance(claimLease + time.Second)
-			w.heartbeatsCatchUp()
+			w.heartbeatsCatchUp(t)
 			for _, p := range w.procs {
 				if p.killed {
 					p.recovered = true
@@ -655,10 +655,27 @@ func indexes(n int) []int {
 	return out
 }
 
-// heartbeatsCatchUp gives the live processes time to write a heartbeat
-// at the clock's new time (they do every 50ms), so that a later step does
-// not find a live process's heartbeat older than the clock moved.
-func (w *world) heartbeatsCatchUp() { time.Sleep(120 * time.Millisecond) }
+// heartbeatsCatchUp waits until every live process has written a
+// heartbeat at the clock's new time, so that the moves of several steps
+// do not add up, for a live process's heartbeat, to more than the claim
+// lease. A fixed wait of 120 ms did not do on a loaded Postgres: after
+// about one move in twelve a live process had written no heartbeat yet
+// (its maintenance loop writes them between its other store calls). A few
+// such moves in a row made its heartbeat older than the lease: the other
+// process could then take its claims back, and a message it had claimed
+// be submitted again while it lived.
+func (w *world) heartbeatsCatchUp(t *rapid.T) {
+	now := w.clk.Now().UnixNano()
+	deadline := time.Now().Add(settleTimeout)
+	for _, p := range w.live() {
+		for p.fence.beat.Load() < now {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s wrote no heartbeat at the clock's time within %v", p.label, settleTimeout)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
 
 // waitPrepared waits until a send's messages are written (Queuing no
 // more).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald"
@@ -51,6 +52,8 @@ type fenced struct {
 type fence struct {
 	mu   sync.RWMutex
 	dead bool
+	// beat is the clock's time of the last heartbeat written (UnixNano).
+	beat atomic.Int64
 }
 
 // enter starts a call: it returns the function ending it, or errDead.
@@ -112,7 +115,15 @@ func (f fenced) Heartbeat(ctx context.Context, owner string, at time.Time) error
 		return err
 	}
 	defer done()
-	return f.Store.Heartbeat(ctx, owner, at)
+	if err := f.Store.Heartbeat(ctx, owner, at); err != nil {
+		return err
+	}
+	for {
+		b := f.beat.Load()
+		if b >= at.UnixNano() || f.beat.CompareAndSwap(b, at.UnixNano()) {
+			return nil
+		}
+	}
 }
 
 func (f fenced) ForgetClaimer(ctx context.Context, owner string) error {
@@ -172,7 +183,9 @@ func (f fenced) TransitionCampaign(ctx context.Context, t messaging.CampaignTran
 // Engine settings of the processes. The claim lease is in the test's
 // clock, which moves by steps: it is long, so that only a step meant to
 // let a live process take a dead one's claims (stepTakeover) ages a
-// heartbeat past it; heartbeats themselves are written often in real time.
+// heartbeat past it. Heartbeats are written often in real time, and each
+// step that moves the clock waits for every live process to write one at
+// the new time (world.heartbeatsCatchUp).
 const (
 	haltInterval = 20 * time.Millisecond
 	claimLease   = 10 * time.Minute
