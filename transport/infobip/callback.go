@@ -58,7 +58,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "the report could not be read")
 		return
 	}
-	batch, err := a.parse(body)
+	batch, err := a.parse(r.Context(), body)
 	if err != nil {
 		a.log.WarnContext(r.Context(), "infobip report refused", "err", err)
 		writeError(w, http.StatusBadRequest, err.Error())
@@ -108,8 +108,9 @@ type batch struct {
 }
 
 // parse reads a report body. Reports of the PENDING group say nothing
-// Herald records; they are acknowledged and dropped.
-func (a *Adapter) parse(body []byte) (batch, error) {
+// Herald records; they are acknowledged and dropped. ctx is the report's
+// request.
+func (a *Adapter) parse(ctx context.Context, body []byte) (batch, error) {
 	var b batch
 	var rs reports
 	d := json.NewDecoder(bytes.NewReader(body))
@@ -134,7 +135,7 @@ func (a *Adapter) parse(body []byte) (batch, error) {
 		case it.Status != nil:
 			st, keep, err := a.statusOf(it)
 			if isNotHerald(err) {
-				a.log.Warn("infobip report of a message Herald did not send, acknowledged", "message", it.MessageID)
+				a.log.WarnContext(ctx, "infobip report of a message Herald did not send, acknowledged", "message", it.MessageID)
 				continue
 			}
 			if err != nil {
@@ -151,7 +152,7 @@ func (a *Adapter) parse(body []byte) (batch, error) {
 		case it.SeenAt != "":
 			st, err := a.seenOf(it)
 			if isNotHerald(err) {
-				a.log.Warn("infobip seen report of a message Herald did not send, acknowledged", "message", it.MessageID)
+				a.log.WarnContext(ctx, "infobip seen report of a message Herald did not send, acknowledged", "message", it.MessageID)
 				continue
 			}
 			if err != nil {

@@ -166,7 +166,7 @@ func (a *Adapter) receive(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Bad Request", "the webhook body is not the JSON of a webhook")
 		return
 	}
-	statuses, inbound := a.parse(&wh)
+	statuses, inbound := a.parse(ctx, &wh)
 	if err := a.report(ctx, statuses, inbound); err != nil {
 		a.forget(ctx, key)
 		a.log.ErrorContext(ctx, "webhook: report failed; Meta will send it again", "err", err)
@@ -205,12 +205,12 @@ func (a *Adapter) forget(ctx context.Context, key string) {
 }
 
 // parse collects the statuses and inbound messages of the changes of
-// this service's phone number.
-func (a *Adapter) parse(wh *webhook) ([]delivery.ChatStatus, []delivery.ChatInbound) {
+// this service's phone number; ctx is the webhook's request.
+func (a *Adapter) parse(ctx context.Context, wh *webhook) ([]delivery.ChatStatus, []delivery.ChatInbound) {
 	var statuses []delivery.ChatStatus
 	var inbound []delivery.ChatInbound
 	if wh.Object != "whatsapp_business_account" {
-		a.log.Warn("webhook ignored: unknown object", "object", wh.Object)
+		a.log.WarnContext(ctx, "webhook ignored: unknown object", "object", wh.Object)
 		return nil, nil
 	}
 	for _, e := range wh.Entry {
@@ -219,16 +219,16 @@ func (a *Adapter) parse(wh *webhook) ([]delivery.ChatStatus, []delivery.ChatInbo
 				continue
 			}
 			if id := c.Value.Metadata.PhoneNumberID; id != "" && id != a.s.Sender {
-				a.log.Warn("webhook change ignored: another phone number", "phoneNumberId", id)
+				a.log.WarnContext(ctx, "webhook change ignored: another phone number", "phoneNumberId", id)
 				continue
 			}
 			for _, s := range c.Value.Statuses {
-				if st, ok := a.status(s); ok {
+				if st, ok := a.status(ctx, s); ok {
 					statuses = append(statuses, st)
 				}
 			}
 			for _, m := range c.Value.Messages {
-				if in, ok := a.inbound(m); ok {
+				if in, ok := a.inbound(ctx, m); ok {
 					inbound = append(inbound, in)
 				}
 			}
@@ -239,7 +239,7 @@ func (a *Adapter) parse(wh *webhook) ([]delivery.ChatStatus, []delivery.ChatInbo
 
 // status maps one status object; sent and unknown statuses report
 // nothing.
-func (a *Adapter) status(s inStatus) (delivery.ChatStatus, bool) {
+func (a *Adapter) status(ctx context.Context, s inStatus) (delivery.ChatStatus, bool) {
 	st := delivery.ChatStatus{ProviderID: s.ID, At: unixTime(s.Timestamp), Detail: s.Status}
 	if id, err := messaging.ParseID(s.BizOpaqueCallbackData); err == nil {
 		st.MessageID = id
@@ -261,7 +261,7 @@ func (a *Adapter) status(s inStatus) (delivery.ChatStatus, bool) {
 		return st, false
 	}
 	if st.MessageID.IsZero() && st.ProviderID == "" {
-		a.log.Warn("webhook status ignored: it names no message")
+		a.log.WarnContext(ctx, "webhook status ignored: it names no message")
 		return st, false
 	}
 	return st, true
@@ -270,7 +270,7 @@ func (a *Adapter) status(s inStatus) (delivery.ChatStatus, bool) {
 // inbound maps one message a person sent: a text, a reply to a survey
 // option (interactive button_reply or list_reply), or a template's quick
 // reply (button). Other kinds report nothing.
-func (a *Adapter) inbound(m inMessage) (delivery.ChatInbound, bool) {
+func (a *Adapter) inbound(ctx context.Context, m inMessage) (delivery.ChatInbound, bool) {
 	in := delivery.ChatInbound{ServiceID: a.s.ServiceID, Phone: m.From, OptionIndex: -1, At: unixTime(m.Timestamp)}
 	reply := func(id, text string) {
 		in.Text = text
@@ -290,11 +290,11 @@ func (a *Adapter) inbound(m inMessage) (delivery.ChatInbound, bool) {
 	case m.Type == "button" && m.Button != nil:
 		reply(m.Button.Payload, m.Button.Text)
 	default:
-		a.log.Debug("webhook message ignored", "type", m.Type)
+		a.log.DebugContext(ctx, "webhook message ignored", "type", m.Type)
 		return in, false
 	}
 	if in.Phone == "" {
-		a.log.Warn("webhook message ignored: no sender")
+		a.log.WarnContext(ctx, "webhook message ignored: no sender")
 		return in, false
 	}
 	return in, true

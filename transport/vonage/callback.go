@@ -143,7 +143,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	statuses, inbound, err := a.reports(events)
+	statuses, inbound, err := a.reports(r.Context(), events)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -237,7 +237,7 @@ func parseWebhooks(body []byte) ([]Webhook, error) {
 // (code 1320), statuses of messages Herald did not send (their
 // client_ref is not a Herald message id) and inbound kinds Herald does
 // not take (media, locations) report nothing.
-func (a *Adapter) reports(events []Webhook) ([]delivery.ChatStatus, []delivery.ChatInbound, error) {
+func (a *Adapter) reports(ctx context.Context, events []Webhook) ([]delivery.ChatStatus, []delivery.ChatInbound, error) {
 	var ss []delivery.ChatStatus
 	var ins []delivery.ChatInbound
 	for i, e := range events {
@@ -247,7 +247,7 @@ func (a *Adapter) reports(events []Webhook) ([]delivery.ChatStatus, []delivery.C
 		}
 		switch {
 		case e.Status != "":
-			st, ok, err := a.status(e, at)
+			st, ok, err := a.status(ctx, e, at)
 			if err != nil {
 				return nil, nil, fmt.Errorf("event %d: %w", i, err)
 			}
@@ -255,7 +255,7 @@ func (a *Adapter) reports(events []Webhook) ([]delivery.ChatStatus, []delivery.C
 				ss = append(ss, st)
 			}
 		case e.MessageType != "":
-			if in, ok := a.inbound(e, at); ok {
+			if in, ok := a.inbound(ctx, e, at); ok {
 				ins = append(ins, in)
 			}
 		default:
@@ -279,7 +279,7 @@ func (a *Adapter) timestamp(s string) (time.Time, error) {
 }
 
 // status maps a status webhook; false when it reports nothing.
-func (a *Adapter) status(e Webhook, at time.Time) (delivery.ChatStatus, bool, error) {
+func (a *Adapter) status(ctx context.Context, e Webhook, at time.Time) (delivery.ChatStatus, bool, error) {
 	switch e.Status {
 	case "submitted", "delivered", "read", "rejected", "undeliverable":
 	default:
@@ -289,7 +289,7 @@ func (a *Adapter) status(e Webhook, at time.Time) (delivery.ChatStatus, bool, er
 	if err != nil {
 		// A message another sender of the same Vonage application sent:
 		// signed by Vonage, but none of Herald's.
-		a.log.Info("vonage status of a message Herald did not send", "message_uuid", e.MessageUUID, "status", e.Status)
+		a.log.InfoContext(ctx, "vonage status of a message Herald did not send", "message_uuid", e.MessageUUID, "status", e.Status)
 		return delivery.ChatStatus{}, false, nil
 	}
 	st := delivery.ChatStatus{MessageID: id, ProviderID: e.MessageUUID, At: at}
@@ -322,7 +322,7 @@ func (a *Adapter) status(e Webhook, at time.Time) (delivery.ChatStatus, bool, er
 }
 
 // inbound maps an inbound message; false when Herald takes nothing of it.
-func (a *Adapter) inbound(e Webhook, at time.Time) (delivery.ChatInbound, bool) {
+func (a *Adapter) inbound(ctx context.Context, e Webhook, at time.Time) (delivery.ChatInbound, bool) {
 	in := delivery.ChatInbound{ServiceID: a.s.ServiceID, CompanyID: a.s.CompanyID, Sender: e.To, Phone: e.From, At: at, OptionIndex: -1}
 	switch e.MessageType {
 	case "text":
@@ -348,7 +348,7 @@ func (a *Adapter) inbound(e Webhook, at time.Time) (delivery.ChatInbound, bool) 
 			in.Kind = delivery.InboundText
 		}
 	default:
-		a.log.Info("vonage inbound message of a kind Herald does not take", "message_type", e.MessageType)
+		a.log.InfoContext(ctx, "vonage inbound message of a kind Herald does not take", "message_type", e.MessageType)
 		return in, false
 	}
 	return in, true
