@@ -206,8 +206,7 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]m
 	// Campaigns in progress, and completed ones that got a fallback SMS
 	// after they completed (a late failed chat callback): a completed
 	// campaign's only Pending messages are such fallbacks.
-	rows, err := tx.QueryContext(ctx, "SELECT id, company_id, mode = 'Bulk' AND NOT hidden FROM campaigns WHERE (status = 'InProgress' AND pending + fb_pending > 0) "+
-		"OR (status = 'Completed' AND fb_pending > 0)")
+	rows, err := s.rawQuery(ctx, tx, sqliteClaimCampaigns)
 	if err != nil {
 		return nil, fmt.Errorf("claim: campaigns in progress: %w", err)
 	}
@@ -310,6 +309,12 @@ func (s *Store) claimSQLite(ctx context.Context, tx *txn, c delivery.Claim) ([]m
 	}
 	return s.claimed(ctx, tx, s.queries().claimSQLite, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(now), s.jsonIDs(ids))
 }
+
+// sqliteClaimCampaigns reads the campaigns a claim on SQLite may take
+// messages from: those in progress, and completed ones that got a
+// fallback SMS after they completed (a late failed chat callback).
+const sqliteClaimCampaigns = "SELECT id, company_id, mode = 'Bulk' AND NOT hidden FROM campaigns WHERE (status = 'InProgress' AND pending + fb_pending > 0) " +
+	"OR (status = 'Completed' AND fb_pending > 0)"
 
 // compareBool orders false before true.
 func compareBool(a, b bool) int {

@@ -330,7 +330,7 @@ type deliveryQueries struct {
 	// SMS (index 0) and of chat messages (index 1); see pgClaims.
 	claimPostgres, claimPostgresQuotas     [2]string
 	recordParts, readParts, receiptsUpdate string
-	partReceipts, partsInsert, partsExist  string
+	partReceipts, partsInsert              string
 	// subscribers reads the enabled webhook endpoints of companies.
 	subscribers string
 	// writeStates writes status, updated_at and the given columns of
@@ -343,6 +343,13 @@ type deliveryQueries struct {
 // writer connection may be in use by the caller's own transaction) and
 // then used inside transactions, which prepare it on their connection the
 // first time and reuse it after.
+//
+// On SQLite the writer's other statements of constant text (a claim's
+// read of the campaigns in progress, a campaign's counters, whose SET
+// list depends on the statuses that moved) are prepared too, after the
+// transaction that first ran them unprepared: get notes the text, and the
+// next prepareQueries, outside any transaction, prepares it. Up to
+// maxPrepared statements are kept.
 type stmtCache struct {
 	once     sync.Once
 	q        deliveryQueries
@@ -350,7 +357,14 @@ type stmtCache struct {
 	ready    atomic.Bool
 	mu       sync.Mutex
 	prepared map[string]*sql.Stmt
+	// lazy is set on SQLite: texts not prepared are noted in missed.
+	lazy      bool
+	missed    map[string]struct{}
+	anyMissed atomic.Bool
 }
+
+// maxPrepared bounds the statements a stmtCache prepares.
+const maxPrepared = 256
 
 func (c *stmtCache) get(q string) *sql.Stmt {
 	if !c.ready.Load() {
@@ -358,7 +372,15 @@ func (c *stmtCache) get(q string) *sql.Stmt {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.prepared[q]
+	st := c.prepared[q]
+	if st == nil && c.lazy && len(c.prepared)+len(c.missed) < maxPrepared {
+		if c.missed == nil {
+			c.missed = map[string]struct{}{}
+		}
+		c.missed[q] = struct{}{}
+		c.anyMissed.Store(true)
+	}
+	return st
 }
 
 // queries returns the delivery statements of the store's dialect.
@@ -397,8 +419,7 @@ func (s *Store) queries() *deliveryQueries {
 				"WHERE excluded.message_id IS NOT NULL OR sms_parts.state IS NULL" + partReturning,
 			partsInsert: "INSERT INTO sms_parts (provider_id, message_id, part_index, part_count, state, err, done_at, created_at) " +
 				s.jsonSelect([]string{"provider_id", "message_id", "part_index", "part_count", "state", "err", "done_at", "created_at"},
-					[]int{jsonText, jsonID, jsonInt, jsonInt, jsonText, jsonText, jsonTime, jsonTime}),
-			partsExist: "SELECT 1 FROM sms_parts WHERE " + s.jsonTextsIn("provider_id") + " LIMIT 1",
+					[]int{jsonText, jsonID, jsonInt, jsonInt, jsonText, jsonText, jsonTime, jsonTime}) + " WHERE true ON CONFLICT (provider_id) DO NOTHING",
 			readParts: "SELECT provider_id, message_id, part_count, state, err, done_at FROM sms_parts WHERE " +
 				s.jsonTextsIn("provider_id"),
 			receiptsUpdate: "WITH v AS (" + s.jsonSelect([]string{"provider_id", "state", "err", "done_at", "created_at"},
@@ -546,7 +567,7 @@ func (s *Store) preparedTexts() []string {
 	}
 	texts = append(texts, s.stmts.admit.texts()...)
 	if s.dialect == dialectSQLite {
-		return append(texts, q.claimSQLite, q.claimSQLiteOne, q.partsInsert, q.partsExist)
+		return append(texts, q.claimSQLite, q.claimSQLiteOne, q.partsInsert, sqliteClaimCampaigns)
 	}
 	texts = append(texts, q.claimPostgres[:]...)
 	return append(texts, q.claimPostgresQuotas[:]...)
@@ -558,6 +579,9 @@ func (s *Store) preparedTexts() []string {
 func (s *Store) prepareQueries(ctx context.Context) {
 	c := &s.stmts
 	if c.ready.Load() {
+		if c.anyMissed.Load() {
+			s.prepareMissed(ctx)
+		}
 		return
 	}
 	texts := s.preparedTexts()
@@ -578,7 +602,37 @@ func (s *Store) prepareQueries(ctx context.Context) {
 		prepared[t] = st
 	}
 	c.prepared = prepared
+	c.lazy = s.dialect == dialectSQLite
 	c.ready.Store(true)
+}
+
+// prepareMissed prepares the statements get noted, outside any
+// transaction, without holding the cache's lock: a transaction on the
+// one SQLite connection may need it meanwhile. A text that fails to
+// prepare is not tried again.
+func (s *Store) prepareMissed(ctx context.Context) {
+	c := &s.stmts
+	c.mu.Lock()
+	texts := make([]string, 0, len(c.missed))
+	for t := range c.missed {
+		texts = append(texts, t)
+	}
+	clear(c.missed)
+	c.anyMissed.Store(false)
+	c.mu.Unlock()
+	for _, t := range texts {
+		st, err := s.db.DB.PrepareContext(ctx, s.placeholders(t))
+		if err != nil {
+			continue
+		}
+		c.mu.Lock()
+		if _, ok := c.prepared[t]; ok || !c.ready.Load() {
+			_ = st.Close()
+		} else {
+			c.prepared[t] = st
+		}
+		c.mu.Unlock()
+	}
 }
 
 // closeStmts closes the prepared statements.
@@ -591,4 +645,5 @@ func (s *Store) closeStmts() {
 		_ = st.Close()
 	}
 	c.prepared = nil
+	clear(c.missed)
 }

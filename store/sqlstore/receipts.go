@@ -116,23 +116,19 @@ func (s *Store) recordParts(ctx context.Context, tx *txn, states map[messaging.I
 			// Under SQLite's one writer no row can appear between a read
 			// and a write of this transaction: when none of the part ids
 			// has a row (the usual case: no early receipt, no id given
-			// again), a plain insert does, without returning each row.
-			pids := make([]string, len(chunk))
-			for k, r := range chunk {
-				pids[k] = r.pid
-			}
-			rs, err := s.rawQuery(ctx, tx, s.queries().partsExist, jsonStrings(pids))
+			// again), an insert that skips the ids holding a row inserts
+			// them all, without returning each row. Otherwise the upsert
+			// below writes the chunk again, the rows just inserted
+			// included: it leaves them as they are.
+			res, err := s.rawExec(ctx, tx, s.queries().partsInsert, batch.String())
 			if err != nil {
 				return fmt.Errorf("record sms parts: %w", err)
 			}
-			found := rs.Next()
-			if err := rs.Close(); err != nil {
+			n, err := res.RowsAffected()
+			if err != nil {
 				return fmt.Errorf("record sms parts: %w", err)
 			}
-			if !found {
-				if _, err := s.rawExec(ctx, tx, s.queries().partsInsert, batch.String()); err != nil {
-					return fmt.Errorf("record sms parts: %w", err)
-				}
+			if n == int64(len(chunk)) {
 				for _, r := range chunk {
 					recorded[r.pid] = partRow{providerID: r.pid, message: r.message, count: r.count}
 				}
