@@ -58,9 +58,8 @@ func list[T any](ctx context.Context, s *Store, l listing, page messaging.PageRe
 
 // listGeneric is list with the count and the page prepared on the
 // connection and run with generic plans, in one read-only transaction.
-// The store's sessions keep generic plans (withGenericPlans) unless the
-// URL sets plan_cache_mode: SET LOCAL makes sure of it for this
-// transaction, whatever the URL says. A generic plan
+// The store's sessions force custom plans (withCustomPlans), planned on
+// each run: SET LOCAL lifts that for this transaction only. A generic plan
 // is made on the connection's first run and again when a partition is
 // attached, dropped or analyzed, so it follows the partitions as they
 // grow.
