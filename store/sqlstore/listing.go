@@ -37,15 +37,29 @@ func list[T any](ctx context.Context, s *Store, l listing, page messaging.PageRe
 	if l.generic && s.dialect == dialectPostgres {
 		return listGeneric(ctx, s, l, page, scan)
 	}
+	return countAndPage(l, page, scan,
+		func(args ...any) *sql.Row { return s.read.QueryRowContext(ctx, l.countQuery(), args...) },
+		func(args ...any) (*sql.Rows, error) { return s.read.QueryContext(ctx, l.pageQuery(), args...) })
+}
+
+// countQuery and pageQuery are the texts of l's count and of its page.
+func (l listing) countQuery() string { return "SELECT COUNT(*)" + l.from }
+func (l listing) pageQuery() string {
+	return "SELECT " + l.columns + l.from + " ORDER BY " + l.order + " LIMIT ? OFFSET ?"
+}
+
+// countAndPage runs l's count with count, then, unless the page lies past
+// the end, its page with query, read with scan.
+func countAndPage[T any](l listing, page messaging.PageRequest, scan func(interface{ Scan(...any) error }) (T, error),
+	count func(args ...any) *sql.Row, query func(args ...any) (*sql.Rows, error)) ([]T, int, error) {
 	var total int
-	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*)"+l.from, l.args...).Scan(&total); err != nil {
+	if err := count(l.args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count %s: %w", l.what, err)
 	}
 	if total <= page.Offset() {
 		return nil, total, nil
 	}
-	rows, err := s.read.QueryContext(ctx, "SELECT "+l.columns+l.from+" ORDER BY "+l.order+" LIMIT ? OFFSET ?",
-		append(l.args, page.PageSize, page.Offset())...)
+	rows, err := query(append(l.args, page.PageSize, page.Offset())...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list %s: %w", l.what, err)
 	}
@@ -64,9 +78,7 @@ func list[T any](ctx context.Context, s *Store, l listing, page messaging.PageRe
 // attached, dropped or analyzed, so it follows the partitions as they
 // grow.
 func listGeneric[T any](ctx context.Context, s *Store, l listing, page messaging.PageRequest, scan func(interface{ Scan(...any) error }) (T, error)) (_ []T, _ int, err error) {
-	countQ := "SELECT COUNT(*)" + l.from
-	pageQ := "SELECT " + l.columns + l.from + " ORDER BY " + l.order + " LIMIT ? OFFSET ?"
-	countSt, pageSt := s.readStmt(ctx, countQ), s.readStmt(ctx, pageQ)
+	countSt, pageSt := s.readStmt(ctx, l.countQuery()), s.readStmt(ctx, l.pageQuery())
 	if countSt == nil || pageSt == nil {
 		l.generic = false
 		return list(ctx, s, l, page, scan)
@@ -83,20 +95,7 @@ func listGeneric[T any](ctx context.Context, s *Store, l listing, page messaging
 	if _, err := tx.ExecContext(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
 		return nil, 0, fmt.Errorf("list %s: %w", l.what, err)
 	}
-	var total int
-	if err := tx.StmtContext(ctx, countSt).QueryRowContext(ctx, l.args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count %s: %w", l.what, err)
-	}
-	if total <= page.Offset() {
-		return nil, total, nil
-	}
-	rows, err := tx.StmtContext(ctx, pageSt).QueryContext(ctx, append(l.args, page.PageSize, page.Offset())...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list %s: %w", l.what, err)
-	}
-	out, err := collect(rows, scan)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list %s: %w", l.what, err)
-	}
-	return out, total, nil
+	return countAndPage(l, page, scan,
+		func(args ...any) *sql.Row { return tx.StmtContext(ctx, countSt).QueryRowContext(ctx, args...) },
+		func(args ...any) (*sql.Rows, error) { return tx.StmtContext(ctx, pageSt).QueryContext(ctx, args...) })
 }

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"net/http"
 	"strings"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
