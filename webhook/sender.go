@@ -625,23 +625,23 @@ func (s *Sender) attempt(ctx context.Context, e Endpoint, ds []Delivery) ([]Atte
 	}
 	next := end.Add(s.cfg.Backoff.Delay(tries + 1))
 	for _, d := range ds {
+		b := a
 		if status == 410 || end.Sub(d.Event.CreatedAt) >= s.cfg.RetryFor {
-			b := a
 			b.State = GaveUp
-			add(d, b)
 		} else {
-			b := a
 			b.State, b.NextAt = Waiting, next
-			add(d, b)
 		}
+		add(d, b)
 	}
-	gaveUp := 0
-	for _, d := range ds {
-		for _, o := range out {
-			if o.DeliveryID == d.ID && o.State == GaveUp {
-				gaveUp++
-				break
-			}
+	// The events given up: those of the deliveries given up (out holds
+	// one attempt a run of ds sharing an ID, in order).
+	gaveUp, k := 0, -1
+	for i, d := range ds {
+		if i == 0 || ds[i-1].ID != d.ID {
+			k++
+		}
+		if out[k].State == GaveUp {
+			gaveUp++
 		}
 	}
 	if s.cfg.Observer != nil {

@@ -438,3 +438,25 @@ func TestSenderObservesAttempts(t *testing.T) {
 		require.LessOrEqual(t, lag, since+time.Second, "from the event's creation, not before")
 	}
 }
+
+// TestSenderObservesGivingUp: an endpoint answering 410 Gone gives up
+// every event of the request, and the observer hears of each one.
+func TestSenderObservesGivingUp(t *testing.T) {
+	ids := messaging.NewIDGenerator(nil)
+	ep := webhook.Endpoint{ID: ids.New(), URL: "https://hooks.example.com/h", Secret: "whsec_x",
+		Batch: webhook.Batch{MaxEvents: 10}}
+	out := &fakeOutbox{endpoints: []webhook.Endpoint{ep}}
+	out.add(ids, ids.New(), "x1")
+	out.add(ids, ids.New(), "y1")
+	p := &fakePoster{answer: func(string, int) (int, error) { return 410, nil }}
+	obs := &countingObserver{}
+	stop := runSender(t, out, p, func(c *webhook.SenderConfig) { c.Observer = obs })
+	defer stop()
+	require.Eventually(t, func() bool { return out.waiting() == 0 }, 5*time.Second, 5*time.Millisecond)
+	stop()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	require.Equal(t, 2, obs.gaveUp, "both events of the answered request")
+	require.Zero(t, obs.retry)
+	require.Zero(t, obs.delivered)
+}
