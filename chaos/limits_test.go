@@ -241,7 +241,9 @@ const (
 // the capped company never goes over its rate (within 15 %), the other
 // company's campaign is not held back by it, the two live processes send
 // only their shares (two thirds of the rate) until the dead one is counted
-// out, then the whole rate again; every message arrives.
+// out, then the whole rate again; every message arrives. "The whole rate"
+// is at least 80 % of it (two busy loops on a 2-core machine gave 91 %),
+// "their shares" at most 75 % (two thirds is 67 %).
 func TestCompanyRateAcrossProcesses(t *testing.T) {
 	chaosOnly(t)
 	bin := heraldBinary(t)
@@ -316,10 +318,10 @@ func TestCompanyRateAcrossProcesses(t *testing.T) {
 	require.LessOrEqual(t, slices.Max(full), companyRate*115/100, "the rate holds for the processes together")
 	require.Less(t, freeTook, cappedTook/3, "the other company is not held back")
 	require.NotEmpty(t, before, "the other company's campaign is done before the kill: %v", secs)
-	require.GreaterOrEqual(t, mean(before), 0.85*companyRate, "the three processes use the rate")
-	require.LessOrEqual(t, mean(shares), 0.8*companyRate, "each live process sends its share only")
+	require.GreaterOrEqual(t, mean(before), 0.8*companyRate, "the three processes use the rate")
+	require.LessOrEqual(t, mean(shares), 0.75*companyRate, "each live process sends its share only")
 	require.NotEmpty(t, after, "the campaign outlasts the dead process's lease: %v", secs)
-	require.GreaterOrEqual(t, mean(after), 0.85*companyRate, "the dead process's share is taken back")
+	require.GreaterOrEqual(t, mean(after), 0.8*companyRate, "the dead process's share is taken back")
 	for _, p := range append(phA, phB...) {
 		require.Positive(t, log.count[p], "%s reached the SMSC", p)
 	}
