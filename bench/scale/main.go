@@ -43,6 +43,12 @@
 // timed. On Postgres the database is vacuumed and analyzed before each set
 // (-vacuum): a real history has months of autovacuum behind it, the fast
 // path's none.
+//
+// With -measure-at the figures of step 3 are also measured after the
+// given numbers of history campaigns, and the fill then goes on: one run
+// gives, for instance, 10 and 30 million messages (-measure-at 50
+// -campaigns 150), each stage with a newcomer company of its own. The
+// bytes on disk of an earlier stage are read with Herald running.
 //  4. Herald is stopped; the program reports the bytes on disk per message
 //     (SQLite: page_count × page_size after a checkpoint, and the files;
 //     Postgres: pg_database_size; and the messages, sms_parts and
@@ -81,6 +87,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -106,6 +114,7 @@ type options struct {
 	check        bool
 	keep         bool
 	span         string
+	measureAt    string
 }
 
 // main reads the flags, runs the measurement and exits 1 on an error.
@@ -128,6 +137,8 @@ func main() {
 	flag.BoolVar(&o.check, "check", true, "run herald check on the database at the end")
 	flag.StringVar(&o.span, "partition-span", "", "Postgres: HERALD_PARTITION_SPAN of Herald (empty: its default); a span short beside the fill spreads the history over partitions as weeks of traffic would")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, and the SQLite database)")
+	flag.StringVar(&o.measureAt, "measure-at", "", "comma-separated numbers of history campaigns after which the full database's figures are also measured, "+
+		"before the fill goes on (the last is always -campaigns): 50 with -campaigns 150 measures at about 10 and 30 million messages in one run")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, o, os.Stdout)
@@ -141,6 +152,10 @@ func main() {
 // run runs the whole measurement and prints its progress and report.
 func run(ctx context.Context, o options, out io.Writer) (err error) {
 	lay, err := newLayout(o)
+	if err != nil {
+		return err
+	}
+	stages, err := stagesOf(o.measureAt, o.campaigns)
 	if err != nil {
 		return err
 	}
@@ -187,9 +202,10 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		return err
 	}
 	defer h.stop()
-	// One company more than the history's: the newcomer, with no history,
-	// whose bulk on the full database goes to an audience new to it.
-	if h.companies, err = provision(ctx, h.srv.Base, h.srv.AdminToken, h.hc, lay.companies+1); err != nil {
+	// One company more than the history's for each stage: the newcomer,
+	// with no history, whose bulk on the full database goes to an audience
+	// new to it.
+	if h.companies, err = provision(ctx, h.srv.Base, h.srv.AdminToken, h.hc, lay.companies+len(stages)); err != nil {
 		return fmt.Errorf("provision: %w", err)
 	}
 	if db == nil {
@@ -225,7 +241,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	}
 	fmt.Fprintln(out, "empty database: reads timed")
 
-	// 2. The fill.
+	// 2. The fill, and 3. the full database's figures after each stage.
 	hist := &history{d: db}
 	var targets []target
 	var survey target
@@ -259,34 +275,23 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 				return fmt.Errorf("survey summary after its history: %w", err)
 			}
 		}
+		if k := len(rep.stages); i+1 == stages[k] {
+			rep.fill = time.Since(fillStart)
+			st, err := h.measureFull(ctx, db, rep, first, h.companies[lay.companies+k], targets, survey, r, out)
+			if err != nil {
+				return fmt.Errorf("after %d history campaigns: %w", i+1, err)
+			}
+			st.campaigns = i + 1
+			rep.stages = append(rep.stages, st)
+		}
 	}
-	rep.fill = time.Since(fillStart)
-
-	// 3. The full database.
-	if err := h.settle(ctx, db, rep, "full database"); err != nil {
-		return err
-	}
-	if rep.full, err = timeAll(ctx, h.hc, rep.reads, targets, o, r); err != nil {
-		return fmt.Errorf("full database: %w", err)
-	}
-	if rep.surveyFull, err = timeReads(ctx, h.hc, summaryKind(), []target{survey}, o.recipients, o.warmup, o.summaries, r); err != nil {
-		return fmt.Errorf("full database: %w", err)
-	}
-	fmt.Fprintln(out, "full database: reads timed")
-	if rep.last, err = timeBulk(ctx, h.srv, first, 0, o.recipients, o.timeout); err != nil {
-		return fmt.Errorf("full database: %w", err)
-	}
-	fmt.Fprintf(out, "full database: bulk Ready in %v, delivered at %.0f final/s\n", rep.last.ready.Round(time.Millisecond), rep.last.finalRate())
-	if rep.fresh, err = timeReady(ctx, h.srv, h.companies[len(h.companies)-1], 0, o.recipients, o.timeout); err != nil {
-		return fmt.Errorf("full database, a new company: %w", err)
-	}
-	fmt.Fprintf(out, "full database: a new company's bulk Ready in %v\n", rep.fresh.ready.Round(time.Millisecond))
 
 	// 4. Bytes on disk, and the check.
 	h.stop()
 	if rep.diskFull, err = db.diskUse(ctx, !db.pg); err != nil {
 		return fmt.Errorf("full database: %w", err)
 	}
+	rep.stages[len(rep.stages)-1].disk = rep.diskFull
 	if o.check {
 		if rep.check, rep.checkTook, err = heraldCheck(ctx, o.herald, dbURL); err != nil {
 			return err
@@ -294,6 +299,56 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	}
 	rep.print(out)
 	return nil
+}
+
+// measureFull times, on the database as filled so far: the reads, the
+// survey summary, a new bulk of company first to the recipients of its
+// first bulk through its delivery, and a bulk of newcomer (a company with
+// no history) to Ready; then the bytes on disk, with Herald running.
+func (h *harness) measureFull(ctx context.Context, db *database, rep *report, first, newcomer *company, targets []target, survey target,
+	r *rand.Rand, out io.Writer) (stage, error) {
+	var st stage
+	var err error
+	if err := h.settle(ctx, db, rep, fmt.Sprintf("fill's first %d campaigns", len(targets))); err != nil {
+		return st, err
+	}
+	if st.full, err = timeAll(ctx, h.hc, rep.reads, targets, h.o, r); err != nil {
+		return st, err
+	}
+	if st.surveyFull, err = timeReads(ctx, h.hc, summaryKind(), []target{survey}, h.o.recipients, h.o.warmup, h.o.summaries, r); err != nil {
+		return st, err
+	}
+	fmt.Fprintf(out, "after %d history campaigns: reads timed\n", len(targets))
+	if st.last, err = timeBulk(ctx, h.srv, first, 0, h.o.recipients, h.o.timeout); err != nil {
+		return st, err
+	}
+	fmt.Fprintf(out, "after %d history campaigns: bulk Ready in %v, delivered at %.0f final/s\n", len(targets),
+		st.last.ready.Round(time.Millisecond), st.last.finalRate())
+	if st.fresh, err = timeReady(ctx, h.srv, newcomer, 0, h.o.recipients, h.o.timeout); err != nil {
+		return st, fmt.Errorf("a new company: %w", err)
+	}
+	fmt.Fprintf(out, "after %d history campaigns: a new company's bulk Ready in %v\n", len(targets), st.fresh.ready.Round(time.Millisecond))
+	if st.disk, err = db.diskUse(ctx, false); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// stagesOf parses -measure-at: increasing campaign counts below
+// campaigns, to which campaigns itself is added.
+func stagesOf(list string, campaigns int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n >= campaigns || (len(out) > 0 && n <= out[len(out)-1]) {
+			return nil, fmt.Errorf("-measure-at %q: want increasing numbers of campaigns from 1 to %d", list, campaigns-1)
+		}
+		out = append(out, n)
+	}
+	return append(out, campaigns), nil
 }
 
 // timeAll times every kind of read in turn against the targets, -queries

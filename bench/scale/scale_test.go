@@ -81,3 +81,20 @@ func TestPlaceholders(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestStagesOf checks -measure-at: the stages end with -campaigns, and
+// lists out of order or out of range are refused.
+func TestStagesOf(t *testing.T) {
+	got, err := stagesOf(" 50, 100", 150)
+	if err != nil || len(got) != 3 || got[0] != 50 || got[1] != 100 || got[2] != 150 {
+		t.Fatalf("%v, %v", got, err)
+	}
+	if got, err := stagesOf("", 4); err != nil || len(got) != 1 || got[0] != 4 {
+		t.Fatalf("%v, %v", got, err)
+	}
+	for _, bad := range []string{"0", "150", "60,50", "50,50", "x"} {
+		if _, err := stagesOf(bad, 150); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
