@@ -338,10 +338,10 @@ func (h *Herald) wake() {
 
 // halt withdraws a paused or cancelled campaign's messages that the
 // dispatcher claimed and has not submitted yet.
-func (h *Herald) halt(campaignID messaging.ID, cancelled bool) {
+func (h *Herald) halt(ctx context.Context, campaignID messaging.ID, cancelled bool) {
 	select {
 	case <-h.built:
-		h.dispatcher.Halt(campaignID, cancelled)
+		h.dispatcher.Halt(ctx, campaignID, cancelled)
 	default: // nothing is claimed before New returned
 	}
 }

@@ -18,7 +18,7 @@ import (
 func (s *Service) Pause(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error) {
 	c, err := s.move(ctx, companyID, id, EventPause, s.store.TransitionCampaign)
 	if err == nil {
-		s.notifyHalted(id, false)
+		s.notifyHalted(ctx, id, false)
 	}
 	return c, err
 }
@@ -40,7 +40,7 @@ func (s *Service) Resume(ctx context.Context, companyID, id messaging.ID) (messa
 func (s *Service) Cancel(ctx context.Context, companyID, id messaging.ID) (messaging.Campaign, error) {
 	c, err := s.move(ctx, companyID, id, EventCancel, s.store.CancelCampaign)
 	if err == nil {
-		s.notifyHalted(id, true)
+		s.notifyHalted(ctx, id, true)
 	}
 	return c, err
 }

@@ -53,8 +53,10 @@ type Config struct {
 	// OnHalted, when set, is called after a campaign was paused
 	// (cancelled false) or cancelled, once that is stored. A dispatcher's
 	// Halt fits: it withdraws the campaign's messages it claimed and has
-	// not submitted yet. It must not block.
-	OnHalted func(campaignID messaging.ID, cancelled bool)
+	// not submitted yet. ctx is the pause's or the cancel's request
+	// context: for its values (trace, logging), not to wait on. It must
+	// not block.
+	OnHalted func(ctx context.Context, campaignID messaging.ID, cancelled bool)
 	// OnPrepare, when set, is called as the preparation of a campaign's
 	// messages begins (a bulk send's, in the background, or a direct
 	// send's), with the context of the request that asked for it and the
@@ -81,7 +83,7 @@ type Service struct {
 	media     template.MediaProber
 	log       *slog.Logger
 	queued    func()
-	halted    func(campaignID messaging.ID, cancelled bool)
+	halted    func(ctx context.Context, campaignID messaging.ID, cancelled bool)
 	onPrepare func(ctx context.Context, c messaging.Campaign, messages int) func(error)
 	opts      OptOutReader
 
@@ -166,9 +168,9 @@ func (s *Service) Limits() Limits { return s.limits }
 func (s *Service) clock() time.Time { return s.now().UTC() }
 
 // notifyHalted calls the OnHalted hook.
-func (s *Service) notifyHalted(id messaging.ID, cancelled bool) {
+func (s *Service) notifyHalted(ctx context.Context, id messaging.ID, cancelled bool) {
 	if s.halted != nil {
-		s.halted(id, cancelled)
+		s.halted(ctx, id, cancelled)
 	}
 }
 

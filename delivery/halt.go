@@ -171,9 +171,12 @@ func (fs *flights) campaigns() []messaging.ID {
 // campaign.DetailsCancelled. Messages already on the wire finish. Call it
 // once the pause or cancel is stored; the dispatcher also looks for the
 // campaigns halted by other processes every Config.HaltInterval.
-func (d *Dispatcher) Halt(campaignID messaging.ID, cancelled bool) {
+//
+// ctx carries the values of the work that halted the campaign (its trace,
+// for the log line); Halt does not wait on it.
+func (d *Dispatcher) Halt(ctx context.Context, campaignID messaging.ID, cancelled bool) {
 	if d.flights.halt(campaignID, cancelled) {
-		d.log.Info("claimed messages of a halted campaign withdrawn", "campaign", campaignID, "cancelled", cancelled)
+		d.log.InfoContext(ctx, "claimed messages of a halted campaign withdrawn", "campaign", campaignID, "cancelled", cancelled)
 	}
 }
 
@@ -205,7 +208,7 @@ func (d *Dispatcher) watchHalted(ctx context.Context) {
 			continue
 		}
 		for id, cancelled := range halted {
-			d.Halt(id, cancelled)
+			d.Halt(ctx, id, cancelled)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -192,6 +193,11 @@ func testHalt(t *testing.T, s store, cancel, local bool) {
 	cfg := fastConfig(s)
 	cfg.SMS = sms
 	cfg.HaltInterval = 20 * time.Millisecond
+	if local {
+		cfg.HaltInterval = time.Hour // Halt alone withdraws them
+	}
+	logged := &ctxRecorder{}
+	cfg.Logger = slog.New(logged)
 	d, err := delivery.New(cfg)
 	require.NoError(t, err)
 	run(t, d)
@@ -207,8 +213,10 @@ func testHalt(t *testing.T, s store, cancel, local bool) {
 	}
 	halted := time.Now()
 	if local {
-		d.Halt(c.ID, cancel)
+		d.Halt(context.WithValue(ctx, haltKey{}, "the pause's request"), c.ID, cancel)
 		halted = time.Now()
+		require.Equal(t, []any{"the pause's request"}, logged.values("claimed messages of a halted campaign withdrawn"),
+			"the line is logged with the context of the work that halted the campaign (its trace)")
 	}
 	waitFor(t, "the claimed SMS settled", func() bool { return w.get(c.ID).Counts.Sending == 0 })
 	before := len(sms.sent("capped"))
@@ -250,4 +258,36 @@ func testHalt(t *testing.T, s store, cancel, local bool) {
 	for id, k := range seen {
 		require.Equal(t, 1, k, "message %s sent once", id)
 	}
+}
+
+// haltKey is the context key testHalt marks its Halt call's context with.
+type haltKey struct{}
+
+// ctxRecorder is a slog handler that keeps, for each message logged, the
+// haltKey value of the context it was logged with.
+type ctxRecorder struct {
+	mu   sync.Mutex
+	seen map[string][]any
+}
+
+func (*ctxRecorder) Enabled(context.Context, slog.Level) bool { return true }
+
+func (c *ctxRecorder) Handle(ctx context.Context, r slog.Record) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[string][]any{}
+	}
+	c.seen[r.Message] = append(c.seen[r.Message], ctx.Value(haltKey{}))
+	return nil
+}
+
+func (c *ctxRecorder) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *ctxRecorder) WithGroup(string) slog.Handler      { return c }
+
+// values returns the haltKey values of the lines logged with message msg.
+func (c *ctxRecorder) values(msg string) []any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen[msg]
 }
