@@ -84,6 +84,15 @@ func (id ID) MarshalText() ([]byte, error) {
 	return buf, nil
 }
 
+// AppendText implements encoding.TextAppender: it appends the canonical
+// form to b.
+func (id ID) AppendText(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 36)...)
+	id.encode(b[n:])
+	return b, nil
+}
+
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (id *ID) UnmarshalText(b []byte) error {
 	v, err := ParseID(string(b))

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -52,10 +53,10 @@ func (e Event) AppendBody(b []byte) []byte {
 	return append(b, '}')
 }
 
-// appendString appends s as a JSON string.
+// appendString appends s as a JSON string, as encoding/json writes it.
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 || c == '<' || c == '>' || c == '&' {
 			q, _ := json.Marshal(s) // a string always encodes
 			return append(b, q...)
 		}
@@ -142,8 +143,61 @@ func MessageStatusEvent(id messaging.ID, m *messaging.Message, at time.Time) Eve
 		f := m.FallbackFor
 		d.FallbackFor = &f
 	}
-	data := mustJSON(d, m.ID)
+	data := d.appendJSON(make([]byte, 0, 320+len(d.PhoneNumber)))
 	return Event{ID: id, CompanyID: m.CompanyID, Type: MessageStatus, Subject: m.ID, CreatedAt: at, Data: data}
+}
+
+// appendJSON appends d as encoding/json writes it, field by field without
+// reflection: a store writes one for every status change of a message.
+func (d *MessageStatusData) appendJSON(b []byte) []byte {
+	b = append(b, `{"messageId":`...)
+	b = appendID(b, d.MessageID)
+	b = append(b, `,"campaignId":`...)
+	b = appendID(b, d.CampaignID)
+	b = append(b, `,"channelType":`...)
+	b = appendString(b, string(d.ChannelType))
+	b = append(b, `,"status":`...)
+	b = appendString(b, string(d.Status))
+	b = append(b, `,"details":`...)
+	b = appendStringPtr(b, d.Details)
+	b = append(b, `,"smsErrorCode":`...)
+	b = appendStringPtr(b, d.SMSErrorCode)
+	b = append(b, `,"chatErrorCode":`...)
+	b = appendStringPtr(b, d.ChatErrorCode)
+	b = append(b, `,"phoneNumber":`...)
+	b = appendString(b, d.PhoneNumber)
+	b = append(b, `,"externalUserId":`...)
+	b = appendStringPtr(b, d.ExternalUserID)
+	b = append(b, `,"fallbackFor":`...)
+	if d.FallbackFor == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendID(b, *d.FallbackFor)
+	}
+	b = append(b, `,"createdAt":`...)
+	b = appendString(b, d.CreatedAt)
+	b = append(b, `,"sentAt":`...)
+	b = appendStringPtr(b, d.SentAt)
+	b = append(b, `,"deliveredAt":`...)
+	b = appendStringPtr(b, d.DeliveredAt)
+	b = append(b, `,"seenAt":`...)
+	b = appendStringPtr(b, d.SeenAt)
+	return append(b, '}')
+}
+
+// appendID appends id as a JSON string.
+func appendID(b []byte, id messaging.ID) []byte {
+	b = append(b, '"')
+	b, _ = id.AppendText(b) // an id always encodes
+	return append(b, '"')
+}
+
+// appendStringPtr appends *s as a JSON string, or null.
+func appendStringPtr(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendString(b, *s)
 }
 
 // chatErrorCode is the provider's code in the details of a failed chat
@@ -268,13 +322,28 @@ type statusRef struct {
 	Status messaging.MessageStatus `json:"status"`
 }
 
+// readStatusRef returns the data of an event written by
+// MessageStatusRef, read without encoding/json when it is as
+// MessageStatusRef writes it.
+func readStatusRef(data []byte) statusRef {
+	const head, tail = `{"status":"`, `"}`
+	if len(data) >= len(head)+len(tail) && string(data[:len(head)]) == head && string(data[len(data)-len(tail):]) == tail {
+		st := data[len(head) : len(data)-len(tail)]
+		if !bytes.ContainsAny(st, `"\\`) {
+			return statusRef{messaging.MessageStatus(st)}
+		}
+	}
+	var ref statusRef
+	_ = json.Unmarshal(data, &ref)
+	return ref
+}
+
 // Describe returns the event written by MessageStatusRef with its data
 // built from m, the message as it is now, moved to the status the event
 // carries (later times left out as in MessageStatusEvent). Without m (a
 // message purged since), the data holds the message id and the status.
 func Describe(e Event, m *messaging.Message) Event {
-	var ref statusRef
-	_ = json.Unmarshal(e.Data, &ref)
+	ref := readStatusRef(e.Data)
 	if m == nil {
 		e.Data = mustJSON(struct {
 			MessageID messaging.ID            `json:"messageId"`
