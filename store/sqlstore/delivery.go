@@ -341,6 +341,10 @@ type messageState struct {
 	// are kept in place (a batch rarely moves a message more than twice).
 	trail      []move
 	trailSpace [2]move
+	// desc is what the data of the message's message.status events needs
+	// besides, as read; nil when it was not read (the events are then
+	// written with their status only).
+	desc *describedState
 	// MessageState holds the company, status, channel and sent_at read, and what
 	// the updates applied changed: the times and texts left nil or empty
 	// keep their stored values.
@@ -361,6 +365,29 @@ func (st *messageState) apply(u delivery.StatusUpdate, at time.Time) bool {
 		st.trail = append(st.trail, move{st.Status, at})
 	}
 	return true
+}
+
+// describedState is what a message's message.status events need to
+// describe it, beyond the state a status update reads: the columns that
+// never change, and the stored values of those an update may set.
+type describedState struct {
+	phone, externalUserID string
+	fallbackFor           messaging.ID
+	createdAt             time.Time
+	deliveredAt, seenAt   *time.Time
+	details, smsErrorCode string
+}
+
+// message returns the message st stands for, as it is once the batch
+// applied, at status: what webhook.MessageStatusEvent reads of it. A value
+// the batch did not set is the stored one.
+func (st *messageState) message(id messaging.ID, status messaging.MessageStatus) messaging.Message {
+	d := st.desc
+	m := messaging.Message{ID: id, CompanyID: st.CompanyID, CampaignID: st.campaignID, Channel: st.Channel, Phone: d.phone,
+		ExternalUserID: d.externalUserID, FallbackFor: d.fallbackFor, Status: status, CreatedAt: d.createdAt, SentAt: st.SentAt,
+		DeliveredAt: cmp.Or(st.DeliveredAt, d.deliveredAt), SeenAt: cmp.Or(st.SeenAt, d.seenAt),
+		Details: cmp.Or(st.Details, d.details), SMSErrorCode: cmp.Or(st.SMSErrorCode, d.smsErrorCode)}
+	return m
 }
 
 // move is a status a message moved to, and when.
@@ -477,7 +504,10 @@ func (s *Store) cancelRetries(ctx context.Context, tx *txn, states map[messaging
 // lockMessages reads the statuses of the messages with the given sorted
 // ids, locking their rows on Postgres.
 func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (map[messaging.ID]*messageState, error) {
-	q := s.queries().lockMessages
+	q, described := s.queries().lockMessages, s.describeEvents.Load()
+	if described {
+		q = s.queries().lockDescribed
+	}
 	states := make(map[messaging.ID]*messageState, len(ids))
 	for chunk := range slices.Chunk(ids, 1000) {
 		rows, err := s.rawQuery(ctx, tx, q, append([]any{s.jsonIDs(chunk)}, s.idBounds(chunk)...)...)
@@ -487,7 +517,14 @@ func (s *Store) lockMessages(ctx context.Context, tx *txn, ids []messaging.ID) (
 		for rows.Next() {
 			var id messaging.ID
 			st := new(messageState)
-			if err := rows.Scan(&id, &st.CompanyID, &st.campaignID, &st.fallback, &st.Status, timePtrDst{&st.SentAt}, &st.Channel, &st.unconfirmed); err != nil {
+			dst := []any{&id, &st.CompanyID, &st.campaignID, &st.fallback, &st.Status, timePtrDst{&st.SentAt}, &st.Channel, &st.unconfirmed}
+			if described {
+				d := new(describedState)
+				st.desc = d
+				dst = append(dst, &d.phone, &d.externalUserID, &d.fallbackFor, timeDst{&d.createdAt}, timePtrDst{&d.deliveredAt},
+					timePtrDst{&d.seenAt}, &d.details, &d.smsErrorCode)
+			}
+			if err := rows.Scan(dst...); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read message statuses: %w", err)
 			}

@@ -326,6 +326,9 @@ func (s *Store) placeholders(q string) string {
 // once per connection and kept.
 type deliveryQueries struct {
 	lockMessages, claimSQLite, claimSQLiteOne string
+	// lockDescribed is lockMessages with what a message.status event's
+	// data needs besides (see describedState).
+	lockDescribed string
 	// claimPostgres and claimPostgresQuotas are the Postgres claims of
 	// SMS (index 0) and of chat messages (index 1); see pgClaims.
 	claimPostgres, claimPostgresQuotas     [2]string
@@ -394,6 +397,9 @@ func (s *Store) queries() *deliveryQueries {
 		within := s.pgWithin("id")
 		c.q = deliveryQueries{
 			lockMessages: "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status, sent_at, channel, unconfirmed FROM messages WHERE " +
+				s.jsonIDsIn("id") + within + " ORDER BY id" + lock,
+			lockDescribed: "SELECT id, company_id, campaign_id, fallback_for IS NOT NULL, status, sent_at, channel, unconfirmed, " +
+				"phone, external_user_id, fallback_for, created_at, delivered_at, seen_at, details, sms_error_code FROM messages WHERE " +
 				s.jsonIDsIn("id") + within + " ORDER BY id" + lock,
 			claimSQLite: sqliteClaim + "WHERE " + s.jsonIDsIn("id") + " AND status = 'Pending' RETURNING " + messageColumns(""),
 			claimSQLiteOne: sqliteClaim + "WHERE id IN (SELECT id FROM messages WHERE campaign_id = ? AND channel = ? AND status = 'Pending' " +
@@ -561,7 +567,7 @@ const partReturning = " RETURNING sms_parts.provider_id, sms_parts.message_id, s
 // preparedTexts lists the statements prepareQueries prepares.
 func (s *Store) preparedTexts() []string {
 	q := s.queries()
-	texts := []string{q.lockMessages, q.recordParts, q.readParts, q.receiptsUpdate, q.partReceipts, q.subscribers}
+	texts := []string{q.lockMessages, q.lockDescribed, q.recordParts, q.readParts, q.receiptsUpdate, q.partReceipts, q.subscribers}
 	for _, cols := range commonStateColumns {
 		texts = append(texts, q.writeStates[cols])
 	}

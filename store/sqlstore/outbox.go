@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/hex"
@@ -66,8 +67,11 @@ func (s *Store) subscribers(ctx context.Context, tx *txn, companies []messaging.
 // emitMessageStatus writes the message.status events of the messages in
 // moved (their trails, Sending left out) whose company has an endpoint
 // subscribed, with a delivery for each such endpoint. An event is written
-// with its status only (webhook.MessageStatusRef): the message is
-// described when the event is read to be sent, outside the writer.
+// with its data (webhook.MessageStatusEvent) when lockMessages read what
+// it needs, so that the sender reads nothing else; otherwise with its
+// status only (webhook.MessageStatusRef), the message described when the
+// event is read to be sent. The locks read it once a write found an
+// endpoint, until a lease of the endpoints finds none (LeaseWebhooks).
 func (s *Store) emitMessageStatus(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, moved []messaging.ID) error {
 	var companies []messaging.ID
 	for _, id := range moved {
@@ -76,8 +80,14 @@ func (s *Store) emitMessageStatus(ctx context.Context, tx *txn, states map[messa
 		}
 	}
 	subs, err := s.subscribers(ctx, tx, companies, webhook.MessageStatus)
-	if err != nil || len(subs) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(subs) == 0 {
+		return nil
+	}
+	if !s.describeEvents.Load() {
+		s.describeEvents.Store(true)
 	}
 	var events []webhook.Event
 	for _, id := range moved {
@@ -86,7 +96,12 @@ func (s *Store) emitMessageStatus(ctx context.Context, tx *txn, states map[messa
 			continue
 		}
 		for _, mv := range st.trail {
-			if mv.status != messaging.StatusSending {
+			switch {
+			case mv.status == messaging.StatusSending:
+			case st.desc != nil:
+				m := st.message(id, mv.status)
+				events = append(events, webhook.MessageStatusEvent(s.idGen.New(), &m, mv.at))
+			default:
 				events = append(events, webhook.MessageStatusRef(s.idGen.New(), st.CompanyID, id, mv.status, mv.at))
 			}
 		}
@@ -106,7 +121,7 @@ func (s *Store) writeEvents(ctx context.Context, tx *txn, events []webhook.Event
 		var grouped map[messaging.ID][]webhook.Event // by company, for endpoints taking batches
 		for _, e := range chunk {
 			render := int64(0)
-			if e.Type == webhook.MessageStatus { // written by MessageStatusRef
+			if e.Type == webhook.MessageStatus && isStatusRef(e.Data) { // written by MessageStatusRef
 				render = 1
 			}
 			ev.row().id(e.ID).id(e.CompanyID).text(string(e.Type)).id(e.Subject).ts(e.CreatedAt).text(string(e.Data)).int(render)
@@ -156,6 +171,12 @@ func (s *Store) writeEvents(ctx context.Context, tx *txn, events []webhook.Event
 		}
 	}
 	return nil
+}
+
+// isStatusRef reports whether data is that of an event written by
+// webhook.MessageStatusRef: its status only, described when read.
+func isStatusRef(data []byte) bool {
+	return bytes.HasPrefix(data, []byte(`{"status":`))
 }
 
 // eventIDs returns the ids of a delivery's event_ids, 32 hex digits each.
@@ -388,6 +409,9 @@ func (s *Store) LeaseWebhooks(ctx context.Context, owner string, now, until time
 		return nil
 	})
 	slices.SortFunc(out, func(a, b webhook.Endpoint) int { return compareIDs(a.ID, b.ID) })
+	if err == nil {
+		s.describeEvents.Store(len(out) > 0)
+	}
 	return out, err
 }
 

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -95,6 +96,12 @@ type Store struct {
 	stmts stmtCache
 	// readStmts are the prepared statements of the hot reads.
 	readStmts readStmts
+	// describeEvents is set once a write of message.status events found an
+	// endpoint subscribed, an endpoint was registered or a lease found
+	// endpoints, and cleared when a lease finds none: the messages a status
+	// update locks are read with what the events' data needs while it is
+	// set (lockMessages).
+	describeEvents atomic.Bool
 	// ids makes the ids of webhook events and deliveries.
 	idGen *messaging.IDGenerator
 	// pg connects to Postgres (nil on SQLite): the listener of key

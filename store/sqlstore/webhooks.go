@@ -84,6 +84,7 @@ func (s *Store) CreateWebhook(ctx context.Context, e *webhook.Endpoint, max int)
 		if err != nil {
 			return fmt.Errorf("create webhook: %w", err)
 		}
+		s.describeEvents.Store(true)
 		return nil
 	})
 }

@@ -189,6 +189,7 @@ func cases() []testCase {
 		{"PurgeFinished", testPurgeFinished},
 		{"Webhooks", testWebhooks},
 		{"MessageStatusEvents", testMessageStatusEvents},
+		{"MessageStatusEventsAsMoved", testMessageStatusEventsAsMoved},
 		{"WebhookOutbox", testWebhookOutbox},
 		{"PurgeWebhookEvents", testPurgeWebhookEvents},
 		{"WebhookDeliveryLog", testWebhookDeliveryLog},

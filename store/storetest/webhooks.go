@@ -200,6 +200,40 @@ func testMessageStatusEvents(f *fixture) {
 	f.requireReconciled()
 }
 
+// testMessageStatusEventsAsMoved: a message.status event shows the
+// message as it was when it moved, not as it is when the event is read: a
+// retry's Pending event has no sentAt once the message was sent after it.
+func testMessageStatusEventsAsMoved(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	h := f.endpoint(a.ID, webhook.MessageStatus)
+	_, msgs := f.sentBulk(a.ID, 2)
+	require.Equal(t, []bool{true, true}, f.apply(sent(msgs[0], 2, "P0"),
+		delivery.StatusUpdate{MessageID: msgs[1].ID, Status: messaging.StatusPending, At: at(2), DueAt: at(3), Details: "THROTTLED"}))
+	require.Len(t, f.claim(messaging.ChannelSMS, at(4), at(600), 1), 1)
+	require.Equal(t, []bool{true}, f.apply(sent(msgs[1], 5, "P1")))
+
+	ds, err := f.s.WaitingDeliveries(f.ctx, h.ID, 100)
+	require.NoError(t, err)
+	var got []webhook.MessageStatusData
+	for _, d := range ds {
+		var data webhook.MessageStatusData
+		require.NoError(t, json.Unmarshal(d.Event.Data, &data), "%s", d.Event.Data)
+		if data.MessageID == msgs[1].ID {
+			got = append(got, data)
+		}
+	}
+	require.Len(t, got, 2)
+	require.Equal(t, messaging.StatusPending, got[0].Status)
+	require.Nil(t, got[0].SentAt, "the retry came before the send")
+	require.NotNil(t, got[0].Details)
+	require.Equal(t, "THROTTLED", *got[0].Details)
+	require.Equal(t, msgs[1].Phone, got[0].PhoneNumber)
+	require.Equal(t, messaging.StatusSent, got[1].Status)
+	require.NotNil(t, got[1].SentAt)
+	require.Nil(t, got[1].Details, "a Sent event shows no details")
+}
+
 func indexOf(list []string, s string) int {
 	for i, x := range list {
 		if x == s {
