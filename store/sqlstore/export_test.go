@@ -62,3 +62,9 @@ func (s *Store) WriteReplays(calls [][]string, until time.Time) ([][]bool, error
 	}
 	return s.writeReplays(items)
 }
+
+// ForgetEndpoints makes the next status changes lock their messages
+// without what the events' data needs, as a process does before it found
+// an endpoint: their message.status events are written with their status
+// only.
+func (s *Store) ForgetEndpoints() { s.describeEvents.Store(false) }

@@ -1,11 +1,14 @@
 package sqlstore_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
 	"github.com/heraldhq/herald/store/sqlstore"
 	"github.com/heraldhq/herald/store/sqlstore/pgtest"
@@ -61,4 +64,61 @@ func TestPostgresMigrationKeepsWebhookDeliveries(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, waiting, 1)
 	require.Equal(t, ev1, waiting[0].Event.ID)
+}
+
+// TestStatusEventsWithAndWithoutData: a message.status event written with
+// its status only (by a process that had not yet found an endpoint, or by
+// an older build) is described when read; once an endpoint is known, the
+// event is written with its data. Both read the same.
+func TestStatusEventsWithAndWithoutData(t *testing.T) {
+	for _, db := range databases {
+		t.Run(db.name, func(t *testing.T) {
+			ctx := t.Context()
+			u := db.url(t)
+			s := open(t, u)
+			ids := messaging.NewIDGenerator(nil)
+			msgs := startedFixture(t, s, ids, 2)
+			ep := webhook.Endpoint{ID: ids.New(), CompanyID: msgs[0].CompanyID, URL: "https://hooks.example.com/a",
+				Events: []webhook.EventType{webhook.MessageStatus}, Secret: "whsec_a", CreatedAt: time.Now()}
+			require.NoError(t, s.CreateWebhook(ctx, &ep, 10))
+			now := msgs[0].CreatedAt.Add(time.Minute)
+			claimed, err := s.ClaimDue(ctx, delivery.Claim{Channel: messaging.ChannelSMS, Now: now, LeaseUntil: now.Add(time.Hour), Limit: 2})
+			require.NoError(t, err)
+			require.Len(t, claimed, 2)
+
+			s.ForgetEndpoints()
+			for i, m := range msgs {
+				applied, err := s.ApplyUpdates(ctx, []delivery.StatusUpdate{{MessageID: m.ID, Status: messaging.StatusSent,
+					At: now.Add(time.Duration(i) * time.Second), ProviderMessageID: fmt.Sprintf("P%d", i)}})
+				require.NoError(t, err)
+				require.Equal(t, []bool{true}, applied)
+			}
+			rows, err := rawDB(t, u).QueryContext(ctx, "SELECT render FROM webhook_events ORDER BY id")
+			require.NoError(t, err)
+			var render []bool
+			for rows.Next() {
+				var r bool
+				require.NoError(t, rows.Scan(&r))
+				render = append(render, r)
+			}
+			require.NoError(t, rows.Err())
+			require.NoError(t, rows.Close())
+			require.Equal(t, []bool{true, false}, render, "the first with its status only, the second with its data")
+
+			ds, err := s.WaitingDeliveries(ctx, ep.ID, 100)
+			require.NoError(t, err)
+			require.Len(t, ds, 2)
+			for i, d := range ds {
+				var data webhook.MessageStatusData
+				require.NoError(t, json.Unmarshal(d.Event.Data, &data), "%s", d.Event.Data)
+				require.Equal(t, msgs[i].ID, data.MessageID)
+				require.Equal(t, messaging.StatusSent, data.Status)
+				require.Equal(t, msgs[i].Phone, data.PhoneNumber)
+				require.NotNil(t, data.ExternalUserID)
+				require.Equal(t, msgs[i].ExternalUserID, *data.ExternalUserID)
+				require.NotNil(t, data.SentAt)
+				require.Equal(t, msgs[i].CampaignID, data.CampaignID)
+			}
+		})
+	}
 }
