@@ -179,6 +179,16 @@ type Reporter interface {
 	ChatInbound(ctx context.Context, in ChatInbound) (ChatEventOutcome, error)
 }
 
+// OnceReporter is a Reporter that can record the replay keys of status
+// reports in the store write of the reports (ChatEvents.ChatStatusesOnce):
+// a callback's reports are then taken once, and a failed write neither
+// stores them nor remembers their keys. ok false means nothing was done:
+// guard is not the store the reports go to, or the reports need another
+// path; the caller records the keys in guard and calls ChatStatuses.
+type OnceReporter interface {
+	ChatStatusesOnce(ctx context.Context, guard any, keys []ReplayKey, ss []ChatStatus) (seen []bool, out []ChatEventOutcome, ok bool, err error)
+}
+
 // ErrRateLimited wraps the transient send failures of a provider that
 // answered with its rate limit; SendError.RetryAfter says how long it
 // asked to wait.
@@ -201,7 +211,10 @@ type Reports struct {
 	Chat *ChatEvents
 }
 
-var _ Reporter = Reports{}
+var (
+	_ Reporter     = Reports{}
+	_ OnceReporter = Reports{}
+)
 
 // Receipt implements Reporter.
 func (r Reports) Receipt(ctx context.Context, rc Receipt) error {
@@ -225,6 +238,15 @@ func (r Reports) ChatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatEvent
 		return nil, errors.New("chat statuses: no receiver for this report")
 	}
 	return r.Chat.ChatStatuses(ctx, ss)
+}
+
+// ChatStatusesOnce implements OnceReporter.
+func (r Reports) ChatStatusesOnce(ctx context.Context, guard any, keys []ReplayKey,
+	ss []ChatStatus) ([]bool, []ChatEventOutcome, bool, error) {
+	if r.Chat == nil {
+		return nil, nil, false, nil
+	}
+	return r.Chat.ChatStatusesOnce(ctx, guard, keys, ss)
 }
 
 // ChatInbound implements Reporter.

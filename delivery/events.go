@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -144,16 +145,21 @@ type ChatEvents struct {
 }
 
 // statusBatch is the status updates of one report and the context of its
-// request.
+// request; for ChatStatusesOnce also the replay keys of its reports,
+// keyOf[i] the index in keys of the key of us[i].
 type statusBatch struct {
-	ctx context.Context
-	us  []StatusUpdate
+	ctx   context.Context
+	us    []StatusUpdate
+	keys  []ReplayKey
+	keyOf []int
 }
 
 // batchResult is what became of a statusBatch: whether each update was
-// applied, or the error that kept it from being written.
+// applied and each key recorded before, or the error that kept it from
+// being written.
 type batchResult struct {
 	applied []bool
+	seen    []bool
 	err     error
 }
 
@@ -181,48 +187,87 @@ func NewChatEvents(cfg ChatEventsConfig) *ChatEvents {
 	return e
 }
 
-// writeBatches writes the updates of a group of reports in one
-// ApplyUpdates. When that fails, each report's updates are written again
-// on their own, so that an error reaches only the reports it concerns.
+// writeBatches writes the updates of a group of reports in one store
+// call: ApplyUpdates, or ApplyUpdatesOnce when a report carries replay
+// keys. When that fails, each report's updates are written again on
+// their own, so that an error reaches only the reports it concerns.
 func (e *ChatEvents) writeBatches(items []statusBatch) ([]batchResult, error) {
-	n := 0
-	for _, it := range items {
-		n += len(it.us)
-	}
-	us := make([]StatusUpdate, 0, n)
-	for _, it := range items {
-		us = append(us, it.us...)
-	}
-	out := make([]batchResult, len(items))
-	applied, err := e.apply(context.Background(), us)
+	out, err := e.apply(context.Background(), items)
 	if err == nil {
-		for i, it := range items {
-			out[i].applied, applied = applied[:len(it.us)], applied[len(it.us):]
-		}
 		return out, nil
 	}
 	if len(items) == 1 {
 		return nil, err
 	}
 	e.log.Warn("chat reports: a group write failed; writing its reports one by one", "reports", len(items), "err", err)
-	for i, it := range items {
-		out[i].applied, out[i].err = e.apply(it.ctx, it.us)
+	out = make([]batchResult, len(items))
+	for i := range items {
+		r, err := e.apply(items[i].ctx, items[i:i+1])
+		if err != nil {
+			out[i].err = err
+			continue
+		}
+		out[i] = r[0]
 	}
 	return out, nil
 }
 
-// apply is one ApplyUpdates, bounded by eventWriteTimeout.
-func (e *ChatEvents) apply(ctx context.Context, us []StatusUpdate) ([]bool, error) {
+// apply writes the updates and keys of items in one store call, bounded
+// by eventWriteTimeout, and splits the results by item.
+func (e *ChatEvents) apply(ctx context.Context, items []statusBatch) ([]batchResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, eventWriteTimeout)
 	defer cancel()
-	applied, err := e.store.ApplyUpdates(ctx, us)
+	n, nk, once := 0, 0, false
+	for _, it := range items {
+		n += len(it.us)
+		nk += len(it.keys)
+		once = once || it.keys != nil
+	}
+	us := make([]StatusUpdate, 0, n)
+	var keys []ReplayKey
+	var keyOf []int
+	if once {
+		keys, keyOf = make([]ReplayKey, 0, nk), make([]int, 0, n)
+	}
+	for _, it := range items {
+		if once {
+			for j := range it.us {
+				k := -1
+				if it.keys != nil && it.keyOf[j] >= 0 {
+					k = len(keys) + it.keyOf[j]
+				}
+				keyOf = append(keyOf, k)
+			}
+			keys = append(keys, it.keys...)
+		}
+		us = append(us, it.us...)
+	}
+	var seen, applied []bool
+	var err error
+	if once {
+		ou, ok := e.store.(OnceUpdater)
+		if !ok {
+			return nil, errors.New("chat reports: the store cannot record replay keys with updates")
+		}
+		seen, applied, err = ou.ApplyUpdatesOnce(ctx, keys, us, keyOf)
+	} else {
+		applied, err = e.store.ApplyUpdates(ctx, us)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("chat reports: %w", err)
 	}
-	if len(applied) != len(us) {
-		return nil, fmt.Errorf("chat reports: the store answered %d results for %d updates", len(applied), len(us))
+	if len(applied) != len(us) || len(seen) != len(keys) {
+		return nil, fmt.Errorf("chat reports: the store answered %d results for %d updates and %d for %d keys",
+			len(applied), len(us), len(seen), len(keys))
 	}
-	return applied, nil
+	out := make([]batchResult, len(items))
+	for i, it := range items {
+		out[i].applied, applied = applied[:len(it.us)], applied[len(it.us):]
+		if once {
+			out[i].seen, seen = seen[:len(it.keys)], seen[len(it.keys):]
+		}
+	}
+	return out, nil
 }
 
 // ChatEventOutcome is what became of one report.
@@ -278,35 +323,21 @@ func (e *ChatEvents) chatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatE
 	idx := make([]int, 0, len(ss))
 	for i, s := range ss {
 		out[i] = ChatEventIgnored
-		if s.MessageID.IsZero() {
-			e.log.WarnContext(ctx, "chat status without a message id", "provider_id", s.ProviderID, "status", s.Status)
+		u, ok := e.updateOf(ctx, s)
+		if !ok {
 			continue
 		}
-		at := s.At
-		if at.IsZero() {
-			at = e.now()
-		}
-		u := StatusUpdate{MessageID: s.MessageID, At: at, Channel: messaging.ChannelChat, CompanyID: s.CompanyID}
-		switch s.Status {
-		case messaging.StatusDelivered, messaging.StatusSeen:
-			u.Status = s.Status
-		case messaging.StatusFailed:
-			u.Status, u.Details = messaging.StatusFailed, FailedDetails(s.Reason)
-			if ChatCodes()[s.Reason].Fallback {
-				m, ok, err := e.message(ctx, s.MessageID, string(s.Status))
-				if err != nil {
-					return nil, err
-				}
-				if !ok || m.Status.Final() || (!s.CompanyID.IsZero() && m.CompanyID != s.CompanyID) {
-					continue // unknown, another company's, or a late failure: it changes nothing
-				}
-				if err := e.fallback(ctx, m, s.Reason); err != nil {
-					return nil, err
-				}
+		if needsFallback(s) {
+			m, ok, err := e.message(ctx, s.MessageID, string(s.Status))
+			if err != nil {
+				return nil, err
 			}
-		default:
-			e.log.WarnContext(ctx, "chat status report with a status that is not reported", "message", s.MessageID, "status", s.Status)
-			continue
+			if !ok || m.Status.Final() || (!s.CompanyID.IsZero() && m.CompanyID != s.CompanyID) {
+				continue // unknown, another company's, or a late failure: it changes nothing
+			}
+			if err := e.fallback(ctx, m, s.Reason); err != nil {
+				return nil, err
+			}
 		}
 		us = append(us, u)
 		idx = append(idx, i)
@@ -321,9 +352,96 @@ func (e *ChatEvents) chatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatE
 	if err != nil {
 		return nil, fmt.Errorf("chat statuses: %w", err)
 	}
-	for k, ok := range r.applied {
+	e.outcomes(ctx, us, idx, r.applied, out)
+	return out, nil
+}
+
+// ChatStatusesOnce is ChatStatuses that records the replay key of each
+// report, keys[i] that of ss[i], in the store write of the statuses
+// (OnceUpdater.ApplyUpdatesOnce): a report whose key was recorded before
+// is not applied, and seen says so; an error records no key and stores
+// no report. ok is false, and nothing is done, when guard (the replay
+// guard the caller records keys in) is not the store of ChatEvents, that
+// store cannot record keys with updates, or a report is a failure that
+// may need a fallback SMS: the caller then records the keys in its guard
+// and calls ChatStatuses.
+func (e *ChatEvents) ChatStatusesOnce(ctx context.Context, guard any, keys []ReplayKey,
+	ss []ChatStatus) (seen []bool, out []ChatEventOutcome, ok bool, err error) {
+	ou, isOnce := e.store.(OnceUpdater)
+	if g, isGuard := guard.(OnceUpdater); !isOnce || !isGuard || g != ou || len(keys) != len(ss) {
+		return nil, nil, false, nil
+	}
+	for _, s := range ss {
+		if needsFallback(s) {
+			return nil, nil, false, nil
+		}
+	}
+	spans := e.startStatuses(ctx, ss)
+	seen, out, err = e.chatStatusesOnce(ctx, keys, ss)
+	endStatuses(spans, out, err)
+	return seen, out, true, err
+}
+
+// chatStatusesOnce is ChatStatusesOnce without its checks and spans.
+func (e *ChatEvents) chatStatusesOnce(ctx context.Context, keys []ReplayKey, ss []ChatStatus) ([]bool, []ChatEventOutcome, error) {
+	out := make([]ChatEventOutcome, len(ss))
+	us := make([]StatusUpdate, 0, len(ss))
+	idx := make([]int, 0, len(ss))
+	for i, s := range ss {
+		out[i] = ChatEventIgnored
+		if u, ok := e.updateOf(ctx, s); ok {
+			us = append(us, u)
+			idx = append(idx, i)
+		}
+	}
+	r, err := e.updates.Do(ctx, statusBatch{ctx: ctx, us: us, keys: keys, keyOf: idx}, nil)
+	if err == nil {
+		err = r.err
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("chat statuses: %w", err)
+	}
+	e.outcomes(ctx, us, idx, r.applied, out)
+	return r.seen, out, nil
+}
+
+// needsFallback reports whether s is a failure whose reason falls back:
+// its fallback SMS is inserted before its update is written.
+func needsFallback(s ChatStatus) bool {
+	return s.Status == messaging.StatusFailed && ChatCodes()[s.Reason].Fallback
+}
+
+// updateOf returns the status update of report s, and false (logged) when
+// it has none: no message id, or a status that is not reported.
+func (e *ChatEvents) updateOf(ctx context.Context, s ChatStatus) (StatusUpdate, bool) {
+	if s.MessageID.IsZero() {
+		e.log.WarnContext(ctx, "chat status without a message id", "provider_id", s.ProviderID, "status", s.Status)
+		return StatusUpdate{}, false
+	}
+	at := s.At
+	if at.IsZero() {
+		at = e.now()
+	}
+	u := StatusUpdate{MessageID: s.MessageID, At: at, Channel: messaging.ChannelChat, CompanyID: s.CompanyID}
+	switch s.Status {
+	case messaging.StatusDelivered, messaging.StatusSeen:
+		u.Status = s.Status
+	case messaging.StatusFailed:
+		u.Status, u.Details = messaging.StatusFailed, FailedDetails(s.Reason)
+	default:
+		e.log.WarnContext(ctx, "chat status report with a status that is not reported", "message", s.MessageID, "status", s.Status)
+		return StatusUpdate{}, false
+	}
+	return u, true
+}
+
+// outcomes marks stored the reports whose updates were applied (us[k] is
+// that of report idx[k]) and tells the observer.
+func (e *ChatEvents) outcomes(ctx context.Context, us []StatusUpdate, idx []int, applied []bool, out []ChatEventOutcome) {
+	for k, ok := range applied {
 		if !ok {
-			e.log.DebugContext(ctx, "chat status changed nothing: unknown chat message, or not a forward move", "message", us[k].MessageID, "status", us[k].Status)
+			e.log.DebugContext(ctx, "chat status changed nothing: unknown chat message, or not a forward move, or taken before",
+				"message", us[k].MessageID, "status", us[k].Status)
 			continue
 		}
 		out[idx[k]] = ChatEventStored
@@ -331,7 +449,6 @@ func (e *ChatEvents) chatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatE
 			e.obs.Messages(messaging.ChannelChat, us[k].Status, 1)
 		}
 	}
-	return out, nil
 }
 
 // ChatInbound stores what a person sent to a chat service:

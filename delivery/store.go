@@ -145,6 +145,30 @@ type Updater interface {
 	ApplyUpdates(ctx context.Context, updates []StatusUpdate) ([]bool, error)
 }
 
+// ReplayKey is the replay key of a provider callback, or of one event of
+// a batched callback, and until when it is kept.
+type ReplayKey struct {
+	Key   string
+	Until time.Time
+}
+
+// OnceUpdater is an Updater that also records the replay keys of the
+// callbacks its updates come from (the stores' callback replay guard), in
+// the same transaction: a callback's events are then taken once, and a
+// failed write neither applies them nor remembers them.
+type OnceUpdater interface {
+	Updater
+	// ApplyUpdatesOnce records keys, as the replay guard's Seen does, and
+	// applies updates (as ApplyUpdates), in one transaction. keyOf[i] is
+	// the index in keys of the key of updates[i]; a key may have no
+	// update. seen tells, key by key, whether it was recorded before (a
+	// key given twice is for its second); an update whose key was
+	// recorded before is not applied. applied tells, update by update,
+	// whether it was applied. An error records no key and applies no
+	// update.
+	ApplyUpdatesOnce(ctx context.Context, keys []ReplayKey, updates []StatusUpdate, keyOf []int) (seen, applied []bool, err error)
+}
+
 // Claim is one claim of due messages (Store.ClaimDue).
 type Claim struct {
 	// Channel is the channel of the messages claimed.

@@ -194,7 +194,33 @@ type countingReporter struct {
 // ChatStatuses implements delivery.Reporter.
 func (c *countingReporter) ChatStatuses(ctx context.Context, ss []delivery.ChatStatus) ([]delivery.ChatEventOutcome, error) {
 	out, err := c.Reporter.ChatStatuses(ctx, ss)
+	c.countStatuses(ss, nil, out, err)
+	return out, err
+}
+
+// ChatStatusesOnce implements delivery.OnceReporter; the reports taken
+// before (seen) are not counted. ok is false when the Reporter it wraps
+// is no OnceReporter.
+func (c *countingReporter) ChatStatusesOnce(ctx context.Context, guard any, keys []delivery.ReplayKey,
+	ss []delivery.ChatStatus) ([]bool, []delivery.ChatEventOutcome, bool, error) {
+	or, ok := c.Reporter.(delivery.OnceReporter)
+	if !ok {
+		return nil, nil, false, nil
+	}
+	seen, out, ok, err := or.ChatStatusesOnce(ctx, guard, keys, ss)
+	if ok {
+		c.countStatuses(ss, seen, out, err)
+	}
+	return seen, out, ok, err
+}
+
+// countStatuses counts the outcome of each status report, but for those
+// taken before (seen[i]).
+func (c *countingReporter) countStatuses(ss []delivery.ChatStatus, seen []bool, out []delivery.ChatEventOutcome, err error) {
 	for i, s := range ss {
+		if err == nil && i < len(seen) && seen[i] {
+			continue
+		}
 		o := delivery.ChatEventError
 		if err == nil && i < len(out) {
 			o = out[i]
@@ -212,7 +238,6 @@ func (c *countingReporter) ChatStatuses(ctx context.Context, ss []delivery.ChatS
 		}
 		c.m.chatEvent("status", status, o)
 	}
-	return out, err
 }
 
 // ChatInbound implements delivery.Reporter.

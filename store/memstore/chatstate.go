@@ -2,8 +2,11 @@ package memstore
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
+
+	"github.com/heraldhq/herald/delivery"
 )
 
 // contactKey is one person of one chat service.
@@ -76,4 +79,33 @@ func (s *Store) PurgeReplays(ctx context.Context, before time.Time, limit int) (
 		delete(s.replays, k)
 	}
 	return len(old), nil
+}
+
+// ApplyUpdatesOnce implements delivery.OnceUpdater, under one hold of the
+// lock: the keys are recorded, then the updates whose keys were new
+// applied, as ApplyUpdates does.
+func (s *Store) ApplyUpdatesOnce(ctx context.Context, keys []delivery.ReplayKey, updates []delivery.StatusUpdate,
+	keyOf []int) ([]bool, []bool, error) {
+	if len(keyOf) != len(updates) {
+		return nil, nil, fmt.Errorf("memstore apply status updates once: %d key indexes for %d updates", len(keyOf), len(updates))
+	}
+	if err := s.lock(ctx, "apply status updates once"); err != nil {
+		return nil, nil, err
+	}
+	defer s.mu.Unlock()
+	seen := make([]bool, len(keys))
+	for i, k := range keys {
+		if _, ok := s.replays[k.Key]; ok {
+			seen[i] = true
+			continue
+		}
+		s.replays[k.Key] = k.Until
+	}
+	applied := make([]bool, len(updates))
+	for i, u := range updates {
+		if k := keyOf[i]; k < 0 || !seen[k] {
+			applied[i] = s.applyUpdate(u, u.At)
+		}
+	}
+	return seen, applied, nil
 }

@@ -9,7 +9,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/internal/groupcommit"
+	"github.com/heraldhq/herald/messaging"
 )
 
 // RecordInbound implements accounts.ChatContacts.
@@ -103,32 +105,9 @@ func (s *Store) writeReplays(items []replayItem) ([][]bool, error) {
 			}
 		}
 	}
-	keys := slices.Sorted(maps.Keys(until))
-	rows := s.newJSONRows(len(keys))
-	for _, k := range keys {
-		rows.row().text(k).ts(until[k])
-	}
-	q := "INSERT INTO chat_replays (replay_key, until) " + s.jsonSelect([]string{"replay_key", "until"}, []int{jsonText, jsonTime}) +
-		" WHERE true ON CONFLICT (replay_key) DO NOTHING RETURNING replay_key"
-	inserted := make(map[string]bool, len(keys))
+	inserted := make(map[string]bool, len(until))
 	err := s.write(ctx, "record callbacks", func(tx *txn) error {
-		clear(inserted)
-		rs, err := s.rawQuery(ctx, tx, q, rows.String())
-		if err != nil {
-			return fmt.Errorf("record callbacks: %w", err)
-		}
-		for rs.Next() {
-			var k string
-			if err := rs.Scan(&k); err != nil {
-				rs.Close()
-				return fmt.Errorf("record callbacks: %w", err)
-			}
-			inserted[k] = true
-		}
-		if err := errors.Join(rs.Err(), rs.Close()); err != nil {
-			return fmt.Errorf("record callbacks: %w", err)
-		}
-		return nil
+		return s.insertReplays(ctx, tx, until, inserted)
 	})
 	if err != nil {
 		return nil, err
@@ -143,6 +122,41 @@ func (s *Store) writeReplays(items []replayItem) ([][]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+// insertReplays inserts the keys of until (each kept until its time) in
+// one statement, in key order (two processes inserting the same keys at
+// once then wait for each other in the same order, never in a cycle), and
+// sets inserted (cleared first) to the keys it inserted: the others were
+// there.
+func (s *Store) insertReplays(ctx context.Context, tx *txn, until map[string]time.Time, inserted map[string]bool) error {
+	clear(inserted)
+	if len(until) == 0 {
+		return nil
+	}
+	keys := slices.Sorted(maps.Keys(until))
+	rows := s.newJSONRows(len(keys))
+	for _, k := range keys {
+		rows.row().text(k).ts(until[k])
+	}
+	q := "INSERT INTO chat_replays (replay_key, until) " + s.jsonSelect([]string{"replay_key", "until"}, []int{jsonText, jsonTime}) +
+		" WHERE true ON CONFLICT (replay_key) DO NOTHING RETURNING replay_key"
+	rs, err := s.rawQuery(ctx, tx, q, rows.String())
+	if err != nil {
+		return fmt.Errorf("record callbacks: %w", err)
+	}
+	for rs.Next() {
+		var k string
+		if err := rs.Scan(&k); err != nil {
+			rs.Close()
+			return fmt.Errorf("record callbacks: %w", err)
+		}
+		inserted[k] = true
+	}
+	if err := errors.Join(rs.Err(), rs.Close()); err != nil {
+		return fmt.Errorf("record callbacks: %w", err)
+	}
+	return nil
 }
 
 // Forget implements accounts.CallbackReplays.
@@ -174,4 +188,69 @@ func (s *Store) PurgeReplays(ctx context.Context, before time.Time, limit int) (
 		return nil
 	})
 	return int(n), err
+}
+
+// ApplyUpdatesOnce implements delivery.OnceUpdater. In one transaction it
+// inserts the keys first, in key order as SeenAll does, and then applies
+// the updates whose keys were new, as ApplyUpdates does: a process taking
+// the same keys at once waits for this transaction on the first of them,
+// and then finds them recorded.
+func (s *Store) ApplyUpdatesOnce(ctx context.Context, keys []delivery.ReplayKey, updates []delivery.StatusUpdate,
+	keyOf []int) (_, _ []bool, err error) {
+	defer keepUnavailable(&err)
+	if len(keyOf) != len(updates) {
+		return nil, nil, fmt.Errorf("apply status updates once: %d key indexes for %d updates", len(keyOf), len(updates))
+	}
+	until := make(map[string]time.Time, len(keys))
+	for _, k := range keys {
+		if _, ok := until[k.Key]; !ok {
+			until[k.Key] = k.Until
+		}
+	}
+	inserted := make(map[string]bool, len(until))
+	taken := make(map[string]bool, len(until))
+	seen := make([]bool, len(keys))
+	applied := make([]bool, len(updates))
+	todo := make([]delivery.StatusUpdate, 0, len(updates))
+	at := make([]int, 0, len(updates)) // todo[j] is updates[at[j]]
+	s.prepareQueries(ctx)
+	err = s.write(ctx, "apply status updates once", func(tx *txn) error {
+		clear(applied)
+		clear(taken)
+		todo, at = todo[:0], at[:0]
+		if err := s.insertReplays(ctx, tx, until, inserted); err != nil {
+			return err
+		}
+		for i, k := range keys {
+			// The first of the keys given twice is the one inserted.
+			seen[i] = !inserted[k.Key] || taken[k.Key]
+			taken[k.Key] = true
+		}
+		for i, u := range updates {
+			if k := keyOf[i]; k < 0 || !seen[k] {
+				todo, at = append(todo, u), append(at, i)
+			}
+		}
+		if len(todo) == 0 {
+			return nil
+		}
+		ids := make([]messaging.ID, len(todo))
+		for i, u := range todo {
+			ids[i] = u.MessageID
+		}
+		slicesSortIDs(ids)
+		ids = slices.Compact(ids)
+		res := delivery.BatchResult{Applied: make([]bool, len(todo)), Then: make([]messaging.MessageStatus, len(todo))}
+		if err := s.applyBatchTx(ctx, tx, todo, ids, nil, nil, nil, time.Time{}, &res); err != nil {
+			return err
+		}
+		for j, ok := range res.Applied {
+			applied[at[j]] = ok
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return seen, applied, nil
 }

@@ -227,7 +227,7 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 		Applied: make([]bool, len(updates)), Then: make([]messaging.MessageStatus, len(updates)),
 		Outcomes: make([]delivery.ReceiptOutcome, len(receipts)), Moved: make([]messaging.MessageStatus, len(receipts)),
 	}
-	applied, out := res.Applied, res.Outcomes
+	out := res.Outcomes
 	// The first final receipt of each part is a candidate; the others are
 	// duplicates whatever the database holds.
 	first := map[string]int{}
@@ -255,48 +255,58 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 	ids = slices.Compact(ids)
 	s.prepareQueries(ctx)
 	err = s.write(ctx, "apply status updates and receipts", func(tx *txn) error {
-		clear(applied)
-		clear(res.Then)
-		clear(res.Moved)
-		states := map[messaging.ID]*messageState{}
-		var sent []sentParts
-		if len(ids) > 0 {
-			var err error
-			if states, err = s.lockMessages(ctx, tx, ids); err != nil {
-				return err
-			}
-			sent = applyUpdates(states, updates, applied)
-		}
-		// The rows of the parts the receipts name, but for the parts this
-		// batch records: the receipts of parts not found are kept.
-		var known map[string]partRow
-		var unknown []int
-		if len(cand) > 0 {
-			var err error
-			if known, unknown, err = s.readReceiptParts(ctx, tx, receipts, cand, sent); err != nil {
-				return err
-			}
-		}
-		// The part rows this transaction wrote, and those the receipts
-		// kept were written into.
-		recorded, taken := map[string]partRow{}, map[string]partRow{}
-		if err := s.recordParts(ctx, tx, states, sent, receipts, unknown, now, recorded, taken, res.Then); err != nil {
-			return err
-		}
-		if len(cand) > 0 {
-			if err := s.applyReceipts(ctx, tx, states, known, recorded, taken, receipts, cand, first, now, out, res.Moved); err != nil {
-				return err
-			}
-		}
-		if err := s.cancelRetries(ctx, tx, states, updates, applied); err != nil {
-			return err
-		}
-		return s.writeStates(ctx, tx, states)
+		return s.applyBatchTx(ctx, tx, updates, ids, receipts, cand, first, now, &res)
 	})
 	if err != nil {
 		return delivery.BatchResult{}, err
 	}
 	return res, nil
+}
+
+// applyBatchTx is the transaction of ApplyBatch: ids are the sorted
+// distinct messages of updates, cand the receipts that are the first
+// final one of their part (first maps the part to it). It clears res
+// first, so that a retried transaction starts afresh.
+func (s *Store) applyBatchTx(ctx context.Context, tx *txn, updates []delivery.StatusUpdate, ids []messaging.ID,
+	receipts []delivery.Receipt, cand []int, first map[string]int, now time.Time, res *delivery.BatchResult) error {
+	applied, out := res.Applied, res.Outcomes
+	clear(applied)
+	clear(res.Then)
+	clear(res.Moved)
+	states := map[messaging.ID]*messageState{}
+	var sent []sentParts
+	if len(ids) > 0 {
+		var err error
+		if states, err = s.lockMessages(ctx, tx, ids); err != nil {
+			return err
+		}
+		sent = applyUpdates(states, updates, applied)
+	}
+	// The rows of the parts the receipts name, but for the parts this
+	// batch records: the receipts of parts not found are kept.
+	var known map[string]partRow
+	var unknown []int
+	if len(cand) > 0 {
+		var err error
+		if known, unknown, err = s.readReceiptParts(ctx, tx, receipts, cand, sent); err != nil {
+			return err
+		}
+	}
+	// The part rows this transaction wrote, and those the receipts
+	// kept were written into.
+	recorded, taken := map[string]partRow{}, map[string]partRow{}
+	if err := s.recordParts(ctx, tx, states, sent, receipts, unknown, now, recorded, taken, res.Then); err != nil {
+		return err
+	}
+	if len(cand) > 0 {
+		if err := s.applyReceipts(ctx, tx, states, known, recorded, taken, receipts, cand, first, now, out, res.Moved); err != nil {
+			return err
+		}
+	}
+	if err := s.cancelRetries(ctx, tx, states, updates, applied); err != nil {
+		return err
+	}
+	return s.writeStates(ctx, tx, states)
 }
 
 // readReceiptParts reads the rows of the parts the candidate receipts

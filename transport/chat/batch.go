@@ -93,6 +93,9 @@ func (h *callbackHandler) serveBatch(ctx context.Context, w http.ResponseWriter,
 		keys = append(keys, h.replayKey(b.ID))
 	}
 
+	if h.batchOnce(ctx, w, r, evs, valid, keys, bad) {
+		return
+	}
 	var fresh []int // indexes into bs of the events not taken before
 	if len(keys) > 0 {
 		seen, err := chatprovider.SeenAll(ctx, h.cfg.Replays, keys, h.cfg.Now().Add(ReplayHold))
@@ -137,6 +140,38 @@ func (h *callbackHandler) serveBatch(ctx context.Context, w http.ResponseWriter,
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// batchOnce reports the status events of a batch with their replay keys
+// in one store write, when the Reporter can (delivery.OnceReporter), its
+// store is the replay guard, and every event well formed (valid, keys
+// theirs) is a status event; it then answers and returns true. The
+// events taken before are skipped; a failed write stores nothing and
+// remembers no key, so that the resend is taken whole.
+func (h *callbackHandler) batchOnce(ctx context.Context, w http.ResponseWriter, r *http.Request, evs []event, valid []int,
+	keys []string, bad []string) bool {
+	or, ok := h.cfg.Reporter.(delivery.OnceReporter)
+	if !ok || len(keys) == 0 {
+		return false
+	}
+	ss := make([]delivery.ChatStatus, len(valid))
+	for k, i := range valid {
+		if evs[i].status == nil {
+			return false
+		}
+		ss[k] = *evs[i].status
+	}
+	until := h.cfg.Now().Add(ReplayHold)
+	rk := make([]delivery.ReplayKey, len(keys))
+	for k, key := range keys {
+		rk[k] = delivery.ReplayKey{Key: key, Until: until}
+	}
+	seen, _, ok, err := or.ChatStatusesOnce(ctx, h.cfg.Replays, rk, ss)
+	if !ok {
+		return false
+	}
+	h.answerOnce(ctx, w, r, seen, bad, err)
+	return true
 }
 
 // applyBatch reports the events fresh names, in order: each run of status

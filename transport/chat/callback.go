@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -218,6 +219,23 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := h.cfg.ReplayScope + hex.EncodeToString(mac)
+	var ev event
+	var perr error
+	parsed := false
+	if or, ok := h.cfg.Reporter.(delivery.OnceReporter); ok {
+		// A status event and its key in one store write, when the
+		// Reporter writes to the replay guard's store.
+		ev, perr = h.parse(body)
+		parsed = true
+		if perr == nil && ev.status != nil {
+			keys := []delivery.ReplayKey{{Key: key, Until: h.cfg.Now().Add(ReplayHold)}}
+			seen, _, ok, err := or.ChatStatusesOnce(ctx, h.cfg.Replays, keys, []delivery.ChatStatus{*ev.status})
+			if ok {
+				h.answerOnce(ctx, w, r, seen, nil, err)
+				return
+			}
+		}
+	}
 	seen, err := h.cfg.Replays.Seen(ctx, key, h.cfg.Now().Add(ReplayHold))
 	if err != nil {
 		h.cfg.Logger.ErrorContext(ctx, "chat callback: replay guard failed", "err", err)
@@ -230,11 +248,13 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	ev, err := h.parse(body)
-	if err != nil {
+	if !parsed {
+		ev, perr = h.parse(body)
+	}
+	if perr != nil {
 		h.forget(ctx, key)
-		h.cfg.Logger.WarnContext(ctx, "chat callback refused", "err", err)
-		writeError(w, http.StatusBadRequest, "Bad Request", err.Error())
+		h.cfg.Logger.WarnContext(ctx, "chat callback refused", "err", perr)
+		writeError(w, http.StatusBadRequest, "Bad Request", perr.Error())
 		return
 	}
 	if ev.status != nil {
@@ -255,6 +275,39 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// answerOnce answers a callback whose status events were reported with
+// their keys in one store write (delivery.OnceReporter): 500 when the
+// write failed (nothing was stored nor remembered), 401 when every event
+// was taken before and none refused, 400 naming the events refused (bad)
+// when some were, else 200.
+func (h *callbackHandler) answerOnce(ctx context.Context, w http.ResponseWriter, r *http.Request, seen []bool, bad []string, err error) {
+	if err != nil {
+		h.cfg.Logger.ErrorContext(ctx, "chat callback not stored", "err", err)
+		writeError(w, http.StatusInternalServerError, "Internal Server Error", "the events were not stored; send the callback again")
+		return
+	}
+	fresh := 0
+	for _, dup := range seen {
+		if !dup {
+			fresh++
+		}
+	}
+	switch {
+	case fresh == 0 && len(bad) == 0:
+		h.cfg.Logger.WarnContext(ctx, "chat callback refused: taken before", "remote", r.RemoteAddr)
+		msg := "this callback was taken before"
+		if len(seen) > 1 {
+			msg = "every event of this callback was taken before"
+		}
+		writeError(w, http.StatusUnauthorized, "Unauthorized", msg)
+	case len(bad) > 0:
+		h.cfg.Logger.WarnContext(ctx, "chat callback: events refused", "refused", len(bad), "taken", fresh)
+		writeError(w, http.StatusBadRequest, "Bad Request", strings.Join(bad, "; ")+"; the other events were taken")
+	default:
+		w.WriteHeader(http.StatusOK)
+	}
 }
 
 // verify checks a hex signature against body in constant time, and

@@ -598,6 +598,23 @@ func (s scoped) ChatStatuses(ctx context.Context, ss []delivery.ChatStatus) ([]d
 	return s.Reporter.ChatStatuses(ctx, own)
 }
 
+// ChatStatusesOnce implements delivery.OnceReporter, each status naming
+// the service's company as in ChatStatuses; ok is false when the Reporter
+// it wraps is no OnceReporter.
+func (s scoped) ChatStatusesOnce(ctx context.Context, guard any, keys []delivery.ReplayKey,
+	ss []delivery.ChatStatus) ([]bool, []delivery.ChatEventOutcome, bool, error) {
+	or, ok := s.Reporter.(delivery.OnceReporter)
+	if !ok {
+		return nil, nil, false, nil
+	}
+	own := make([]delivery.ChatStatus, len(ss))
+	for i, st := range ss {
+		st.CompanyID = s.companyID
+		own[i] = st
+	}
+	return or.ChatStatusesOnce(ctx, guard, keys, own)
+}
+
 // ChatInbound implements delivery.Reporter.
 func (s scoped) ChatInbound(ctx context.Context, in delivery.ChatInbound) (delivery.ChatEventOutcome, error) {
 	in.ServiceID, in.CompanyID = s.serviceID, s.companyID
