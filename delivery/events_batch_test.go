@@ -94,3 +94,34 @@ func TestChatEventsGroupUpdates(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, messaging.StatusCounts{Delivered: 1, Seen: n - 1}, camp.Counts)
 }
+
+// TestChatStatusesOnce: the keys of the reports are recorded with them
+// when the guard is the store of ChatEvents: a report whose key was taken
+// before is not applied. Another guard, or a failure that may fall back,
+// leaves the reports to ChatStatuses (ok false, nothing recorded).
+func TestChatStatusesOnce(t *testing.T) {
+	ctx := context.Background()
+	s := memstore.New()
+	ev := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: s})
+	id := messaging.ID{7}
+	ss := []delivery.ChatStatus{{MessageID: id, Status: messaging.StatusDelivered, At: time.Now()}}
+	keys := []delivery.ReplayKey{{Key: "k:1", Until: time.Now().Add(time.Hour)}}
+
+	_, _, ok, err := ev.ChatStatusesOnce(ctx, memstore.New(), keys, ss)
+	require.NoError(t, err)
+	require.False(t, ok, "another store's guard")
+	fb := []delivery.ChatStatus{{MessageID: id, Status: messaging.StatusFailed, Reason: delivery.ReasonNotOnChannel}}
+	_, _, ok, err = ev.ChatStatusesOnce(ctx, s, keys, fb)
+	require.NoError(t, err)
+	require.False(t, ok, "a failure that falls back")
+
+	seen2, out, ok, err := delivery.Reports{Chat: ev}.ChatStatusesOnce(ctx, s, keys, ss)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []bool{false}, seen2, "not recorded by the calls refused")
+	require.Equal(t, []delivery.ChatEventOutcome{delivery.ChatEventIgnored}, out, "an unknown message")
+	seen2, _, ok, err = ev.ChatStatusesOnce(ctx, s, keys, ss)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []bool{true}, seen2, "taken before")
+}

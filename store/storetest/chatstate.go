@@ -1,11 +1,15 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/messaging"
 )
 
 // testChatContacts: the last time a person wrote to a service is kept per
@@ -92,4 +96,78 @@ func testCallbackReplays(f *fixture) {
 		require.NoError(t, err)
 		require.Equal(t, want, seen, "%s", key)
 	}
+}
+
+// testApplyUpdatesOnce: the keys of callbacks are recorded with the
+// updates they carry, in one write. An update whose key was recorded
+// before, by an earlier call or earlier in the same call, is not
+// applied; an update without a key applies as in ApplyUpdates, and a key
+// without an update is recorded all the same. Of concurrent callers with
+// the same key, one applies its update. A failed write records no key
+// and applies nothing.
+func testApplyUpdatesOnce(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	cc, chat := f.bulk(a.ID, messaging.ChannelChat, 4, at(0), messaging.CampaignInProgress)
+	f.claim(messaging.ChannelChat, at(1), at(60), 4)
+	for _, m := range chat {
+		require.Equal(t, []bool{true}, f.apply(delivery.StatusUpdate{MessageID: m.ID, Status: messaging.StatusSent, At: at(2)}))
+	}
+	up := func(m *messaging.Message, st messaging.MessageStatus, sec int) delivery.StatusUpdate {
+		return delivery.StatusUpdate{MessageID: m.ID, Status: st, At: at(sec), Channel: messaging.ChannelChat, CompanyID: a.ID}
+	}
+	key := func(k string) delivery.ReplayKey { return delivery.ReplayKey{Key: k, Until: at(100)} }
+	once := func(keys []delivery.ReplayKey, us []delivery.StatusUpdate, keyOf []int) ([]bool, []bool) {
+		t.Helper()
+		seen, applied, err := f.s.ApplyUpdatesOnce(f.ctx, keys, us, keyOf)
+		require.NoError(t, err)
+		return seen, applied
+	}
+
+	seen, applied := once([]delivery.ReplayKey{key("cb:1"), key("cb:2"), key("cb:1")},
+		[]delivery.StatusUpdate{up(chat[0], messaging.StatusDelivered, 3), up(chat[1], messaging.StatusDelivered, 3),
+			up(chat[0], messaging.StatusSeen, 4)}, []int{0, 1, 2})
+	require.Equal(t, []bool{false, false, true}, seen, "cb:1 given twice: recorded before for its second")
+	require.Equal(t, []bool{true, true, false}, applied)
+
+	seen, applied = once([]delivery.ReplayKey{key("cb:1"), key("cb:3"), key("cb:4")},
+		[]delivery.StatusUpdate{up(chat[0], messaging.StatusSeen, 5), up(chat[1], messaging.StatusSeen, 5),
+			up(chat[2], messaging.StatusDelivered, 5)}, []int{0, 1, -1})
+	require.Equal(t, []bool{true, false, false}, seen, "cb:1 a replay; cb:4 has no update")
+	require.Equal(t, []bool{false, true, true}, applied, "the replay not applied; an update without a key applied")
+	for k, want := range map[string]bool{"cb:2": true, "cb:3": true, "cb:4": true} {
+		got, err := f.s.Seen(f.ctx, k, at(100))
+		require.NoError(t, err)
+		require.Equal(t, want, got, "%s", k)
+	}
+	require.Equal(t, messaging.StatusDelivered, f.getMessage(a.ID, chat[0].ID).Status)
+	require.Equal(t, messaging.StatusSeen, f.getMessage(a.ID, chat[1].ID).Status)
+
+	ctx, cancel := context.WithCancel(f.ctx)
+	cancel()
+	_, _, err := f.s.ApplyUpdatesOnce(ctx, []delivery.ReplayKey{key("cb:5")}, []delivery.StatusUpdate{up(chat[3], messaging.StatusDelivered, 6)}, []int{0})
+	require.Error(t, err, "a write that fails")
+	require.Equal(t, messaging.StatusSent, f.getMessage(a.ID, chat[3].ID).Status, "nothing applied")
+
+	var wg sync.WaitGroup
+	var fresh, moved atomic.Int32
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seen, applied, err := f.s.ApplyUpdatesOnce(f.ctx, []delivery.ReplayKey{key("cb:5")},
+				[]delivery.StatusUpdate{up(chat[3], messaging.StatusDelivered, 7)}, []int{0})
+			if err == nil && !seen[0] {
+				fresh.Add(1)
+			}
+			if err == nil && applied[0] {
+				moved.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, int32(1), fresh.Load(), "one concurrent caller records the key, and cb:5 was not kept by the failed write")
+	require.Equal(t, int32(1), moved.Load())
+	f.requireCounts(a.ID, cc.ID, messaging.StatusCounts{Delivered: 3, Seen: 1}, messaging.StatusCounts{})
+	f.requireReconciled()
 }

@@ -84,6 +84,7 @@ type Store interface {
 	delivery.Store
 	survey.Store
 	delivery.EventStore
+	delivery.OnceUpdater
 	webhook.Store
 	webhook.Outbox
 	webhook.Purger
@@ -118,6 +119,7 @@ func cases() []testCase {
 		{"ChatServiceProviders", testChatServiceProviders},
 		{"ChatContacts", testChatContacts},
 		{"CallbackReplays", testCallbackReplays},
+		{"ApplyUpdatesOnce", testApplyUpdatesOnce},
 		{"TemplateCRUD", testTemplateCRUD},
 		{"TemplateTenancy", testTemplateTenancy},
 		{"TemplateNames", testTemplateNames},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/memstore"
 	"github.com/heraldhq/herald/transport/chat"
 	"github.com/heraldhq/herald/transport/chatprovider"
 )
@@ -250,4 +251,76 @@ func BenchmarkBatchedCallback(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/event")
+}
+
+// onceStore is a memory store whose next status writes fail and that
+// cannot forget a key, as a process that stops between two writes.
+type onceStore struct {
+	*memstore.Store
+	mu   sync.Mutex
+	fail int // the next status writes fail
+}
+
+func (s *onceStore) failing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail > 0 {
+		s.fail--
+		return true
+	}
+	return false
+}
+
+func (s *onceStore) ApplyUpdates(ctx context.Context, us []delivery.StatusUpdate) ([]bool, error) {
+	if s.failing() {
+		return nil, errTemporary
+	}
+	return s.Store.ApplyUpdates(ctx, us)
+}
+
+func (s *onceStore) ApplyUpdatesOnce(ctx context.Context, keys []delivery.ReplayKey, us []delivery.StatusUpdate,
+	keyOf []int) ([]bool, []bool, error) {
+	if s.failing() {
+		return nil, nil, errTemporary
+	}
+	return s.Store.ApplyUpdatesOnce(ctx, keys, us, keyOf)
+}
+
+func (s *onceStore) Forget(context.Context, string) error { return errTemporary }
+
+// TestBatchedCallbackKeysWithStatuses: with the store as both the replay
+// guard and the store of the statuses, a batch's keys are written in the
+// transaction of its statuses: when that write fails no key is kept, even
+// by a guard that cannot forget, and the resend is taken; a replay of the
+// body taken is refused.
+func TestBatchedCallbackKeysWithStatuses(t *testing.T) {
+	st := &onceStore{Store: memstore.New(), fail: 1}
+	events := delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st})
+	srv := httptest.NewServer(chat.CallbackHandler(chat.CallbackConfig{Secret: secret,
+		Reporter: delivery.Reports{Chat: events}, Replays: st}))
+	t.Cleanup(srv.Close)
+	url := srv.URL + "/callbacks/chat"
+
+	body := batchOf(statusEvent("k.0", "k", "delivered"), statusEvent("k.1", "k", "seen"))
+	code, _ := post(t, url, body, hmacHex(secret, body))
+	require.Equal(t, http.StatusInternalServerError, code, "the write failed")
+	seen, err := st.Seen(context.Background(), "herald:id:k.0", time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.False(t, seen, "no key kept by the failed write")
+	require.NoError(t, st.Store.Forget(context.Background(), "herald:id:k.0"))
+
+	code, _ = post(t, url, body, hmacHex(secret, body))
+	require.Equal(t, http.StatusOK, code, "the resend is taken")
+	code, _ = post(t, url, body, hmacHex(secret, body))
+	require.Equal(t, http.StatusUnauthorized, code, "a replay")
+
+	single := statusEvent("s.0", "s", "delivered")
+	single = `{` + single[strings.Index(single, `"event"`):]
+	st.fail = 1
+	code, _ = post(t, url, single, hmacHex(secret, single))
+	require.Equal(t, http.StatusInternalServerError, code)
+	code, _ = post(t, url, single, hmacHex(secret, single))
+	require.Equal(t, http.StatusOK, code, "a single callback's resend is taken too")
+	code, _ = post(t, url, single, hmacHex(secret, single))
+	require.Equal(t, http.StatusUnauthorized, code)
 }

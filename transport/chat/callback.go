@@ -105,6 +105,12 @@ type callbackHandler struct {
 // reported in one ChatStatuses call, and its malformed events are refused
 // one by one while the others are taken.
 //
+// When cfg.Reporter is a delivery.OnceReporter whose store is cfg.Replays
+// (Herald's wiring), a status event and its key, or a batch of status
+// events and their ids, are written in one store transaction instead
+// (delivery.OnceUpdater): a failed write (500) stores no event and keeps
+// no key, whatever happens to the process after it.
+//
 // Error answers carry a JSON body {"error": ..., "message": ...}. A
 // status event becomes a delivery.ChatStatus: delivered and seen as
 // such, expired a failure for delivery.ReasonExpired, failed a failure

@@ -62,7 +62,8 @@
 // ReplayHold in CallbackConfig.Replays: the store's guard in a
 // deployment) with 401, turns status events into delivery.ChatStatus and reply and
 // subscription events into delivery.ChatInbound, and answers 200 only once
-// the Reporter stored them. Sign computes the
+// the Reporter stored them. In a deployment the status events and their
+// keys are written in one store transaction. Sign computes the
 // signature, for providers and tests.
 //
 // # Codes and reasons
