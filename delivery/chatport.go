@@ -182,11 +182,14 @@ type Reporter interface {
 // OnceReporter is a Reporter that can record the replay keys of status
 // reports in the store write of the reports (ChatEvents.ChatStatusesOnce):
 // a callback's reports are then taken once, and a failed write neither
-// stores them nor remembers their keys. ok false means nothing was done:
+// stores them nor remembers their keys. keyOf[i] is the index in keys of
+// the key of ss[i]; nil: keys[i] is that of ss[i]. ok false means nothing
+// was done:
 // guard is not the store the reports go to, or the reports need another
 // path; the caller records the keys in guard and calls ChatStatuses.
 type OnceReporter interface {
-	ChatStatusesOnce(ctx context.Context, guard any, keys []ReplayKey, ss []ChatStatus) (seen []bool, out []ChatEventOutcome, ok bool, err error)
+	ChatStatusesOnce(ctx context.Context, guard any, keys []ReplayKey, ss []ChatStatus, keyOf []int) (seen []bool,
+		out []ChatEventOutcome, ok bool, err error)
 }
 
 // ErrRateLimited wraps the transient send failures of a provider that
@@ -241,12 +244,12 @@ func (r Reports) ChatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatEvent
 }
 
 // ChatStatusesOnce implements OnceReporter.
-func (r Reports) ChatStatusesOnce(ctx context.Context, guard any, keys []ReplayKey,
-	ss []ChatStatus) ([]bool, []ChatEventOutcome, bool, error) {
+func (r Reports) ChatStatusesOnce(ctx context.Context, guard any, keys []ReplayKey, ss []ChatStatus,
+	keyOf []int) ([]bool, []ChatEventOutcome, bool, error) {
 	if r.Chat == nil {
 		return nil, nil, false, nil
 	}
-	return r.Chat.ChatStatusesOnce(ctx, guard, keys, ss)
+	return r.Chat.ChatStatusesOnce(ctx, guard, keys, ss, keyOf)
 }
 
 // ChatInbound implements Reporter.

@@ -357,7 +357,8 @@ func (e *ChatEvents) chatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatE
 }
 
 // ChatStatusesOnce is ChatStatuses that records the replay key of each
-// report, keys[i] that of ss[i], in the store write of the statuses
+// report, keys[keyOf[i]] that of ss[i] (keys[i] when keyOf is nil;
+// reports may share a key), in the store write of the statuses
 // (OnceUpdater.ApplyUpdatesOnce): a report whose key was recorded before
 // is not applied, and seen says so; an error records no key and stores
 // no report. ok is false, and nothing is done, when guard (the replay
@@ -365,11 +366,28 @@ func (e *ChatEvents) chatStatuses(ctx context.Context, ss []ChatStatus) ([]ChatE
 // store cannot record keys with updates, or a report is a failure that
 // may need a fallback SMS: the caller then records the keys in its guard
 // and calls ChatStatuses.
-func (e *ChatEvents) ChatStatusesOnce(ctx context.Context, guard any, keys []ReplayKey,
-	ss []ChatStatus) (seen []bool, out []ChatEventOutcome, ok bool, err error) {
+func (e *ChatEvents) ChatStatusesOnce(ctx context.Context, guard any, keys []ReplayKey, ss []ChatStatus,
+	keyOf []int) (seen []bool, out []ChatEventOutcome, ok bool, err error) {
 	ou, isOnce := e.store.(OnceUpdater)
-	if g, isGuard := guard.(OnceUpdater); !isOnce || !isGuard || g != ou || len(keys) != len(ss) {
+	if g, isGuard := guard.(OnceUpdater); !isOnce || !isGuard || g != ou {
 		return nil, nil, false, nil
+	}
+	if keyOf == nil {
+		if len(keys) != len(ss) {
+			return nil, nil, false, fmt.Errorf("chat statuses: %d keys for %d statuses", len(keys), len(ss))
+		}
+		keyOf = make([]int, len(ss))
+		for i := range keyOf {
+			keyOf[i] = i
+		}
+	}
+	if len(keyOf) != len(ss) {
+		return nil, nil, false, fmt.Errorf("chat statuses: %d key indexes for %d statuses", len(keyOf), len(ss))
+	}
+	for _, k := range keyOf {
+		if k < 0 || k >= len(keys) {
+			return nil, nil, false, fmt.Errorf("chat statuses: key index %d of %d keys", k, len(keys))
+		}
 	}
 	for _, s := range ss {
 		if needsFallback(s) {
@@ -377,24 +395,27 @@ func (e *ChatEvents) ChatStatusesOnce(ctx context.Context, guard any, keys []Rep
 		}
 	}
 	spans := e.startStatuses(ctx, ss)
-	seen, out, err = e.chatStatusesOnce(ctx, keys, ss)
+	seen, out, err = e.chatStatusesOnce(ctx, keys, ss, keyOf)
 	endStatuses(spans, out, err)
 	return seen, out, true, err
 }
 
 // chatStatusesOnce is ChatStatusesOnce without its checks and spans.
-func (e *ChatEvents) chatStatusesOnce(ctx context.Context, keys []ReplayKey, ss []ChatStatus) ([]bool, []ChatEventOutcome, error) {
+func (e *ChatEvents) chatStatusesOnce(ctx context.Context, keys []ReplayKey, ss []ChatStatus,
+	keyOf []int) ([]bool, []ChatEventOutcome, error) {
 	out := make([]ChatEventOutcome, len(ss))
 	us := make([]StatusUpdate, 0, len(ss))
 	idx := make([]int, 0, len(ss))
+	ko := make([]int, 0, len(ss)) // the key of each of us
 	for i, s := range ss {
 		out[i] = ChatEventIgnored
 		if u, ok := e.updateOf(ctx, s); ok {
 			us = append(us, u)
 			idx = append(idx, i)
+			ko = append(ko, keyOf[i])
 		}
 	}
-	r, err := e.updates.Do(ctx, statusBatch{ctx: ctx, us: us, keys: keys, keyOf: idx}, nil)
+	r, err := e.updates.Do(ctx, statusBatch{ctx: ctx, us: us, keys: keys, keyOf: ko}, nil)
 	if err == nil {
 		err = r.err
 	}

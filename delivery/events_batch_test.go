@@ -107,21 +107,32 @@ func TestChatStatusesOnce(t *testing.T) {
 	ss := []delivery.ChatStatus{{MessageID: id, Status: messaging.StatusDelivered, At: time.Now()}}
 	keys := []delivery.ReplayKey{{Key: "k:1", Until: time.Now().Add(time.Hour)}}
 
-	_, _, ok, err := ev.ChatStatusesOnce(ctx, memstore.New(), keys, ss)
+	_, _, ok, err := ev.ChatStatusesOnce(ctx, memstore.New(), keys, ss, nil)
 	require.NoError(t, err)
 	require.False(t, ok, "another store's guard")
 	fb := []delivery.ChatStatus{{MessageID: id, Status: messaging.StatusFailed, Reason: delivery.ReasonNotOnChannel}}
-	_, _, ok, err = ev.ChatStatusesOnce(ctx, s, keys, fb)
+	_, _, ok, err = ev.ChatStatusesOnce(ctx, s, keys, fb, nil)
 	require.NoError(t, err)
 	require.False(t, ok, "a failure that falls back")
 
-	seen2, out, ok, err := delivery.Reports{Chat: ev}.ChatStatusesOnce(ctx, s, keys, ss)
+	seen2, out, ok, err := delivery.Reports{Chat: ev}.ChatStatusesOnce(ctx, s, keys, ss, nil)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, []bool{false}, seen2, "not recorded by the calls refused")
 	require.Equal(t, []delivery.ChatEventOutcome{delivery.ChatEventIgnored}, out, "an unknown message")
-	seen2, _, ok, err = ev.ChatStatusesOnce(ctx, s, keys, ss)
+	seen2, _, ok, err = ev.ChatStatusesOnce(ctx, s, keys, ss, nil)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, []bool{true}, seen2, "taken before")
+
+	two := append(ss, delivery.ChatStatus{MessageID: messaging.ID{8}, Status: messaging.StatusSeen, At: time.Now()})
+	shared := []delivery.ReplayKey{{Key: "k:2", Until: time.Now().Add(time.Hour)}}
+	seen2, out, ok, err = ev.ChatStatusesOnce(ctx, s, shared, two, []int{0, 0})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []bool{false}, seen2, "one key for both reports")
+	require.Len(t, out, 2)
+	seen2, _, _, err = ev.ChatStatusesOnce(ctx, s, shared, two, []int{0, 0})
+	require.NoError(t, err)
+	require.Equal(t, []bool{true}, seen2)
 }

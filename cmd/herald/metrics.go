@@ -202,23 +202,31 @@ func (c *countingReporter) ChatStatuses(ctx context.Context, ss []delivery.ChatS
 // before (seen) are not counted. ok is false when the Reporter it wraps
 // is no OnceReporter.
 func (c *countingReporter) ChatStatusesOnce(ctx context.Context, guard any, keys []delivery.ReplayKey,
-	ss []delivery.ChatStatus) ([]bool, []delivery.ChatEventOutcome, bool, error) {
+	ss []delivery.ChatStatus, keyOf []int) ([]bool, []delivery.ChatEventOutcome, bool, error) {
 	or, ok := c.Reporter.(delivery.OnceReporter)
 	if !ok {
 		return nil, nil, false, nil
 	}
-	seen, out, ok, err := or.ChatStatusesOnce(ctx, guard, keys, ss)
+	seen, out, ok, err := or.ChatStatusesOnce(ctx, guard, keys, ss, keyOf)
 	if ok {
-		c.countStatuses(ss, seen, out, err)
+		taken := make([]bool, len(ss)) // the reports whose key was seen
+		for i := range ss {
+			k := i
+			if keyOf != nil {
+				k = keyOf[i]
+			}
+			taken[i] = k < len(seen) && seen[k]
+		}
+		c.countStatuses(ss, taken, out, err)
 	}
 	return seen, out, ok, err
 }
 
 // countStatuses counts the outcome of each status report, but for those
-// taken before (seen[i]).
-func (c *countingReporter) countStatuses(ss []delivery.ChatStatus, seen []bool, out []delivery.ChatEventOutcome, err error) {
+// taken before (taken[i]).
+func (c *countingReporter) countStatuses(ss []delivery.ChatStatus, taken []bool, out []delivery.ChatEventOutcome, err error) {
 	for i, s := range ss {
-		if err == nil && i < len(seen) && seen[i] {
+		if err == nil && i < len(taken) && taken[i] {
 			continue
 		}
 		o := delivery.ChatEventError

@@ -166,7 +166,7 @@ func (h *callbackHandler) batchOnce(ctx context.Context, w http.ResponseWriter, 
 	for k, key := range keys {
 		rk[k] = delivery.ReplayKey{Key: key, Until: until}
 	}
-	seen, _, ok, err := or.ChatStatusesOnce(ctx, h.cfg.Replays, rk, ss)
+	seen, _, ok, err := or.ChatStatusesOnce(ctx, h.cfg.Replays, rk, ss, nil)
 	if !ok {
 		return false
 	}

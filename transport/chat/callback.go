@@ -235,7 +235,7 @@ func (h *callbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		parsed = true
 		if perr == nil && ev.status != nil {
 			keys := []delivery.ReplayKey{{Key: key, Until: h.cfg.Now().Add(ReplayHold)}}
-			seen, _, ok, err := or.ChatStatusesOnce(ctx, h.cfg.Replays, keys, []delivery.ChatStatus{*ev.status})
+			seen, _, ok, err := or.ChatStatusesOnce(ctx, h.cfg.Replays, keys, []delivery.ChatStatus{*ev.status}, nil)
 			if ok {
 				h.answerOnce(ctx, w, r, seen, nil, err)
 				return

@@ -602,7 +602,7 @@ func (s scoped) ChatStatuses(ctx context.Context, ss []delivery.ChatStatus) ([]d
 // the service's company as in ChatStatuses; ok is false when the Reporter
 // it wraps is no OnceReporter.
 func (s scoped) ChatStatusesOnce(ctx context.Context, guard any, keys []delivery.ReplayKey,
-	ss []delivery.ChatStatus) ([]bool, []delivery.ChatEventOutcome, bool, error) {
+	ss []delivery.ChatStatus, keyOf []int) ([]bool, []delivery.ChatEventOutcome, bool, error) {
 	or, ok := s.Reporter.(delivery.OnceReporter)
 	if !ok {
 		return nil, nil, false, nil
@@ -612,7 +612,7 @@ func (s scoped) ChatStatusesOnce(ctx context.Context, guard any, keys []delivery
 		st.CompanyID = s.companyID
 		own[i] = st
 	}
-	return or.ChatStatusesOnce(ctx, guard, keys, own)
+	return or.ChatStatusesOnce(ctx, guard, keys, own, keyOf)
 }
 
 // ChatInbound implements delivery.Reporter.

@@ -149,6 +149,9 @@ func (a *Adapter) receive(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	key := "meta-whatsapp:" + strconv.FormatInt(a.s.ServiceID, 10) + ":" + hex.EncodeToString(mac)
+	if a.receiveOnce(ctx, w, r, body, key) {
+		return
+	}
 	seen, err := a.replays.Seen(ctx, key, a.now().Add(ReplayHold))
 	if err != nil {
 		a.log.ErrorContext(ctx, "webhook: replay guard failed", "err", err)
@@ -174,6 +177,41 @@ func (a *Adapter) receive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// receiveOnce takes a webhook that carries statuses only in one store
+// write, its key with its statuses, when the Reporter can
+// (delivery.OnceReporter) and its store is the replay guard; it then
+// answers and returns true. A failed write stores no status and keeps no
+// key, so that Meta's resend is taken.
+func (a *Adapter) receiveOnce(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte, key string) bool {
+	or, ok := a.s.Reporter.(delivery.OnceReporter)
+	if !ok {
+		return false
+	}
+	var wh webhook
+	if err := json.Unmarshal(body, &wh); err != nil {
+		return false
+	}
+	statuses, inbound := a.parse(ctx, &wh)
+	if len(statuses) == 0 || len(inbound) > 0 {
+		return false
+	}
+	keys := []delivery.ReplayKey{{Key: key, Until: a.now().Add(ReplayHold)}}
+	seen, _, ok, err := or.ChatStatusesOnce(ctx, a.replays, keys, statuses, make([]int, len(statuses)))
+	switch {
+	case !ok:
+		return false
+	case err != nil:
+		a.log.ErrorContext(ctx, "webhook: report failed; Meta will send it again", "err", err)
+		writeError(w, http.StatusInternalServerError, "Internal Server Error", "the webhook could not be stored")
+	case seen[0]:
+		a.log.WarnContext(ctx, "webhook refused: replay of a body taken before", "remote", r.RemoteAddr)
+		writeError(w, http.StatusUnauthorized, "Unauthorized", "this webhook was taken before")
+	default:
+		w.WriteHeader(http.StatusOK)
+	}
+	return true
 }
 
 // checkSignature verifies "sha256=<hex>" in constant time and returns

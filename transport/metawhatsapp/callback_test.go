@@ -8,11 +8,13 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/messaging"
+	"github.com/heraldhq/herald/store/memstore"
 )
 
 func TestWebhookSignature(t *testing.T) {
@@ -243,5 +245,54 @@ func TestOptionID(t *testing.T) {
 		if _, _, ok := ParseOptionID(s); ok {
 			t.Errorf("%q parsed as an option id", s)
 		}
+	}
+}
+
+// onceStore is a memory store whose next status writes fail and that
+// cannot forget a key, as a process that stops between two writes.
+type onceStore struct {
+	*memstore.Store
+	fail atomic.Int32 // the next status writes fail
+}
+
+func (s *onceStore) ApplyUpdatesOnce(ctx context.Context, keys []delivery.ReplayKey, us []delivery.StatusUpdate,
+	keyOf []int) ([]bool, []bool, error) {
+	if s.fail.Add(-1) >= 0 {
+		return nil, nil, errors.New("database down")
+	}
+	return s.Store.ApplyUpdatesOnce(ctx, keys, us, keyOf)
+}
+
+func (s *onceStore) ApplyUpdates(ctx context.Context, us []delivery.StatusUpdate) ([]bool, error) {
+	if s.fail.Add(-1) >= 0 {
+		return nil, errors.New("database down")
+	}
+	return s.Store.ApplyUpdates(ctx, us)
+}
+
+func (s *onceStore) Forget(context.Context, string) error { return errors.New("database down") }
+
+// TestWebhookKeyWithStatuses: with the store as both the replay guard and
+// the store of the statuses, a webhook of statuses is taken in one write,
+// its key with them: when that write fails no key is kept, even by a
+// guard that cannot forget, and the resend is taken; a replay after it is
+// refused.
+func TestWebhookKeyWithStatuses(t *testing.T) {
+	st := &onceStore{Store: memstore.New()}
+	st.fail.Store(1)
+	rep := delivery.Reports{Chat: delivery.NewChatEvents(delivery.ChatEventsConfig{Store: st})}
+	a := newTestAdapter(t, "https://graph.example.com/v23.0", rep)
+	a.replays = st
+	body := []byte(`{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"field":"messages","value":{` +
+		`"messaging_product":"whatsapp","statuses":[{"id":"wamid.A","status":"delivered","timestamp":"1795000002",` +
+		`"recipient_id":"998901234567","biz_opaque_callback_data":"0190f5a2-7c1e-7b3a-9d4e-5f6a7b8c9d0e"}]}}]}]}`)
+	if w := post(t, a, body, ""); w.Code != http.StatusInternalServerError {
+		t.Fatalf("failed write: status %d, want 500", w.Code)
+	}
+	if w := post(t, a, body, ""); w.Code != http.StatusOK {
+		t.Fatalf("resend: status %d, want 200", w.Code)
+	}
+	if w := post(t, a, body, ""); w.Code != http.StatusUnauthorized {
+		t.Fatalf("replay: status %d, want 401", w.Code)
 	}
 }

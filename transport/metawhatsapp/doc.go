@@ -69,5 +69,7 @@
 // The answer is 200 only once the Reporter returned nil, else 500, and the
 // key is forgotten (chatprovider.ReplayForgetter) so that Meta's resend is
 // taken; with a guard that cannot forget, the adapter takes that resend
-// once itself.
+// once itself. When the Reporter is a delivery.OnceReporter whose store is
+// the guard (Herald's wiring), a body of statuses only is taken in one
+// store write, its key with its statuses: a failed write keeps no key.
 package metawhatsapp
