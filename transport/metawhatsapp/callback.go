@@ -149,8 +149,18 @@ func (a *Adapter) receive(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	key := "meta-whatsapp:" + strconv.FormatInt(a.s.ServiceID, 10) + ":" + hex.EncodeToString(mac)
-	if a.receiveOnce(ctx, w, r, body, key) {
-		return
+	var statuses []delivery.ChatStatus
+	var inbound []delivery.ChatInbound
+	parsed := false
+	if or, ok := a.s.Reporter.(delivery.OnceReporter); ok {
+		var wh webhook
+		if json.Unmarshal(body, &wh) == nil {
+			statuses, inbound = a.parse(ctx, &wh)
+			parsed = true
+			if len(statuses) > 0 && len(inbound) == 0 && a.takeOnce(ctx, w, r, or, key, statuses) {
+				return
+			}
+		}
 	}
 	seen, err := a.replays.Seen(ctx, key, a.now().Add(ReplayHold))
 	if err != nil {
@@ -163,13 +173,15 @@ func (a *Adapter) receive(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "Unauthorized", "this webhook was taken before")
 		return
 	}
-	var wh webhook
-	if err := json.Unmarshal(body, &wh); err != nil {
-		a.forget(ctx, key)
-		writeError(w, http.StatusBadRequest, "Bad Request", "the webhook body is not the JSON of a webhook")
-		return
+	if !parsed {
+		var wh webhook
+		if err := json.Unmarshal(body, &wh); err != nil {
+			a.forget(ctx, key)
+			writeError(w, http.StatusBadRequest, "Bad Request", "the webhook body is not the JSON of a webhook")
+			return
+		}
+		statuses, inbound = a.parse(ctx, &wh)
 	}
-	statuses, inbound := a.parse(ctx, &wh)
 	if err := a.report(ctx, statuses, inbound); err != nil {
 		a.forget(ctx, key)
 		a.log.ErrorContext(ctx, "webhook: report failed; Meta will send it again", "err", err)
@@ -179,24 +191,13 @@ func (a *Adapter) receive(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// receiveOnce takes a webhook that carries statuses only in one store
-// write, its key with its statuses, when the Reporter can
-// (delivery.OnceReporter) and its store is the replay guard; it then
-// answers and returns true. A failed write stores no status and keeps no
-// key, so that Meta's resend is taken.
-func (a *Adapter) receiveOnce(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte, key string) bool {
-	or, ok := a.s.Reporter.(delivery.OnceReporter)
-	if !ok {
-		return false
-	}
-	var wh webhook
-	if err := json.Unmarshal(body, &wh); err != nil {
-		return false
-	}
-	statuses, inbound := a.parse(ctx, &wh)
-	if len(statuses) == 0 || len(inbound) > 0 {
-		return false
-	}
+// takeOnce takes the statuses of a webhook that carries nothing else in
+// one store write, its key with them, when the Reporter's store is the
+// replay guard (delivery.OnceReporter); it then answers and returns true.
+// A failed write stores no status and keeps no key, so that Meta's resend
+// is taken.
+func (a *Adapter) takeOnce(ctx context.Context, w http.ResponseWriter, r *http.Request, or delivery.OnceReporter, key string,
+	statuses []delivery.ChatStatus) bool {
 	keys := []delivery.ReplayKey{{Key: key, Until: a.now().Add(ReplayHold)}}
 	seen, _, ok, err := or.ChatStatusesOnce(ctx, a.replays, keys, statuses, make([]int, len(statuses)))
 	switch {
