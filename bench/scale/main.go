@@ -283,6 +283,11 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			}
 			st.campaigns = i + 1
 			rep.stages = append(rep.stages, st)
+			if k < len(stages)-1 {
+				// An earlier stage's table now, in case the run stops later.
+				fmt.Fprintln(out)
+				rep.table(out, st)
+			}
 		}
 	}
 
