@@ -234,14 +234,8 @@ func (s *Store) ApplyUpdatesOnce(ctx context.Context, keys []delivery.ReplayKey,
 		if len(todo) == 0 {
 			return nil
 		}
-		ids := make([]messaging.ID, len(todo))
-		for i, u := range todo {
-			ids[i] = u.MessageID
-		}
-		slicesSortIDs(ids)
-		ids = slices.Compact(ids)
 		res := delivery.BatchResult{Applied: make([]bool, len(todo)), Then: make([]messaging.MessageStatus, len(todo))}
-		if err := s.applyBatchTx(ctx, tx, todo, ids, nil, nil, nil, time.Time{}, &res); err != nil {
+		if err := s.applyBatchTx(ctx, tx, todo, updatedIDs(todo), nil, nil, nil, time.Time{}, &res); err != nil {
 			return err
 		}
 		for j, ok := range res.Applied {

@@ -247,12 +247,7 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 	if len(updates) == 0 && len(cand) == 0 {
 		return res, nil
 	}
-	ids := make([]messaging.ID, len(updates))
-	for i, u := range updates {
-		ids[i] = u.MessageID
-	}
-	slicesSortIDs(ids)
-	ids = slices.Compact(ids)
+	ids := updatedIDs(updates)
 	s.prepareQueries(ctx)
 	err = s.write(ctx, "apply status updates and receipts", func(tx *txn) error {
 		return s.applyBatchTx(ctx, tx, updates, ids, receipts, cand, first, now, &res)
@@ -261,6 +256,17 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 		return delivery.BatchResult{}, err
 	}
 	return res, nil
+}
+
+// updatedIDs returns the distinct messages of updates, sorted: the order
+// in which a batch locks them.
+func updatedIDs(updates []delivery.StatusUpdate) []messaging.ID {
+	ids := make([]messaging.ID, len(updates))
+	for i, u := range updates {
+		ids[i] = u.MessageID
+	}
+	slicesSortIDs(ids)
+	return slices.Compact(ids)
 }
 
 // applyBatchTx is the transaction of ApplyBatch: ids are the sorted
