@@ -1030,6 +1030,21 @@ func TestBrowser(t *testing.T) {
 
 	if !t.Run("CompanyOverview", func(t *testing.T) {
 		b.t = t
+		// A campaign of three SMS the demo's SMSC fails: two UNDELIVERED,
+		// one EXPIRED.
+		hc := d.client(t)
+		failing, err := hc.SendSMSPromotional(t.Context(), client.BulkSend{
+			TemplateID: templateID, Placeholders: map[string]string{"name": "friend"},
+			Recipients: []client.Recipient{{PhoneNumber: "+447700950001"}, {PhoneNumber: "+447700960001"}, {PhoneNumber: "+447700950002"}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.waitCampaign(t, failing.CampaignID, func(c campaign) bool { return c.Status == "Ready" })
+		if _, err := hc.StartCampaign(t.Context(), failing.CampaignID); err != nil {
+			t.Fatal(err)
+		}
+		d.waitCampaign(t, failing.CampaignID, func(c campaign) bool { return c.FailedCount == 3 })
 		b.click(`.mainnav a[href="#/overview"]`)
 		b.visible("#overview-counters")
 		// The page sums today's campaigns as the API counts them.
@@ -1070,6 +1085,23 @@ func TestBrowser(t *testing.T) {
 		}
 		if b.js(`String(document.querySelectorAll('#overview-table tbody tr').length)`) == "0" {
 			t.Errorf("no channel rows")
+		}
+		// Failures by reason: the SMS above among them, and every failed
+		// message of today counted once.
+		count := func(reason string) string {
+			return b.js(`String([...document.querySelectorAll('#failures-table tbody tr')].filter((r) => r.dataset.reason === ` +
+				strconv.Quote(reason) + `).reduce((n, r) => n + Number(r.children[2].textContent.replace(/\D/g, '')), 0))`)
+		}
+		b.waitFor("the failures table", `document.querySelector('#failures-table')`, 10*time.Second)
+		if n, _ := strconv.Atoi(count("UNDELIVERED")); n < 2 {
+			t.Errorf("%d UNDELIVERED failures, want at least 2", n)
+		}
+		if n, _ := strconv.Atoi(count("EXPIRED")); n < 1 {
+			t.Errorf("%d EXPIRED failures, want at least 1", n)
+		}
+		sum := b.js(`String([...document.querySelectorAll('#failures-table tbody tr')].reduce((n, r) => n + Number(r.children[2].textContent.replace(/\D/g, '')), 0))`)
+		if b.js(`document.querySelector('#failures-note') ? 'partial' : ''`) == "" && sum != strconv.Itoa(failed) {
+			t.Errorf("the failures by reason add up to %s, want %d", sum, failed)
 		}
 		b.shot("overview.png")
 		b.checkProblems()
@@ -1319,6 +1351,25 @@ func TestBrowser(t *testing.T) {
 		b.click(`.mainnav a[href="#/operator/connectors"]`)
 		// The demo's connectors, the backup one bound to its SMSC.
 		b.waitFor("the backup connector up", `document.querySelector('#connectors-table tr[data-connector="demo-backup"] [data-state]')?.dataset.state === 'healthy'`, 30*time.Second)
+		// Its live state as the admin API has it: binds up of binds,
+		// window in use, submits and errors.
+		headers := b.js(`[...document.querySelectorAll('#connectors-table thead th')].map((th) => th.textContent).join('|')`)
+		for _, col := range []string{"Binds up", "Window in use", "Submits", "Errors"} {
+			if !strings.Contains(headers, col) {
+				t.Errorf("the connectors table has no %q column: %s", col, headers)
+			}
+		}
+		var backup struct {
+			State struct{ Binds, BindsUp int } `json:"state"`
+		}
+		if err := json.Unmarshal([]byte(d.get(t, "/admin/v1/smpp-connectors/demo-backup")), &backup); err != nil {
+			t.Fatal(err)
+		}
+		if backup.State.BindsUp == 0 {
+			t.Fatalf("the healthy backup connector has no bind up: %+v", backup)
+		}
+		b.waitFor("its binds up", `document.querySelector('#connectors-table tr[data-connector="demo-backup"] .binds-up')?.textContent === `+
+			strconv.Quote(fmt.Sprintf("%d / %d", backup.State.BindsUp, backup.State.Binds)), 10*time.Second)
 		const pw = "pQx7w2zk"
 		name := "spare-" + suffix
 		b.typeIn("#conn-name", name)
@@ -1331,6 +1382,7 @@ func TestBrowser(t *testing.T) {
 		b.waitFor("the new connector", `document.querySelector('`+row+` [data-password-set]')?.dataset.passwordSet === 'true'`, 10*time.Second)
 		// Nothing listens there: its binds stay down.
 		b.waitFor("its state", `['down', 'none'].includes(document.querySelector('`+row+` [data-state]')?.dataset.state)`, 20*time.Second)
+		b.waitFor("no bind up", `document.querySelector('`+row+` .binds-up')?.textContent === '0 / 2'`, 20*time.Second)
 		// An edit without a password keeps it.
 		b.click(row + ` button[data-edit]`)
 		b.waitFor("the edit form", `document.querySelector('#conn-form').dataset.editing === `+strconv.Quote(name)+` && document.querySelector('#conn-password-state').textContent.includes('is set')`, 5*time.Second)
@@ -1378,6 +1430,33 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(routes, `"weighted"`) || !strings.Contains(routes, `"3363"`) {
 			t.Errorf("routes after the edit: %s", routes)
 		}
+		// The table lists the routes in the order they are tried: the new
+		// one, at position 1, before the demo's catch-all.
+		var list struct {
+			Routes []struct {
+				ID       int64 `json:"id"`
+				Position int   `json:"position"`
+			} `json:"routes"`
+		}
+		if err := json.Unmarshal([]byte(routes), &list); err != nil {
+			t.Fatal(err)
+		}
+		position := map[string]int{}
+		for _, r := range list.Routes {
+			position[strconv.FormatInt(r.ID, 10)] = r.Position
+		}
+		if position[rid] != 1 {
+			t.Errorf("the new route is at position %d, want 1", position[rid])
+		}
+		order := strings.Split(b.js(`[...document.querySelectorAll('#routes-table tbody tr')].map((r) => r.dataset.routeId).join(',')`), ",")
+		if len(order) < 2 || order[0] != rid {
+			t.Errorf("routes in the table %v, want %s first", order, rid)
+		}
+		for i := 1; i < len(order); i++ {
+			if position[order[i]] < position[order[i-1]] {
+				t.Errorf("route %s (position %d) is listed after %s (position %d)", order[i], position[order[i]], order[i-1], position[order[i-1]])
+			}
+		}
 		// The route is deleted, then the connector.
 		b.shot("routes.png")
 		b.click(`#routes-table tr[data-route-id="` + rid + `"] button[data-delete]`)
@@ -1413,6 +1492,10 @@ func TestBrowser(t *testing.T) {
 		}
 		if got := b.text("#ov-healthy dd"); !strings.HasSuffix(got, "/ "+strconv.Itoa(len(list.Connectors))) {
 			t.Errorf("healthy counter %q", got)
+		}
+		// Each connector's throughput, in submits a second.
+		if got := b.js(`String([...document.querySelectorAll('#overview-connectors-table tbody tr')].filter((r) => /^\d+\.\d\/s$/.test(r.children[4].textContent)).length)`); got != strconv.Itoa(len(list.Connectors)) {
+			t.Errorf("%s connector rows show a throughput, want %d", got, len(list.Connectors))
 		}
 		b.shot("operator-overview.png")
 		b.checkProblems()

@@ -1,8 +1,11 @@
 // The overview of either side. A company sees today's messages by status
 // and channel and its delivery rate, summed from the counters of the
-// campaigns created today. The operator sees each connector's live
-// throughput and the companies. The API has no aggregate of failures by
-// reason or of all companies' messages: the page says so rather than
+// campaigns created today, and their failed messages by reason (the
+// details each failed message carries), read from those campaigns'
+// failed messages up to a bound. Direct sends are left out: GET
+// /campaigns does not list them, and the page says so. The operator sees
+// each connector's live throughput and the companies. The admin API has
+// no aggregate of all companies' messages: the page says so rather than
 // guess.
 
 import {h, replace} from '../dom.js';
@@ -46,6 +49,37 @@ const STATUSES = [
   {key: 'failedCount', label: 'Failed'},
 ];
 
+// maxFailurePages bounds the pages of failed messages the overview reads
+// to count them by reason.
+const maxFailurePages = 20;
+
+// failuresByReason counts the failed messages of campaigns cs by their
+// details, reading at most maxFailurePages pages of 100. It answers the
+// counts, largest first, and how many failed messages it read.
+async function failuresByReason(cs, signal) {
+  const counts = new Map();
+  let read = 0;
+  let pages = 0;
+  for (const c of cs) {
+    for (let page = 1; (c.failedCount || 0) > 0 && pages < maxFailurePages; page++) {
+      pages++;
+      const list = await get('/api/v1/messages', {query: {campaignId: c.campaignId, status: 'Failed', page, pageSize: 100}, signal});
+      for (const m of list.messages || []) {
+        const reason = m.details || 'No reason given';
+        const k = (CHANNEL_LABEL[m.channelType] || m.channelType) + '\u0000' + reason;
+        counts.set(k, (counts.get(k) || 0) + 1);
+        read++;
+      }
+      if (page >= (list.totalPages || 0)) break;
+    }
+  }
+  const rows = [...counts.entries()].map(([k, n]) => {
+    const [channel, reason] = k.split('\u0000');
+    return {channel, reason, n};
+  }).sort((a, b) => b.n - a.n || a.reason.localeCompare(b.reason));
+  return {rows, read};
+}
+
 async function companyOverview(ctx) {
   const cs = await todaysCampaigns(ctx.signal);
   const by = {};
@@ -63,13 +97,17 @@ async function companyOverview(ctx) {
   }
   const final = total.deliveredCount + total.failedCount + total.unconfirmedCount;
   const rate = final > 0 ? (total.deliveredCount / final) * 100 : null;
+  const failures = await failuresByReason(cs, ctx.signal);
+  const fcolumns = [{label: 'Reason'}, {label: 'Channel'}, {label: 'Messages', class: 'num'}];
+  const frows = failures.rows.map((f) => row(fcolumns, [f.reason, f.channel, num(f.n)], {dataset: {reason: f.reason}}));
   const columns = [{label: 'Channel'}, {label: 'Messages', class: 'num'}, ...STATUSES.map((s) => ({label: s.label, class: 'num'})), {label: 'Delivery rate', class: 'num'}];
   const rows = Object.entries(by).map(([ch, v]) => {
     const f = v.deliveredCount + v.failedCount + v.unconfirmedCount;
     return row(columns, [CHANNEL_LABEL[ch] || ch, num(v.messages), ...STATUSES.map((s) => num(v[s.key])), f ? pct((v.deliveredCount / f) * 100) : '–'], {dataset: {channel: ch}});
   });
   replace(ctx.main, pageHeader('Overview'),
-    h('p', {class: 'muted'}, `Campaigns created today: ${num(cs.length)}. Counts are those of their messages so far.`),
+    h('p', {class: 'muted', id: 'overview-scope'}, `Campaigns created today: ${num(cs.length)}. Counts are those of their messages so far. `,
+      'Direct sends are not counted: the campaign list leaves them out.'),
     h('dl', {class: 'counters', id: 'overview-counters'},
       counter('Messages today', num(total.messages), 'ov-total'),
       counter('Delivered', num(total.deliveredCount), 'ov-delivered', total.fallback ? `${num(total.fallback)} by SMS fallback` : null, 'good'),
@@ -78,7 +116,9 @@ async function companyOverview(ctx) {
       counter('Delivery rate', rate === null ? '–' : pct(rate), 'ov-rate', 'of the messages with a final status')),
     h('section', {class: 'card', id: 'overview-channels', 'aria-labelledby': 'ov-channels-title'}, h('h2', {id: 'ov-channels-title'}, 'By channel'),
       rows.length ? table(columns, rows, {id: 'overview-table', caption: 'Today’s messages by channel'}) : emptyState('No messages today', 'Campaigns created today are counted here.')),
-    notice('muted', 'Failures by reason: this server has no aggregate of them yet. Search the failed messages of a campaign on ', h('a', {href: '#/messages'}, 'Messages'), '.'));
+    h('section', {class: 'card', id: 'overview-failures', 'aria-labelledby': 'ov-failures-title'}, h('h2', {id: 'ov-failures-title'}, 'Failures by reason'),
+      frows.length ? table(fcolumns, frows, {id: 'failures-table', caption: 'Today’s failed messages by reason'}) : emptyState('No failed messages today', null),
+      failures.read < total.failedCount ? h('p', {class: 'muted small', id: 'failures-note'}, `Counted over ${num(failures.read)} of ${num(total.failedCount)} failed messages.`) : null));
 }
 
 async function operatorOverview(ctx) {
