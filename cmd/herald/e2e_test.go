@@ -72,6 +72,7 @@ func TestBinary(t *testing.T) {
 	t.Run("tracing", func(t *testing.T) { testTracing(t, bin, "sqlite://"+filepath.Join(t.TempDir(), "herald.db")) })
 	t.Run("tracing-chat", func(t *testing.T) { testTracingChat(t, bin) })
 	t.Run("trace-logs", func(t *testing.T) { testTraceLogs(t, bin) })
+	t.Run("readme", func(t *testing.T) { testReadme(t, bin) })
 }
 
 // testServe runs herald serve without transports: a company provisioned
