@@ -358,8 +358,9 @@ func submitFrame(seq uint32, from, to string, enc data.Encoding, pt part, validi
 // time for it. See the package documentation for the errors.
 func (c *Client) Send(ctx context.Context, sms delivery.SMS) (res delivery.SMSResult, err error) {
 	ctx, span := c.startSubmit(ctx, sms)
+	var binds []int // the bind each part went over, when traced
 	if span != nil {
-		defer func() { c.endSubmit(span, res, err) }()
+		defer func() { c.endSubmit(span, res, binds, err) }()
 	}
 	p, err := c.prepare(sms)
 	if err != nil {
@@ -383,6 +384,9 @@ func (c *Client) Send(ctx context.Context, sms delivery.SMS) (res delivery.SMSRe
 			break
 		}
 		subs = append(subs, s)
+		if span != nil {
+			binds = append(binds, s.sess.idx)
+		}
 	}
 	ids := make([]string, len(subs))
 	var permanent, transient error

@@ -74,11 +74,15 @@ func (c *Client) startSubmit(ctx context.Context, sms delivery.SMS) (context.Con
 			attribute.String("smpp.bind_type", c.cfg.BindType.String()), attribute.Int("smpp.binds", c.cfg.Binds)))
 }
 
-// endSubmit closes the span of a Send. Its parts were kept for their
-// receipts as their submit_sm_resp came (conn.finish).
-func (c *Client) endSubmit(span trace.Span, res delivery.SMSResult, err error) {
+// endSubmit closes the span of a Send, with the bind (its index, from 0)
+// each part submitted went over. Its parts were kept for their receipts
+// as their submit_sm_resp came (conn.finish).
+func (c *Client) endSubmit(span trace.Span, res delivery.SMSResult, binds []int, err error) {
 	if span == nil {
 		return
+	}
+	if len(binds) > 0 {
+		span.SetAttributes(attribute.IntSlice("smpp.bind", binds))
 	}
 	if err != nil {
 		span.RecordError(err)
