@@ -5,23 +5,45 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"strings"
 	"testing/fstest"
 	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/migrate"
 )
 
-// MigrateBefore applies to the Postgres database at rawURL the migrations
-// whose names sort before name: the schema of an earlier version, for the
-// tests of a migration on a database holding data.
+// MigrateBefore applies to the database at rawURL (Postgres, or a
+// sqlite:// file) the migrations whose names sort before name: the schema
+// of an earlier version, for the tests of a migration on a database
+// holding data.
 func MigrateBefore(ctx context.Context, rawURL, name string) error {
-	connector, err := pgConnector(rawURL, false)
-	if err != nil {
-		return err
+	d := dialectPostgres
+	var msql *sql.DB
+	if path, ok := strings.CutPrefix(rawURL, "sqlite://"); ok {
+		d = dialectSQLite
+		var err error
+		if msql, err = sql.Open("sqlite", path); err != nil {
+			return err
+		}
+	} else {
+		connector, err := pgConnector(rawURL, false)
+		if err != nil {
+			return err
+		}
+		msql = sql.OpenDB(connector)
 	}
-	sub, err := fs.Sub(migrationFiles, dialectPostgres.migrationDir())
+	msql.SetMaxOpenConns(1)
+	var db *bun.DB
+	if d == dialectSQLite {
+		db = bun.NewDB(msql, sqlitedialect.New())
+	} else {
+		db = bun.NewDB(msql, pgdialect.New())
+	}
+	defer db.Close()
+	sub, err := fs.Sub(migrationFiles, d.migrationDir())
 	if err != nil {
 		return err
 	}
@@ -43,13 +65,9 @@ func MigrateBefore(ctx context.Context, rawURL, name string) error {
 	if err := ms.Discover(older); err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	msql := sql.OpenDB(connector)
-	msql.SetMaxOpenConns(1)
-	db := bun.NewDB(msql, pgdialect.New())
-	defer db.Close()
 	m := migrate.NewMigrator(db, ms, migrate.WithMarkAppliedOnSuccess(true),
 		migrate.WithTableName("herald_migrations"), migrate.WithLocksTableName("herald_migration_locks"))
-	return migrateLocked(ctx, db, dialectPostgres, m)
+	return migrateLocked(ctx, db, d, m)
 }
 
 // WriteReplays records the keys of several SeenAll calls as one group

@@ -113,53 +113,78 @@ func (s *Store) emitMessageStatus(ctx context.Context, tx *txn, states map[messa
 // subs[their company], due at once. An endpoint taking one event a
 // request gets a delivery an event. An endpoint taking batches gets one
 // delivery for its company's events of the write, up to its batch size
-// each: a row that the sender reads, sends and records as one.
+// each: a row that the sender reads, sends and records as one. When every
+// endpoint of a company takes batches, its events of the write are packed
+// too, a row for the events of each such delivery (packEvents), so the
+// sender reads a delivery's events with it, in one row.
 func (s *Store) writeEvents(ctx context.Context, tx *txn, events []webhook.Event, subs subscriberMap) error {
 	for chunk := range slices.Chunk(events, 500) {
 		ev := s.newJSONRows(len(chunk))
 		dl := s.newJSONRows(len(chunk))
 		var grouped map[messaging.ID][]webhook.Event // by company, for endpoints taking batches
+		var companies []messaging.ID                 // of grouped, in the order of their first event
 		for _, e := range chunk {
-			render := int64(0)
-			if e.Type == webhook.MessageStatus && isStatusRef(e.Data) { // written by MessageStatusRef
-				render = 1
-			}
-			ev.row().id(e.ID).id(e.CompanyID).text(string(e.Type)).id(e.Subject).ts(e.CreatedAt).text(string(e.Data)).int(render)
+			batched, packed := false, true
 			for _, ep := range subs[e.CompanyID] {
 				if ep.batch > 0 {
-					if grouped == nil {
-						grouped = map[messaging.ID][]webhook.Event{}
-					}
-					if g := grouped[e.CompanyID]; len(g) == 0 || g[len(g)-1].ID != e.ID {
-						grouped[e.CompanyID] = append(g, e)
-					}
-					continue
+					batched = true
+				} else {
+					packed = false
 				}
-				dl.row().id(s.idGen.New()).id(ep.id).id(e.ID).id(e.Subject).ts(e.CreatedAt).text("").int(1)
+			}
+			if batched {
+				if grouped == nil {
+					grouped = map[messaging.ID][]webhook.Event{}
+				}
+				if grouped[e.CompanyID] == nil {
+					companies = append(companies, e.CompanyID)
+				}
+				grouped[e.CompanyID] = append(grouped[e.CompanyID], e)
+			}
+			if !batched || !packed {
+				ev.row().id(e.ID).id(e.CompanyID).text(string(e.Type)).id(e.Subject).ts(e.CreatedAt).text(string(e.Data)).int(render(e))
+			}
+			for _, ep := range subs[e.CompanyID] {
+				if ep.batch == 0 {
+					dl.row().id(s.idGen.New()).id(ep.id).id(e.ID).id(e.Subject).ts(e.CreatedAt).text("").int(1)
+				}
 			}
 		}
-		for company, es := range grouped {
+		for _, company := range companies {
+			es := grouped[company]
+			pack := len(es) // events a pack, when every endpoint takes batches
+			for _, ep := range subs[company] {
+				pack = min(pack, ep.batch)
+			}
+			if pack > 0 {
+				for g := range slices.Chunk(es, pack) {
+					if len(g) == 1 {
+						e := g[0]
+						ev.row().id(e.ID).id(e.CompanyID).text(string(e.Type)).id(e.Subject).ts(e.CreatedAt).text(string(e.Data)).int(render(e))
+					} else if err := s.packEvents(ctx, tx, g); err != nil {
+						return err
+					}
+					for _, ep := range subs[company] {
+						s.batchDelivery(dl, ep.id, g)
+					}
+				}
+				continue
+			}
 			for _, ep := range subs[company] {
 				if ep.batch == 0 {
 					continue
 				}
 				for g := range slices.Chunk(es, ep.batch) {
-					ids := make([]byte, 0, 32*len(g))
-					due := g[0].CreatedAt
-					for _, e := range g {
-						ids = hex.AppendEncode(ids, e.ID[:])
-						if e.CreatedAt.Before(due) {
-							due = e.CreatedAt
-						}
-					}
-					dl.row().id(s.idGen.New()).id(ep.id).id(g[0].ID).id(g[0].Subject).ts(due).text(string(ids)).int(int64(len(g)))
+					s.batchDelivery(dl, ep.id, g)
 				}
 			}
 		}
-		if _, err := s.rawExec(ctx, tx, "INSERT INTO webhook_events (id, company_id, type, subject_id, created_at, data, render) "+
-			s.jsonSelect([]string{"id", "company_id", "type", "subject_id", "created_at", "data", "render"},
-				[]int{jsonID, jsonID, jsonText, jsonID, jsonTime, jsonText, jsonBool}), ev.String()); err != nil {
-			return fmt.Errorf("write webhook events: %w", err)
+		if ev.rows > 0 {
+			if _, err := s.rawExec(ctx, tx, "INSERT INTO webhook_events (id, company_id, type, subject_id, created_at, data, render) "+
+				s.jsonSelect([]string{"id", "company_id", "type", "subject_id", "created_at", "data", "render"},
+					[]int{jsonID, jsonID, jsonText, jsonID, jsonTime, jsonText, jsonBool}), ev.String()); err != nil {
+				return fmt.Errorf("write webhook events: %w", err)
+			}
 		}
 		if dl.rows == 0 {
 			continue
@@ -169,6 +194,53 @@ func (s *Store) writeEvents(ctx context.Context, tx *txn, events []webhook.Event
 				[]int{jsonID, jsonID, jsonID, jsonID, jsonTime, jsonText, jsonInt}), dl.String()); err != nil {
 			return fmt.Errorf("write webhook deliveries: %w", err)
 		}
+	}
+	return nil
+}
+
+// render is the render column of e: 1 for an event written with its
+// status only (webhook.MessageStatusRef), described when read.
+func render(e webhook.Event) int64 {
+	if e.Type == webhook.MessageStatus && isStatusRef(e.Data) {
+		return 1
+	}
+	return 0
+}
+
+// batchDelivery adds to dl the delivery of events g, in order, to the
+// endpoint taking batches: it lists their ids, and is due at the oldest.
+// Its event_id is the first event's, the id of their pack when they are
+// packed.
+func (s *Store) batchDelivery(dl *jsonRows, endpoint messaging.ID, g []webhook.Event) {
+	ids := make([]byte, 0, 32*len(g))
+	due := g[0].CreatedAt
+	for _, e := range g {
+		ids = hex.AppendEncode(ids, e.ID[:])
+		if e.CreatedAt.Before(due) {
+			due = e.CreatedAt
+		}
+	}
+	dl.row().id(s.idGen.New()).id(endpoint).id(g[0].ID).id(g[0].Subject).ts(due).text(string(ids)).int(int64(len(g)))
+}
+
+// packEvents inserts events g, of one company, as one row: the first
+// event's id, type, subject and time, the pack of them all as its data
+// (appendPacked) and their count. Its data goes to the database as it is,
+// bound as an argument.
+func (s *Store) packEvents(ctx context.Context, tx *txn, g []webhook.Event) error {
+	n := 0
+	for _, e := range g {
+		n += 100 + len(e.Type) + len(e.Data)
+	}
+	pack := make([]byte, 0, n)
+	for _, e := range g {
+		pack = appendPacked(pack, e, render(e) == 1)
+	}
+	e := g[0]
+	if _, err := s.rawExec(ctx, tx, "INSERT INTO webhook_events (id, company_id, type, subject_id, created_at, data, events) "+
+		"VALUES (?, ?, ?, ?, ?, ?, ?)", s.id(e.ID), s.id(e.CompanyID), string(e.Type), s.id(e.Subject), s.ts(e.CreatedAt),
+		string(pack), len(g)); err != nil {
+		return fmt.Errorf("write webhook events: %w", err)
 	}
 	return nil
 }
@@ -194,27 +266,35 @@ func eventIDs(list string) ([]messaging.ID, error) {
 }
 
 const deliveryColumns = "d.id, d.endpoint_id, d.state, d.attempts, d.next_at, d.last_at, d.last_status, d.last_error, d.last_latency_us, " +
-	"d.event_ids, d.events, e.id, e.company_id, e.type, e.subject_id, e.created_at, e.data, e.render"
+	"d.event_ids, d.events, e.id, e.company_id, e.type, e.subject_id, e.created_at, e.data, e.render, e.events"
 
 // deliveryRow is a delivery as read, and whether its event's message is
 // still to be described. A delivery of several events (events > 1) is
-// read with its first; expand adds the others.
+// read with its first, or with their pack; expand adds the others.
 type deliveryRow struct {
 	webhook.Delivery
 	render   bool
 	eventIDs string
 	events   int
+	// pack is the data of the delivery's event row when it holds
+	// several events (see appendPacked); Event is then its first.
+	pack []byte
 }
 
 func scanDelivery(row interface{ Scan(...any) error }) (deliveryRow, error) {
 	var d deliveryRow
 	var latency int64
-	var data string
+	var data []byte
+	var packed int
 	err := row.Scan(&d.ID, &d.EndpointID, &d.State, &d.Attempts, timeDst{&d.NextAt}, timePtrDst{&d.LastAt}, &d.LastStatus,
 		&d.LastError, &latency, &d.eventIDs, &d.events, &d.Event.ID, &d.Event.CompanyID, &d.Event.Type, &d.Event.Subject,
-		timeDst{&d.Event.CreatedAt}, &data, &d.render)
+		timeDst{&d.Event.CreatedAt}, &data, &d.render, &packed)
 	d.LastLatency = time.Duration(latency) * time.Microsecond
-	d.Event.Data = []byte(data)
+	if packed > 1 {
+		d.pack = data
+	} else {
+		d.Event.Data = data
+	}
 	return d, err
 }
 
@@ -222,15 +302,18 @@ func scanDelivery(row interface{ Scan(...any) error }) (deliveryRow, error) {
 // rows, one an event in order, sharing the delivery's id and outcome.
 // Events purged since are left out.
 func (s *Store) expand(ctx context.Context, rows []deliveryRow) ([]deliveryRow, error) {
-	// The events of a delivery were written by one transaction, their ids
-	// made in order: each delivery's are read as the range of its first
-	// and last id, through the primary key, others in the range skipped.
+	// The events of a delivery are read from their pack, read with it;
+	// those written one a row (before packs, or for a company with an
+	// endpoint taking one event a request) were written by one
+	// transaction, their ids made in order: each delivery's are read as
+	// the range of its first and last id, through the primary key,
+	// others in the range skipped.
 	want := map[messaging.ID]bool{}
 	var spans [][2]messaging.ID
 	n := 0
 	for _, d := range rows {
 		n += max(d.events, 1)
-		if d.eventIDs == "" {
+		if d.eventIDs == "" || d.pack != nil {
 			continue
 		}
 		ids, err := eventIDs(d.eventIDs)
@@ -252,53 +335,22 @@ func (s *Store) expand(ctx context.Context, rows []deliveryRow) ([]deliveryRow, 
 		}
 		spans = append(spans, span)
 	}
-	if len(spans) == 0 {
-		return rows, nil
-	}
-	type eventRow struct {
-		e      webhook.Event
-		render bool
-	}
-	slices.SortFunc(spans, func(a, b [2]messaging.ID) int { return compareIDs(a[0], b[0]) })
-	merged := spans[:1]
-	for _, sp := range spans[1:] {
-		last := &merged[len(merged)-1]
-		if compareIDs(sp[0], last[1]) <= 0 {
-			if compareIDs(sp[1], last[1]) > 0 {
-				last[1] = sp[1]
-			}
-			continue
-		}
-		merged = append(merged, sp)
-	}
-	events := make(map[messaging.ID]eventRow, len(want))
-	for _, sp := range merged {
-		r, err := s.read.QueryContext(ctx, "SELECT id, company_id, type, subject_id, created_at, data, render FROM webhook_events "+
-			"WHERE id >= ? AND id <= ? ORDER BY id", s.id(sp[0]), s.id(sp[1]))
-		if err != nil {
-			return nil, fmt.Errorf("read the events of deliveries: %w", err)
-		}
-		err = func() error {
-			defer r.Close()
-			for r.Next() {
-				var e eventRow
-				var data string
-				if err := r.Scan(&e.e.ID, &e.e.CompanyID, &e.e.Type, &e.e.Subject, timeDst{&e.e.CreatedAt}, &data, &e.render); err != nil {
-					return err
-				}
-				if want[e.e.ID] {
-					e.e.Data = []byte(data)
-					events[e.e.ID] = e
-				}
-			}
-			return r.Err()
-		}()
-		if err != nil {
-			return nil, fmt.Errorf("read the events of deliveries: %w", err)
+	var events map[messaging.ID]packedEvent
+	if len(spans) > 0 {
+		var err error
+		if events, err = s.readEventSpans(ctx, spans, want); err != nil {
+			return nil, err
 		}
 	}
 	out := make([]deliveryRow, 0, n)
 	for _, d := range rows {
+		if d.pack != nil {
+			var err error
+			if out, err = appendUnpacked(out, d); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if d.eventIDs == "" {
 			out = append(out, d)
 			continue
@@ -317,6 +369,104 @@ func (s *Store) expand(ctx context.Context, rows []deliveryRow) ([]deliveryRow, 
 		}
 	}
 	return out, nil
+}
+
+// appendUnpacked appends to out a row for each event of delivery d, read
+// from its pack: those its event_ids list, in their order.
+func appendUnpacked(out []deliveryRow, d deliveryRow) ([]deliveryRow, error) {
+	packed, err := unpack(d.pack, d.Event.CompanyID)
+	if err != nil {
+		return nil, fmt.Errorf("webhook delivery %s: %w", d.ID, err)
+	}
+	d.pack = nil
+	list := d.eventIDs
+	if len(list) == 32*len(packed) { // the whole pack, as written
+		whole := true
+		for i := range packed {
+			if !hexIs(list[32*i:32*i+32], packed[i].e.ID) {
+				whole = false
+				break
+			}
+		}
+		if whole {
+			for _, p := range packed {
+				x := d
+				x.Event, x.render = p.e, p.render
+				out = append(out, x)
+			}
+			return out, nil
+		}
+	}
+	ids, err := eventIDs(list)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		for _, p := range packed {
+			if p.e.ID == id {
+				x := d
+				x.Event, x.render = p.e, p.render
+				out = append(out, x)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// hexIs reports whether h, 32 hex digits in lower case, is id.
+func hexIs(h string, id messaging.ID) bool {
+	const digits = "0123456789abcdef"
+	for i, c := range id {
+		if h[2*i] != digits[c>>4] || h[2*i+1] != digits[c&0xf] {
+			return false
+		}
+	}
+	return true
+}
+
+// readEventSpans reads the events of want, one a row, within spans of
+// ids.
+func (s *Store) readEventSpans(ctx context.Context, spans [][2]messaging.ID, want map[messaging.ID]bool) (map[messaging.ID]packedEvent, error) {
+	slices.SortFunc(spans, func(a, b [2]messaging.ID) int { return compareIDs(a[0], b[0]) })
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		last := &merged[len(merged)-1]
+		if compareIDs(sp[0], last[1]) <= 0 {
+			if compareIDs(sp[1], last[1]) > 0 {
+				last[1] = sp[1]
+			}
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	events := make(map[messaging.ID]packedEvent, len(want))
+	for _, sp := range merged {
+		r, err := s.read.QueryContext(ctx, "SELECT id, company_id, type, subject_id, created_at, data, render FROM webhook_events "+
+			"WHERE id >= ? AND id <= ? AND events = 1 ORDER BY id", s.id(sp[0]), s.id(sp[1]))
+		if err != nil {
+			return nil, fmt.Errorf("read the events of deliveries: %w", err)
+		}
+		err = func() error {
+			defer r.Close()
+			for r.Next() {
+				var e packedEvent
+				var data string
+				if err := r.Scan(&e.e.ID, &e.e.CompanyID, &e.e.Type, &e.e.Subject, timeDst{&e.e.CreatedAt}, &data, &e.render); err != nil {
+					return err
+				}
+				if want[e.e.ID] {
+					e.e.Data = []byte(data)
+					events[e.e.ID] = e
+				}
+			}
+			return r.Err()
+		}()
+		if err != nil {
+			return nil, fmt.Errorf("read the events of deliveries: %w", err)
+		}
+	}
+	return events, nil
 }
 
 // describe returns the deliveries with the events written with their
@@ -496,27 +646,40 @@ func (s *Store) DisableWebhook(ctx context.Context, id messaging.ID, at time.Tim
 // time are those whose id is below the first id of that millisecond, read
 // through the primary key; their deliveries, written in the same
 // transaction, are found the same way (those of one transaction may be
-// left for the next purge when the cut falls inside it).
+// left for the next purge when the cut falls inside it). A row holding a
+// pack of events goes whole, its events counted.
 func (s *Store) PurgeEvents(ctx context.Context, before time.Time, limit int) (_ int, err error) {
 	defer keepUnavailable(&err)
 	cut := s.id(idAt(before, 0))
 	var n int
 	err = s.write(ctx, "purge webhook events", func(tx *txn) error {
-		var last messaging.ID // the zero id when there is none
-		err := tx.QueryRowContext(ctx, "SELECT COUNT(*) OVER (), id FROM (SELECT id FROM webhook_events WHERE id < ? ORDER BY id LIMIT ?) e "+
-			"ORDER BY id DESC LIMIT 1", cut, limit).Scan(&n, &last)
-		if errors.Is(err, sql.ErrNoRows) {
-			n = 0
-			return nil
-		}
+		n = 0
+		rows, err := tx.QueryContext(ctx, "SELECT id, events FROM webhook_events WHERE id < ? ORDER BY id LIMIT ?", cut, limit)
 		if err != nil {
 			return fmt.Errorf("purge webhook events: %w", err)
 		}
-		if n == 0 {
+		var last messaging.ID
+		taken := 0
+		err = func() error {
+			defer rows.Close()
+			for n < limit && rows.Next() {
+				var events int
+				if err := rows.Scan(&last, &events); err != nil {
+					return err
+				}
+				n += max(events, 1)
+				taken++
+			}
+			return rows.Err()
+		}()
+		if err != nil {
+			return fmt.Errorf("purge webhook events: %w", err)
+		}
+		if taken == 0 {
 			return nil
 		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries "+
-			"WHERE id < ? AND event_id <= ? ORDER BY id LIMIT ?)", cut, s.id(last), limit*webhook.MaxEndpoints); err != nil {
+			"WHERE id < ? AND event_id <= ? ORDER BY id LIMIT ?)", cut, s.id(last), n*webhook.MaxEndpoints); err != nil {
 			return fmt.Errorf("purge webhook deliveries: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM webhook_events WHERE id <= ?", s.id(last)); err != nil {
@@ -547,7 +710,7 @@ func (s *Store) ListDeliveries(ctx context.Context, companyID, endpointID messag
 		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
 	}
 	list := "SELECT " + deliveryColumns + " FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id " +
-		"WHERE d.endpoint_id = ? ORDER BY d.event_id DESC LIMIT ?"
+		"WHERE d.endpoint_id = ? ORDER BY d.event_id DESC, d.id DESC LIMIT ?"
 	if batch == 0 { // a delivery an event, but those of the endpoint's batches before
 		rows, err := s.read.QueryContext(ctx, list+" OFFSET ?", s.id(endpointID), page.PageSize, page.Offset())
 		if err != nil {
@@ -618,9 +781,10 @@ func (s *Store) Redeliver(ctx context.Context, companyID, endpointID, eventID me
 	defer keepUnavailable(&err)
 	notFound := func() error { return messaging.NotFoundf("no delivery of event %s", eventID) }
 	return s.write(ctx, "redeliver", func(tx *txn) error {
+		want := hex.EncodeToString(eventID[:])
 		res, err := tx.ExecContext(ctx, "UPDATE webhook_deliveries SET state = 0, next_at = ? WHERE endpoint_id = ? AND event_id = ? "+
-			"AND events = 1 AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE company_id = ?)",
-			s.ts(now), s.id(endpointID), s.id(eventID), s.id(companyID))
+			"AND events = 1 AND (event_ids = '' OR event_ids = ?) AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE company_id = ?)",
+			s.ts(now), s.id(endpointID), s.id(eventID), want, s.id(companyID))
 		if err != nil {
 			return fmt.Errorf("redeliver: %w", err)
 		}
@@ -628,11 +792,10 @@ func (s *Store) Redeliver(ctx context.Context, companyID, endpointID, eventID me
 			return err
 		}
 		// one of several events of a delivery, whose first event is not
-		// later than it
-		want := hex.EncodeToString(eventID[:])
-		rows, err := tx.QueryContext(ctx, "SELECT d.id, d.state, d.event_ids FROM webhook_deliveries d "+
-			"JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.company_id = ? "+
-			"WHERE d.endpoint_id = ? AND d.event_id <= ? AND d.events > 1 AND "+s.contains("d.event_ids")+" ORDER BY d.event_id DESC LIMIT 10",
+		// later than it, or an event of a pack
+		rows, err := tx.QueryContext(ctx, "SELECT d.id, d.state, d.event_ids, d.event_id, COALESCE(e.events, 1) FROM webhook_deliveries d "+
+			"JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.company_id = ? LEFT JOIN webhook_events e ON e.id = d.event_id "+
+			"WHERE d.endpoint_id = ? AND d.event_id <= ? AND d.event_ids <> '' AND "+s.contains("d.event_ids")+" ORDER BY d.event_id DESC LIMIT 10",
 			s.id(companyID), s.id(endpointID), s.id(eventID), want)
 		if err != nil {
 			return fmt.Errorf("redeliver: %w", err)
@@ -641,6 +804,8 @@ func (s *Store) Redeliver(ctx context.Context, companyID, endpointID, eventID me
 			id    messaging.ID
 			state webhook.DeliveryState
 			ids   []messaging.ID
+			event messaging.ID // the delivery's event_id
+			pack  bool         // whether event_id is a pack of its events
 		}
 		var hit *found
 		err = func() error {
@@ -648,9 +813,11 @@ func (s *Store) Redeliver(ctx context.Context, companyID, endpointID, eventID me
 			for hit == nil && rows.Next() {
 				var f found
 				var list string
-				if err := rows.Scan(&f.id, &f.state, &list); err != nil {
+				var packed int
+				if err := rows.Scan(&f.id, &f.state, &list, &f.event, &packed); err != nil {
 					return err
 				}
+				f.pack = packed > 1
 				if f.ids, err = eventIDs(list); err != nil {
 					return err
 				}
@@ -666,27 +833,33 @@ func (s *Store) Redeliver(ctx context.Context, companyID, endpointID, eventID me
 		if hit == nil {
 			return notFound()
 		}
-		if hit.state == webhook.Waiting {
-			_, err := tx.ExecContext(ctx, "UPDATE webhook_deliveries SET next_at = ? WHERE id = ?", s.ts(now), s.id(hit.id))
+		if hit.state == webhook.Waiting || len(hit.ids) == 1 {
+			_, err := tx.ExecContext(ctx, "UPDATE webhook_deliveries SET state = 0, next_at = ? WHERE id = ?", s.ts(now), s.id(hit.id))
 			if err != nil {
 				return fmt.Errorf("redeliver: %w", err)
 			}
 			return nil
 		}
+		// A delivery of a pack stays with its pack: its event_id names
+		// the pack, its event_ids the events it holds.
 		rest := slices.DeleteFunc(slices.Clone(hit.ids), func(id messaging.ID) bool { return id == eventID })
 		list := make([]byte, 0, 32*len(rest))
 		for _, id := range rest {
 			list = hex.AppendEncode(list, id[:])
 		}
+		restEvent, event, eventList := rest[0], eventID, ""
+		if hit.pack {
+			restEvent, event, eventList = hit.event, hit.event, want
+		}
 		if _, err := tx.ExecContext(ctx, "INSERT INTO webhook_deliveries (id, endpoint_id, event_id, subject_id, state, attempts, next_at, "+
 			"last_at, last_status, last_error, last_latency_us, event_ids, events) "+
 			"SELECT "+s.idParam()+", endpoint_id, "+s.idParam()+", subject_id, state, attempts, next_at, last_at, last_status, last_error, "+
-			"last_latency_us, CAST(? AS TEXT), CAST(? AS INTEGER) FROM webhook_deliveries WHERE id = ?", s.id(s.idGen.New()), s.id(rest[0]), string(list), len(rest), s.id(hit.id)); err != nil {
+			"last_latency_us, CAST(? AS TEXT), CAST(? AS INTEGER) FROM webhook_deliveries WHERE id = ?", s.id(s.idGen.New()), s.id(restEvent), string(list), len(rest), s.id(hit.id)); err != nil {
 			return fmt.Errorf("redeliver: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, "UPDATE webhook_deliveries SET event_id = ?, "+
-			"subject_id = COALESCE((SELECT subject_id FROM webhook_events WHERE id = ?), subject_id), event_ids = '', events = 1, state = 0, next_at = ? WHERE id = ?",
-			s.id(eventID), s.id(eventID), s.ts(now), s.id(hit.id)); err != nil {
+			"subject_id = COALESCE((SELECT subject_id FROM webhook_events WHERE id = ?), subject_id), event_ids = ?, events = 1, state = 0, next_at = ? WHERE id = ?",
+			s.id(event), s.id(eventID), eventList, s.ts(now), s.id(hit.id)); err != nil {
 			return fmt.Errorf("redeliver: %w", err)
 		}
 		return nil
