@@ -36,8 +36,8 @@ const (
 
 // TestHeraldKilled kills herald with SIGKILL at random points of a bulk
 // SMS campaign and starts it again on the same address and database each
-// time, with a webhook endpoint taking every message's events (none may
-// be lost or badly signed); on Postgres, a second herald sharing the database also takes over
+// time, with a webhook endpoint taking every message's events in batches
+// of up to 50 (none may be lost or badly signed); on Postgres, a second herald sharing the database also takes over
 // the claims of one killed for good.
 func TestHeraldKilled(t *testing.T) {
 	chaosOnly(t)
@@ -59,7 +59,7 @@ func testHeraldKilled(t *testing.T, bin *binary, st store) {
 	c := newClient(t, h.base(), newAnswers())
 	co := c.provision("Acme")
 	hooks := startHookReceiver(t)
-	hooks.register(c)
+	hooks.register(c, 50) // batches: a write's events kept in one row
 	ph := phones(1, killMessages)
 	id := c.smsCampaign(co, ph, "herald-kill")
 

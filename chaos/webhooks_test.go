@@ -41,10 +41,15 @@ func startHookReceiver(t *testing.T) *hookReceiver {
 	return r
 }
 
-// register registers the receiver for message.status events.
-func (r *hookReceiver) register(c *client) {
+// register registers the receiver for message.status events, in
+// batches of up to batch events when batch is positive.
+func (r *hookReceiver) register(c *client, batch int) {
 	var hook struct{ Secret string }
-	c.api("POST", "/webhooks", fmt.Sprintf(`{"url":%q,"events":["message.status"]}`, r.url), http.StatusCreated, &hook)
+	opt := ""
+	if batch > 0 {
+		opt = fmt.Sprintf(`,"batch":{"maxEvents":%d,"maxWaitMs":200}`, batch)
+	}
+	c.api("POST", "/webhooks", fmt.Sprintf(`{"url":%q,"events":["message.status"]%s}`, r.url, opt), http.StatusCreated, &hook)
 	r.SetSecret(hook.Secret)
 }
 

@@ -70,8 +70,9 @@ func (rc *receiver) final() int {
 // every message of a bulk SMS campaign reaches the endpoint as a Sent
 // event and then a Delivered or Failed one, signed with the endpoint's
 // secret, in that order. A second endpoint beside it takes the same
-// message events in batches of up to 25, with the same guarantees. It
-// runs without HERALD_SECRET_KEY: the demo has its own.
+// message events in batches of up to 25, with the same guarantees, then
+// alone for a second campaign. It runs without HERALD_SECRET_KEY: the
+// demo has its own.
 func testWebhooks(t *testing.T, bin, dbURL string) {
 	rc := newReceiver()
 	srv := httptest.NewServer(rc)
@@ -151,6 +152,21 @@ func testWebhooks(t *testing.T, bin, dbURL string) {
 	api.api("GET", "/webhooks", "", http.StatusOK, &listed)
 	require.Len(t, listed, 2)
 	require.Equal(t, true, listed[0]["enabled"])
+
+	// With the batched endpoint alone, the store keeps the events of a
+	// write in one row: they come as before.
+	api.api("DELETE", "/webhooks/"+hook.ID, "", http.StatusNoContent, nil)
+	batched.mu.Lock()
+	batched.events = nil
+	batched.mu.Unlock()
+	phones = numbers(80, 8)
+	sent = api.bulk("/sms/promotional", tpl.ID, phones, "")
+	api.waitCampaign(sent.CampaignID, func(c campaignJSON) bool { return c.Status == "Ready" })
+	api.api("POST", "/campaigns/"+sent.CampaignID+"/start", "", http.StatusOK, nil)
+	api.waitCampaign(sent.CampaignID, func(c campaignJSON) bool { return c.Status == "Completed" })
+	require.Eventually(t, func() bool { return batched.final() == len(phones) }, 30*time.Second, 50*time.Millisecond)
+	require.Zero(t, batched.BadSignatures())
+	requireInOrder(t, batched, sent.CampaignID, len(phones))
 	h.stop()
 }
 

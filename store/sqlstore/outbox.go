@@ -503,10 +503,11 @@ func (s *Store) describe(ctx context.Context, rows []deliveryRow) ([]webhook.Del
 }
 
 // WaitingDeliveries implements webhook.Outbox. It reads whole
-// deliveries, oldest first, until they hold limit events.
+// deliveries, oldest first, until they hold limit events, through a
+// statement prepared once per read connection.
 func (s *Store) WaitingDeliveries(ctx context.Context, endpointID messaging.ID, limit int) (_ []webhook.Delivery, err error) {
 	defer keepUnavailable(&err)
-	rows, err := s.read.QueryContext(ctx, "SELECT "+deliveryColumns+" FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id "+
+	rows, err := s.readQuery(ctx, "SELECT "+deliveryColumns+" FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id "+
 		"WHERE d.endpoint_id = ? AND d.state = 0 ORDER BY d.id LIMIT ?", s.id(endpointID), limit)
 	if err != nil {
 		return nil, fmt.Errorf("read waiting deliveries: %w", err)

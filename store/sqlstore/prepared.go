@@ -27,6 +27,14 @@ func (s *Store) readRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return s.read.DB.QueryRowContext(ctx, s.placeholders(q), args...)
 }
 
+// readQuery is readRow for queries of several rows.
+func (s *Store) readQuery(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := s.readStmt(ctx, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return s.read.DB.QueryContext(ctx, s.placeholders(q), args...)
+}
+
 func (s *Store) readStmt(ctx context.Context, q string) *sql.Stmt {
 	if v, ok := s.readStmts.m.Load(q); ok {
 		return v.(*sql.Stmt)
