@@ -284,3 +284,57 @@ func sourceVariables(t *testing.T) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestReliabilityOpensWithItsTable: RELIABILITY.md opens with the table
+// of scenario, guarantee and test, and every test it names is a test
+// function of the repository.
+func TestReliabilityOpensWithItsTable(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "RELIABILITY.md"))
+	require.NoError(t, err)
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	require.GreaterOrEqual(t, len(lines), 3)
+	require.True(t, strings.HasPrefix(lines[0], "# "), "a title first: %q", lines[0])
+	require.Equal(t, "| scenario | guarantee | test |", lines[1], "the table right after the title")
+
+	defined := map[string]bool{}
+	funcRE := regexp.MustCompile(`(?m)^func (Test\w+)\(`)
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && p != root {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, "_test.go") {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for _, m := range funcRE.FindAllStringSubmatch(string(b), -1) {
+				defined[m[1]] = true
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	rows := 0
+	for _, l := range lines[3:] {
+		if !strings.HasPrefix(l, "|") {
+			break
+		}
+		cells := strings.Split(strings.Trim(l, "|"), "|")
+		require.Len(t, cells, 3, "a row of scenario, guarantee and test: %q", l)
+		names := regexp.MustCompile("`(Test\\w+)`").FindAllStringSubmatch(cells[2], -1)
+		require.NotEmpty(t, names, "the row names its test: %q", l)
+		for _, m := range names {
+			require.True(t, defined[m[1]], "RELIABILITY.md names %s, which no test file defines", m[1])
+		}
+		rows++
+	}
+	require.Positive(t, rows)
+}
