@@ -322,3 +322,28 @@ func BenchmarkExpireReceiptsDelivered(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplayKeys records batches of 100 new callback keys, shaped as
+// the keys of a batched callback of Herald's protocol, and reports the
+// keys recorded a second.
+func BenchmarkReplayKeys(b *testing.B) {
+	const batch = 100
+	for _, db := range databases {
+		b.Run(db.name, func(b *testing.B) {
+			s := openBench(b, db.url(b))
+			ctx := b.Context()
+			until := time.Date(2026, time.March, 3, 9, 30, 0, 0, time.UTC)
+			ids := messaging.NewIDGenerator(nil)
+			keys := make([]delivery.ReplayKey, batch)
+			for b.Loop() {
+				for i := range keys {
+					keys[i] = delivery.ReplayKey{Key: "herald:1:id:" + ids.New().String() + ".1", Until: until}
+				}
+				seen, _, err := s.ApplyUpdatesOnce(ctx, keys, nil, nil)
+				require.NoError(b, err)
+				require.False(b, seen[0])
+			}
+			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "keys/s")
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -55,7 +56,9 @@ func (h *callbackHandler) replayKey(id string) string {
 // before it stay stored and remembered, and the keys of the rest are
 // forgotten, so that a resend of the same body stores each event once.
 func (h *callbackHandler) serveBatch(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte) {
-	var bs []batchEvent
+	// The slice is sized ahead from the ids' keys: decoding appends to
+	// it, and growing it by reflection cost a fifth of the decoding.
+	bs := make([]batchEvent, 0, min(bytes.Count(body, []byte(`"id"`)), MaxBatchEvents)+1)
 	if err := jsonv1.Unmarshal(body, &bs); err != nil {
 		h.cfg.Logger.WarnContext(ctx, "chat callback refused", "err", err)
 		writeError(w, http.StatusBadRequest, "Bad Request", "malformed JSON: "+err.Error())
