@@ -100,7 +100,7 @@ func envVars() []envVar {
 		{"HERALD_SMPP_SUBMIT_ID_FORMAT", "as-sent", "ids in submit_sm_resp and receipted_message_id: as-sent, decimal or hex"},
 		{"HERALD_SMPP_RECEIPT_ID_FORMAT", "as-sent", "ids in the id: field of receipt texts: as-sent, decimal or hex"},
 		{"HERALD_CHAT_URL", "empty", "base URL of the herald-protocol chat endpoint"},
-		{"HERALD_CHAT_TOKEN", "empty", "X-Auth-Token sent to that endpoint"},
+		{"HERALD_CHAT_TOKEN", "empty", "X-Auth-Token sent to that endpoint; required with HERALD_CHAT_URL"},
 		{"HERALD_CHAT_CALLBACK_SECRET", "empty", "key of its callbacks' signatures; required with HERALD_CHAT_URL"},
 		{"HERALD_SHUTDOWN_TIMEOUT", "30s", "how long a stop waits for requests, preparations and sends in flight"},
 		{"HERALD_INSTANCE", "host name and HERALD_ADDR", "name of this process among those sharing the database"},
@@ -232,6 +232,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.ChatCallbackSecret = getenv("HERALD_CHAT_CALLBACK_SECRET")
 	if c.ChatURL != "" && c.ChatCallbackSecret == "" {
 		errs = append(errs, errors.New("HERALD_CHAT_CALLBACK_SECRET is required with HERALD_CHAT_URL: callbacks cannot be verified without it"))
+	}
+	if c.ChatURL != "" && c.ChatToken == "" {
+		errs = append(errs, errors.New("HERALD_CHAT_TOKEN is required with HERALD_CHAT_URL: the endpoint authenticates Herald's requests with it"))
 	}
 	if v := strings.TrimSpace(getenv("HERALD_SHUTDOWN_TIMEOUT")); v != "" {
 		d, err := time.ParseDuration(v)

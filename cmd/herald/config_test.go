@@ -129,6 +129,7 @@ func TestLoadConfigRejects(t *testing.T) {
 		{"smpp rate infinite", map[string]string{"HERALD_SMPP_MAX_RATE": "+Inf"}, "HERALD_SMPP_MAX_RATE"},
 		{"chat url without scheme", map[string]string{"HERALD_CHAT_URL": "chat.example", "HERALD_CHAT_CALLBACK_SECRET": "s"}, "HERALD_CHAT_URL"},
 		{"chat without callback secret", map[string]string{"HERALD_CHAT_URL": "https://chat.example"}, "HERALD_CHAT_CALLBACK_SECRET is required"},
+		{"chat without token", map[string]string{"HERALD_CHAT_URL": "https://chat.example", "HERALD_CHAT_CALLBACK_SECRET": "s"}, "HERALD_CHAT_TOKEN is required"},
 		{"shutdown timeout without unit", map[string]string{"HERALD_SHUTDOWN_TIMEOUT": "30"}, "HERALD_SHUTDOWN_TIMEOUT"},
 		{"shutdown timeout zero", map[string]string{"HERALD_SHUTDOWN_TIMEOUT": "0s"}, "HERALD_SHUTDOWN_TIMEOUT"},
 		{"validity past 99 days", map[string]string{"HERALD_SMPP_VALIDITY": "2400h"}, "HERALD_SMPP_VALIDITY"},
