@@ -19,8 +19,9 @@ import (
 // with its status code; a request carrying traceparent continues the
 // caller's trace.
 func TestRequestSpans(t *testing.T) {
-	otel.SetTextMapPropagator(propagation.TraceContext{})
-	defer otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator())
+	before := otel.GetTextMapPropagator()
+	otel.SetTextMapPropagator(propagation.TraceContext{}) // as herald serve installs it
+	defer otel.SetTextMapPropagator(before)
 	rec := tracetest.NewSpanRecorder()
 	e := newEnv(t, func(c *envConfig) {
 		c.tune = func(cfg *server.Config) { cfg.Tracer = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)) }
