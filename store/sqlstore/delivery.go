@@ -93,10 +93,12 @@ func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) (_ []messaging.M
 	}
 	s.prepareQueries(ctx)
 	var out []messaging.Message
+	var raiseFloors func()
 	err = s.write(ctx, "claim due messages", func(tx *txn) error {
 		var err error
+		raiseFloors = nil
 		if s.dialect == dialectPostgres {
-			out, err = s.claimPostgres(ctx, tx, c)
+			out, err = s.claimPostgres(ctx, tx, c, &raiseFloors)
 		} else {
 			out, err = s.claimSQLite(ctx, tx, c)
 		}
@@ -123,6 +125,9 @@ func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) (_ []messaging.M
 	if err != nil {
 		return nil, err
 	}
+	if raiseFloors != nil {
+		raiseFloors()
+	}
 	return out, nil
 }
 
@@ -130,38 +135,62 @@ func (s *Store) ClaimDue(ctx context.Context, c delivery.Claim) (_ []messaging.M
 // the oldest due Pending messages of the channel, locked with SKIP LOCKED
 // so that concurrent claimers pass each other, then the first of those,
 // transactional ones first (within the quotas, when there are).
-func (s *Store) claimPostgres(ctx context.Context, tx *txn, c delivery.Claim) ([]messaging.Message, error) {
+//
+// It sets raise to the raising of the claim floors by what it claimed,
+// for the caller to run once the claim is committed.
+func (s *Store) claimPostgres(ctx context.Context, tx *txn, c delivery.Claim, raise *func()) ([]messaging.Message, error) {
 	plain, quotas := s.pgClaimTexts(c.Channel)
-	if len(c.Quotas) == 0 && len(c.CampaignQuotas) == 0 {
+	started := time.Now()
+	floors, gen, err := s.floors.current(c.Channel, started)
+	if err != nil {
+		return nil, err
+	}
+	run := func(floors string) ([]messaging.Message, error) {
 		return s.claimed(ctx, tx, plain,
-			s.ts(c.Now), c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
+			floors, s.ts(c.Now), c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
 	}
-	type quota struct {
-		Company string `json:"company"`
-		Quota   int    `json:"quota"`
+	if len(c.Quotas) > 0 || len(c.CampaignQuotas) > 0 {
+		type quota struct {
+			Company string `json:"company"`
+			Quota   int    `json:"quota"`
+		}
+		qs := make([]quota, 0, len(c.Quotas))
+		for id, n := range c.Quotas {
+			qs = append(qs, quota{id.String(), max(n, 0)})
+		}
+		j, err := json.Marshal(qs)
+		if err != nil {
+			return nil, fmt.Errorf("claim: quotas: %w", err)
+		}
+		type campaignQuota struct {
+			Campaign string `json:"campaign"`
+			Quota    int    `json:"quota"`
+		}
+		cqs := make([]campaignQuota, 0, len(c.CampaignQuotas))
+		for id, n := range c.CampaignQuotas {
+			cqs = append(cqs, campaignQuota{id.String(), max(n, 0)})
+		}
+		cj, err := json.Marshal(cqs)
+		if err != nil {
+			return nil, fmt.Errorf("claim: campaign quotas: %w", err)
+		}
+		run = func(floors string) ([]messaging.Message, error) {
+			return s.claimed(ctx, tx, quotas,
+				floors, string(j), string(cj), s.ts(c.Now), c.Limit, c.Limit, c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
+		}
 	}
-	qs := make([]quota, 0, len(c.Quotas))
-	for id, n := range c.Quotas {
-		qs = append(qs, quota{id.String(), max(n, 0)})
+	out, err := run(floors)
+	if err == nil && len(out) == 0 && floors != "[]" {
+		// Nothing above the floors: the claim looks below them once
+		// before it says nothing is due, for what came back there (a
+		// claim of another that rolled back, say).
+		out, err = run("[]")
 	}
-	j, err := json.Marshal(qs)
 	if err != nil {
-		return nil, fmt.Errorf("claim: quotas: %w", err)
+		return nil, err
 	}
-	type campaignQuota struct {
-		Campaign string `json:"campaign"`
-		Quota    int    `json:"quota"`
-	}
-	cqs := make([]campaignQuota, 0, len(c.CampaignQuotas))
-	for id, n := range c.CampaignQuotas {
-		cqs = append(cqs, campaignQuota{id.String(), max(n, 0)})
-	}
-	cj, err := json.Marshal(cqs)
-	if err != nil {
-		return nil, fmt.Errorf("claim: campaign quotas: %w", err)
-	}
-	return s.claimed(ctx, tx, quotas,
-		string(j), string(cj), s.ts(c.Now), c.Limit, c.Limit, c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
+	*raise = func() { s.floors.claimed(c.Channel, gen, out, started) }
+	return out, nil
 }
 
 // pgClaimTexts returns the Postgres claims of a channel (pgClaims), those
@@ -561,8 +590,15 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 	pending := map[messaging.ID]int{}
 	groups := map[stateColumns][]messaging.ID{}
 	var moved []messaging.ID // whose trail has events
+	var back map[messaging.ID]bool // campaigns with messages back to Pending
 	for _, id := range ids {
 		st := states[id]
+		if st.Status == messaging.StatusPending && s.dialect == dialectPostgres {
+			if back == nil {
+				back = map[messaging.ID]bool{}
+			}
+			back[st.campaignID] = true
+		}
 		cols := st.columns()
 		groups[cols] = append(groups[cols], id)
 		if slices.ContainsFunc(st.trail, func(m move) bool { return m.status != messaging.StatusSending }) {
@@ -617,6 +653,10 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 	if err := s.emitMessageStatus(ctx, tx, states, moved); err != nil {
 		return err
 	}
+	// Dropped now, and again once the write is committed: a claim that
+	// read the floors in between would miss the messages back below them.
+	s.floors.drop(back)
+	tx.afterCommit(func() { s.floors.drop(back) })
 	return s.moveCounters(ctx, tx, deltas, pending)
 }
 
@@ -828,6 +868,9 @@ func (s *Store) RecoverClaims(ctx context.Context, r delivery.Recovery) (_ int, 
 		n += failed
 		return err
 	})
+	if n > 0 || err != nil {
+		s.floors.dropAll()
+	}
 	return n, err
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/migrate"
+
+	"github.com/heraldhq/herald/messaging"
 )
 
 // MigrateBefore applies to the database at rawURL (Postgres, or a
@@ -86,3 +88,43 @@ func (s *Store) WriteReplays(calls [][]string, until time.Time) ([][]bool, error
 // an endpoint: their message.status events are written with their status
 // only.
 func (s *Store) ForgetEndpoints() { s.describeEvents.Store(false) }
+
+// SetClaimFloorSpan sets how long a claim floor of s serves (Postgres).
+func SetClaimFloorSpan(s *Store, d time.Duration) {
+	s.floors.mu.Lock()
+	s.floors.span = d
+	s.floors.mu.Unlock()
+}
+
+// ExplainClaim returns the plan, with its buffers, of the Postgres SMS
+// claim of limit messages due at now as ClaimDue would run it, with s's
+// claim floors or with none; the claim is rolled back.
+func ExplainClaim(ctx context.Context, s *Store, now time.Time, limit int, withFloors bool) (string, error) {
+	floors := "[]"
+	if withFloors {
+		var err error
+		if floors, _, err = s.floors.current(messaging.ChannelSMS, time.Now()); err != nil {
+			return "", err
+		}
+	}
+	tx, err := s.db.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = tx.Rollback() }()
+	q := s.placeholders("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) " + s.queries().claimPostgres[0])
+	rows, err := tx.QueryContext(ctx, q, floors, s.ts(now), limit, limit, s.ts(now.Add(time.Hour)), "explain", s.ts(now))
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return "", err
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String(), rows.Err()
+}

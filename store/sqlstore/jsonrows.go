@@ -458,10 +458,10 @@ func (s *Store) queries() *deliveryQueries {
 // message of the campaign instead.
 func pgClaims(channel messaging.Channel) (plain, quotas string) {
 	ch := "'" + strings.ReplaceAll(string(channel), "'", "''") + "'"
-	plain = "WITH picked AS (" +
-		"SELECT m.id FROM campaigns c CROSS JOIN LATERAL (" +
+	plain = "WITH " + pgFloors + ", picked AS (" +
+		"SELECT m.id FROM campaigns c LEFT JOIN f ON f.campaign = c.id CROSS JOIN LATERAL (" +
 		"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = " + ch + " AND status = 'Pending' AND due_at <= ? " +
-		"ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED) m " +
+		pgAboveFloor + "ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED) m " +
 		"WHERE ((c.status = 'InProgress' AND c.pending + c.fb_pending > 0) OR (c.status = 'Completed' AND c.fb_pending > 0)) " +
 		"ORDER BY (c.mode = 'Bulk' AND NOT c.hidden), m.due_at, m.id LIMIT ?) " +
 		pgClaimUpdate()
@@ -469,19 +469,29 @@ func pgClaims(channel messaging.Channel) (plain, quotas string) {
 	// quota each, and its messages are numbered to keep the first of them
 	// up to the quota. A campaign's own quota (cq) bounds what its lateral
 	// reads.
-	quotas = "WITH q AS (SELECT * FROM json_to_recordset(?::json) AS q(company uuid, quota int)), " +
+	quotas = "WITH " + pgFloors + ", q AS (SELECT * FROM json_to_recordset(?::json) AS q(company uuid, quota int)), " +
 		"cq AS (SELECT * FROM json_to_recordset(?::json) AS cq(campaign uuid, quota int)), " +
 		"cand AS (SELECT m.id, m.due_at, (c.mode = 'Bulk' AND NOT c.hidden) AS bulk, q.quota, " +
 		"row_number() OVER (PARTITION BY c.company_id ORDER BY (c.mode = 'Bulk' AND NOT c.hidden), m.due_at, m.id) AS n " +
-		"FROM campaigns c LEFT JOIN q ON q.company = c.company_id LEFT JOIN cq ON cq.campaign = c.id CROSS JOIN LATERAL (" +
+		"FROM campaigns c LEFT JOIN q ON q.company = c.company_id LEFT JOIN cq ON cq.campaign = c.id LEFT JOIN f ON f.campaign = c.id " +
+		"CROSS JOIN LATERAL (" +
 		"SELECT id, due_at FROM messages WHERE campaign_id = c.id AND channel = " + ch + " AND status = 'Pending' AND due_at <= ? " +
-		"ORDER BY due_at, id LIMIT least(?, coalesce(q.quota, ?), coalesce(cq.quota, ?)) FOR UPDATE SKIP LOCKED) m " +
+		pgAboveFloor + "ORDER BY due_at, id LIMIT least(?, coalesce(q.quota, ?), coalesce(cq.quota, ?)) FOR UPDATE SKIP LOCKED) m " +
 		"WHERE ((c.status = 'InProgress' AND c.pending + c.fb_pending > 0) OR (c.status = 'Completed' AND c.fb_pending > 0)) " +
 		"AND (q.quota IS NULL OR q.quota > 0) AND (cq.quota IS NULL OR cq.quota > 0)), " +
 		"picked AS (SELECT id FROM cand WHERE quota IS NULL OR n <= quota ORDER BY bulk, due_at, id LIMIT ?) " +
 		pgClaimUpdate()
 	return plain, quotas
 }
+
+// pgFloors is the claims' first CTE: the claim floors of the campaigns
+// (claimFloors), a JSON array, their first argument.
+const pgFloors = "f AS (SELECT * FROM json_to_recordset(?::json) AS f(campaign uuid, due timestamptz, id uuid))"
+
+// pgAboveFloor bounds a campaign's messages in a claim by its floor, where
+// it has one: the scan of the claim index starts past the entries the
+// campaign's claims left behind.
+const pgAboveFloor = "AND (due_at, id) > (coalesce(f.due, '-infinity'), coalesce(f.id, '00000000-0000-0000-0000-000000000000')) "
 
 // pgClaimUpdate claims the messages of a "picked" subquery on Postgres.
 func pgClaimUpdate() string {

@@ -40,8 +40,8 @@ func TestPostgresPlansFollowTableGrowth(t *testing.T) {
 		{"readParts", q.readParts, []any{`["p1"]`}},
 		{"receiptsUpdate", q.receiptsUpdate, []any{`[["p1","DELIVRD","000","` + at + `","` + at + `"]]`}},
 		{"partReceipts", q.partReceipts, []any{`["` + id + `"]`}},
-		{"claim", q.claimPostgres[0], []any{at, 100, 100, at, "owner", at}},
-		{"claimQuotas", q.claimPostgresQuotas[0], []any{`[]`, `[]`, at, 100, 100, 100, 100, at, "owner", at}},
+		{"claim", q.claimPostgres[0], []any{`[]`, at, 100, 100, at, "owner", at}},
+		{"claimQuotas", q.claimPostgresQuotas[0], []any{`[]`, `[]`, `[]`, at, 100, 100, 100, 100, at, "owner", at}},
 	}
 	execute := func(name string, n int) string {
 		params := make([]string, n)

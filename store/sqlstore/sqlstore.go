@@ -120,6 +120,8 @@ type Store struct {
 	// replays groups the callback keys of concurrent SeenAll calls into
 	// one transaction.
 	replays *groupcommit.Committer[replayItem, []bool]
+	// floors are the claim floors of this process (Postgres).
+	floors claimFloors
 }
 
 // Open connects to the database named by rawURL (sqlite://path or
@@ -431,7 +433,13 @@ func redact(rawURL string) string {
 type txn struct {
 	bun.Tx
 	conn bun.Conn
+	// after runs once the transaction is committed.
+	after []func()
 }
+
+// afterCommit runs fn once the transaction is committed; not at all when
+// it is rolled back.
+func (tx *txn) afterCommit(fn func()) { tx.after = append(tx.after, fn) }
 
 // maxTxAttempts bounds how often a transaction that lost a deadlock, a
 // serialisation conflict or a busy lock is run again.
@@ -473,7 +481,8 @@ func (s *Store) writeOnce(ctx context.Context, fn func(tx *txn) error) (err erro
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(&txn{Tx: tx, conn: conn}); err != nil {
+	t := &txn{Tx: tx, conn: conn}
+	if err := fn(t); err != nil {
 		// A SQLite INSERT OR ROLLBACK that failed has already ended the
 		// transaction; the rollback error then says so and adds nothing.
 		_ = tx.Rollback()
@@ -481,6 +490,9 @@ func (s *Store) writeOnce(ctx context.Context, fn func(tx *txn) error) (err erro
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	for _, fn := range t.after {
+		fn()
 	}
 	return nil
 }
