@@ -589,7 +589,7 @@ func (s *Store) writeStates(ctx context.Context, tx *txn, states map[messaging.I
 	deltas := map[messaging.ID]*counterDelta{}
 	pending := map[messaging.ID]int{}
 	groups := map[stateColumns][]messaging.ID{}
-	var moved []messaging.ID // whose trail has events
+	var moved []messaging.ID       // whose trail has events
 	var back map[messaging.ID]bool // campaigns with messages back to Pending
 	for _, id := range ids {
 		st := states[id]
