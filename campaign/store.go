@@ -105,6 +105,13 @@ type CampaignStore interface {
 	// from the first), in id order: the order they were made in. Reading
 	// a campaign page after page this way costs the same for every page.
 	CampaignMessagesAfter(ctx context.Context, companyID, campaignID, after messaging.ID, limit int) ([]messaging.Message, error)
+	// SummarizeMessages counts the messages created at or after since
+	// (fallback SMS and direct sends included), of companyID, or of every
+	// company when it is zero: one tally per company, channel and status,
+	// the Failed ones per reason (their details) too, in no set order.
+	// Ids are UUIDv7: a store may skip ids made more than a minute before
+	// since.
+	SummarizeMessages(ctx context.Context, companyID messaging.ID, since time.Time) ([]messaging.MessageTally, error)
 	// GetMessage returns the company's message or NotFound.
 	GetMessage(ctx context.Context, companyID, id messaging.ID) (messaging.Message, error)
 	// CountWaiting returns how many Pending messages of the campaign are

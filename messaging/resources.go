@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"time"
@@ -466,4 +467,31 @@ type InboundMessage struct {
 type InboundFilter struct {
 	Phone string // digits only; empty: any
 	PageRequest
+}
+
+// MessageTally counts a company's messages of one channel and one status,
+// and for Failed messages of one reason: a row of a summary of messages
+// (campaign.CampaignStore.SummarizeMessages).
+type MessageTally struct {
+	CompanyID ID
+	Channel   Channel
+	Status    MessageStatus
+	// Reason is the details of the Failed messages counted (empty when
+	// they carry none); empty for every other status.
+	Reason string
+	Count  int
+}
+
+// CompareTallies orders tallies by company, channel, status and reason.
+func CompareTallies(a, b MessageTally) int {
+	if c := bytes.Compare(a.CompanyID[:], b.CompanyID[:]); c != 0 {
+		return c
+	}
+	if c := strings.Compare(string(a.Channel), string(b.Channel)); c != 0 {
+		return c
+	}
+	if c := strings.Compare(string(a.Status), string(b.Status)); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Reason, b.Reason)
 }

@@ -580,3 +580,29 @@ func (s *Store) ExpireMessages(ctx context.Context, now time.Time, limit int) (i
 	}
 	return n, nil
 }
+
+// SummarizeMessages implements campaign.CampaignStore.
+func (s *Store) SummarizeMessages(ctx context.Context, companyID messaging.ID, since time.Time) ([]messaging.MessageTally, error) {
+	if err := s.lock(ctx, "summarize messages"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	counts := map[messaging.MessageTally]int{}
+	for _, m := range s.messages {
+		if (!companyID.IsZero() && m.CompanyID != companyID) || m.CreatedAt.Before(since) {
+			continue
+		}
+		k := messaging.MessageTally{CompanyID: m.CompanyID, Channel: m.Channel, Status: m.Status}
+		if m.Status == messaging.StatusFailed {
+			k.Reason = m.Details
+		}
+		counts[k]++
+	}
+	out := make([]messaging.MessageTally, 0, len(counts))
+	for k, n := range counts {
+		k.Count = n
+		out = append(out, k)
+	}
+	slices.SortFunc(out, messaging.CompareTallies)
+	return out, nil
+}

@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/heraldhq/herald/campaign"
 	"github.com/heraldhq/herald/messaging"
@@ -251,4 +253,52 @@ func (s *Store) messageListing(companyID messaging.ID, f messaging.MessageFilter
 		l.and("created_at <= ?", s.ts(f.To))
 	}
 	return l
+}
+
+// summaryQuery is the query of SummarizeMessages, for one company when
+// company is set. No index of messages by company or creation time is
+// kept: the messages created since a time have ids (UUIDv7) from that
+// time on, less a margin for clocks of other processes, so the primary
+// key skips everything older, and on Postgres the older partitions are
+// not read at all. SQLite is kept off the company's index, which would
+// read every message the company ever had.
+func (s *Store) summaryQuery(company bool) string {
+	q := "SELECT company_id, channel, status, CASE WHEN status = 'Failed' THEN details ELSE '' END, COUNT(*) " +
+		"FROM messages WHERE id >= ? AND created_at >= ?"
+	if company {
+		if s.dialect == dialectSQLite {
+			q += " AND +company_id = ?"
+		} else {
+			q += " AND company_id = ?"
+		}
+	}
+	return q + " GROUP BY 1, 2, 3, 4"
+}
+
+// SummarizeMessages implements campaign.CampaignStore, through the
+// primary key from since on (see summaryQuery).
+func (s *Store) SummarizeMessages(ctx context.Context, companyID messaging.ID, since time.Time) (_ []messaging.MessageTally, err error) {
+	defer keepUnavailable(&err)
+	var low messaging.ID
+	if from := since.Add(-purgeMargin); from.UnixMilli() > 0 {
+		low = idAt(from, 0)
+	}
+	args := []any{s.id(low), s.ts(since)}
+	if !companyID.IsZero() {
+		args = append(args, s.id(companyID))
+	}
+	rows, err := s.read.QueryContext(ctx, s.summaryQuery(!companyID.IsZero()), args...)
+	if err != nil {
+		return nil, fmt.Errorf("summarize messages: %w", err)
+	}
+	out, err := collect(rows, func(row interface{ Scan(...any) error }) (messaging.MessageTally, error) {
+		var t messaging.MessageTally
+		err := row.Scan(&t.CompanyID, &t.Channel, &t.Status, &t.Reason, &t.Count)
+		return t, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("summarize messages: %w", err)
+	}
+	slices.SortFunc(out, messaging.CompareTallies)
+	return out, nil
 }

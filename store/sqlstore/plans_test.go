@@ -315,3 +315,77 @@ func TestPostgresReadsByNumberArePlannedOncePerConnection(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.Equal(t, 4, n, "the count and the page of each listing prepared")
 }
+
+// TestPostgresSummaryReadsTheRecentPartitionsOnly: the summary of the
+// messages created since a time reads only the partitions of messages
+// from that time on (less the store's margin for clocks), not the older
+// ones, for one company and for all of them.
+func TestPostgresSummaryReadsTheRecentPartitionsOnly(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, pgtest.SchemaURL(t), Config{PartitionSpan: time.Minute})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	now := time.Now().UTC()
+	for i := range 6 {
+		require.NoError(t, s.EnsurePartitions(ctx, now.Add(time.Duration(i)*time.Minute)))
+	}
+	// 20,000 messages a minute from now, and 20,000 four minutes from
+	// now, of ten companies.
+	company := "01900000-0000-7000-8000-00000000000a"
+	for _, minutes := range []int{1, 4} {
+		when := now.Add(time.Duration(minutes) * time.Minute)
+		lo := idAt(when, 0)
+		_, err = s.db.ExecContext(ctx, "INSERT INTO messages (id, company_id, campaign_id, due_at, created_at, updated_at, channel, status, phone) "+
+			"SELECT ('"+lo.String()[:24]+"' || lpad(to_hex(g), 12, '0'))::uuid, "+
+			"('01900000-0000-7000-8000-00000000000' || to_hex(g % 10 + 1))::uuid, gen_random_uuid(), ?, ?, ?, "+
+			"'Smpp', 'Delivered', '+4477009' || g FROM generate_series(1, 20000) g", when, when, when)
+		require.NoError(t, err)
+	}
+	_, err = s.db.ExecContext(ctx, "ANALYZE messages")
+	require.NoError(t, err)
+
+	since := now.Add(3 * time.Minute)
+	first := since.Add(-purgeMargin).Truncate(time.Minute)
+	partition := regexp.MustCompile(`on (messages_(?:p(\d+t\d+)|p0|default))\b`)
+	for _, one := range []bool{true, false} {
+		args := []any{s.id(idAt(since.Add(-purgeMargin), 0)), s.ts(since)}
+		if one {
+			args = append(args, company)
+		}
+		rows, err := s.read.QueryContext(ctx, "EXPLAIN "+s.summaryQuery(one), args...)
+		require.NoError(t, err)
+		plan := readPlan(t, rows)
+		read := partition.FindAllStringSubmatch(plan, -1)
+		require.NotEmpty(t, read, "plan:\n%s", plan)
+		for _, m := range read {
+			require.NotEqual(t, "messages_p0", m[1], "plan:\n%s", plan)
+			if m[1] == "messages_default" {
+				continue // ids past the newest partition
+			}
+			at, err := time.Parse("20060102t1504", m[2])
+			require.NoError(t, err)
+			require.False(t, at.Before(first), "company %v reads %s, older than %s; plan:\n%s", one, m[1], first, plan)
+		}
+		if one {
+			require.Regexp(t, `Index|Seq Scan`, plan, "plan:\n%s", plan)
+		}
+	}
+}
+
+// TestSQLiteSummaryReadsThePrimaryKey: the summary of a company's
+// messages since a time reads the primary key from that time on, not the
+// company's index (every message it ever had).
+func TestSQLiteSummaryReadsThePrimaryKey(t *testing.T) {
+	s, err := Open(t.Context(), "sqlite://"+t.TempDir()+"/plans.db", Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	since := time.Now()
+	for _, one := range []bool{true, false} {
+		args := []any{s.id(idAt(since, 0)), s.ts(since)}
+		if one {
+			args = append(args, s.id(messaging.NewIDGenerator(nil).New()))
+		}
+		plan := sqlitePlan(t, s, s.summaryQuery(one), args...)
+		require.Contains(t, plan, "sqlite_autoindex_messages_1 (id>?)", "plan:\n%s", plan)
+	}
+}

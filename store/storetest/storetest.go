@@ -206,6 +206,7 @@ func cases() []testCase {
 		{"OptOutFailsPending", testOptOutFailsPending},
 		{"CapacityUse", testCapacityUse},
 		{"CountWaiting", testCountWaiting},
+		{"SummarizeMessages", testSummarizeMessages},
 		{"Routing", testRouting},
 		{"MessageRoute", testMessageRoute},
 		{"ShareConnectors", testShareConnectors},
