@@ -77,6 +77,7 @@ type resultOut struct {
 	then    messaging.MessageStatus // where kept receipts moved the update's message
 	outcome ReceiptOutcome          // of the receipt
 	moved   messaging.MessageStatus // where the receipt moved its message
+	after   time.Duration           // how long after its Sent the message went Delivered, if it did
 }
 
 // New returns a Dispatcher for cfg.
@@ -501,6 +502,9 @@ func (d *Dispatcher) writeResults(rs []result) ([]resultOut, error) {
 					if u < len(br.Then) {
 						out[i].then = br.Then[u]
 					}
+					if u < len(br.DeliveredAfter) {
+						out[i].after = br.DeliveredAfter[u]
+					}
 					u++
 				} else {
 					if r < len(br.Outcomes) {
@@ -508,6 +512,9 @@ func (d *Dispatcher) writeResults(rs []result) ([]resultOut, error) {
 					}
 					if r < len(br.Moved) {
 						out[i].moved = br.Moved[r]
+					}
+					if r < len(br.MovedAfter) {
+						out[i].after = br.MovedAfter[r]
 					}
 					r++
 				}
@@ -529,7 +536,8 @@ func (d *Dispatcher) writeResults(rs []result) ([]resultOut, error) {
 
 // countApplied reports the receipts, and every status a message moved to
 // in the batch, to the Observer: each move once, by the update or the
-// receipt that made it.
+// receipt that made it; and, for each move to Delivered, how long after
+// its Sent the message was delivered.
 func (d *Dispatcher) countApplied(rs []result, out []resultOut) {
 	type key struct {
 		ch messaging.Channel
@@ -549,10 +557,16 @@ func (d *Dispatcher) countApplied(rs []result, out []resultOut) {
 			if out[i].then != "" {
 				add(r.ch, out[i].then)
 			}
+			if r.update.Status == messaging.StatusDelivered || out[i].then == messaging.StatusDelivered {
+				d.obs.Delivered(r.ch, out[i].after)
+			}
 		case r.receipt != nil:
 			d.obs.Receipt(r.receipt.State, out[i].outcome)
 			if out[i].moved != "" {
 				add(messaging.ChannelSMS, out[i].moved)
+			}
+			if out[i].moved == messaging.StatusDelivered {
+				d.obs.Delivered(messaging.ChannelSMS, out[i].after)
 			}
 		}
 	}

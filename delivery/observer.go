@@ -38,6 +38,14 @@ type Observer interface {
 	// "complete", "purge"), how many items it carried, how long it took, and
 	// whether it failed.
 	Batch(op string, size int, d time.Duration, err error)
+	// Delivered reports that the provider reported a message of channel
+	// ch delivered (an SMS's last receipt, a chat status) after the
+	// message's Sent time: after is its DeliveredAt minus its SentAt, as
+	// stored. It is called once per message, when the message moves to
+	// Delivered; a chat message reported Seen with no Delivered before is
+	// not reported. A report that came before the send's own result was
+	// recorded makes its time the Sent time too: after is then 0.
+	Delivered(ch messaging.Channel, after time.Duration)
 }
 
 // NopObserver is an Observer that does nothing. A nil Config.Observer
@@ -61,3 +69,6 @@ func (NopObserver) QueueDepth(string, int) {}
 
 // Batch implements Observer.
 func (NopObserver) Batch(string, int, time.Duration, error) {}
+
+// Delivered implements Observer.
+func (NopObserver) Delivered(messaging.Channel, time.Duration) {}

@@ -379,6 +379,28 @@ type BatchResult struct {
 	// when it moved none: not final, kept, partial, a duplicate, or its
 	// message already had its final status (a second failed part).
 	Moved []messaging.MessageStatus
+	// DeliveredAfter is, for each update that moved its message to
+	// Delivered in the batch (by its own Status, or by the receipts of
+	// Then), how long after its Sent the message was delivered: its
+	// DeliveredAt minus its SentAt, as the batch left them
+	// (MessageState.DeliveredAfter); 0 for the other updates. It may be
+	// nil when no update moved a message to Delivered.
+	DeliveredAfter []time.Duration
+	// MovedAfter is, for each receipt whose Moved is Delivered, how long
+	// after its Sent its message was delivered, as DeliveredAfter; 0 for
+	// the other receipts. It may be nil when no receipt moved a message
+	// to Delivered.
+	MovedAfter []time.Duration
+}
+
+// DeliveredAfter returns how long after its Sent a message whose state st
+// is was delivered: DeliveredAt minus SentAt, 0 when either is not set.
+// Apply never sets a DeliveredAt earlier than the SentAt.
+func (st *MessageState) DeliveredAfter() time.Duration {
+	if st.SentAt == nil || st.DeliveredAt == nil {
+		return 0
+	}
+	return max(st.DeliveredAt.Sub(*st.SentAt), 0)
 }
 
 // ReceiptOutcome is what ApplyReceipts did with one receipt.

@@ -21,6 +21,7 @@ type metrics struct {
 	reg        *prometheus.Registry
 	messages   *prometheus.CounterVec
 	sendTime   *prometheus.HistogramVec
+	delivered  *prometheus.HistogramVec
 	inFlight   *prometheus.GaugeVec
 	capacity   *prometheus.GaugeVec
 	receipts   *prometheus.CounterVec
@@ -52,6 +53,12 @@ func newMetrics() *metrics {
 			Help:    "Time of one send to a provider (SMPP submit until every part was answered; chat send request), by channel and result.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"channel", "result"}),
+		delivered: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "herald_delivery_latency_seconds",
+			Help: "Time from a message's Sent to its Delivered as the provider reported it (the SMS's last receipt, the chat status), by channel; once per message.",
+			// 0.05 s to 3.6 h.
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 19),
+		}, []string{"channel"}),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "herald_window_in_use",
 			Help: "Sends outstanding now (claimed and not recorded yet), by channel.",
@@ -114,7 +121,7 @@ func newMetrics() *metrics {
 			Help: "HTTP requests being answered now.",
 		}),
 	}
-	m.reg.MustRegister(m.messages, m.sendTime, m.inFlight, m.capacity, m.receipts, m.queueDepth,
+	m.reg.MustRegister(m.messages, m.sendTime, m.delivered, m.inFlight, m.capacity, m.receipts, m.queueDepth,
 		m.batchTime, m.batchSize, m.batchErrs, m.chatEvents, m.webhookEvents, m.webhookTime, m.webhookLag,
 		m.httpRequests, m.httpTime, m.httpInFlight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -129,6 +136,11 @@ func (m *metrics) Messages(ch messaging.Channel, status messaging.MessageStatus,
 // Send implements delivery.Observer.
 func (m *metrics) Send(ch messaging.Channel, d time.Duration, result string) {
 	m.sendTime.WithLabelValues(string(ch), result).Observe(d.Seconds())
+}
+
+// Delivered implements delivery.Observer.
+func (m *metrics) Delivered(ch messaging.Channel, after time.Duration) {
+	m.delivered.WithLabelValues(string(ch)).Observe(after.Seconds())
 }
 
 // InFlight implements delivery.Observer.

@@ -100,12 +100,42 @@ func (s *Store) ApplyBatch(ctx context.Context, updates []delivery.StatusUpdate,
 		res.Applied[i] = s.applyUpdate(u, u.At)
 		// Only the receipts kept for the parts it recorded move the
 		// message on within applyUpdate.
-		if m := s.messages[u.MessageID]; res.Applied[i] && m.Status != u.Status {
+		m := s.messages[u.MessageID]
+		if !res.Applied[i] {
+			continue
+		}
+		if m.Status != u.Status {
 			res.Then[i] = m.Status
+		}
+		if u.Status == messaging.StatusDelivered || res.Then[i] == messaging.StatusDelivered {
+			if res.DeliveredAfter == nil {
+				res.DeliveredAfter = make([]time.Duration, len(updates))
+			}
+			res.DeliveredAfter[i] = deliveredAfter(m)
 		}
 	}
 	res.Outcomes, res.Moved = s.applyReceipts(receipts, now)
+	for i, st := range res.Moved {
+		if st != messaging.StatusDelivered {
+			continue
+		}
+		if res.MovedAfter == nil {
+			res.MovedAfter = make([]time.Duration, len(receipts))
+		}
+		if p := s.receipts.parts[receipts[i].ProviderID]; p != nil {
+			if m := s.messages[p.message]; m != nil {
+				res.MovedAfter[i] = deliveredAfter(m)
+			}
+		}
+	}
 	return res, nil
+}
+
+// deliveredAfter returns how long after its Sent m was delivered
+// (delivery.MessageState.DeliveredAfter).
+func deliveredAfter(m *messaging.Message) time.Duration {
+	st := delivery.MessageState{SentAt: m.SentAt, DeliveredAt: m.DeliveredAt}
+	return st.DeliveredAfter()
 }
 
 // applyReceipts applies receipts under the lock, and returns their

@@ -275,10 +275,12 @@ func updatedIDs(updates []delivery.StatusUpdate) []messaging.ID {
 // first, so that a retried transaction starts afresh.
 func (s *Store) applyBatchTx(ctx context.Context, tx *txn, updates []delivery.StatusUpdate, ids []messaging.ID,
 	receipts []delivery.Receipt, cand []int, first map[string]int, now time.Time, res *delivery.BatchResult) error {
-	applied, out := res.Applied, res.Outcomes
+	applied := res.Applied
 	clear(applied)
 	clear(res.Then)
 	clear(res.Moved)
+	clear(res.DeliveredAfter)
+	clear(res.MovedAfter)
 	states := map[messaging.ID]*messageState{}
 	var sent []sentParts
 	if len(ids) > 0 {
@@ -304,8 +306,9 @@ func (s *Store) applyBatchTx(ctx context.Context, tx *txn, updates []delivery.St
 	if err := s.recordParts(ctx, tx, states, sent, receipts, unknown, now, recorded, taken, res.Then); err != nil {
 		return err
 	}
+	deliveredAfter(states, updates, res)
 	if len(cand) > 0 {
-		if err := s.applyReceipts(ctx, tx, states, known, recorded, taken, receipts, cand, first, now, out, res.Moved); err != nil {
+		if err := s.applyReceipts(ctx, tx, states, known, recorded, taken, receipts, cand, first, now, res); err != nil {
 			return err
 		}
 	}
@@ -313,6 +316,20 @@ func (s *Store) applyBatchTx(ctx context.Context, tx *txn, updates []delivery.St
 		return err
 	}
 	return s.writeStates(ctx, tx, states)
+}
+
+// deliveredAfter sets res.DeliveredAfter for the updates that moved their
+// messages to Delivered, themselves or by the receipts of res.Then.
+func deliveredAfter(states map[messaging.ID]*messageState, updates []delivery.StatusUpdate, res *delivery.BatchResult) {
+	for i, u := range updates {
+		if !res.Applied[i] || (u.Status != messaging.StatusDelivered && res.Then[i] != messaging.StatusDelivered) {
+			continue
+		}
+		if res.DeliveredAfter == nil {
+			res.DeliveredAfter = make([]time.Duration, len(updates))
+		}
+		res.DeliveredAfter[i] = states[u.MessageID].DeliveredAfter()
+	}
 }
 
 // readReceiptParts reads the rows of the parts the candidate receipts
@@ -350,7 +367,8 @@ func (s *Store) readReceiptParts(ctx context.Context, tx *txn, receipts []delive
 // of the parts this batch recorded, taken the rows recordParts wrote the
 // receipts of unknown parts into.
 func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging.ID]*messageState, known, recorded, taken map[string]partRow,
-	receipts []delivery.Receipt, cand []int, first map[string]int, now time.Time, out []delivery.ReceiptOutcome, moved []messaging.MessageStatus) error {
+	receipts []delivery.Receipt, cand []int, first map[string]int, now time.Time, res *delivery.BatchResult) error {
+	out, moved := res.Outcomes, res.Moved
 	for _, i := range cand {
 		out[i] = delivery.ReceiptDuplicate
 		if p, ok := recorded[receipts[i].ProviderID]; ok {
@@ -449,6 +467,12 @@ func (s *Store) applyReceipts(ctx context.Context, tx *txn, states map[messaging
 		if st != nil && st.apply(u, now) {
 			st.changed = true
 			moved[i] = u.Status
+			if u.Status == messaging.StatusDelivered {
+				if res.MovedAfter == nil {
+					res.MovedAfter = make([]time.Duration, len(receipts))
+				}
+				res.MovedAfter[i] = st.DeliveredAfter()
+			}
 		}
 	}
 	return nil
