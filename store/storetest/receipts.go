@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -438,6 +439,53 @@ func testApplyBatch(f *fixture) {
 	require.NoError(t, err)
 	require.Empty(t, br.Applied)
 	require.Empty(t, br.Outcomes)
+	f.requireReconciled()
+}
+
+// testApplyBatchDeliveredAfter: for each update and receipt that moved its
+// message to Delivered, the result says how long after its Sent the
+// message was delivered (its DeliveredAt minus its SentAt); 0 for the
+// others, and for a delivery that came before any Sent was recorded.
+func testApplyBatchDeliveredAfter(f *fixture) {
+	t := f.t
+	a := f.company("A")
+	_, msgs := f.sentBulk(a.ID, 5)
+	require.Equal(t, []bool{true, true}, f.apply(sent(msgs[0], 10, "L0"), sent(msgs[1], 10, "L1a", "L1b")))
+	kept, err := f.s.ApplyReceipts(f.ctx, []delivery.Receipt{rcpt("K2", delivery.StateDelivered, "000", 25)}, at(25))
+	require.NoError(t, err)
+	require.Equal(t, []delivery.ReceiptOutcome{delivery.ReceiptQueued}, kept)
+	br, err := f.s.ApplyBatch(f.ctx,
+		[]delivery.StatusUpdate{sent(msgs[2], 20, "K2"),
+			{MessageID: msgs[3].ID, Status: messaging.StatusSent, At: at(10)},
+			{MessageID: msgs[3].ID, Status: messaging.StatusDelivered, At: at(70)},
+			{MessageID: msgs[4].ID, Status: messaging.StatusDelivered, At: at(30)}},
+		[]delivery.Receipt{rcpt("L0", delivery.StateDelivered, "000", 100), rcpt("L1a", delivery.StateDelivered, "000", 40),
+			rcpt("L1b", delivery.StateDelivered, "000", 55), rcpt("L0", delivery.StateDelivered, "000", 100)},
+		at(200))
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, true, true, true}, br.Applied)
+	require.Equal(t, []messaging.MessageStatus{messaging.StatusDelivered, "", "", ""}, br.Then)
+	require.Equal(t, []messaging.MessageStatus{messaging.StatusDelivered, "", messaging.StatusDelivered, ""}, br.Moved)
+	orZeros := func(d []time.Duration, n int) []time.Duration {
+		if d == nil {
+			return make([]time.Duration, n)
+		}
+		return d
+	}
+	require.Equal(t, []time.Duration{5 * time.Second, 0, time.Minute, 0}, orZeros(br.DeliveredAfter, 4),
+		"the receipt kept for K2, 5 s after its Sent; a Delivered update 60 s after its Sent; one before any Sent")
+	require.Equal(t, []time.Duration{90 * time.Second, 0, 45 * time.Second, 0}, orZeros(br.MovedAfter, 4),
+		"a one-part message; a long one with its last part; a duplicate")
+	for i, want := range []time.Duration{90 * time.Second, 45 * time.Second, 5 * time.Second, time.Minute, 0} {
+		m := f.getMessage(a.ID, msgs[i].ID)
+		require.Equal(t, messaging.StatusDelivered, m.Status)
+		require.Equal(t, want, m.DeliveredAt.Sub(*m.SentAt), "message %d", i)
+	}
+
+	// Nothing delivered: no duration.
+	br, err = f.s.ApplyBatch(f.ctx, nil, []delivery.Receipt{rcpt("L0", delivery.StateDelivered, "000", 101)}, at(201))
+	require.NoError(t, err)
+	require.Equal(t, []time.Duration{0}, orZeros(br.MovedAfter, 1))
 	f.requireReconciled()
 }
 

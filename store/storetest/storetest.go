@@ -182,6 +182,7 @@ func cases() []testCase {
 		{"PurgeReceipts", testPurgeReceipts},
 		{"ApplyUpdatesText", testApplyUpdatesText},
 		{"ApplyBatch", testApplyBatch},
+		{"ApplyBatchDeliveredAfter", testApplyBatchDeliveredAfter},
 		{"ExpireReceipts", testExpireReceipts},
 		{"RecordResult", testRecordResult},
 		{"RecordResults", testRecordResults},
