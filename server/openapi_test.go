@@ -150,6 +150,7 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 		"/api/v1/campaigns/{id}/messages.csv":                        {"GET"},
 		"/api/v1/messages":                                           {"GET"},
 		"/api/v1/messages/{id}":                                      {"GET"},
+		"/api/v1/summary":                                            {"GET"},
 		"/api/v1/survey-results":                                     {"GET"},
 		"/api/v1/survey-results/{campaignId}/summary":                {"GET"},
 		"/api/v1/chat-services":                                      {"GET"},
@@ -183,6 +184,7 @@ func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
 		"/admin/v1/routes":                                           {"GET", "POST"},
 		"/admin/v1/routes/{id}":                                      {"DELETE", "PUT"},
 		"/admin/v1/whoami":                                           {"GET"},
+		"/admin/v1/summary":                                          {"GET"},
 	}
 	got := map[string][]string{}
 	for path, item := range c.doc.Paths.Map() {
@@ -293,6 +295,8 @@ func TestContractTour(t *testing.T) {
 	e.do("GET", "/api/v1/messages?externalUserId=u2&page=1&pageSize=5", nil)
 	e.do("GET", "/api/v1/messages", nil)
 	e.do("GET", "/api/v1/messages?phoneNumber=1&startDate=yesterday", nil)
+	e.do("GET", "/api/v1/summary", nil)
+	e.do("GET", "/api/v1/summary?since=yesterday", nil)
 
 	surveyCampaign := e.lastCampaign(t)
 	e.do("GET", "/api/v1/survey-results?campaignId="+surveyCampaign+"&selectedOptionIndex=0&startDate=2020-01-01", nil)
@@ -417,6 +421,7 @@ func (c connectorStates) ConnectorState(name string) (routing.State, bool) {
 func tour(t *testing.T, e *env, missing string) {
 	t.Helper()
 	e.do("GET", "/admin/v1/whoami", nil, admin())
+	e.do("GET", "/admin/v1/summary", nil, admin())
 	company := e.do("POST", "/admin/v1/companies", map[string]any{"name": "Globex"}, admin()).obj()["id"].(string)
 	e.do("POST", "/admin/v1/companies", map[string]any{"name": "x"})
 	e.do("POST", "/admin/v1/companies", map[string]any{"name": "x"}, withHeader("Authorization", "Bearer nope"))

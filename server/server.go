@@ -362,6 +362,7 @@ func (s *server) routes(extra map[string]http.Handler, chatCallbacks http.Handle
 	route(http.MethodPost, "/campaigns/{id}/cancel", s.campaignMove(s.campaigns.Cancel))
 
 	route(http.MethodGet, "/messages", s.listMessages)
+	route(http.MethodGet, "/summary", s.getSummary)
 	route(http.MethodGet, "/messages/{id}", s.getMessage)
 	route(http.MethodGet, "/survey-results", s.listSurveyResults)
 	route(http.MethodGet, "/survey-results/{campaignId}/summary", s.surveySummary)
@@ -401,6 +402,7 @@ func (s *server) routes(extra map[string]http.Handler, chatCallbacks http.Handle
 		}
 		adminGet("/whoami", s.adminWhoAmI)
 		adminGet("/companies", s.adminListCompanies)
+		adminGet("/summary", s.adminSummary)
 		adminGet("/companies/{id}/api-keys", s.adminListAPIKeys)
 		adminGet("/companies/{id}/sms-senders", s.adminListSenders)
 		adminGet("/companies/{id}/chat-services", s.adminListChatServices)
