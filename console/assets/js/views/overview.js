@@ -1,12 +1,9 @@
-// The overview of either side. A company sees today's messages by status
-// and channel and its delivery rate, summed from the counters of the
-// campaigns created today, and their failed messages by reason (the
-// details each failed message carries), read from those campaigns'
-// failed messages up to a bound. Direct sends are left out: GET
-// /campaigns does not list them, and the page says so. The operator sees
-// each connector's live throughput and the companies. The admin API has
-// no aggregate of all companies' messages: the page says so rather than
-// guess.
+// The overview of either side. A company sees today's messages (since
+// local midnight) by status and channel, its delivery rate and its failed
+// messages by reason, from GET /api/v1/summary: campaigns, direct sends
+// and fallback SMS alike. The operator sees each connector's live
+// throughput and the same summary over every company, with a row per
+// company, from GET /admin/v1/summary.
 
 import {h, replace} from '../dom.js';
 import {get, isUnavailable} from '../api.js';
@@ -19,106 +16,75 @@ function counter(label, value, id, note, kind) {
   return h('div', {class: 'counter' + (kind ? ' counter-' + kind : ''), id}, h('dt', null, label), h('dd', null, value, note ? h('span', {class: 'counter-note'}, note) : null));
 }
 
+// startOfToday is local midnight, the start of the summaries.
 function startOfToday() {
   const d = new Date();
   d.setHours(0, 0, 0, 0);
   return d;
 }
 
-// todaysCampaigns reads the campaigns created since midnight (local
-// time), newest first, a page of 100 at a time.
-async function todaysCampaigns(signal) {
-  const since = startOfToday().getTime();
-  const out = [];
-  for (let page = 1; page <= 10; page++) {
-    const list = await get('/api/v1/campaigns', {query: {page, pageSize: 100}, signal});
-    const cs = list.campaigns || [];
-    for (const c of cs) {
-      if (new Date(c.createdAt).getTime() < since) return out;
-      out.push(c);
-    }
-    if (page >= (list.totalPages || 0)) break;
-  }
-  return out;
-}
+const CHANNELS = ['Smpp', 'Chat'];
 
+// The summary's statuses, as the page shows them: Pending gathers the
+// messages not settled yet (Pending, Sending, Sent awaiting a report),
+// Delivered the Delivered and Seen ones.
 const STATUSES = [
-  {key: 'deliveredCount', label: 'Delivered'},
-  {key: 'unconfirmedCount', label: 'Unconfirmed'},
-  {key: 'pendingCount', label: 'Pending'},
-  {key: 'failedCount', label: 'Failed'},
+  {label: 'Delivered', of: (b) => b.Delivered + b.Seen},
+  {label: 'Seen', of: (b) => b.Seen},
+  {label: 'Pending', of: (b) => b.Pending + b.Sending + b.Sent},
+  {label: 'Failed', of: (b) => b.Failed},
 ];
 
-// maxFailurePages bounds the pages of failed messages the overview reads
-// to count them by reason.
-const maxFailurePages = 20;
+function rate(r) {
+  return r === null || r === undefined ? '\u2013' : pct(r);
+}
 
-// failuresByReason counts the failed messages of campaigns cs by their
-// details, reading at most maxFailurePages pages of 100. It answers the
-// counts, largest first, and how many failed messages it read.
-async function failuresByReason(cs, signal) {
-  const counts = new Map();
-  let read = 0;
-  let pages = 0;
-  for (const c of cs) {
-    for (let page = 1; (c.failedCount || 0) > 0 && pages < maxFailurePages; page++) {
-      pages++;
-      const list = await get('/api/v1/messages', {query: {campaignId: c.campaignId, status: 'Failed', page, pageSize: 100}, signal});
-      for (const m of list.messages || []) {
-        const reason = m.details || 'No reason given';
-        const k = (CHANNEL_LABEL[m.channelType] || m.channelType) + '\u0000' + reason;
-        counts.set(k, (counts.get(k) || 0) + 1);
-        read++;
-      }
-      if (page >= (list.totalPages || 0)) break;
-    }
-  }
-  const rows = [...counts.entries()].map(([k, n]) => {
-    const [channel, reason] = k.split('\u0000');
-    return {channel, reason, n};
-  }).sort((a, b) => b.n - a.n || a.reason.localeCompare(b.reason));
-  return {rows, read};
+// summaryParts draws a summary (of GET /summary): its counters, its table
+// by channel and its failures by reason.
+function summaryParts(sum, extra) {
+  const b = sum.byStatus;
+  const counters = h('dl', {class: 'counters', id: 'overview-counters'},
+    ...(extra || []),
+    counter('Messages today', num(sum.total), 'ov-total'),
+    counter('Delivered', num(b.Delivered + b.Seen), 'ov-delivered', b.Seen ? `${num(b.Seen)} seen` : null, 'good'),
+    counter('Failed', num(b.Failed), 'ov-failed', null, b.Failed ? 'bad' : null),
+    counter('Pending', num(b.Pending + b.Sending + b.Sent), 'ov-pending'),
+    counter('Delivery rate', rate(sum.deliveryRate), 'ov-rate', 'of the messages with a final status'));
+  const columns = [{label: 'Channel'}, {label: 'Messages', class: 'num'}, ...STATUSES.map((s) => ({label: s.label, class: 'num'})), {label: 'Delivery rate', class: 'num'}];
+  const rows = CHANNELS.filter((ch) => sum.byChannel[ch].total > 0).map((ch) => {
+    const v = sum.byChannel[ch];
+    return row(columns, [CHANNEL_LABEL[ch] || ch, num(v.total), ...STATUSES.map((s) => num(s.of(v.byStatus))), rate(v.deliveryRate)], {dataset: {channel: ch}});
+  });
+  const fcolumns = [{label: 'Reason'}, {label: 'Channel'}, {label: 'Messages', class: 'num'}];
+  const frows = sum.failuresByReason.map((f) => {
+    const reason = f.reason || 'No reason given';
+    return row(fcolumns, [reason, CHANNEL_LABEL[f.channel] || f.channel, num(f.count)], {dataset: {reason}});
+  });
+  return {
+    counters,
+    channels: h('section', {class: 'card', id: 'overview-channels', 'aria-labelledby': 'ov-channels-title'}, h('h2', {id: 'ov-channels-title'}, 'By channel'),
+      rows.length ? table(columns, rows, {id: 'overview-table', caption: 'Today\u2019s messages by channel'}) : emptyState('No messages today', 'Campaigns, direct sends and fallback SMS are counted here.')),
+    failures: h('section', {class: 'card', id: 'overview-failures', 'aria-labelledby': 'ov-failures-title'}, h('h2', {id: 'ov-failures-title'}, 'Failures by reason'),
+      frows.length ? table(fcolumns, frows, {id: 'failures-table', caption: 'Today\u2019s failed messages by reason'}) : emptyState('No failed messages today', null)),
+  };
 }
 
 async function companyOverview(ctx) {
-  const cs = await todaysCampaigns(ctx.signal);
-  const by = {};
-  const total = {messages: 0, deliveredCount: 0, unconfirmedCount: 0, pendingCount: 0, failedCount: 0, fallback: 0};
-  for (const c of cs) {
-    const ch = c.channel || 'Smpp';
-    by[ch] = by[ch] || {messages: 0, deliveredCount: 0, unconfirmedCount: 0, pendingCount: 0, failedCount: 0};
-    by[ch].messages += c.totalMessages || 0;
-    total.messages += c.totalMessages || 0;
-    for (const s of STATUSES) {
-      by[ch][s.key] += c[s.key] || 0;
-      total[s.key] += c[s.key] || 0;
-    }
-    total.fallback += c.smsFallbackDeliveredCount || 0;
-  }
-  const final = total.deliveredCount + total.failedCount + total.unconfirmedCount;
-  const rate = final > 0 ? (total.deliveredCount / final) * 100 : null;
-  const failures = await failuresByReason(cs, ctx.signal);
-  const fcolumns = [{label: 'Reason'}, {label: 'Channel'}, {label: 'Messages', class: 'num'}];
-  const frows = failures.rows.map((f) => row(fcolumns, [f.reason, f.channel, num(f.n)], {dataset: {reason: f.reason}}));
-  const columns = [{label: 'Channel'}, {label: 'Messages', class: 'num'}, ...STATUSES.map((s) => ({label: s.label, class: 'num'})), {label: 'Delivery rate', class: 'num'}];
-  const rows = Object.entries(by).map(([ch, v]) => {
-    const f = v.deliveredCount + v.failedCount + v.unconfirmedCount;
-    return row(columns, [CHANNEL_LABEL[ch] || ch, num(v.messages), ...STATUSES.map((s) => num(v[s.key])), f ? pct((v.deliveredCount / f) * 100) : '–'], {dataset: {channel: ch}});
-  });
+  const since = startOfToday();
+  const sum = await get('/api/v1/summary', {query: {since: since.toISOString()}, signal: ctx.signal});
+  const parts = summaryParts(sum);
   replace(ctx.main, pageHeader('Overview'),
-    h('p', {class: 'muted', id: 'overview-scope'}, `Campaigns created today: ${num(cs.length)}. Counts are those of their messages so far. `,
-      'Direct sends are not counted: the campaign list leaves them out.'),
-    h('dl', {class: 'counters', id: 'overview-counters'},
-      counter('Messages today', num(total.messages), 'ov-total'),
-      counter('Delivered', num(total.deliveredCount), 'ov-delivered', total.fallback ? `${num(total.fallback)} by SMS fallback` : null, 'good'),
-      counter('Failed', num(total.failedCount), 'ov-failed', null, total.failedCount ? 'bad' : null),
-      counter('Pending', num(total.pendingCount), 'ov-pending'),
-      counter('Delivery rate', rate === null ? '–' : pct(rate), 'ov-rate', 'of the messages with a final status')),
-    h('section', {class: 'card', id: 'overview-channels', 'aria-labelledby': 'ov-channels-title'}, h('h2', {id: 'ov-channels-title'}, 'By channel'),
-      rows.length ? table(columns, rows, {id: 'overview-table', caption: 'Today’s messages by channel'}) : emptyState('No messages today', 'Campaigns created today are counted here.')),
-    h('section', {class: 'card', id: 'overview-failures', 'aria-labelledby': 'ov-failures-title'}, h('h2', {id: 'ov-failures-title'}, 'Failures by reason'),
-      frows.length ? table(fcolumns, frows, {id: 'failures-table', caption: 'Today’s failed messages by reason'}) : emptyState('No failed messages today', null),
-      failures.read < total.failedCount ? h('p', {class: 'muted small', id: 'failures-note'}, `Counted over ${num(failures.read)} of ${num(total.failedCount)} failed messages.`) : null));
+    h('p', {class: 'muted', id: 'overview-scope'}, `Messages created since ${since.toLocaleString()}: campaigns, direct sends and fallback SMS.`),
+    parts.counters, parts.channels, parts.failures);
+}
+
+// companiesTable lists the companies of the operator's summary.
+function companiesTable(sum) {
+  const columns = [{label: 'Company'}, {label: 'Messages', class: 'num'}, ...STATUSES.filter((s) => s.label !== 'Seen').map((s) => ({label: s.label, class: 'num'})), {label: 'Delivery rate', class: 'num'}];
+  const rows = sum.companies.map((c) => row(columns, [c.name || c.companyId, num(c.total), ...STATUSES.filter((s) => s.label !== 'Seen').map((s) => num(s.of(c.byStatus))), rate(c.deliveryRate)],
+    {dataset: {company: c.companyId}}));
+  return h('section', {class: 'card', id: 'overview-companies', 'aria-labelledby': 'ov-companies-title'}, h('h2', {id: 'ov-companies-title'}, 'By company'),
+    rows.length ? table(columns, rows, {id: 'overview-companies-table', caption: 'Today\u2019s messages by company'}) : emptyState('No messages today', null));
 }
 
 async function operatorOverview(ctx) {
@@ -129,21 +95,23 @@ async function operatorOverview(ctx) {
   } catch (err) {
     if (!isUnavailable(err)) throw err;
   }
+  const sum = await get('/admin/v1/summary', {query: {since: startOfToday().toISOString()}, signal: ctx.signal});
+  const parts = summaryParts(sum);
   const box = h('section', {class: 'card', id: 'overview-connectors', 'aria-labelledby': 'ov-conn-title'});
   const columns = [{label: 'Connector'}, {label: 'State'}, {label: 'Binds up', class: 'num'}, {label: 'Window in use', class: 'num'},
     {label: 'Throughput', class: 'num'}, {label: 'Submits', class: 'num'}, {label: 'Errors', class: 'num'}];
-  const counters = h('dl', {class: 'counters', id: 'overview-counters'});
+  const counters = h('dl', {class: 'counters', id: 'overview-conn-counters'});
   const draw = (cs) => {
-    let rate = 0;
+    let tput = 0;
     let up = 0;
     for (const c of cs) {
-      if (c.state) rate += c.state.submitsPerSecond || 0;
+      if (c.state) tput += c.state.submitsPerSecond || 0;
       if (c.state && c.state.healthy) up++;
     }
     replace(counters,
       companies ? counter('Companies', num(companies.totalCount), 'ov-companies') : null,
       counter('Connectors healthy', `${num(up)} / ${num(cs.length)}`, 'ov-healthy', null, up < cs.length ? 'bad' : 'good'),
-      counter('Submits a second', rate.toFixed(1), 'ov-throughput'));
+      counter('Submits a second', tput.toFixed(1), 'ov-throughput'));
     replace(box, h('h2', {id: 'ov-conn-title'}, 'Connectors'),
       cs.length ? table(columns, cs.map((c) => {
         const st = c.state;
@@ -151,8 +119,10 @@ async function operatorOverview(ctx) {
           st ? num(st.windowInUse) : '–', st ? `${(st.submitsPerSecond || 0).toFixed(1)}/s` : '–', st ? num(st.submits) : '–', st ? num(st.errors) : '–'], {dataset: {connector: c.name}});
       }), {id: 'overview-connectors-table', caption: 'Throughput by connector'}) : emptyState('No connectors', null));
   };
-  replace(ctx.main, pageHeader('Overview'), counters, conns ? box : notice('muted', 'This server has no SMPP connectors of its own.'),
-    notice('muted', 'Messages by status, channel and failure reason across companies: the admin API has no aggregate of them yet. Each company sees its own on its overview.'));
+  replace(ctx.main, pageHeader('Overview'),
+    h('p', {class: 'muted', id: 'overview-scope'}, `Messages of every company created since ${startOfToday().toLocaleString()}.`),
+    parts.counters, companiesTable(sum), parts.channels, parts.failures,
+    counters, conns ? box : notice('muted', 'This server has no SMPP connectors of its own.'));
   if (!conns) return;
   draw(conns);
   keepPolling(ctx.signal, 3000, async () => {
