@@ -120,7 +120,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	})
 	m.reg.MustRegister(backlog)
 	// Describe of the SMPP collector reads no router.
-	collectors := []prometheus.Collector{m.messages, m.sendTime, m.inFlight, m.capacity, m.receipts, m.queueDepth,
+	collectors := []prometheus.Collector{m.messages, m.sendTime, m.delivered, m.inFlight, m.capacity, m.receipts, m.queueDepth,
 		m.batchTime, m.batchSize, m.batchErrs, m.chatEvents, m.webhookEvents, m.webhookTime, m.webhookLag,
 		m.httpRequests, m.httpTime, m.httpInFlight, backlog, newSMPPCollector(nil)}
 	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
@@ -138,7 +138,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 		}
 	}
 	// Each histogram is served as its _bucket, _sum and _count series.
-	for _, h := range []prometheus.Collector{m.sendTime, m.batchTime, m.batchSize, m.httpTime, m.webhookTime, m.webhookLag} {
+	for _, h := range []prometheus.Collector{m.sendTime, m.delivered, m.batchTime, m.batchSize, m.httpTime, m.webhookTime, m.webhookLag} {
 		ch := make(chan *prometheus.Desc, 1)
 		h.Describe(ch)
 		close(ch)
