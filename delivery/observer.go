@@ -38,13 +38,12 @@ type Observer interface {
 	// "complete", "purge"), how many items it carried, how long it took, and
 	// whether it failed.
 	Batch(op string, size int, d time.Duration, err error)
-	// Delivered reports that the provider reported a message of channel
-	// ch delivered (an SMS's last receipt, a chat status) after the
-	// message's Sent time: after is its DeliveredAt minus its SentAt, as
-	// stored. It is called once per message, when the message moves to
-	// Delivered; a chat message reported Seen with no Delivered before is
-	// not reported. A report that came before the send's own result was
-	// recorded makes its time the Sent time too: after is then 0.
+	// Delivered reports that a message of channel ch moved to Delivered
+	// in a store call of the dispatcher (an SMS's last delivery receipt),
+	// and how long after its Sent: its DeliveredAt minus its SentAt, as
+	// stored (BatchResult.DeliveredAfter and MovedAfter). Each message is
+	// reported once, when it moves. Chat statuses, which ChatEvents
+	// writes, are not reported yet.
 	Delivered(ch messaging.Channel, after time.Duration)
 }
 

@@ -55,7 +55,7 @@ func newMetrics() *metrics {
 		}, []string{"channel", "result"}),
 		delivered: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "herald_delivery_latency_seconds",
-			Help: "Time from a message's Sent to its Delivered as the provider reported it (the SMS's last receipt, the chat status), by channel; once per message.",
+			Help: "Time from a message's Sent to its Delivered as the provider reported it (an SMS's last delivery receipt), by channel; once per message.",
 			// 0.05 s to 3.6 h.
 			Buckets: prometheus.ExponentialBuckets(0.05, 2, 19),
 		}, []string{"channel"}),
