@@ -269,6 +269,9 @@ func testDemo(t *testing.T, bin, dbURL string) {
 		"every delivery counted once, those of receipts that came before the Sent was recorded too")
 	require.Contains(t, metrics, fmt.Sprintf(`herald_messages_total{channel="Smpp",status="Failed"} %d`, failedSMS))
 	require.Contains(t, metrics, `herald_submit_duration_seconds_count{channel="Smpp",result="sent"} 308`)
+	require.Contains(t, metrics, fmt.Sprintf(`herald_delivery_latency_seconds_count{channel="Smpp"} %d`, 308-failedSMS),
+		"the delivery latency of every delivered SMS, once")
+	require.Contains(t, metrics, `herald_delivery_latency_seconds_bucket{channel="Smpp",le="0.05"}`)
 	require.Contains(t, metrics, `herald_window_in_use{channel="Smpp"} 0`)
 	require.Contains(t, metrics, `herald_queue_depth{queue="results"} 0`)
 	require.Contains(t, metrics, `herald_backlog_messages{channel="Smpp"} 0`)
