@@ -402,3 +402,29 @@ func (c *Client) UpdateChatService(ctx context.Context, companyID string, id int
 func chatServicePath(companyID string, id int64) string {
 	return "/companies/" + seg(companyID) + "/chat-services/" + strconv.FormatInt(id, 10)
 }
+
+// CompanySummary is one company's row of a Summary.
+type CompanySummary struct {
+	CompanyID string `json:"companyId"`
+	// Name is nil when the company is gone.
+	Name *string `json:"name"`
+	client.Summary
+}
+
+// Summary counts every company's messages: all together, then a row for
+// each company with messages, most first.
+type Summary struct {
+	client.Summary
+	Companies []CompanySummary `json:"companies"`
+}
+
+// Summary counts every company's messages created since a time (GET
+// /summary). A zero since is the start of the current UTC day; more than
+// seven days back is a 400.
+func (c *Client) Summary(ctx context.Context, since time.Time) (*Summary, error) {
+	var out Summary
+	if _, err := c.rc.Do(ctx, http.MethodGet, "/summary", client.SummaryQuery(since), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
