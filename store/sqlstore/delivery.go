@@ -150,33 +150,17 @@ func (s *Store) claimPostgres(ctx context.Context, tx *txn, c delivery.Claim, ra
 			floors, s.ts(c.Now), c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
 	}
 	if len(c.Quotas) > 0 || len(c.CampaignQuotas) > 0 {
-		type quota struct {
-			Company string `json:"company"`
-			Quota   int    `json:"quota"`
-		}
-		qs := make([]quota, 0, len(c.Quotas))
-		for id, n := range c.Quotas {
-			qs = append(qs, quota{id.String(), max(n, 0)})
-		}
-		j, err := json.Marshal(qs)
+		j, err := quotasJSON(c.Quotas, "company")
 		if err != nil {
 			return nil, fmt.Errorf("claim: quotas: %w", err)
 		}
-		type campaignQuota struct {
-			Campaign string `json:"campaign"`
-			Quota    int    `json:"quota"`
-		}
-		cqs := make([]campaignQuota, 0, len(c.CampaignQuotas))
-		for id, n := range c.CampaignQuotas {
-			cqs = append(cqs, campaignQuota{id.String(), max(n, 0)})
-		}
-		cj, err := json.Marshal(cqs)
+		cj, err := quotasJSON(c.CampaignQuotas, "campaign")
 		if err != nil {
 			return nil, fmt.Errorf("claim: campaign quotas: %w", err)
 		}
 		run = func(floors string) ([]messaging.Message, error) {
 			return s.claimed(ctx, tx, quotas,
-				floors, string(j), string(cj), s.ts(c.Now), c.Limit, c.Limit, c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
+				floors, j, cj, s.ts(c.Now), c.Limit, c.Limit, c.Limit, c.Limit, s.ts(c.LeaseUntil), nullText(c.Owner), s.ts(c.Now))
 		}
 	}
 	out, err := run(floors)
@@ -191,6 +175,17 @@ func (s *Store) claimPostgres(ctx context.Context, tx *txn, c delivery.Claim, ra
 	}
 	*raise = func() { s.floors.claimed(c.Channel, gen, out, started) }
 	return out, nil
+}
+
+// quotasJSON is quotas as the claim statements read them: a JSON array of
+// objects naming the id under key, with its quota (at least 0).
+func quotasJSON(quotas map[messaging.ID]int, key string) (string, error) {
+	rows := make([]map[string]any, 0, len(quotas))
+	for id, n := range quotas {
+		rows = append(rows, map[string]any{key: id.String(), "quota": max(n, 0)})
+	}
+	j, err := json.Marshal(rows)
+	return string(j), err
 }
 
 // pgClaimTexts returns the Postgres claims of a channel (pgClaims), those
