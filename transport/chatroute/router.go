@@ -59,6 +59,14 @@ const (
 // CallbackPrefix is the path under which the router serves callbacks.
 const CallbackPrefix = "/callbacks/chat"
 
+// IdleConnsPerHost is how many idle connections to one provider host the
+// router's own client keeps: delivery.DefaultChatConcurrency, the chat
+// sends one process has in flight by default. Over HTTP/1.1 each send
+// holds a connection; when more sends than this end together, the
+// extra connections are closed and dialled again by the next sends
+// (with TLS, a handshake each).
+const IdleConnsPerHost = delivery.DefaultChatConcurrency
+
 // Source lists every company's chat services with their provider,
 // channel, baseUrl and credentials (decrypted). accounts.Store implements
 // it.
@@ -184,7 +192,11 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 		dialer := cfg.Addresses.Dialer(net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second})
 		r.client = &http.Client{
 			Transport: &http.Transport{
-				DialContext: dialer.DialContext, ForceAttemptHTTP2: true, MaxIdleConns: 1024, MaxIdleConnsPerHost: 256,
+				// As many idle connections a host as sends in flight
+				// (IdleConnsPerHost): a connection back from a send
+				// beyond them would be closed, and the next one dialled.
+				DialContext: dialer.DialContext, ForceAttemptHTTP2: true, MaxIdleConns: 2 * IdleConnsPerHost,
+				MaxIdleConnsPerHost: IdleConnsPerHost,
 				IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second,
 				// No proxy: the address checks apply to the provider itself.
 				Proxy: nil,

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heraldhq/herald/delivery"
@@ -366,4 +369,65 @@ func TestRouterStatusesOfTheServicesCompany(t *testing.T) {
 	for _, st := range rep.got {
 		require.Equal(t, co1, st.CompanyID, "status of %s", st.MessageID)
 	}
+}
+
+// The router's own client keeps a connection for every send in flight:
+// when delivery.DefaultChatConcurrency sends to one host end together and
+// as many follow, the second round dials no connection. Before, the
+// client kept 256 idle a host, and dialled the rest again each round.
+func TestRouterKeepsAConnectionForEverySendInFlight(t *testing.T) {
+	ctx := t.Context()
+	const inFlight = delivery.DefaultChatConcurrency
+	var dialled atomic.Int64
+	var arrived sync.WaitGroup
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Done()
+		<-release
+		w.WriteHeader(http.StatusOK)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dialled.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+
+	fp := &fakeProvider{}
+	src := &source{}
+	src.set(messaging.ChatService{ID: 3, CompanyID: messaging.NewIDGenerator(nil).New(), Provider: "fake", ProviderServiceID: "s",
+		Credentials: json.RawMessage(`{"key":"k"}`)})
+	r, err := chatroute.New(ctx, chatroute.Config{Source: src, Providers: []chatprovider.Provider{fp.provider()}, Reporter: &inbound{},
+		Addresses: egress.Policy{AllowLoopback: true}})
+	require.NoError(t, err)
+	defer r.Close()
+	_, err = r.SendChat(ctx, delivery.ChatSend{MessageID: messaging.NewIDGenerator(nil).New(), ServiceID: 3, Sender: "s",
+		To: "998901234567", Type: messaging.TypeSimpleText, Text: "hi"})
+	require.NoError(t, err)
+	<-fp.adapters()[0].sent
+	client := fp.adapters()[0].s.Client
+	require.NotNil(t, client)
+
+	round := func() {
+		arrived.Add(inFlight)
+		var done sync.WaitGroup
+		for range inFlight {
+			done.Go(func() {
+				res, err := client.Get(srv.URL)
+				if assert.NoError(t, err) {
+					_, _ = io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+				}
+			})
+		}
+		arrived.Wait() // every request holds a connection at once
+		close(release)
+		done.Wait()
+	}
+	round()
+	require.EqualValues(t, inFlight, dialled.Load(), "the first round dials a connection a request")
+	release = make(chan struct{})
+	round()
+	require.EqualValues(t, inFlight, dialled.Load(), "the second round reuses them all")
 }
