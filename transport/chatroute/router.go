@@ -197,7 +197,7 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 				// beyond them would be closed, and the next one dialled.
 				DialContext: dialer.DialContext, ForceAttemptHTTP2: true, MaxIdleConns: 2 * IdleConnsPerHost,
 				MaxIdleConnsPerHost: IdleConnsPerHost,
-				IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second,
+				IdleConnTimeout:     90 * time.Second, TLSHandshakeTimeout: 10 * time.Second,
 				// No proxy: the address checks apply to the provider itself.
 				Proxy: nil,
 			},
