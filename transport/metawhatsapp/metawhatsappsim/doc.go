@@ -44,7 +44,8 @@
 // signed with X-Hub-Signature-256: "sha256=" and the hex HMAC-SHA256 of
 // the body keyed with the app secret. One goroutine posts them in due
 // order: the statuses of one phone number due together go in one request
-// (up to 100), each person's message in a request of its own, each status
+// (up to 100; it waits 10 ms for more unless 100 are due), each person's
+// message in a request of its own, each status
 // carrying the biz_opaque_callback_data its message was sent with. A
 // webhook answered otherwise than 2xx is posted again, the same bytes,
 // after 50 ms, then twice as long each time, at most 8 times; the ones

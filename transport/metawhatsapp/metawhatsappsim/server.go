@@ -449,16 +449,36 @@ func (s *Server) post() {
 			t.Stop()
 			continue
 		}
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-time.After(flushDelay):
+		if !s.fullBatchDue() {
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(flushDelay):
+			}
 		}
 		cb, body := s.batch()
 		if body != nil {
 			s.deliver(cb, body)
 		}
 	}
+}
+
+// fullBatchDue reports whether the next request is full already: the
+// first maxBatch webhooks waiting are statuses of one phone number, all
+// due. The poster then sends it without waiting for more to gather.
+func (s *Server) fullBatchDue() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) < maxBatch {
+		return false
+	}
+	now, first := time.Now(), s.pending[0]
+	for _, e := range s.pending[:maxBatch] {
+		if e.due.After(now) || e.message != nil || e.phoneID != first.phoneID {
+			return false
+		}
+	}
+	return true
 }
 
 // batch takes the due webhooks that go in the next request and encodes
