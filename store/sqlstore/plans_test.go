@@ -15,10 +15,11 @@ import (
 )
 
 // TestPostgresPlansFollowTableGrowth: a statement the store prepared on a
-// connection while the tables were empty, and ran many times then, looks
+// connection while the tables were small, and ran many times then, looks
 // its rows up by index once the tables have grown, as the delivery
 // statements of a process started on a new database must: a plan kept
-// from the empty tables scans all of messages or sms_parts per batch.
+// from the empty or small tables scans all of messages or sms_parts per
+// batch.
 func TestPostgresPlansFollowTableGrowth(t *testing.T) {
 	s, err := Open(t.Context(), pgtest.SchemaURL(t), Config{})
 	require.NoError(t, err)
@@ -50,6 +51,23 @@ func TestPostgresPlansFollowTableGrowth(t *testing.T) {
 		}
 		return "EXECUTE " + name + "(" + strings.Join(params, ", ") + ")"
 	}
+	// A few hundred rows first, as a process started on a new database
+	// holds at its first receipts: a plan kept from tables this small
+	// scans them (with force_generic_plan on the connection, this test
+	// fails; a run of bench/product then spent a fifth of the backends'
+	// CPU comparing provider ids).
+	grow := func(from, to int) {
+		t.Helper()
+		_, err := conn.ExecContext(ctx, "INSERT INTO messages (id, company_id, campaign_id, due_at, created_at, updated_at, channel, status, phone) "+
+			"SELECT ('01900000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, gen_random_uuid(), gen_random_uuid(), now(), now(), now(), "+
+			"'Smpp', 'Sent', '+4477009' || g FROM generate_series($1::int, $2::int) g", from, to)
+		require.NoError(t, err)
+		_, err = conn.ExecContext(ctx, "INSERT INTO sms_parts (provider_id, message_id, created_at, part_count) "+
+			"SELECT 'p' || g, ('01900000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, now(), 1 + g % 2 FROM generate_series($1::int, $2::int) g",
+			from, to)
+		require.NoError(t, err)
+	}
+	grow(1, 500)
 	for _, st := range statements {
 		_, err := conn.ExecContext(ctx, "PREPARE "+st.name+" AS "+s.placeholders(st.text))
 		require.NoError(t, err, st.name)
@@ -60,13 +78,7 @@ func TestPostgresPlansFollowTableGrowth(t *testing.T) {
 		}
 	}
 
-	_, err = conn.ExecContext(ctx, "INSERT INTO messages (id, company_id, campaign_id, due_at, created_at, updated_at, channel, status, phone) "+
-		"SELECT ('01900000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, gen_random_uuid(), gen_random_uuid(), now(), now(), now(), "+
-		"'Smpp', 'Sent', '+4477009' || g FROM generate_series(1, 20000) g")
-	require.NoError(t, err)
-	_, err = conn.ExecContext(ctx, "INSERT INTO sms_parts (provider_id, message_id, created_at, part_count) "+
-		"SELECT 'p' || g, ('01900000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, now(), 1 + g % 2 FROM generate_series(1, 20000) g")
-	require.NoError(t, err)
+	grow(501, 20000)
 
 	for _, st := range statements {
 		rows, err := conn.QueryContext(ctx, "EXPLAIN "+execute(st.name, len(st.args)), st.args...)
