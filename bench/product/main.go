@@ -82,6 +82,19 @@
 // client, then each binary in turn, each against its own baseline: the
 // way to compare two builds on a shared machine.
 //
+// With -headline it measures every target of BENCHMARKS.md's headline
+// table in one run, one run after the other, and prints the table with a
+// verdict a row: the bare client, and Herald on SQLite, against the npm
+// SMSC (CPU a SMS and rate, as ratios); Herald on a new Postgres database
+// made through -pg (Herald's and its backends' CPU a SMS, and the rate
+// over the bare client's); Herald on SQLite with an endpoint taking
+// batches of -webhook-batch events (100 unless set): CPU an event beyond
+// the run without, the rate with over without, the last event's lag; and
+// the CPU a status event of batched chat callbacks of Herald's protocol
+// and of Meta's, beyond their sends alone, -chat-messages each.
+//
+//	go run ./bench/product -headline -pg 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
+//
 // For SMS on Postgres, each Herald run gets a new database, created through
 // the existing one -db names and dropped after the run, and the run also reports the
 // CPU of that database's backends and of the server's own processes,
@@ -129,6 +142,9 @@ type options struct {
 	receiptDelay time.Duration
 	bare         bool
 	timeout      time.Duration
+	headline     bool
+	pg           string
+	chatMessages int
 }
 
 func main() {
@@ -157,6 +173,9 @@ func main() {
 	flag.DurationVar(&o.receiptDelay, "receipt-delay", 50*time.Millisecond, "time between a submit_sm_resp and its receipt")
 	flag.BoolVar(&o.bare, "bare", true, "time the bare SMPP client first, as the baseline")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "bound on any one phase")
+	flag.BoolVar(&o.headline, "headline", false, "measure every headline target in one run, one run after the other, and print them as a table (see the package doc)")
+	flag.StringVar(&o.pg, "pg", "", "with -headline: a postgres:// URL of an existing database, through which a new one is made for the Postgres run (empty: none)")
+	flag.IntVar(&o.chatMessages, "chat-messages", 20_000, "with -headline: messages of each chat run")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "product:", err)
@@ -174,6 +193,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		if o.herald, err = drive.BuildHerald(ctx, dir); err != nil {
 			return err
 		}
+	}
+	if o.headline {
+		return runHeadline(ctx, o, dir, out)
 	}
 	if o.purge > 0 {
 		return runPurges(ctx, o, dir, out)
