@@ -54,8 +54,17 @@ func (s *Store) InsertMessages(ctx context.Context, msgs []*messaging.Message) (
 	}
 	s.prepareQueries(ctx)
 	return s.write(ctx, "insert messages", func(tx *txn) error {
+		s.nudgeAfter(tx, len(msgs))
 		return s.insertMessages(ctx, tx, b, messaging.NilID, 0)
 	})
+}
+
+// nudgeAfter asks, once tx is committed, for a look at the statistics of
+// the partitions of messages when tx inserted many (AnalyzeGrownPartitions).
+func (s *Store) nudgeAfter(tx *txn, inserted int) {
+	if inserted >= nudgeRows && s.partitions != nil {
+		tx.afterCommit(s.partitions.nudge)
+	}
 }
 
 // AdmitMessages implements campaign.CampaignStore: the pending count
@@ -74,6 +83,7 @@ func (s *Store) AdmitMessages(ctx context.Context, companyID messaging.ID, msgs 
 	}
 	s.prepareQueries(ctx)
 	return s.write(ctx, "admit messages", func(tx *txn) error {
+		s.nudgeAfter(tx, len(msgs))
 		return s.insertMessages(ctx, tx, b, companyID, maxPending)
 	})
 }

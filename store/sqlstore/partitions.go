@@ -252,6 +252,9 @@ func (s *Store) dropExpiredPartitions(ctx context.Context, finishedBefore time.T
 type partitioner struct {
 	cancel context.CancelFunc
 	done   sync.WaitGroup
+	// grown is nudged when a write inserted many messages: the
+	// partitions they landed in may need their statistics read again.
+	grown chan struct{}
 	// nextDropCheck is when PurgeFinished next looks for partitions to
 	// drop.
 	mu            sync.Mutex
@@ -268,10 +271,10 @@ func (s *Store) startPartitioner(ctx context.Context) error {
 		return err
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p := &partitioner{cancel: cancel}
+	p := &partitioner{cancel: cancel, grown: make(chan struct{}, 1)}
 	s.partitions = p
 	every := min(max(s.partitionSpan/4, 15*time.Second), time.Hour)
-	p.done.Add(1)
+	p.done.Add(2)
 	go func() {
 		defer p.done.Done()
 		t := time.NewTicker(every)
@@ -285,7 +288,105 @@ func (s *Store) startPartitioner(ctx context.Context) error {
 			}
 		}
 	}()
+	go func() {
+		defer p.done.Done()
+		t := time.NewTicker(analyzeEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-bg.Done():
+				return
+			case <-t.C:
+			case <-p.grown:
+				// The server counts a transaction's rows once its
+				// backend reports them, a second or more after its end.
+				select {
+				case <-bg.Done():
+					return
+				case <-time.After(statsDelay):
+				}
+			}
+			_, _ = s.AnalyzeGrownPartitions(bg)
+		}
+	}()
 	return nil
+}
+
+// analyzeEvery spaces the looks for partitions of messages whose
+// statistics are behind their rows; a large insert also asks for one
+// (partitioner.grown), statsDelay after it.
+const (
+	analyzeEvery = 10 * time.Second
+	statsDelay   = 1500 * time.Millisecond
+)
+
+// Partitions whose rows changed since their statistics were read by more
+// than analyzeShare of their rows, and by at least analyzeMinRows, are
+// analyzed again.
+const (
+	analyzeShare   = 0.1
+	analyzeMinRows = 20_000
+	// nudgeRows is how many messages a write inserts for it to ask for
+	// a look soon.
+	nudgeRows = 1000
+)
+
+// nudge asks the partitioner to look for partitions to analyze soon.
+func (p *partitioner) nudge() {
+	select {
+	case p.grown <- struct{}{}:
+	default:
+	}
+}
+
+// AnalyzeGrownPartitions reads again the statistics of the partitions of
+// messages whose rows changed by more than a tenth since (and by at least
+// 20,000 rows), and returns their names (Postgres; SQLite keeps none).
+// The store does it in the background, every ten seconds and soon after a
+// large insert, whether autovacuum runs or not. A bulk into a partition
+// whose statistics counted none of its messages made each claim read and
+// sort every Pending message of the campaign to take a hundred: the
+// planner, expecting none, sorted an append of the partitions rather than
+// merge their ordered index scans.
+func (s *Store) AnalyzeGrownPartitions(ctx context.Context) (_ []string, err error) {
+	if s.dialect != dialectPostgres {
+		return nil, nil
+	}
+	defer keepUnavailable(&err)
+	rows, err := s.read.QueryContext(ctx, "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "+
+		"JOIN pg_stat_user_tables t ON t.relid = c.oid WHERE i.inhparent = 'messages'::regclass "+
+		"AND t.n_mod_since_analyze >= greatest(?, ? * greatest(c.reltuples, 0)) ORDER BY c.relname",
+		analyzeMinRows, analyzeShare)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: partitions to analyze: %w", err)
+	}
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlstore: partitions to analyze: %w", err)
+		}
+		names = append(names, name)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("sqlstore: partitions to analyze: %w", err)
+	}
+	for _, name := range names {
+		// ANALYZE gives way to a vacuum or a change of the table
+		// rather than wait: the next look tries again.
+		err := s.write(ctx, "analyze "+name, func(tx *txn) error {
+			if _, err := tx.ExecContext(ctx, "SET LOCAL lock_timeout = '1s'"); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, "ANALYZE "+name)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: %w", err)
+		}
+	}
+	return names, nil
 }
 
 // dropDue tells whether PurgeFinished should look for partitions to drop

@@ -3,6 +3,8 @@ package sqlstore_test
 import (
 	"context"
 	"database/sql"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -195,4 +197,50 @@ func TestPostgresRetentionDropsWholePartitions(t *testing.T) {
 	got, err := s.GetCampaign(context.WithoutCancel(ctx), running[0].CompanyID, running[0].CampaignID)
 	require.NoError(t, err, "the campaign stays")
 	require.Equal(t, messaging.CampaignCompleted, got.Status)
+}
+
+// TestPostgresClaimAfterABulkIntoAnalyzedPartitions: a bulk lands in
+// partitions analyzed while they held none of its messages. A claim of a
+// hundred then reads and sorts every Pending message of the campaign (the
+// planner, expecting none, sorts an append of the partitions). The store
+// analyzes such partitions in the background soon after the insert; then
+// a claim reads about what it takes.
+func TestPostgresClaimAfterABulkIntoAnalyzedPartitions(t *testing.T) {
+	u := pgtest.SchemaURL(t)
+	s := openPartitioned(t, u)
+	ctx := t.Context()
+	raw := rawDB(t, u)
+	_, err := raw.ExecContext(ctx, "ANALYZE messages")
+	require.NoError(t, err)
+
+	const n = 20_000
+	msgs := startedFixture(t, s, messaging.NewIDGenerator(nil), n)
+	now := msgs[0].CreatedAt.Add(time.Minute)
+	read := func(plan string) int { // rows the claim's scans of messages returned
+		total := 0
+		for _, m := range regexp.MustCompile(`Scan (?:using \S+ )?on messages_\S+ messages_\d+ \(actual rows=(\d+) loops=1\)`).
+			FindAllStringSubmatch(plan, -1) {
+			k, err := strconv.Atoi(m[1])
+			require.NoError(t, err)
+			total += k
+		}
+		return total
+	}
+	first, err := sqlstore.ExplainClaim(ctx, s, now, 100, false)
+	require.NoError(t, err)
+	var plan string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		plan, err = sqlstore.ExplainClaim(ctx, s, now, 100, false)
+		require.NoError(t, err)
+		if read(plan) <= 200 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("rows a claim of 100 read: %d at once, %d once the partitions were analyzed", read(first), read(plan))
+	require.LessOrEqual(t, read(plan), 200, "a claim after the background analysis:\n%s", plan)
+	again, err := s.AnalyzeGrownPartitions(ctx)
+	require.NoError(t, err)
+	require.Empty(t, again, "nothing left to analyze")
 }
