@@ -473,12 +473,21 @@ func (s *Server) fullBatchDue() bool {
 		return false
 	}
 	now, first := time.Now(), s.pending[0]
-	for _, e := range s.pending[:maxBatch] {
-		if e.due.After(now) || e.message != nil || e.phoneID != first.phoneID {
+	if first.due.After(now) || first.message != nil {
+		return false
+	}
+	for _, e := range s.pending[1:maxBatch] {
+		if !joins(first, e, now) {
 			return false
 		}
 	}
 	return true
+}
+
+// joins tells whether the waiting webhook e goes in the request of the
+// status first at now: a status of the same phone number, due.
+func joins(first, e event, now time.Time) bool {
+	return !e.due.After(now) && e.message == nil && e.phoneID == first.phoneID
 }
 
 // batch takes the due webhooks that go in the next request and encodes
@@ -506,7 +515,7 @@ func (s *Server) batch() (string, []byte) {
 		statuses := []any{first.status}
 		for n < len(s.pending) && n < maxBatch {
 			e := s.pending[n]
-			if e.due.After(now) || e.message != nil || e.phoneID != first.phoneID {
+			if !joins(first, e, now) {
 				break
 			}
 			statuses = append(statuses, e.status)
