@@ -320,16 +320,77 @@ const (
 	statsDelay   = 1500 * time.Millisecond
 )
 
-// Partitions whose rows changed since their statistics were read by more
-// than analyzeShare of their rows, and by at least analyzeMinRows, are
-// analyzed again.
+// A partition that took analyzeMinRows new messages since its statistics
+// were read is analyzed again. Updates do not count: a claim plan goes
+// wrong on a campaign the statistics never saw, not on statuses that
+// moved on, and delivery rewrites every message three times.
 const (
-	analyzeShare   = 0.1
 	analyzeMinRows = 20_000
 	// nudgeRows is how many messages a write inserts for it to ask for
 	// a look soon.
 	nudgeRows = 1000
 )
+
+// insertMarks remembers, for each partition of messages, how many
+// analyses the server had counted of it and its inserts then: the
+// inserts since its statistics are those beyond. Safe for concurrent
+// use.
+type insertMarks struct {
+	mu    sync.Mutex
+	marks map[string]insertMark
+}
+
+// insertMark is one partition's mark.
+type insertMark struct {
+	analyses int64 // analyze_count + autoanalyze_count
+	inserts  int64 // n_tup_ins when they were seen
+}
+
+// due returns the partitions, of those the server reports, that took
+// analyzeMinRows inserts since their last analysis. A partition first
+// seen counts as new rows all those changed since its statistics (the
+// server counts changes, not inserts, from then): at most one analysis
+// too many after a start. Partitions no longer reported are forgotten.
+func (m *insertMarks) due(stats []partitionStats) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := make(map[string]insertMark, len(stats))
+	var names []string
+	for _, st := range stats {
+		mark, ok := m.marks[st.name]
+		switch {
+		case !ok:
+			mark = insertMark{analyses: st.analyses, inserts: st.inserts - min(st.modified, st.inserts)}
+		case mark.analyses != st.analyses:
+			mark = insertMark{analyses: st.analyses, inserts: st.inserts}
+		}
+		next[st.name] = mark
+		if st.inserts-mark.inserts >= analyzeMinRows {
+			names = append(names, st.name)
+		}
+	}
+	m.marks = next
+	return names
+}
+
+// analyzed notes that this process analyzed the partition name when the
+// server had counted its inserts in stats.
+func (m *insertMarks) analyzed(st partitionStats) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.marks == nil {
+		m.marks = map[string]insertMark{}
+	}
+	m.marks[st.name] = insertMark{analyses: st.analyses + 1, inserts: st.inserts}
+}
+
+// partitionStats is what the server counts of a partition of messages.
+type partitionStats struct {
+	name     string
+	inserts  int64 // n_tup_ins
+	modified int64 // n_mod_since_analyze
+	analyses int64 // analyze_count + autoanalyze_count
+}
 
 // nudge asks the partitioner to look for partitions to analyze soon.
 func (p *partitioner) nudge() {
@@ -340,38 +401,37 @@ func (p *partitioner) nudge() {
 }
 
 // AnalyzeGrownPartitions reads again the statistics of the partitions of
-// messages whose rows changed by more than a tenth since (and by at least
-// 20,000 rows), and returns their names (Postgres; SQLite keeps none).
-// The store does it in the background, every ten seconds and soon after a
-// large insert, whether autovacuum runs or not. A bulk into a partition
-// whose statistics counted none of its messages made each claim read and
-// sort every Pending message of the campaign to take a hundred: the
-// planner, expecting none, sorted an append of the partitions rather than
-// merge their ordered index scans.
+// messages that took 20,000 new messages since, and returns their names
+// (Postgres; SQLite keeps none). The store does it in the background,
+// every ten seconds and soon after a large insert, whether autovacuum
+// runs or not. A bulk into a partition whose statistics counted none of
+// its messages made each claim read and sort every Pending message of the
+// campaign to take a hundred: the planner, expecting none, sorted an
+// append of the partitions rather than merge their ordered index scans.
 func (s *Store) AnalyzeGrownPartitions(ctx context.Context) (_ []string, err error) {
 	if s.dialect != dialectPostgres {
 		return nil, nil
 	}
 	defer keepUnavailable(&err)
-	rows, err := s.read.QueryContext(ctx, "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "+
-		"JOIN pg_stat_user_tables t ON t.relid = c.oid WHERE i.inhparent = 'messages'::regclass "+
-		"AND t.n_mod_since_analyze >= greatest(?, ? * greatest(c.reltuples, 0)) ORDER BY c.relname",
-		analyzeMinRows, analyzeShare)
+	rows, err := s.read.QueryContext(ctx, "SELECT c.relname, t.n_tup_ins, t.n_mod_since_analyze, "+
+		"t.analyze_count + t.autoanalyze_count FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "+
+		"JOIN pg_stat_user_tables t ON t.relid = c.oid WHERE i.inhparent = 'messages'::regclass ORDER BY c.relname")
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: partitions to analyze: %w", err)
 	}
-	var names []string
+	var stats []partitionStats
 	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
+		var st partitionStats
+		if err := rows.Scan(&st.name, &st.inserts, &st.modified, &st.analyses); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("sqlstore: partitions to analyze: %w", err)
 		}
-		names = append(names, name)
+		stats = append(stats, st)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, fmt.Errorf("sqlstore: partitions to analyze: %w", err)
 	}
+	names := s.inserted.due(stats)
 	for _, name := range names {
 		// ANALYZE gives way to a vacuum or a change of the table
 		// rather than wait: the next look tries again.
@@ -384,6 +444,11 @@ func (s *Store) AnalyzeGrownPartitions(ctx context.Context) (_ []string, err err
 		})
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: %w", err)
+		}
+		for _, st := range stats {
+			if st.name == name {
+				s.inserted.analyzed(st)
+			}
 		}
 	}
 	return names, nil

@@ -244,3 +244,69 @@ func TestPostgresClaimAfterABulkIntoAnalyzedPartitions(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, again, "nothing left to analyze")
 }
+
+// TestPostgresPartitionsAnalyzedForInsertsNotUpdates: the store analyzes
+// a partition of messages again once it took 20,000 new messages, not
+// when delivery rewrote 20,000 of its rows (which left the claim's plan
+// as it was, and cost an ANALYZE every ten seconds of a busy send).
+func TestPostgresPartitionsAnalyzedForInsertsNotUpdates(t *testing.T) {
+	u := pgtest.SchemaURL(t)
+	s := openPartitioned(t, u)
+	ctx := t.Context()
+	raw := rawDB(t, u)
+	counts := func() (analyses, inserts, modified int64) {
+		t.Helper()
+		require.NoError(t, raw.QueryRowContext(ctx, "SELECT coalesce(sum(t.analyze_count + t.autoanalyze_count), 0), "+
+			"coalesce(sum(t.n_tup_ins), 0), coalesce(sum(t.n_mod_since_analyze), 0) FROM pg_inherits i "+
+			"JOIN pg_stat_user_tables t ON t.relid = i.inhrelid WHERE i.inhparent = 'messages'::regclass").
+			Scan(&analyses, &inserts, &modified))
+		return analyses, inserts, modified
+	}
+	// until calls AnalyzeGrownPartitions (the background does too) until
+	// ok holds of the server's counts, for at most 30 s.
+	until := func(what string, ok func(analyses, inserts, modified int64) bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			_, err := s.AnalyzeGrownPartitions(ctx)
+			require.NoError(t, err)
+			if ok(counts()) {
+				return
+			}
+			require.True(t, time.Now().Before(deadline), "%s within 30 s", what)
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	const n = 20_000
+	ids := messaging.NewIDGenerator(nil)
+	first := startedFixture(t, s, ids, n)
+	until("a new partition's 20,000 messages analyzed", func(a, _, _ int64) bool { return a >= 1 })
+	before, inserted, _ := counts()
+
+	_, err := raw.ExecContext(ctx, "UPDATE messages SET status = 'Sending', updated_at = now()")
+	require.NoError(t, err)
+	_, err = raw.ExecContext(ctx, "UPDATE messages SET status = 'Sent', updated_at = now()")
+	require.NoError(t, err)
+	// The server reports a backend's counts a second or so after its
+	// transaction; a look before would see no updates.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, _, m := counts(); m >= 2*n {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the server counts the updates within 30 s")
+	}
+	names, err := s.AnalyzeGrownPartitions(ctx)
+	require.NoError(t, err)
+	require.Empty(t, names, "updates alone do not call for statistics")
+	after, _, _ := counts()
+	require.Equal(t, before, after, "no partition analyzed for 40,000 updates")
+
+	more := make([]*messaging.Message, n)
+	for i, m := range first {
+		c := *m
+		c.ID, c.Phone, c.Status = ids.New(), "4478"+c.Phone[4:], messaging.StatusPending
+		more[i] = &c
+	}
+	require.NoError(t, s.InsertMessages(ctx, more))
+	until("20,000 more messages analyzed", func(a, i, _ int64) bool { return i >= inserted+n && a > after })
+}

@@ -117,6 +117,9 @@ type Store struct {
 	// partitions makes the partitions of messages in the background
 	// (Postgres, not read-only; nil otherwise).
 	partitions *partitioner
+	// inserted marks the partitions of messages that took many rows
+	// since their statistics (AnalyzeGrownPartitions).
+	inserted insertMarks
 	// replays groups the callback keys of concurrent SeenAll calls into
 	// one transaction.
 	replays *groupcommit.Committer[replayItem, []bool]
