@@ -350,27 +350,29 @@ type insertMark struct {
 // analyzeMinRows inserts since their last analysis. A partition first
 // seen counts as new rows all those changed since its statistics (the
 // server counts changes, not inserts, from then): at most one analysis
-// too many after a start. Partitions no longer reported are forgotten.
-func (m *insertMarks) due(stats []partitionStats) []string {
+// too many after a start. A partition whose counts went back (the
+// server's statistics were reset) starts again from them. Partitions no
+// longer reported are forgotten.
+func (m *insertMarks) due(stats []partitionStats) []partitionStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	next := make(map[string]insertMark, len(stats))
-	var names []string
+	var out []partitionStats
 	for _, st := range stats {
 		mark, ok := m.marks[st.name]
 		switch {
 		case !ok:
 			mark = insertMark{analyses: st.analyses, inserts: st.inserts - min(st.modified, st.inserts)}
-		case mark.analyses != st.analyses:
+		case mark.analyses != st.analyses || st.inserts < mark.inserts:
 			mark = insertMark{analyses: st.analyses, inserts: st.inserts}
 		}
 		next[st.name] = mark
 		if st.inserts-mark.inserts >= analyzeMinRows {
-			names = append(names, st.name)
+			out = append(out, st)
 		}
 	}
 	m.marks = next
-	return names
+	return out
 }
 
 // analyzed notes that this process analyzed the partition name when the
@@ -431,8 +433,9 @@ func (s *Store) AnalyzeGrownPartitions(ctx context.Context) (_ []string, err err
 	if err := rows.Close(); err != nil {
 		return nil, fmt.Errorf("sqlstore: partitions to analyze: %w", err)
 	}
-	names := s.inserted.due(stats)
-	for _, name := range names {
+	var names []string
+	for _, st := range s.inserted.due(stats) {
+		name := st.name
 		// ANALYZE gives way to a vacuum or a change of the table
 		// rather than wait: the next look tries again.
 		err := s.write(ctx, "analyze "+name, func(tx *txn) error {
@@ -445,11 +448,8 @@ func (s *Store) AnalyzeGrownPartitions(ctx context.Context) (_ []string, err err
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: %w", err)
 		}
-		for _, st := range stats {
-			if st.name == name {
-				s.inserted.analyzed(st)
-			}
-		}
+		s.inserted.analyzed(st)
+		names = append(names, name)
 	}
 	return names, nil
 }
